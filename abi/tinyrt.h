@@ -1,0 +1,169 @@
+/*
+ * tinyrt.h — the tinyrt runtime C API.
+ *
+ * tinyrt runs models that tinyrt-compile turned into native code. The
+ * runtime never allocates: the application owns every byte it uses.
+ *
+ *   #include "tinyrt.h"
+ *   #include "mnist.h"            // written by: tinyrt-compile mnist.onnx -o out --name mnist
+ *
+ *   static uint8_t arena[MNIST_ARENA_BYTES] TINYRT_ALIGNED_ARENA;
+ *
+ *   tinyrt_session s;
+ *   tinyrt_status st = tinyrt_session_init(&s, &mnist_model, arena,
+ *                                          sizeof arena, NULL);
+ *   if (st != TINYRT_OK) puts(tinyrt_session_message(&s));
+ *   tinyrt_tensor in, out;
+ *   tinyrt_session_input(&s, 0, &in);     // in.data points into the arena
+ *   memcpy(in.data, image, in.bytes);
+ *   tinyrt_session_run(&s);
+ *   tinyrt_session_output(&s, 0, &out);   // out.data points into the arena
+ *
+ * With threads (Linux port), create one pool at start-up and share it:
+ *
+ *   static uint8_t pool_mem[TINYRT_POOL_STORAGE_BYTES(4)] TINYRT_ALIGNED_ARENA;
+ *   tinyrt_pool *pool;
+ *   tinyrt_pool_create(pool_mem, sizeof pool_mem, 4, &pool);
+ *   tinyrt_session_options opt;
+ *   tinyrt_session_options_init(&opt);
+ *   opt.pool = pool;
+ *   tinyrt_session_init(&s, &mnist_model, arena, sizeof arena, &opt);
+ *
+ * Every call returns a tinyrt_status; 0 is success. Session calls also leave
+ * a human-readable explanation in tinyrt_session_message().
+ *
+ * Lifetimes: the model descriptor is constant data in the model object. The
+ * arena and the pool storage must outlive the session and the pool. A session
+ * may be run by one thread at a time; several sessions may share a pool but
+ * must not run on it concurrently.
+ */
+#ifndef TINYRT_H_
+#define TINYRT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tinyrt_artifact.h"
+#include "tinyrt_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TINYRT_ALIGNED_ARENA __attribute__((aligned(TINYRT_ARENA_ALIGN)))
+#else
+#define TINYRT_ALIGNED_ARENA
+#endif
+
+typedef enum tinyrt_status {
+  TINYRT_OK = 0,
+  TINYRT_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad index, ... */
+  TINYRT_ERR_BAD_MODEL = 2,        /* descriptor magic or contents invalid */
+  TINYRT_ERR_ABI_MISMATCH = 3,     /* compiled for another ABI major */
+  TINYRT_ERR_WRONG_ARCH = 4,       /* code for another architecture */
+  TINYRT_ERR_CPU_UNSUPPORTED = 5,  /* CPU lacks an ISA feature the code needs */
+  TINYRT_ERR_ARENA_TOO_SMALL = 6,  /* see tinyrt_model_arena_bytes() */
+  TINYRT_ERR_ARENA_MISALIGNED = 7, /* arena must be TINYRT_ARENA_ALIGN-aligned */
+  TINYRT_ERR_NOT_FOUND = 8,        /* no input/output with that name */
+  TINYRT_ERR_STORAGE_TOO_SMALL = 9,/* pool storage smaller than needed */
+  TINYRT_ERR_THREADS = 10,         /* thread count not available on this port */
+  TINYRT_ERR_NOT_INITIALIZED = 11  /* session used before a successful init */
+} tinyrt_status;
+
+/* A static English description of a status, never NULL. */
+const char *tinyrt_status_string(tinyrt_status status);
+
+/* ---------------------------------------------------------------- pool -- */
+
+typedef struct tinyrt_pool tinyrt_pool;
+
+/* Bytes of caller storage a pool of `threads` threads needs on this port
+ * (threads counts the calling thread, which takes part in the work). */
+size_t tinyrt_pool_storage_bytes(int threads);
+
+/* Creates a pool of `threads` threads (1 ≤ threads ≤ TINYRT_MAX_THREADS) in
+ * `storage` (TINYRT_ARENA_ALIGN-aligned, at least
+ * tinyrt_pool_storage_bytes(threads) bytes). Worker threads are started once
+ * here and live until tinyrt_pool_destroy(). The bare-metal port accepts only
+ * threads == 1. */
+tinyrt_status tinyrt_pool_create(void *storage, size_t storage_bytes,
+                                 int threads, tinyrt_pool **out_pool);
+
+/* Stops and joins the workers. The storage may be reused afterwards. */
+tinyrt_status tinyrt_pool_destroy(tinyrt_pool *pool);
+
+int tinyrt_pool_threads(const tinyrt_pool *pool);
+
+/* ------------------------------------------------------------- session -- */
+
+typedef struct tinyrt_session_options {
+  tinyrt_pool *pool; /* NULL: run on the calling thread only */
+} tinyrt_session_options;
+
+/* Fills `options` with the defaults (no pool). */
+void tinyrt_session_options_init(tinyrt_session_options *options);
+
+/* Session state lives in caller storage; treat the fields as private. */
+typedef struct tinyrt_session {
+  const tinyrt_model *model;
+  uint8_t *arena;
+  size_t arena_bytes;
+  tinyrt_pool *pool;
+  uint32_t initialized;
+  char message[160];
+} tinyrt_session;
+
+/* A view of an input or output. `data` points into the session's arena. */
+typedef struct tinyrt_tensor {
+  const char *name;
+  void *data;
+  const int64_t *dims;
+  uint32_t rank;
+  tinyrt_dtype dtype;
+  size_t bytes;
+} tinyrt_tensor;
+
+/* Arena bytes a model needs (the NAME_ARENA_BYTES macro of its header). */
+size_t tinyrt_model_arena_bytes(const tinyrt_model *model);
+
+/* Checks the descriptor (magic, ABI version, architecture), the CPU (every
+ * ISA feature the code was compiled for), and the arena (size and
+ * alignment), then binds them. `options` may be NULL. On failure the status
+ * says which check failed and tinyrt_session_message() gives the figures. */
+tinyrt_status tinyrt_session_init(tinyrt_session *session,
+                                  const tinyrt_model *model, void *arena,
+                                  size_t arena_bytes,
+                                  const tinyrt_session_options *options);
+
+/* Runs the model once. Inputs must have been written since the last run:
+ * the arena is reused for intermediate results. */
+tinyrt_status tinyrt_session_run(tinyrt_session *session);
+
+uint32_t tinyrt_session_num_inputs(const tinyrt_session *session);
+uint32_t tinyrt_session_num_outputs(const tinyrt_session *session);
+
+tinyrt_status tinyrt_session_input(tinyrt_session *session, uint32_t index,
+                                   tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_output(tinyrt_session *session, uint32_t index,
+                                    tinyrt_tensor *out_tensor);
+
+/* Looks up by the ONNX graph input/output name. */
+tinyrt_status tinyrt_session_find_input(tinyrt_session *session,
+                                        const char *name,
+                                        tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_find_output(tinyrt_session *session,
+                                         const char *name,
+                                         tinyrt_tensor *out_tensor);
+
+/* The explanation of the session's last failed call ("" after success). */
+const char *tinyrt_session_message(const tinyrt_session *session);
+
+/* The CPU features of the running machine, as TINYRT_ISA_* bits. */
+uint32_t tinyrt_cpu_features(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TINYRT_H_ */

@@ -1,0 +1,116 @@
+/*
+ * tinyrt_artifact.h — the one contract between tinyrt-compile and libtinyrt.
+ *
+ * A compiled model is a constant `tinyrt_model` descriptor that lives in the
+ * model's object file next to the generated code and the pre-packed weights.
+ * The compiler builds this struct with the target's C layout; the runtime
+ * reads it and never writes it.
+ *
+ * Rules for changing this file (see docs/ABI.md):
+ *   - fields are only ever appended at the end of a struct;
+ *   - appending bumps TINYRT_ABI_MINOR; anything else bumps TINYRT_ABI_MAJOR;
+ *   - the runtime accepts a descriptor whose major equals its own and whose
+ *     `desc_bytes` covers every field it reads.
+ *
+ * Execution model: a model is an ordered list of steps. A step is one
+ * generated function (a fused kernel) plus a task count. The runtime calls
+ * the function with disjoint task ranges [begin, end) that together cover
+ * [0, tasks), possibly from several threads at once, and waits for all of
+ * them before starting the next step. Each task writes its own part of the
+ * step's output, so results do not depend on the number of threads.
+ * Generated code only reads and writes the arena and reads its own weights;
+ * it never calls back into the runtime or into libc.
+ */
+#ifndef TINYRT_ARTIFACT_H_
+#define TINYRT_ARTIFACT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
+#define TINYRT_ABI_MAJOR 1
+#define TINYRT_ABI_MINOR 0
+
+/* Element types. Values match ONNX TensorProto.DataType. */
+typedef enum tinyrt_dtype {
+  TINYRT_DTYPE_FLOAT32 = 1,
+  TINYRT_DTYPE_UINT8 = 2,
+  TINYRT_DTYPE_INT8 = 3,
+  TINYRT_DTYPE_UINT16 = 4,
+  TINYRT_DTYPE_INT16 = 5,
+  TINYRT_DTYPE_INT32 = 6,
+  TINYRT_DTYPE_INT64 = 7,
+  TINYRT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  TINYRT_DTYPE_FLOAT16 = 10,
+  TINYRT_DTYPE_FLOAT64 = 11,
+  TINYRT_DTYPE_UINT32 = 12,
+  TINYRT_DTYPE_UINT64 = 13
+} tinyrt_dtype;
+
+/* Instruction-set architecture of the generated code. */
+typedef enum tinyrt_arch {
+  TINYRT_ARCH_X86_64 = 1,
+  TINYRT_ARCH_ARMV7 = 2,
+  TINYRT_ARCH_AARCH64 = 3
+} tinyrt_arch;
+
+/* CPU features the generated code uses; the runtime checks them at init. */
+#define TINYRT_ISA_X86_AVX2 (1u << 0)
+#define TINYRT_ISA_X86_FMA (1u << 1)
+#define TINYRT_ISA_X86_AVX512F (1u << 2)
+#define TINYRT_ISA_X86_AVX512BW (1u << 3)
+#define TINYRT_ISA_X86_AVX512VL (1u << 4)
+#define TINYRT_ISA_X86_AVX512DQ (1u << 5)
+#define TINYRT_ISA_ARM_NEON (1u << 8)   /* armv7 Advanced SIMD */
+#define TINYRT_ISA_ARM_VFPV4 (1u << 9)  /* armv7 fused multiply-add */
+#define TINYRT_ISA_A64_ASIMD (1u << 10) /* AArch64 Advanced SIMD */
+
+/* One generated kernel. `arena` is the caller's arena (64-byte aligned). */
+typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin,
+                                 int32_t task_end);
+
+typedef struct tinyrt_step_desc {
+  tinyrt_kernel_fn fn;
+  int32_t tasks; /* >= 1 */
+  int32_t flags; /* reserved, 0 */
+} tinyrt_step_desc;
+
+/* A graph input or output: row-major, dense, at a fixed arena offset. */
+typedef struct tinyrt_tensor_desc {
+  const char *name;
+  const int64_t *dims; /* `rank` entries */
+  uint32_t dtype;      /* tinyrt_dtype */
+  uint32_t rank;
+  uint64_t arena_offset; /* bytes from the arena start, 64-byte aligned */
+  uint64_t bytes;
+} tinyrt_tensor_desc;
+
+typedef struct tinyrt_model {
+  uint32_t magic;      /* TINYRT_ARTIFACT_MAGIC */
+  uint16_t abi_major;  /* TINYRT_ABI_MAJOR the compiler used */
+  uint16_t abi_minor;  /* TINYRT_ABI_MINOR the compiler used */
+  uint32_t desc_bytes; /* sizeof(tinyrt_model) as the compiler laid it out */
+  uint32_t arch;       /* tinyrt_arch */
+  uint32_t isa_required; /* TINYRT_ISA_* bits */
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint32_t num_steps;
+  const char *name;
+  uint64_t arena_bytes;   /* arena size the session needs */
+  uint64_t weights_bytes; /* packed constant data in the artifact */
+  uint64_t checksum;      /* FNV-1a 64 of the source ONNX file */
+  const tinyrt_tensor_desc *inputs;
+  const tinyrt_tensor_desc *outputs;
+  const tinyrt_step_desc *steps;
+  const char *compiler_version;
+  /* ABI 1.0 ends here. Append new fields below and bump TINYRT_ABI_MINOR. */
+} tinyrt_model;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TINYRT_ARTIFACT_H_ */

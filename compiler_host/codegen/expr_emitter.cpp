@@ -1,0 +1,476 @@
+#include "codegen/expr_emitter.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/target.h"
+#include "ir/error.h"
+
+namespace tinyrt {
+
+using llvm::Type;
+using llvm::Value;
+
+ExprEmitter::ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes)
+    : b_(b), t_(t), lanes_(lanes), math_(b, t), cache_(1) {}
+
+Type *ExprEmitter::elem_type(DType t) const {
+  auto &C = b_.getContext();
+  switch (t) {
+    case DType::F32: return Type::getFloatTy(C);
+    case DType::F64: return Type::getDoubleTy(C);
+    case DType::Bool: return Type::getInt1Ty(C);
+    case DType::I8: case DType::U8: return Type::getInt8Ty(C);
+    case DType::I16: case DType::U16: return Type::getInt16Ty(C);
+    case DType::I32: case DType::U32: return Type::getInt32Ty(C);
+    case DType::I64: case DType::U64: return Type::getInt64Ty(C);
+    default: fail_unsupported(std::string("code generation for type ") + dtype_name(t));
+  }
+}
+
+Type *ExprEmitter::mem_type(DType t) const {
+  return t == DType::Bool ? Type::getInt8Ty(b_.getContext()) : elem_type(t);
+}
+
+Type *ExprEmitter::vec_type(Type *elem) const {
+  return lanes_ == 1 ? elem : llvm::FixedVectorType::get(elem, lanes_);
+}
+
+Value *ExprEmitter::lane_iota() const {
+  std::vector<llvm::Constant *> k;
+  for (int i = 0; i < lanes_; ++i) k.push_back(b_.getInt32(i));
+  return llvm::ConstantVector::get(k);
+}
+
+Value *ExprEmitter::vec(const VVal &v) {
+  if (lanes_ == 1 || v.kind == VVal::Vector) return v.v;
+  Value *s = b_.CreateVectorSplat(lanes_, v.v);
+  if (v.kind == VVal::Uniform) return s;
+  // Affine: base + lane * stride (index type).
+  Value *steps = b_.CreateMul(lane_iota(), b_.CreateVectorSplat(lanes_, b_.getInt32((int32_t)v.stride)));
+  return b_.CreateAdd(s, steps);
+}
+
+Value *ExprEmitter::const_of(DType t, double f, int64_t i, bool vector) {
+  Type *et = elem_type(t);
+  llvm::Constant *c = dtype_is_float(t) ? llvm::ConstantFP::get(et, f)
+                                        : llvm::ConstantInt::get(et, (uint64_t)i, dtype_is_signed(t));
+  if (vector && lanes_ > 1) return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes_), c);
+  return c;
+}
+
+VVal ExprEmitter::add(const VVal &a, const VVal &b) {
+  if (a.kind == VVal::Uniform && b.kind == VVal::Uniform) return uniform(b_.CreateAdd(a.v, b.v));
+  if (a.kind != VVal::Vector && b.kind != VVal::Vector) {
+    // Affine + Uniform or Affine + Affine stays affine.
+    return affine(b_.CreateAdd(a.v, b.v), a.stride + b.stride);
+  }
+  return vector(b_.CreateAdd(vec(a), vec(b)));
+}
+
+VVal ExprEmitter::mul_const(const VVal &a, int64_t c) {
+  Value *k = b_.getInt32((int32_t)c);
+  if (c == 1) return a;
+  if (a.kind == VVal::Uniform) return uniform(b_.CreateMul(a.v, k));
+  if (a.kind == VVal::Affine) return affine(b_.CreateMul(a.v, k), a.stride * c);
+  return vector(b_.CreateMul(a.v, b_.CreateVectorSplat(lanes_, k)));
+}
+
+Value *ExprEmitter::elem_ptr(const SlotRef &s, Value *offset) {
+  Type *mt = mem_type(s.type);
+  Value *p = b_.CreateBitCast(s.base, mt->getPointerTo());
+  return b_.CreateGEP(mt, p, offset);
+}
+
+// ------------------------------------------------------------- analysis --
+
+bool ExprEmitter::needs_guard(const ExprP &e) {
+  auto it = guard_memo_.find(e.get());
+  if (it != guard_memo_.end()) return it->second;
+  bool g = e->op == EOp::Load || e->op == EOp::Reduce ||
+           ((e->op == EOp::Div || e->op == EOp::Rem) && !dtype_is_float(e->type));
+  for (auto &k : e->a) g = g || needs_guard(k);
+  guard_memo_[e.get()] = g;
+  return g;
+}
+
+bool ExprEmitter::varying(const ExprP &e) {
+  if (lanes_ == 1) return false;
+  switch (e->op) {
+    case EOp::Var: {
+      auto it = vars_.find(e->id);
+      return it != vars_.end() && it->second.kind != VVal::Uniform;
+    }
+    case EOp::Acc: return acc_.kind != VVal::Uniform;
+    case EOp::Load:
+      if (mask_) return true;  // loads under a partial mask are per lane
+      break;
+    default: break;
+  }
+  for (auto &k : e->a)
+    if (varying(k)) return true;
+  return false;
+}
+
+// ----------------------------------------------------------------- emit --
+
+VVal ExprEmitter::emit(const ExprP &e) {
+  for (auto it = cache_.rbegin(); it != cache_.rend(); ++it) {
+    auto f = it->find(e.get());
+    if (f != it->end()) return f->second;
+  }
+  VVal v = emit_uncached(*e, e);
+  cache_.back()[e.get()] = v;
+  return v;
+}
+
+VVal ExprEmitter::emit_uncached(const Expr &e, const ExprP &ep) {
+  switch (e.op) {
+    case EOp::Const: return uniform(const_of(e.type, e.fval, e.ival, false));
+    case EOp::Var: {
+      auto it = vars_.find(e.id);
+      if (it == vars_.end()) fail_internal("unbound index variable " + std::to_string(e.id));
+      return it->second;
+    }
+    case EOp::Acc:
+      if (!acc_.v) fail_internal("accumulator outside an epilogue");
+      return acc_;
+    case EOp::Load: return emit_load(e);
+    case EOp::Cast: return emit_cast(e);
+    case EOp::Select: return emit_select(e);
+    case EOp::Reduce: return emit_reduce(e);
+    default: break;
+  }
+  (void)ep;
+  if (is_unary(e.op)) return emit_unary(e);
+  VVal a = emit(e.a[0]);
+  VVal b = emit(e.a[1]);
+  return emit_binary(e.op, e.a[0]->type, a, b, e.a[1].get());
+}
+
+VVal ExprEmitter::emit_load(const Expr &e) {
+  const SlotRef &s = slots_.at(e.id);
+  VVal off = uniform(b_.getInt32(0));
+  for (size_t k = 0; k < e.a.size(); ++k) {
+    if (s.strides[k] == 0) continue;
+    off = add(off, mul_const(emit(e.a[k]), s.strides[k]));
+  }
+  Type *mt = mem_type(s.type);
+  llvm::Align al(dtype_bytes(s.type));
+  auto to_reg = [&](Value *v) -> Value * {
+    if (s.type != DType::Bool) return v;
+    return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  };
+  if (lanes_ == 1 || (off.kind == VVal::Uniform && !mask_))
+    return uniform(to_reg(b_.CreateAlignedLoad(mt, elem_ptr(s, off.v), al)));
+  Type *vt = llvm::FixedVectorType::get(mt, lanes_);
+  if (off.kind == VVal::Affine && off.stride == 1) {
+    Value *p = b_.CreateBitCast(elem_ptr(s, off.v), vt->getPointerTo());
+    if (!mask_) return vector(to_reg(b_.CreateAlignedLoad(vt, p, al)));
+    return vector(to_reg(b_.CreateMaskedLoad(vt, p, al, mask_, llvm::Constant::getNullValue(vt))));
+  }
+  Value *ptrs = off.kind == VVal::Uniform ? b_.CreateVectorSplat(lanes_, elem_ptr(s, off.v)) : elem_ptr(s, vec(off));
+  Value *m = mask_ ? mask_ : llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_));
+  return vector(to_reg(b_.CreateMaskedGather(vt, ptrs, al, m, llvm::Constant::getNullValue(vt))));
+}
+
+void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const VVal &value, DType t) {
+  VVal off = uniform(b_.getInt32(0));
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (out.strides[k] == 0) continue;
+    off = add(off, mul_const(idx[k], out.strides[k]));
+  }
+  Type *mt = mem_type(t);
+  llvm::Align al(dtype_bytes(t));
+  Value *v = vec(value);
+  if (t == DType::Bool) v = b_.CreateZExt(v, vec_type(mt));
+  if (lanes_ == 1) {
+    b_.CreateAlignedStore(v, elem_ptr(out, off.v), al);
+    return;
+  }
+  if (off.kind == VVal::Affine && off.stride == 1) {
+    Value *p = b_.CreateBitCast(elem_ptr(out, off.v), v->getType()->getPointerTo());
+    if (mask_) b_.CreateMaskedStore(v, p, al, mask_);
+    else b_.CreateAlignedStore(v, p, al);
+    return;
+  }
+  Value *ptrs = elem_ptr(out, vec(off));
+  b_.CreateMaskedScatter(v, ptrs, al, mask_ ? mask_ : llvm::Constant::getAllOnesValue(
+                                                        llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
+}
+
+VVal ExprEmitter::emit_cast(const Expr &e) {
+  const ExprP &x = e.a[0];
+  VVal v = emit(x);
+  DType from = x->type, to = e.type;
+  bool vecd = v.kind == VVal::Vector || v.kind == VVal::Affine;
+  Value *xv = vecd ? vec(v) : v.v;
+  Type *tt = elem_type(to);
+  if (vecd && lanes_ > 1) tt = llvm::FixedVectorType::get(tt, lanes_);
+  Value *r;
+  if (from == to) {
+    r = xv;
+  } else if (to == DType::Bool) {
+    r = dtype_is_float(from) ? b_.CreateFCmpUNE(xv, llvm::Constant::getNullValue(xv->getType()))
+                             : b_.CreateICmpNE(xv, llvm::Constant::getNullValue(xv->getType()));
+  } else if (dtype_is_float(from) && dtype_is_float(to)) {
+    r = b_.CreateFPCast(xv, tt);
+  } else if (dtype_is_float(from)) {
+    // Saturating conversions: out-of-range floats and NaN never produce poison.
+    auto id = dtype_is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    r = b_.CreateIntrinsic(id, {tt, xv->getType()}, {xv});
+  } else if (dtype_is_float(to)) {
+    r = (dtype_is_signed(from) && from != DType::Bool) ? b_.CreateSIToFP(xv, tt) : b_.CreateUIToFP(xv, tt);
+  } else {
+    r = b_.CreateIntCast(xv, tt, dtype_is_signed(from) && from != DType::Bool);
+  }
+  if (!vecd) return uniform(r);
+  return vector(r);
+}
+
+Value *ExprEmitter::float_unary(EOp op, Value *x, DType t) {
+  // The approximations are written for float32; float64 goes through them.
+  bool dbl = t == DType::F64;
+  auto f32 = [&](Value *v) {
+    return dbl ? b_.CreateFPTrunc(v, lanes_ > 1 && v->getType()->isVectorTy()
+                                         ? (Type *)llvm::FixedVectorType::get(b_.getFloatTy(), lanes_)
+                                         : b_.getFloatTy())
+               : v;
+  };
+  auto back = [&](Value *v) { return dbl ? b_.CreateFPExt(v, x->getType()) : v; };
+  switch (op) {
+    case EOp::Neg: return b_.CreateFNeg(x);
+    case EOp::Abs: return math_.abs(x);
+    case EOp::Sqrt: return math_.sqrt(x);
+    case EOp::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), x);
+    case EOp::Exp: return back(math_.exp(f32(x)));
+    case EOp::Log: return back(math_.log(f32(x)));
+    case EOp::Tanh: return back(math_.tanh(f32(x)));
+    case EOp::Sigmoid: return back(math_.sigmoid(f32(x)));
+    case EOp::Erf: return back(math_.erf(f32(x)));
+    case EOp::Floor: return back(math_.floor(f32(x)));
+    case EOp::Ceil: return back(math_.ceil(f32(x)));
+    case EOp::Round: return back(math_.round_even(f32(x)));
+    default: fail_internal(std::string("float unary ") + eop_name(op));
+  }
+}
+
+VVal ExprEmitter::emit_unary(const Expr &e) {
+  VVal v = emit(e.a[0]);
+  DType t = e.a[0]->type;
+  bool vecd = v.kind != VVal::Uniform;
+  Value *x = vecd ? vec(v) : v.v;
+  Value *r;
+  if (dtype_is_float(t)) {
+    r = float_unary(e.op, x, t);
+  } else if (e.op == EOp::Not) {
+    r = b_.CreateNot(x);
+  } else if (e.op == EOp::Neg) {
+    r = b_.CreateNeg(x);
+  } else if (e.op == EOp::Abs) {
+    r = dtype_is_signed(t) ? b_.CreateSelect(b_.CreateICmpSLT(x, llvm::Constant::getNullValue(x->getType())),
+                                             b_.CreateNeg(x), x)
+                           : x;
+  } else {
+    fail_unsupported(std::string("op ") + eop_name(e.op) + " on " + dtype_name(t));
+  }
+  return vecd ? vector(r) : uniform(r);
+}
+
+Value *ExprEmitter::safe_int_div(EOp op, DType t, Value *a, Value *b) {
+  // Integer division by zero (and INT_MIN / -1) traps on x86: divide by 1
+  // in those lanes instead and return 0 (division by zero is undefined in
+  // ONNX; we only promise not to crash).
+  Type *ty = b->getType();
+  Value *zero = llvm::Constant::getNullValue(ty);
+  Value *one = llvm::ConstantInt::get(ty, 1);
+  Value *isz = b_.CreateICmpEQ(b, zero);
+  bool s = dtype_is_signed(t);
+  Value *bad = isz;
+  if (s) bad = b_.CreateOr(bad, b_.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(ty)));
+  if (mask_ && ty->isVectorTy()) bad = b_.CreateOr(bad, b_.CreateNot(mask_));
+  Value *d = b_.CreateSelect(bad, one, b);
+  Value *r = op == EOp::Div ? (s ? b_.CreateSDiv(a, d) : b_.CreateUDiv(a, d))
+                            : (s ? b_.CreateSRem(a, d) : b_.CreateURem(a, d));
+  if (s) {  // x / -1 = -x, x % -1 = 0
+    Value *m1 = b_.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(ty));
+    r = b_.CreateSelect(m1, op == EOp::Div ? b_.CreateNeg(a) : zero, r);
+  }
+  return b_.CreateSelect(isz, zero, r);
+}
+
+Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const Expr *bexpr) {
+  if (dtype_is_float(t)) {
+    switch (op) {
+      case EOp::Add: return b_.CreateFAdd(a, b);
+      case EOp::Sub: return b_.CreateFSub(a, b);
+      case EOp::Mul: return b_.CreateFMul(a, b);
+      case EOp::Div: return b_.CreateFDiv(a, b);
+      case EOp::Rem: {
+        Value *q = b_.CreateFDiv(a, b);
+        Value *tq = t == DType::F64 ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, q) : math_.trunc(q);
+        return b_.CreateFSub(a, b_.CreateFMul(tq, b));
+      }
+      case EOp::Max: case EOp::Min: {
+        // NaN-propagating. With a constant (non-NaN) second operand one
+        // unordered compare suffices.
+        bool mx = op == EOp::Max;
+        if (bexpr && bexpr->op == EOp::Const && !std::isnan(bexpr->fval))
+          return b_.CreateSelect(mx ? b_.CreateFCmpUGT(a, b) : b_.CreateFCmpULT(a, b), a, b);
+        Value *gt = mx ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
+        return b_.CreateSelect(b_.CreateOr(gt, b_.CreateFCmpUNO(a, a)), a, b);
+      }
+      case EOp::Pow: {
+        Value *l = math_.log(math_.abs(a));
+        return math_.exp(b_.CreateFMul(b, l));
+      }
+      case EOp::Eq: return b_.CreateFCmpOEQ(a, b);
+      case EOp::Ne: return b_.CreateFCmpUNE(a, b);
+      case EOp::Lt: return b_.CreateFCmpOLT(a, b);
+      case EOp::Le: return b_.CreateFCmpOLE(a, b);
+      case EOp::Gt: return b_.CreateFCmpOGT(a, b);
+      case EOp::Ge: return b_.CreateFCmpOGE(a, b);
+      default: break;
+    }
+    fail_internal(std::string("float binary ") + eop_name(op));
+  }
+  bool s = dtype_is_signed(t);
+  switch (op) {
+    case EOp::Add: return b_.CreateAdd(a, b);
+    case EOp::Sub: return b_.CreateSub(a, b);
+    case EOp::Mul: return b_.CreateMul(a, b);
+    case EOp::Div: case EOp::Rem:
+      if (bexpr && bexpr->op == EOp::Const && bexpr->ival > 0)
+        return op == EOp::Div ? (s ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b))
+                              : (s ? b_.CreateSRem(a, b) : b_.CreateURem(a, b));
+      return safe_int_div(op, t, a, b);
+    case EOp::Max: return b_.CreateSelect(s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
+    case EOp::Min: return b_.CreateSelect(s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
+    case EOp::And: return b_.CreateAnd(a, b);
+    case EOp::Or: return b_.CreateOr(a, b);
+    case EOp::Xor: return b_.CreateXor(a, b);
+    case EOp::Eq: return b_.CreateICmpEQ(a, b);
+    case EOp::Ne: return b_.CreateICmpNE(a, b);
+    case EOp::Lt: return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+    case EOp::Le: return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
+    case EOp::Gt: return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
+    case EOp::Ge: return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
+    default: break;
+  }
+  fail_unsupported(std::string("op ") + eop_name(op) + " on " + dtype_name(t));
+}
+
+VVal ExprEmitter::emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr) {
+  if (a.kind == VVal::Uniform && b.kind == VVal::Uniform)
+    return uniform(scalar_or_vec_op(op, t, a.v, b.v, bexpr));
+  if (t == kIndexType && a.kind != VVal::Vector && b.kind != VVal::Vector) {
+    if (op == EOp::Add) return add(a, b);
+    if (op == EOp::Sub && b.kind == VVal::Uniform) return affine(b_.CreateSub(a.v, b.v), a.stride);
+    if (op == EOp::Sub) return affine(b_.CreateSub(a.v, b.v), a.stride - b.stride);
+    if (op == EOp::Mul && bexpr && bexpr->op == EOp::Const && a.kind == VVal::Affine)
+      return mul_const(a, bexpr->ival);
+  }
+  return vector(scalar_or_vec_op(op, t, vec(a), vec(b), bexpr));
+}
+
+VVal ExprEmitter::emit_select(const Expr &e) {
+  VVal c = emit(e.a[0]);
+  bool guard = needs_guard(e.a[1]) || needs_guard(e.a[2]);
+  if (!guard) {
+    VVal a = emit(e.a[1]), b = emit(e.a[2]);
+    if (c.kind == VVal::Uniform && a.kind == VVal::Uniform && b.kind == VVal::Uniform)
+      return uniform(b_.CreateSelect(c.v, a.v, b.v));
+    if (c.kind == VVal::Uniform) return vector(b_.CreateSelect(c.v, vec(a), vec(b)));
+    return vector(b_.CreateSelect(vec(c), vec(a), vec(b)));
+  }
+  if (c.kind == VVal::Uniform) {
+    // A real branch: the arm not taken never runs (its loads may be invalid).
+    llvm::Function *f = b_.GetInsertBlock()->getParent();
+    auto &C = b_.getContext();
+    auto *then_bb = llvm::BasicBlock::Create(C, "sel.then", f);
+    auto *else_bb = llvm::BasicBlock::Create(C, "sel.else", f);
+    auto *merge_bb = llvm::BasicBlock::Create(C, "sel.merge", f);
+    b_.CreateCondBr(c.v, then_bb, else_bb);
+    bool vary = varying(e.a[1]) || varying(e.a[2]);
+    auto arm = [&](llvm::BasicBlock *bb, const ExprP &x) {
+      b_.SetInsertPoint(bb);
+      push_scope();
+      VVal v = emit(x);
+      Value *r = vary ? vec(v) : v.v;
+      pop_scope();
+      llvm::BasicBlock *end = b_.GetInsertBlock();
+      b_.CreateBr(merge_bb);
+      return std::make_pair(r, end);
+    };
+    auto ta = arm(then_bb, e.a[1]);
+    auto ea = arm(else_bb, e.a[2]);
+    b_.SetInsertPoint(merge_bb);
+    llvm::PHINode *phi = b_.CreatePHI(ta.first->getType(), 2);
+    phi->addIncoming(ta.first, ta.second);
+    phi->addIncoming(ea.first, ea.second);
+    return vary ? vector(phi) : uniform(phi);
+  }
+  // Lane-varying condition: evaluate both arms under complementary masks.
+  Value *cv = vec(c);
+  Value *saved = mask_;
+  Value *m_then = saved ? b_.CreateAnd(saved, cv) : cv;
+  Value *m_else = saved ? b_.CreateAnd(saved, b_.CreateNot(cv)) : b_.CreateNot(cv);
+  mask_ = m_then;
+  push_scope();
+  Value *av = vec(emit(e.a[1]));
+  pop_scope();
+  mask_ = m_else;
+  push_scope();
+  Value *bv = vec(emit(e.a[2]));
+  pop_scope();
+  mask_ = saved;
+  return vector(b_.CreateSelect(cv, av, bv));
+}
+
+VVal ExprEmitter::emit_reduce(const Expr &e) {
+  DType t = e.type;
+  double init = reduce_init(e.rk, t);
+  for (auto &rv : e.rvars) bind(rv.id, uniform(b_.getInt32(0)));
+  bool vary = varying(e.a[0]);
+  Value *init_v = const_of(t, init, (int64_t)init, vary);
+  for (auto &rv : e.rvars)
+    if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
+  Value *r = reduce_loops(e, 0, init_v, vary);
+  for (auto &rv : e.rvars) vars_.erase(rv.id);
+  return vary ? vector(r) : uniform(r);
+}
+
+Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *accv, bool vary) {
+  if (level == e.rvars.size()) {
+    push_scope();
+    VVal v = emit(e.a[0]);
+    Value *x = vary ? vec(v) : v.v;
+    EOp comb = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
+               : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
+    Value *r = scalar_or_vec_op(comb, e.type, accv, x, nullptr);
+    pop_scope();
+    return r;
+  }
+  const RVar &rv = e.rvars[level];
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto &C = b_.getContext();
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(C, "red.loop", f);
+  auto *exit = llvm::BasicBlock::Create(C, "red.exit", f);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode *iv = b_.CreatePHI(b_.getInt32Ty(), 2);
+  llvm::PHINode *acc_phi = b_.CreatePHI(accv->getType(), 2);
+  iv->addIncoming(b_.getInt32(0), pre);
+  acc_phi->addIncoming(accv, pre);
+  bind(rv.id, uniform(iv));
+  Value *body_acc = reduce_loops(e, level + 1, acc_phi, vary);
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  Value *next = b_.CreateAdd(iv, b_.getInt32(1));
+  iv->addIncoming(next, latch);
+  acc_phi->addIncoming(body_acc, latch);
+  b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt32((int32_t)rv.extent)), header, exit);
+  b_.SetInsertPoint(exit);
+  return body_acc;
+}
+
+}  // namespace tinyrt

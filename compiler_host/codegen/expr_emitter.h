@@ -1,0 +1,104 @@
+// expr_emitter.h — lowers an element expression to LLVM IR for `lanes`
+// consecutive elements along one output axis at once.
+//
+// Values are tracked as uniform (one scalar for all lanes), affine
+// (scalar base + lane * constant stride, for index arithmetic) or vector.
+// A load whose flattened offset is affine with stride 1 becomes one vector
+// load; uniform offsets become one scalar load; anything else a gather.
+// Selects whose arms touch memory are emitted as branches when the
+// condition is uniform and as masked evaluation when it varies by lane, so
+// no lane ever reads outside its tensor. With lanes == 1 everything is
+// scalar.
+#pragma once
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "codegen/math_emitter.h"
+#include "ir/expr.h"
+
+namespace tinyrt {
+
+struct Target;
+
+struct VVal {
+  enum Kind { Uniform, Affine, Vector } kind = Uniform;
+  llvm::Value *v = nullptr;  // scalar for Uniform/Affine, <lanes x T> for Vector
+  int64_t stride = 0;        // Affine: lane i holds v + i * stride
+};
+
+// How a kernel input (or output) is addressed.
+struct SlotRef {
+  llvm::Value *base = nullptr;  // i8* to the element at logical index (0, ..., 0)
+  std::vector<int64_t> strides;  // in elements, per logical axis
+  DType type = DType::F32;
+};
+
+class ExprEmitter {
+ public:
+  ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes);
+
+  void set_slots(std::vector<SlotRef> slots) { slots_ = std::move(slots); }
+  void bind(int var_id, VVal v) { vars_[var_id] = v; }
+  void set_acc(VVal v) { acc_ = v; }
+  // Active lanes (<lanes x i1>) for a partial vector; nullptr = all lanes.
+  void set_mask(llvm::Value *m) { mask_ = m; }
+  void clear_cache() { cache_.assign(1, {}); }
+
+  VVal emit(const ExprP &e);
+  // The value as a <lanes x T> vector (a scalar when lanes == 1).
+  llvm::Value *vec(const VVal &v);
+  // Stores `value` (of type t) to the element(s) at `idx` of `out`.
+  void store(const SlotRef &out, const std::vector<VVal> &idx, const VVal &value, DType t);
+
+  llvm::Type *elem_type(DType t) const;       // in registers (bool = i1)
+  llvm::Type *mem_type(DType t) const;        // in memory (bool = i8)
+  llvm::Type *vec_type(llvm::Type *elem) const;
+  int lanes() const { return lanes_; }
+  llvm::IRBuilder<> &builder() { return b_; }
+  MathEmitter &math() { return math_; }
+
+  // Helpers on VVal shared with the scheduled emitters.
+  VVal uniform(llvm::Value *v) const { return {VVal::Uniform, v, 0}; }
+  VVal affine(llvm::Value *base, int64_t stride) const { return {VVal::Affine, base, stride}; }
+  VVal vector(llvm::Value *v) const { return {VVal::Vector, v, 0}; }
+  VVal add(const VVal &a, const VVal &b);
+  VVal mul_const(const VVal &a, int64_t c);
+  // Pointer (typed) to element `offset` (elements) of a slot.
+  llvm::Value *elem_ptr(const SlotRef &s, llvm::Value *offset);
+
+ private:
+  VVal emit_uncached(const Expr &e, const ExprP &ep);
+  VVal emit_load(const Expr &e);
+  VVal emit_cast(const Expr &e);
+  VVal emit_unary(const Expr &e);
+  VVal emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr);
+  VVal emit_select(const Expr &e);
+  VVal emit_reduce(const Expr &e);
+  llvm::Value *reduce_loops(const Expr &e, size_t level, llvm::Value *acc, bool varying);
+  llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
+  llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);
+  llvm::Value *safe_int_div(EOp op, DType t, llvm::Value *a, llvm::Value *b);
+  llvm::Value *const_of(DType t, double f, int64_t i, bool vector);
+  bool needs_guard(const ExprP &e);
+  bool varying(const ExprP &e);
+  llvm::Value *lane_iota() const;
+  void push_scope() { cache_.emplace_back(); }
+  void pop_scope() { cache_.pop_back(); }
+
+  llvm::IRBuilder<> &b_;
+  const Target &t_;
+  int lanes_;
+  MathEmitter math_;
+  std::vector<SlotRef> slots_;
+  std::map<int, VVal> vars_;
+  VVal acc_;
+  llvm::Value *mask_ = nullptr;
+  std::vector<std::unordered_map<const Expr *, VVal>> cache_;
+  std::unordered_map<const Expr *, bool> guard_memo_;
+};
+
+}  // namespace tinyrt

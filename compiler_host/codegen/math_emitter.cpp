@@ -1,0 +1,157 @@
+#include "codegen/math_emitter.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/target.h"
+#include "tinyrt_artifact.h"
+
+namespace tinyrt {
+
+using llvm::Type;
+using llvm::Value;
+
+Value *MathEmitter::c(double v, Type *t) { return llvm::ConstantFP::get(t, v); }
+
+Type *MathEmitter::int_type(Type *ft) {
+  Type *i32 = b_.getInt32Ty();
+  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ft)) return llvm::FixedVectorType::get(i32, vt->getNumElements());
+  return i32;
+}
+
+Value *MathEmitter::int_type_bits(Value *x) { return b_.CreateBitCast(x, int_type(x->getType())); }
+
+Value *MathEmitter::poly(Value *x, std::initializer_list<double> coef) {
+  Value *r = nullptr;
+  for (double k : coef) r = r ? b_.CreateFAdd(b_.CreateFMul(r, x), c(k, x->getType())) : c(k, x->getType());
+  return r;
+}
+
+bool MathEmitter::native_rounding() const { return t_.arch != TINYRT_ARCH_ARMV7; }
+
+Value *MathEmitter::abs(Value *x) {
+  return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+}
+
+Value *MathEmitter::sqrt(Value *x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
+
+Value *MathEmitter::trunc(Value *x) {
+  if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+  Type *ft = x->getType();
+  Value *t = b_.CreateSIToFP(b_.CreateFPToSI(x, int_type(ft)), ft);
+  Value *exact = b_.CreateFCmpUGE(abs(x), c(8388608.0, ft));  // |x| >= 2^23 or NaN
+  return b_.CreateSelect(exact, x, t);
+}
+
+Value *MathEmitter::floor(Value *x) {
+  if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+  Value *t = trunc(x);
+  return b_.CreateSelect(b_.CreateFCmpOGT(t, x), b_.CreateFSub(t, c(1, x->getType())), t);
+}
+
+Value *MathEmitter::ceil(Value *x) {
+  if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+  Value *t = trunc(x);
+  return b_.CreateSelect(b_.CreateFCmpOLT(t, x), b_.CreateFAdd(t, c(1, x->getType())), t);
+}
+
+Value *MathEmitter::round_even(Value *x) {
+  // Adding and removing 2^23 rounds to nearest-even in the default mode.
+  Type *ft = x->getType();
+  Value *a = abs(x);
+  Value *r = b_.CreateFSub(b_.CreateFAdd(a, c(8388608.0, ft)), c(8388608.0, ft));
+  r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+  return b_.CreateSelect(b_.CreateFCmpUGE(a, c(8388608.0, ft)), x, r);
+}
+
+Value *MathEmitter::exp(Value *x) {
+  // e^x = 2^n * e^r, n = round(x / ln2), |r| <= ln2/2; 2^n is applied as two
+  // normal-range factors so that results down to the denormals are right.
+  Type *ft = x->getType();
+  Type *it = int_type(ft);
+  Value *isnan = b_.CreateFCmpUNO(x, x);
+  Value *xc = b_.CreateSelect(isnan, c(0, ft), x);
+  xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0, ft)), c(89.0, ft), xc);
+  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, c(-104.0, ft)), c(-104.0, ft), xc);
+  Value *t = b_.CreateFMul(xc, c(1.4426950408889634, ft));
+  Value *nf = b_.CreateFSub(b_.CreateFAdd(t, c(12582912.0, ft)), c(12582912.0, ft));
+  Value *r = b_.CreateFSub(xc, b_.CreateFMul(nf, c(0.693359375, ft)));
+  r = b_.CreateFSub(r, b_.CreateFMul(nf, c(-2.12194440e-4, ft)));
+  Value *p = poly(r, {1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
+  Value *n = b_.CreateFPToSI(nf, it);
+  Value *n1 = b_.CreateAShr(n, llvm::ConstantInt::get(it, 1));
+  Value *n2 = b_.CreateSub(n, n1);
+  auto pow2 = [&](Value *k) {
+    Value *bits = b_.CreateShl(b_.CreateAdd(k, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
+    return b_.CreateBitCast(bits, ft);
+  };
+  Value *res = b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
+  return b_.CreateSelect(isnan, x, res);
+}
+
+Value *MathEmitter::log(Value *x) {
+  // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
+  // s = (m - 1) / (m + 1), |s| <= 0.1716, by its odd series.
+  Type *ft = x->getType();
+  Type *it = int_type(ft);
+  auto ic = [&](int64_t v) { return llvm::ConstantInt::get(it, v); };
+  Value *tiny = b_.CreateFCmpOLT(x, c(1.17549435e-38, ft));
+  Value *xs = b_.CreateSelect(tiny, b_.CreateFMul(x, c(8388608.0, ft)), x);
+  Value *bits = int_type_bits(xs);
+  Value *e = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, ic(23)), ic(255)), ic(127));
+  e = b_.CreateSelect(tiny, b_.CreateSub(e, ic(23)), e);
+  Value *m = b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, ic(0x007fffff)), ic(0x3f800000)), ft);
+  Value *big = b_.CreateFCmpOGT(m, c(1.41421356, ft));
+  m = b_.CreateSelect(big, b_.CreateFMul(m, c(0.5, ft)), m);
+  e = b_.CreateSelect(big, b_.CreateAdd(e, ic(1)), e);
+  Value *s = b_.CreateFDiv(b_.CreateFSub(m, c(1, ft)), b_.CreateFAdd(m, c(1, ft)));
+  Value *s2 = b_.CreateFMul(s, s);
+  Value *series = poly(s2, {2.0 / 11, 2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3, 2.0});
+  Value *lm = b_.CreateFMul(s, series);
+  Value *ef = b_.CreateSIToFP(e, ft);
+  Value *res = b_.CreateFAdd(b_.CreateFMul(ef, c(0.693359375, ft)),
+                             b_.CreateFAdd(lm, b_.CreateFMul(ef, c(-2.12194440e-4, ft))));
+  // Special values: log(0) = -inf, log(<0) = NaN, log(inf) = inf, NaN -> NaN.
+  res = b_.CreateSelect(b_.CreateFCmpOEQ(x, c(0, ft)), c(-INFINITY, ft), res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(x, c(0, ft)), c(NAN, ft), res);
+  res = b_.CreateSelect(b_.CreateFCmpOEQ(x, c(INFINITY, ft)), x, res);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+Value *MathEmitter::tanh(Value *x) {
+  // Small |x|: odd Taylor series; otherwise 1 - 2 / (e^{2|x|} + 1).
+  Type *ft = x->getType();
+  Value *a = abs(x);
+  Value *x2 = b_.CreateFMul(x, x);
+  Value *small = b_.CreateFMul(x, poly(x2, {-1382.0 / 155925, 62.0 / 2835, -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0}));
+  Value *e2 = exp(b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOGT(a, c(9, ft)), c(9, ft), a), c(2, ft)));
+  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFDiv(c(2, ft), b_.CreateFAdd(e2, c(1, ft))));
+  big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.2, ft)), small, big);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+Value *MathEmitter::sigmoid(Value *x) {
+  Type *ft = x->getType();
+  Value *e = exp(b_.CreateFNeg(x));
+  return b_.CreateFDiv(c(1, ft), b_.CreateFAdd(c(1, ft), e));
+}
+
+Value *MathEmitter::erf(Value *x) {
+  // |x| < 0.5: Maclaurin series; else Abramowitz & Stegun 7.1.26
+  // (absolute error <= 1.5e-7); |x| >= 4: +-1.
+  Type *ft = x->getType();
+  Value *a = abs(x);
+  Value *x2 = b_.CreateFMul(x, x);
+  Value *small = b_.CreateFMul(
+      x, b_.CreateFMul(poly(x2, {-1.0 / 1320, 1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0}),
+                       c(1.1283791670955126, ft)));
+  Value *t = b_.CreateFDiv(c(1, ft), b_.CreateFAdd(c(1, ft), b_.CreateFMul(a, c(0.3275911, ft))));
+  Value *p = b_.CreateFMul(t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
+  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFMul(p, exp(b_.CreateFNeg(x2))));
+  big = b_.CreateSelect(b_.CreateFCmpOGE(a, c(4, ft)), c(1, ft), big);
+  big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.5, ft)), small, big);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+}  // namespace tinyrt

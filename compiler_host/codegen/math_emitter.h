@@ -1,0 +1,41 @@
+// math_emitter.h — transcendental and rounding functions as straight-line
+// IR (polynomials and bit manipulation), for scalars or vectors of float.
+// Generated code never calls libm. Error bounds (float32, checked by
+// tests/math): exp 2 ulp, log 2 ulp, tanh 4 ulp, sigmoid 4 ulp,
+// erf 6e-7 absolute.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+namespace tinyrt {
+
+struct Target;
+
+class MathEmitter {
+ public:
+  MathEmitter(llvm::IRBuilder<> &b, const Target &t) : b_(b), t_(t) {}
+  // x: float or <N x float>.
+  llvm::Value *exp(llvm::Value *x);
+  llvm::Value *log(llvm::Value *x);
+  llvm::Value *tanh(llvm::Value *x);
+  llvm::Value *sigmoid(llvm::Value *x);
+  llvm::Value *erf(llvm::Value *x);
+  // Rounding without libm on targets that lack the instructions (armv7).
+  llvm::Value *floor(llvm::Value *x);
+  llvm::Value *ceil(llvm::Value *x);
+  llvm::Value *round_even(llvm::Value *x);
+  llvm::Value *trunc(llvm::Value *x);
+  llvm::Value *sqrt(llvm::Value *x);
+  llvm::Value *abs(llvm::Value *x);
+
+ private:
+  llvm::Value *c(double v, llvm::Type *t);
+  llvm::Value *poly(llvm::Value *x, std::initializer_list<double> coef_high_to_low);
+  llvm::Value *int_type_bits(llvm::Value *x);  // bitcast float -> i32 (vector)
+  llvm::Type *int_type(llvm::Type *ft);
+  bool native_rounding() const;
+  llvm::IRBuilder<> &b_;
+  const Target &t_;
+};
+
+}  // namespace tinyrt

@@ -1,0 +1,241 @@
+#include "codegen/module_emitter.h"
+
+#include <cstring>
+#include <mutex>
+
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "codegen/kernel_emitters.h"
+#include "tinyrt_artifact.h"
+
+#ifndef TINYRT_VERSION
+#define TINYRT_VERSION "0.1.0"
+#endif
+
+namespace tinyrt {
+
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target &t) {
+  init_llvm();
+  std::string err;
+  const llvm::Target *lt = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!lt) fail_internal("LLVM has no target for " + t.triple + ": " + err);
+  llvm::TargetOptions opt;
+  if (t.hard_float) opt.FloatABIType = llvm::FloatABI::Hard;
+  auto *tm = lt->createTargetMachine(t.triple, t.cpu, t.features, opt, llvm::Reloc::PIC_, llvm::None,
+                                     llvm::CodeGenOpt::Aggressive);
+  if (!tm) fail_internal("cannot create a target machine for " + t.triple);
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+// A constant's bytes in its physical layout (strides from the storage).
+std::string physical_bytes(const Value &v, const Storage &st) {
+  const ConstData &c = *v.data;
+  int eb = dtype_bytes(c.dtype);
+  int64_t n = shape_numel(c.shape);
+  std::string out((size_t)(n * eb), '\0');
+  std::vector<int64_t> rm = row_major_strides(c.shape);
+  if (st.strides == rm || n == 0) {
+    std::memcpy(&out[0], c.bytes.data(), out.size());
+    return out;
+  }
+  std::vector<int64_t> idx(c.shape.size(), 0);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    int64_t rem = lin, off = 0;
+    for (size_t k = c.shape.size(); k-- > 0;) {
+      idx[k] = rem % c.shape[k];
+      rem /= c.shape[k];
+      off += idx[k] * st.strides[k];
+    }
+    std::memcpy(&out[(size_t)(off * eb)], c.bytes.data() + lin * eb, eb);
+  }
+  return out;
+}
+
+struct DescriptorBuilder {
+  llvm::Module &m;
+  llvm::LLVMContext &C;
+  const Program &p;
+  llvm::StructType *tensor_ty, *step_ty, *model_ty;
+  llvm::Type *i8p, *i32, *i64, *i16;
+
+  DescriptorBuilder(llvm::Module &mod, const Program &prog) : m(mod), C(mod.getContext()), p(prog) {
+    i8p = llvm::Type::getInt8PtrTy(C);
+    i16 = llvm::Type::getInt16Ty(C);
+    i32 = llvm::Type::getInt32Ty(C);
+    i64 = llvm::Type::getInt64Ty(C);
+    auto *fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), {i8p, i32, i32}, false)->getPointerTo();
+    // Field order and types mirror abi/tinyrt_artifact.h.
+    tensor_ty = llvm::StructType::create(C, {i8p, i64->getPointerTo(), i32, i32, i64, i64}, "tinyrt_tensor_desc");
+    step_ty = llvm::StructType::create(C, {fn_ty, i32, i32}, "tinyrt_step_desc");
+    model_ty = llvm::StructType::create(C,
+                                        {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
+                                         tensor_ty->getPointerTo(), tensor_ty->getPointerTo(),
+                                         step_ty->getPointerTo(), i8p},
+                                        "tinyrt_model");
+  }
+
+  llvm::Constant *str(const std::string &s, const std::string &name) {
+    auto *init = llvm::ConstantDataArray::getString(C, s);
+    auto *g = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
+    return llvm::ConstantExpr::getBitCast(g, i8p);
+  }
+
+  llvm::Constant *tensors(const std::vector<int> &vals, const std::string &tag) {
+    if (vals.empty()) return llvm::ConstantPointerNull::get(tensor_ty->getPointerTo());
+    std::vector<llvm::Constant *> elems;
+    for (size_t i = 0; i < vals.size(); ++i) {
+      const Value &v = p.graph.v(vals[i]);
+      const Storage &st = p.storage.at(vals[i]);
+      std::vector<uint64_t> dims(v.shape.begin(), v.shape.end());
+      llvm::Constant *dptr = llvm::ConstantPointerNull::get(i64->getPointerTo());
+      if (!dims.empty()) {
+        auto *da = llvm::ConstantDataArray::get(C, dims);
+        auto *dg = new llvm::GlobalVariable(m, da->getType(), true, llvm::GlobalValue::PrivateLinkage, da,
+                                            tag + ".dims" + std::to_string(i));
+        dptr = llvm::ConstantExpr::getBitCast(dg, i64->getPointerTo());
+      }
+      elems.push_back(llvm::ConstantStruct::get(
+          tensor_ty, {str(v.name, tag + ".name" + std::to_string(i)), dptr,
+                      llvm::ConstantInt::get(i32, (uint64_t)v.dtype), llvm::ConstantInt::get(i32, dims.size()),
+                      llvm::ConstantInt::get(i64, st.offset),
+                      llvm::ConstantInt::get(i64, v.numel() * dtype_bytes(v.dtype))}));
+    }
+    auto *at = llvm::ArrayType::get(tensor_ty, elems.size());
+    auto *g = new llvm::GlobalVariable(m, at, true, llvm::GlobalValue::PrivateLinkage,
+                                       llvm::ConstantArray::get(at, elems), tag);
+    return llvm::ConstantExpr::getBitCast(g, tensor_ty->getPointerTo());
+  }
+
+  void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks,
+             uint64_t checksum, int64_t weights) {
+    std::vector<llvm::Constant *> steps;
+    for (auto &k : ks)
+      steps.push_back(llvm::ConstantStruct::get(
+          step_ty, {k.fn, llvm::ConstantInt::get(i32, k.tasks), llvm::ConstantInt::get(i32, 0)}));
+    llvm::Constant *steps_ptr = llvm::ConstantPointerNull::get(step_ty->getPointerTo());
+    if (!steps.empty()) {
+      auto *at = llvm::ArrayType::get(step_ty, steps.size());
+      auto *g = new llvm::GlobalVariable(m, at, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(at, steps), name + ".steps");
+      steps_ptr = llvm::ConstantExpr::getBitCast(g, step_ty->getPointerTo());
+    }
+    uint64_t desc_bytes = m.getDataLayout().getTypeAllocSize(model_ty);
+    llvm::Constant *init = llvm::ConstantStruct::get(
+        model_ty,
+        {llvm::ConstantInt::get(i32, TINYRT_ARTIFACT_MAGIC), llvm::ConstantInt::get(i16, TINYRT_ABI_MAJOR),
+         llvm::ConstantInt::get(i16, TINYRT_ABI_MINOR), llvm::ConstantInt::get(i32, desc_bytes),
+         llvm::ConstantInt::get(i32, t.arch), llvm::ConstantInt::get(i32, t.isa),
+         llvm::ConstantInt::get(i32, p.graph.inputs.size()), llvm::ConstantInt::get(i32, p.graph.outputs.size()),
+         llvm::ConstantInt::get(i32, steps.size()), str(name, name + ".model_name"),
+         llvm::ConstantInt::get(i64, p.stats.arena_bytes), llvm::ConstantInt::get(i64, weights),
+         llvm::ConstantInt::get(i64, checksum), tensors(p.graph.inputs, name + ".inputs"),
+         tensors(p.graph.outputs, name + ".outputs"), steps_ptr,
+         str(TINYRT_VERSION, name + ".compiler_version")});
+    auto *g = new llvm::GlobalVariable(m, model_ty, true, llvm::GlobalValue::ExternalLinkage, init,
+                                       name + "_model");
+    g->setAlignment(llvm::Align(8));
+  }
+};
+
+void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string codegen(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, kind)) fail_internal("the target cannot emit this file type");
+  pm.run(m);
+  return std::string(buf.begin(), buf.end());
+}
+
+}  // namespace
+
+ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o) {
+  auto tm = make_target_machine(t);
+  llvm::LLVMContext ctx;
+  llvm::Module m(o.model_name, ctx);
+  m.setTargetTriple(t.triple);
+  m.setDataLayout(tm->createDataLayout());
+  ModuleResult res;
+
+  std::map<int, llvm::Constant *> consts;
+  EmitEnv env{m, t, p, nullptr};
+  env.const_data = [&](int v) -> llvm::Constant * {
+    auto it = consts.find(v);
+    if (it != consts.end()) return it->second;
+    std::string bytes = physical_bytes(p.graph.v(v), p.storage.at(v));
+    res.weights_bytes += (int64_t)bytes.size();
+    auto *init = llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(ctx));
+    auto *g = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                       o.model_name + ".c" + std::to_string(v));
+    g->setAlignment(llvm::Align(64));
+    llvm::Constant *ptr = llvm::ConstantExpr::getBitCast(g, llvm::Type::getInt8PtrTy(ctx));
+    consts[v] = ptr;
+    return ptr;
+  };
+
+  std::vector<EmittedKernel> ks;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const Kernel &k = p.kernels[i];
+    std::string fname = o.model_name + ".k" + std::to_string(i);
+    ks.push_back(k.kind == KernelKind::Gemm ? emit_gemm_kernel(env, k, fname) : emit_loop_kernel(env, k, fname));
+    res.tasks.push_back(ks.back().tasks);
+  }
+  DescriptorBuilder(m, p).build(o.model_name, t, ks, o.checksum, res.weights_bytes);
+
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es)) fail_internal("generated IR does not verify: " + es.str());
+  optimize(m, *tm);
+  if (o.want_ir) {
+    llvm::raw_string_ostream ir(res.ir);
+    m.print(ir, nullptr);
+  }
+  if (o.want_asm) {
+    auto clone = llvm::CloneModule(m);
+    res.assembly = codegen(*clone, *tm, llvm::CGFT_AssemblyFile);
+  }
+  res.object = codegen(m, *tm, llvm::CGFT_ObjectFile);
+
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(res.object, "model.o"));
+  if (!obj) fail_internal("cannot read back the emitted object");
+  for (const auto &sec : (*obj)->sections())
+    if (sec.isText()) res.code_bytes += (int64_t)sec.getSize();
+  return res;
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,41 @@
+// target.h — what the code generators need to know about a target: the
+// LLVM triple/CPU/features, vector width and register budget, the runtime's
+// arch and ISA bits, and the host tools that link and run its code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tinyrt {
+
+struct GemmTile {
+  int mr;      // output pixels per register tile
+  int nv;      // vectors of output channels per register tile
+};
+
+struct Target {
+  std::string name;  // x86-64-avx2, x86-64-avx512, armv7-neon, aarch64-neon
+  std::string triple, cpu, features;
+  uint32_t arch = 0;  // TINYRT_ARCH_*
+  uint32_t isa = 0;   // TINYRT_ISA_* the code needs
+  int vector_bytes = 16;
+  int vector_regs = 16;
+  bool hard_float = false;   // armhf calling convention
+  bool masked_tail = false;  // cheap masked loads/stores for loop tails
+  int ptr_bytes = 8;
+  // Tools for linking and running the target's code on this host.
+  std::string cc;                     // C compiler driver
+  std::vector<std::string> emulator;  // empty when native
+
+  int f32_lanes() const { return vector_bytes / 4; }
+  // The register tile of the GEMM micro-kernel for `oc` output channels.
+  GemmTile gemm_tile(int64_t oc) const;
+};
+
+// Resolves a --target name ("host" picks the best x86-64 variant this CPU
+// supports); throws CompileError(Usage) for unknown names.
+Target resolve_target(const std::string &name);
+std::vector<std::string> target_names();
+
+}  // namespace tinyrt

@@ -1,0 +1,55 @@
+// compiler.h — the compiler as a library: ONNX file in, artifact out.
+// tinyrt-compile, tinyrt-onnx-test and tinyrt-perf are thin wrappers.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "frontend/onnx_import.h"
+#include "ir/program.h"
+
+namespace tinyrt {
+
+struct CompileOptions {
+  std::string target = "host";
+  std::string name;  // C identifier for symbols; default from the file name
+  ImportOptions import;
+  std::string dump_dir;          // debug dumps (kernels, IR, assembly) when set
+  std::ostream *log = nullptr;   // progress, one line per pass
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  int64_t offset, bytes;
+};
+
+struct Artifact {
+  std::string name;
+  Target target;
+  std::string object;  // relocatable ELF object
+  std::string header;  // NAME.h
+  std::string json;    // NAME.json
+  PlanStats stats;
+  int64_t code_bytes = 0, weights_bytes = 0;
+  double compile_seconds = 0;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
+
+// Writes OUTDIR/NAME.{o,h,json} and, for Linux targets whose C compiler is
+// installed, OUTDIR/NAME.so. Returns the paths written.
+std::vector<std::string> write_artifact(const Artifact &a, const std::string &outdir, std::ostream *log);
+
+// Links `object` into a shared object with the target's C compiler.
+// Returns false (and the compiler's message) when that is not possible.
+bool link_shared(const Target &t, const std::string &object_path, const std::string &so_path,
+                 std::string *message);
+
+std::string sanitize_identifier(const std::string &s);
+
+}  // namespace tinyrt

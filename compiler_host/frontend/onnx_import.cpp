@@ -1,0 +1,354 @@
+#include "frontend/onnx_import.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace tinyrt {
+
+uint64_t fnv1a64(const void *data, size_t n) {
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+template <class Dst, class Src>
+static void fill(Bytes &b, const Src &src, int64_t n) {
+  b.resize((size_t)n * sizeof(Dst));
+  for (int64_t i = 0; i < n; ++i) {
+    Dst v = (Dst)src.Get((int)i);
+    std::memcpy(b.data() + i * sizeof(Dst), &v, sizeof(Dst));
+  }
+}
+
+ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
+  DType dt = (DType)t.data_type();
+  std::string what = "tensor '" + t.name() + "'";
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    fail_unsupported(what + " stores its data in an external file");
+  if (!dtype_supported(dt)) fail_unsupported(what + " has unsupported type " + dtype_name(dt));
+  Shape shape(t.dims().begin(), t.dims().end());
+  int64_t n = shape_numel(shape);
+  Bytes b;
+  if (t.has_raw_data()) {
+    const std::string &raw = t.raw_data();
+    if ((int64_t)raw.size() != n * dtype_bytes(dt))
+      fail_invalid(what + ": raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
+                   std::to_string(n * dtype_bytes(dt)));
+    b.assign(raw.begin(), raw.end());
+    return make_const(dt, shape, std::move(b));
+  }
+  auto check = [&](int have) {
+    if (have != n) fail_invalid(what + " has " + std::to_string(have) + " values for shape " + shape_str(shape));
+  };
+  switch (dt) {
+    case DType::F32: check(t.float_data_size()); fill<float>(b, t.float_data(), n); break;
+    case DType::F64: check(t.double_data_size()); fill<double>(b, t.double_data(), n); break;
+    case DType::I64: check(t.int64_data_size()); fill<int64_t>(b, t.int64_data(), n); break;
+    case DType::I32: check(t.int32_data_size()); fill<int32_t>(b, t.int32_data(), n); break;
+    case DType::I16: check(t.int32_data_size()); fill<int16_t>(b, t.int32_data(), n); break;
+    case DType::U16: check(t.int32_data_size()); fill<uint16_t>(b, t.int32_data(), n); break;
+    case DType::I8: check(t.int32_data_size()); fill<int8_t>(b, t.int32_data(), n); break;
+    case DType::U8: case DType::Bool: check(t.int32_data_size()); fill<uint8_t>(b, t.int32_data(), n); break;
+    case DType::U32: check(t.uint64_data_size()); fill<uint32_t>(b, t.uint64_data(), n); break;
+    case DType::U64: check(t.uint64_data_size()); fill<uint64_t>(b, t.uint64_data(), n); break;
+    default: fail_unsupported(what + " has unsupported type " + dtype_name(dt));
+  }
+  return make_const(dt, shape, std::move(b));
+}
+
+ConstP read_tensor_file(const std::string &path, std::string *name) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail_usage("cannot open " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  onnx::TensorProto t;
+  if (!t.ParseFromString(ss.str())) fail_invalid(path + " is not a serialized TensorProto");
+  if (name) *name = t.name();
+  return const_from_tensor_proto(t);
+}
+
+static Attr convert_attr(const onnx::AttributeProto &a, const std::string &where) {
+  Attr r;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: r.kind = Attr::Kind::Int; r.i = a.i(); break;
+    case onnx::AttributeProto::FLOAT: r.kind = Attr::Kind::Float; r.f = a.f(); break;
+    case onnx::AttributeProto::STRING: r.kind = Attr::Kind::String; r.s = a.s(); break;
+    case onnx::AttributeProto::INTS:
+      r.kind = Attr::Kind::Ints;
+      r.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::FLOATS:
+      r.kind = Attr::Kind::Floats;
+      r.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      r.kind = Attr::Kind::Strings;
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
+    case onnx::AttributeProto::TENSOR:
+      r.kind = Attr::Kind::Tensor;
+      r.t = const_from_tensor_proto(a.t());
+      break;
+    case onnx::AttributeProto::GRAPH:
+      r.kind = Attr::Kind::Graph;  // subgraphs: only the op lowering may use them
+      break;
+    default:
+      fail_unsupported(where + ": attribute '" + a.name() + "' has an unsupported kind");
+  }
+  return r;
+}
+
+static ConstP resolve_binding(const onnx::ValueInfoProto &vi, const Binding &b) {
+  const std::string &name = vi.name();
+  DType dt = vi.type().has_tensor_type() ? (DType)vi.type().tensor_type().elem_type() : DType::Undefined;
+  ConstP c = b.tensor;
+  if (!c) {
+    Shape shape = {(int64_t)b.values.size()};
+    if (vi.type().tensor_type().has_shape()) {
+      Shape declared;
+      bool fixed = true;
+      for (auto &d : vi.type().tensor_type().shape().dim()) {
+        fixed = fixed && d.has_dim_value();
+        declared.push_back(d.dim_value());
+      }
+      if (fixed && shape_numel(declared) == (int64_t)b.values.size()) shape = declared;
+    }
+    std::vector<double> v = b.values;
+    Bytes bytes((size_t)((int64_t)v.size() * dtype_bytes(dt)));
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint8_t *p = bytes.data() + i * dtype_bytes(dt);
+      switch (dt) {
+        case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
+        case DType::F64: { double x = v[i]; std::memcpy(p, &x, 8); break; }
+        case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
+        case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
+        case DType::U8: case DType::Bool: *p = (uint8_t)v[i]; break;
+        case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
+        default: fail_usage("--bind " + name + ": type " + dtype_name(dt) + " needs a tensor file (@file.pb)");
+      }
+    }
+    c = make_const(dt, shape, std::move(bytes));
+  }
+  if (c->dtype != dt)
+    fail_usage("--bind " + name + ": the tensor is " + dtype_name(c->dtype) + ", the input is " + dtype_name(dt));
+  return c;
+}
+
+std::pair<std::string, Shape> parse_input_shape(const std::string &arg) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) fail_usage("--input-shape expects NAME=D0,D1,..., got '" + arg + "'");
+  Shape s;
+  std::stringstream ss(arg.substr(eq + 1));
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    char *end = nullptr;
+    long long d = strtoll(tok.c_str(), &end, 10);
+    if (tok.empty() || *end || d < 0) fail_usage("--input-shape " + arg + ": '" + tok + "' is not a dimension");
+    s.push_back(d);
+  }
+  return {arg.substr(0, eq), s};
+}
+
+std::pair<std::string, Binding> parse_binding(const std::string &arg) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) fail_usage("--bind expects NAME=V0,V1,... or NAME=@file.pb, got '" + arg + "'");
+  Binding b;
+  std::string rest = arg.substr(eq + 1);
+  if (!rest.empty() && rest[0] == '@') {
+    b.tensor = read_tensor_file(rest.substr(1));
+  } else {
+    std::stringstream ss(rest);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) {
+      char *end = nullptr;
+      double v = strtod(tok.c_str(), &end);
+      if (tok.empty() || *end) fail_usage("--bind " + arg + ": '" + tok + "' is not a number");
+      b.values.push_back(v);
+    }
+  }
+  return {arg.substr(0, eq), b};
+}
+
+static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
+  auto *tt = vi->mutable_type()->mutable_tensor_type();
+  auto *sh = tt->mutable_shape();
+  sh->clear_dim();
+  for (int64_t d : s) sh->add_dim()->set_dim_value(d);
+}
+
+ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt) {
+  ImportResult res;
+  res.checksum = fnv1a64(bytes.data(), bytes.size());
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) fail_invalid("not an ONNX model: the protobuf does not parse");
+  onnx::GraphProto *gp = model.mutable_graph();
+
+  // Apply --input-shape and --bind before ONNX's own checks and inference.
+  std::set<std::string> bound;
+  std::set<std::string> init_names;
+  for (auto &t : gp->initializer()) init_names.insert(t.name());
+  for (auto &kv : opt.input_shapes) {
+    bool found = false;
+    for (auto &vi : *gp->mutable_input())
+      if (vi.name() == kv.first) {
+        set_input_shape(&vi, kv.second);
+        found = true;
+      }
+    if (!found) fail_usage("--input-shape names '" + kv.first + "', which is not a graph input");
+  }
+  for (auto &kv : opt.bindings) {
+    bool found = false;
+    for (int i = 0; i < gp->input_size(); ++i)
+      if (gp->input(i).name() == kv.first) found = true;
+    if (!found) fail_usage("--bind names '" + kv.first + "', which is not a graph input");
+    bound.insert(kv.first);
+  }
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception &e) {
+    fail_invalid(std::string("ONNX shape inference fails: ") + e.what());
+  }
+
+  Graph &g = res.graph;
+  g.name = gp->name();
+  for (auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = (int)op.version();
+  // A model without an ai.onnx opset uses only other domains; its nodes
+  // are rejected one by one with their domain named.
+
+  std::map<std::string, int> ids;
+  for (auto &t : gp->initializer()) ids[t.name()] = g.add_const(t.name(), const_from_tensor_proto(t));
+  if (gp->sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
+
+  for (auto &vi : gp->input()) {
+    const std::string &name = vi.name();
+    if (bound.count(name)) {
+      ids[name] = g.add_const(name, resolve_binding(vi, opt.bindings.at(name)));
+      continue;
+    }
+    if (init_names.count(name)) continue;  // IR < 4 lists initializers as inputs
+    if (!vi.type().has_tensor_type())
+      fail_unsupported("graph input '" + name + "' is not a tensor (sequences, maps and optionals are not supported)");
+    const auto &tt = vi.type().tensor_type();
+    DType dt = (DType)tt.elem_type();
+    if (!dtype_supported(dt)) fail_unsupported("graph input '" + name + "' has unsupported type " + dtype_name(dt));
+    Shape s;
+    if (!tt.has_shape()) fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");
+    for (auto &d : tt.shape().dim()) {
+      if (!d.has_dim_value() || d.dim_value() < 0)
+        fail_usage("graph input '" + name + "' has a dynamic dimension '" + d.dim_param() +
+                   "'; pass --input-shape " + name + "=D0,D1,...");
+      s.push_back(d.dim_value());
+    }
+    int id = g.add_value(name, dt, s);
+    ids[name] = id;
+    g.inputs.push_back(id);
+  }
+
+  // ONNX's inferred shapes, kept to cross-check our own inference.
+  std::map<std::string, const onnx::ValueInfoProto *> infos;
+  for (auto &vi : gp->value_info()) infos[vi.name()] = &vi;
+  for (auto &vi : gp->output()) infos[vi.name()] = &vi;
+
+  int unnamed = 0;
+  for (auto &np : gp->node()) {
+    Node n;
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(unnamed++) : np.name();
+    n.op = np.op_type();
+    n.domain = np.domain();
+    n.opset = g.opset;
+    for (auto &op : model.opset_import())
+      if (op.domain() == n.domain && !n.domain.empty()) n.opset = (int)op.version();
+    for (auto &a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.where());
+    for (auto &in : np.input()) {
+      if (in.empty()) {
+        n.in.push_back(-1);
+        continue;
+      }
+      auto it = ids.find(in);
+      if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
+      n.in.push_back(it->second);
+    }
+    for (auto &out : np.output()) {
+      if (out.empty()) {
+        n.out.push_back(-1);
+        continue;
+      }
+      if (ids.count(out)) fail_invalid(n.where() + ": output '" + out + "' is assigned twice");
+      int id = g.add_value(out, DType::Undefined, {});
+      g.v(id).shape_known = false;
+      auto it = infos.find(out);
+      if (it != infos.end() && it->second->type().has_tensor_type()) {
+        const auto &tt = it->second->type().tensor_type();
+        g.v(id).dtype = (DType)tt.elem_type();
+      }
+      ids[out] = id;
+      n.out.push_back(id);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (auto &vi : gp->output()) {
+    auto it = ids.find(vi.name());
+    if (it == ids.end()) fail_invalid("graph output '" + vi.name() + "' is never produced");
+    g.outputs.push_back(it->second);
+  }
+  if (g.outputs.empty()) fail_invalid("the graph has no outputs");
+  return res;
+}
+
+ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail_usage("cannot open model file '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return import_onnx_bytes(ss.str(), opt);
+}
+
+}  // namespace tinyrt
+
+namespace tinyrt {
+
+static onnx::ModelProto parse_model_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail_usage("cannot open model file '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  onnx::ModelProto m;
+  if (!m.ParseFromString(ss.str())) fail_invalid("not an ONNX model: the protobuf does not parse");
+  return m;
+}
+
+std::vector<std::string> onnx_graph_inputs(const std::string &path) {
+  onnx::ModelProto m = parse_model_file(path);
+  std::set<std::string> init;
+  for (auto &t : m.graph().initializer()) init.insert(t.name());
+  std::vector<std::string> r;
+  for (auto &vi : m.graph().input())
+    if (!init.count(vi.name())) r.push_back(vi.name());
+  return r;
+}
+
+std::vector<std::string> onnx_graph_outputs(const std::string &path) {
+  onnx::ModelProto m = parse_model_file(path);
+  std::vector<std::string> r;
+  for (auto &vi : m.graph().output()) r.push_back(vi.name());
+  return r;
+}
+
+}  // namespace tinyrt

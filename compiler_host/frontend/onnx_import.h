@@ -1,0 +1,54 @@
+// onnx_import.h — ONNX model file -> tinyrt Graph, through the onnx library
+// (parse, checker, shape inference).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace tinyrt {
+
+// A graph input frozen to a constant (--bind): a whole tensor, or a list of
+// values that takes the input's declared type and shape (or [n]).
+struct Binding {
+  ConstP tensor;
+  std::vector<double> values;
+};
+
+struct ImportOptions {
+  // Static shapes for graph inputs with symbolic or unknown dimensions.
+  std::map<std::string, Shape> input_shapes;
+  std::map<std::string, Binding> bindings;
+};
+
+// Parses "NAME=D0,D1,..." (an input shape) and "NAME=V0,V1,..." or
+// "NAME=@tensor.pb" (a binding); throws CompileError(Usage).
+std::pair<std::string, Shape> parse_input_shape(const std::string &arg);
+std::pair<std::string, Binding> parse_binding(const std::string &arg);
+
+struct ImportResult {
+  Graph graph;
+  uint64_t checksum = 0;  // FNV-1a 64 of the file's bytes
+};
+
+ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt);
+ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt);
+
+// A TensorProto's contents; throws CompileError for types tinyrt cannot hold.
+ConstP const_from_tensor_proto(const onnx::TensorProto &t);
+// Reads a serialized TensorProto file (test data sets); returns its name too.
+ConstP read_tensor_file(const std::string &path, std::string *name = nullptr);
+
+// Names of the graph inputs that are not initializers, in order (the
+// order of input_K.pb files in ONNX test data sets).
+std::vector<std::string> onnx_graph_inputs(const std::string &path);
+std::vector<std::string> onnx_graph_outputs(const std::string &path);
+
+uint64_t fnv1a64(const void *data, size_t n);
+
+}  // namespace tinyrt

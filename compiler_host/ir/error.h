@@ -1,0 +1,55 @@
+// error.h — compile errors. Every rejection names what it rejects.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tinyrt {
+
+class CompileError : public std::runtime_error {
+ public:
+  enum class Kind {
+    InvalidModel,  // the input is malformed (bad ONNX, inconsistent shapes)
+    Unsupported,   // well-formed but outside what tinyrt implements
+    Usage,         // bad options (unknown target, missing input shape)
+    Internal,      // a bug in tinyrt
+  };
+  CompileError(Kind kind, const std::string &msg) : std::runtime_error(msg), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// An input that fixes shapes or axes (Reshape's shape, Slice's starts, ...)
+// is not a compile-time constant. `value` names it, so a driver can bind it.
+class ConstantRequired : public CompileError {
+ public:
+  ConstantRequired(const std::string &value, const std::string &msg)
+      : CompileError(Kind::Unsupported, msg), value_(value) {}
+  const std::string &value() const { return value_; }
+
+ private:
+  std::string value_;
+};
+
+[[noreturn]] inline void fail_invalid(const std::string &m) {
+  throw CompileError(CompileError::Kind::InvalidModel, m);
+}
+[[noreturn]] inline void fail_unsupported(const std::string &m) {
+  throw CompileError(CompileError::Kind::Unsupported, m);
+}
+[[noreturn]] inline void fail_usage(const std::string &m) {
+  throw CompileError(CompileError::Kind::Usage, m);
+}
+[[noreturn]] inline void fail_internal(const std::string &m) {
+  throw CompileError(CompileError::Kind::Internal, "internal error: " + m);
+}
+
+#define TINYRT_CHECK(cond, msg)                                                  \
+  do {                                                                           \
+    if (!(cond)) ::tinyrt::fail_internal(std::string(msg) + " (" #cond ") at " + \
+                                         __FILE__ + ":" + std::to_string(__LINE__)); \
+  } while (0)
+
+}  // namespace tinyrt

@@ -1,0 +1,373 @@
+#include "ir/expr.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "ir/error.h"
+
+namespace tinyrt {
+
+static ExprP mk(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+
+ExprP cst(DType t, double v) {
+  Expr e{EOp::Const, t, {}};
+  if (dtype_is_float(t)) {
+    e.fval = t == DType::F32 ? (double)(float)v : v;
+  } else {
+    e.ival = (int64_t)v;
+    e.fval = (double)e.ival;
+  }
+  if (t == DType::Bool) e.ival = v != 0;
+  return mk(e);
+}
+
+ExprP cidx(int64_t v) {
+  Expr e{EOp::Const, kIndexType, {}};
+  e.ival = v;
+  e.fval = (double)v;
+  return mk(e);
+}
+
+ExprP cbool(bool v) { return cst(DType::Bool, v ? 1 : 0); }
+
+ExprP var(int id) {
+  Expr e{EOp::Var, kIndexType, {}};
+  e.id = id;
+  return mk(e);
+}
+
+ExprP load(int slot, DType t, std::vector<ExprP> idx) {
+  for (auto &i : idx) TINYRT_CHECK(i->type == kIndexType, "load index type");
+  Expr e{EOp::Load, t, std::move(idx)};
+  e.id = slot;
+  return mk(e);
+}
+
+ExprP acc(DType t) { return mk(Expr{EOp::Acc, t, {}}); }
+
+bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
+bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Xor; }
+bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
+
+ExprP un(EOp op, ExprP x) {
+  TINYRT_CHECK(is_unary(op) && op != EOp::Cast, "un() op");
+  if (op == EOp::Neg && x->is_const()) return cst(x->type, dtype_is_float(x->type) ? -x->fval : (double)-x->ival);
+  return mk(Expr{op, op == EOp::Not ? DType::Bool : x->type, {x}});
+}
+
+ExprP cast(ExprP x, DType to) {
+  if (x->type == to) return x;
+  if (x->is_const()) {
+    if (dtype_is_float(x->type)) {
+      double v = x->fval;
+      if (to == DType::Bool) return cbool(v != 0);
+      return cst(to, dtype_is_float(to) ? v : std::trunc(v));
+    }
+    return cst(to, (double)x->ival);
+  }
+  Expr e{EOp::Cast, to, {x}};
+  return mk(e);
+}
+
+static bool both_const_int(const ExprP &x, const ExprP &y) {
+  return x->is_const() && y->is_const() && !dtype_is_float(x->type);
+}
+
+ExprP bin(EOp op, ExprP x, ExprP y) {
+  TINYRT_CHECK(is_binary(op), "bin() op");
+  if (x->type != y->type)
+    fail_internal(std::string("operand types differ in ") + eop_name(op) + ": " +
+                  dtype_name(x->type) + " vs " + dtype_name(y->type));
+  DType t = x->type;
+  bool idx = t == kIndexType;
+  // Index arithmetic folds eagerly: the vectorizer and the range analysis
+  // depend on seeing simple affine forms.
+  if (idx && both_const_int(x, y)) {
+    int64_t a = x->ival, b = y->ival;
+    switch (op) {
+      case EOp::Add: return cidx(a + b);
+      case EOp::Sub: return cidx(a - b);
+      case EOp::Mul: return cidx(a * b);
+      case EOp::Div: if (b != 0) return cidx(a / b); break;
+      case EOp::Rem: if (b != 0) return cidx(a % b); break;
+      case EOp::Min: return cidx(std::min(a, b));
+      case EOp::Max: return cidx(std::max(a, b));
+      case EOp::Lt: return cbool(a < b);
+      case EOp::Le: return cbool(a <= b);
+      case EOp::Gt: return cbool(a > b);
+      case EOp::Ge: return cbool(a >= b);
+      case EOp::Eq: return cbool(a == b);
+      case EOp::Ne: return cbool(a != b);
+      default: break;
+    }
+  }
+  if (!dtype_is_float(t)) {
+    if (op == EOp::Add && x->is_const_int(0)) return y;
+    if ((op == EOp::Add || op == EOp::Sub) && y->is_const_int(0)) return x;
+    if (op == EOp::Mul && (x->is_const_int(1))) return y;
+    if ((op == EOp::Mul || op == EOp::Div) && y->is_const_int(1)) return x;
+    if (op == EOp::Mul && (x->is_const_int(0) || y->is_const_int(0))) return cst(t, 0);
+    if (op == EOp::Rem && y->is_const_int(1)) return cst(t, 0);
+    // (a + c1) + c2 -> a + (c1 + c2)
+    if (idx && (op == EOp::Add || op == EOp::Sub) && y->is_const() && x->op == EOp::Add &&
+        x->a[1]->is_const()) {
+      int64_t c = x->a[1]->ival + (op == EOp::Add ? y->ival : -y->ival);
+      return bin(EOp::Add, x->a[0], cidx(c));
+    }
+  }
+  if (t == DType::Bool && (op == EOp::And || op == EOp::Or)) {
+    if (x->is_const()) return (x->ival != 0) == (op == EOp::And) ? y : x;
+    if (y->is_const()) return (y->ival != 0) == (op == EOp::And) ? x : y;
+  }
+  Expr e{op, is_compare(op) ? DType::Bool : t, {x, y}};
+  return mk(e);
+}
+
+ExprP select(ExprP c, ExprP a, ExprP b) {
+  TINYRT_CHECK(c->type == DType::Bool && a->type == b->type, "select types");
+  if (c->is_const()) return c->ival ? a : b;
+  return mk(Expr{EOp::Select, a->type, {c, a, b}});
+}
+
+ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body) {
+  std::vector<RVar> kept;
+  for (const RVar &v : vars) {
+    TINYRT_CHECK(v.extent >= 0, "reduce extent");
+    kept.push_back(v);
+  }
+  Expr e{EOp::Reduce, body->type, {body}};
+  e.rk = k;
+  e.rvars = std::move(kept);
+  return mk(e);
+}
+
+ExprP emin(ExprP a, ExprP b) { return bin(EOp::Min, a, b); }
+ExprP emax(ExprP a, ExprP b) { return bin(EOp::Max, a, b); }
+ExprP lt(ExprP a, ExprP b) { return bin(EOp::Lt, a, b); }
+ExprP ge(ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }
+ExprP land(ExprP a, ExprP b) { return bin(EOp::And, a, b); }
+ExprP in_range(ExprP i, int64_t n) { return land(ge(i, cidx(0)), lt(i, cidx(n))); }
+
+double reduce_init(ReduceKind k, DType t) {
+  switch (k) {
+    case ReduceKind::Sum: return 0;
+    case ReduceKind::Prod: return 1;
+    case ReduceKind::Max:
+      if (dtype_is_float(t)) return -std::numeric_limits<double>::infinity();
+      if (t == DType::Bool || !dtype_is_signed(t)) return 0;
+      return -std::ldexp(1.0, dtype_bytes(t) * 8 - 1);
+    case ReduceKind::Min:
+      if (dtype_is_float(t)) return std::numeric_limits<double>::infinity();
+      if (t == DType::Bool) return 1;
+      return dtype_is_signed(t) ? std::ldexp(1.0, dtype_bytes(t) * 8 - 1) - 1
+                                : std::ldexp(1.0, dtype_bytes(t) * 8) - 1;
+  }
+  return 0;
+}
+
+const char *eop_name(EOp op) {
+  static const char *names[] = {"const", "var", "load", "acc", "neg", "abs", "sqrt", "exp",
+                                "log", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
+                                "recip", "not", "cast", "add", "sub", "mul", "div", "rem",
+                                "min", "max", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+                                "and", "or", "xor", "select", "reduce"};
+  return names[(int)op];
+}
+
+void visit(const ExprP &e, const std::function<void(const Expr &)> &f) {
+  std::set<const Expr *> seen;
+  std::function<void(const ExprP &)> go = [&](const ExprP &x) {
+    if (!seen.insert(x.get()).second) return;
+    for (auto &k : x->a) go(k);
+    f(*x);
+  };
+  go(e);
+}
+
+size_t expr_size(const ExprP &e) {
+  size_t n = 0;
+  visit(e, [&](const Expr &) { ++n; });
+  return n;
+}
+
+bool has_reduce(const ExprP &e) {
+  bool r = false;
+  visit(e, [&](const Expr &x) { r = r || x.op == EOp::Reduce; });
+  return r;
+}
+
+int count_loads(const ExprP &e, int slot) {
+  int n = 0;
+  visit(e, [&](const Expr &x) { n += x.op == EOp::Load && x.id == slot; });
+  return n;
+}
+
+int max_var_id(const ExprP &e) {
+  int m = -1;
+  visit(e, [&](const Expr &x) {
+    if (x.op == EOp::Var) m = std::max(m, x.id);
+    for (auto &r : x.rvars) m = std::max(m, r.id);
+  });
+  return m;
+}
+
+// Rebuilds a node with new operands through the folding builders.
+static ExprP rebuild(const Expr &x, std::vector<ExprP> ops) {
+  if (x.op == EOp::Load) return load(x.id, x.type, std::move(ops));
+  if (x.op == EOp::Cast) return cast(ops[0], x.type);
+  if (is_unary(x.op)) return un(x.op, ops[0]);
+  if (is_binary(x.op)) return bin(x.op, ops[0], ops[1]);
+  if (x.op == EOp::Select) return select(ops[0], ops[1], ops[2]);
+  if (x.op == EOp::Reduce) return reduce(x.rk, x.rvars, ops[0]);
+  Expr copy = x;
+  copy.a = std::move(ops);
+  return mk(copy);
+}
+
+ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f) {
+  std::unordered_map<const Expr *, ExprP> memo;
+  std::function<ExprP(const ExprP &)> go = [&](const ExprP &x) -> ExprP {
+    auto it = memo.find(x.get());
+    if (it != memo.end()) return it->second;
+    std::vector<ExprP> ops;
+    bool changed = false;
+    for (auto &k : x->a) {
+      ops.push_back(go(k));
+      changed = changed || ops.back() != k;
+    }
+    ExprP cur = changed ? rebuild(*x, std::move(ops)) : x;
+    ExprP r = f(cur);
+    if (!r) r = cur;
+    memo[x.get()] = r;
+    return r;
+  };
+  return go(e);
+}
+
+ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars) {
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (x->op == EOp::Var && x->id < (int)vars.size()) return vars[x->id];
+    return nullptr;
+  });
+}
+
+ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Expr &)> &f) {
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (x->op == EOp::Load && x->id == slot) return f(*x);
+    return nullptr;
+  });
+}
+
+ExprP remap_slots(const ExprP &e, const std::vector<int> &map) {
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (x->op != EOp::Load) return nullptr;
+    return load(map.at(x->id), x->type, x->a);
+  });
+}
+
+ExprP renumber_reduce_vars(const ExprP &e, int first, int *next) {
+  std::map<int, int> ren;
+  int n = first;
+  visit(e, [&](const Expr &x) {
+    for (auto &r : x.rvars)
+      if (!ren.count(r.id)) ren[r.id] = n++;
+  });
+  if (next) *next = n;
+  if (ren.empty()) return e;
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (x->op == EOp::Var && ren.count(x->id)) return var(ren[x->id]);
+    if (x->op == EOp::Reduce) {
+      std::vector<RVar> rv = x->rvars;
+      for (auto &r : rv) r.id = ren.at(r.id);
+      return reduce(x->rk, rv, x->a[0]);
+    }
+    return nullptr;
+  });
+}
+
+bool is_identity_load(const Expr &e, int slot, int rank) {
+  if (e.op != EOp::Load || e.id != slot || (int)e.a.size() != rank) return false;
+  for (int k = 0; k < rank; ++k)
+    if (e.a[k]->op != EOp::Var || e.a[k]->id != k) return false;
+  return true;
+}
+
+Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
+  const Interval unknown{0, 0, false};
+  switch (e->op) {
+    case EOp::Const: return {e->ival, e->ival, !dtype_is_float(e->type)};
+    case EOp::Var: {
+      auto it = ext.find(e->id);
+      if (it == ext.end() || it->second <= 0) return unknown;
+      return {0, it->second - 1, true};
+    }
+    case EOp::Add: case EOp::Sub: case EOp::Mul: case EOp::Min: case EOp::Max: {
+      Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
+      if (!a.known || !b.known) return unknown;
+      if (e->op == EOp::Add) return {a.lo + b.lo, a.hi + b.hi, true};
+      if (e->op == EOp::Sub) return {a.lo - b.hi, a.hi - b.lo, true};
+      if (e->op == EOp::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), true};
+      if (e->op == EOp::Max) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), true};
+      int64_t c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+      return {*std::min_element(c, c + 4), *std::max_element(c, c + 4), true};
+    }
+    case EOp::Div: case EOp::Rem: {
+      Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
+      if (!a.known || !b.known || a.lo < 0 || b.lo <= 0) return unknown;
+      if (e->op == EOp::Div) return {a.lo / b.hi, a.hi / b.lo, true};
+      return {0, std::min(a.hi, b.hi - 1), true};
+    }
+    default: return unknown;
+  }
+}
+
+ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
+  std::map<int, int64_t> all = ext;
+  visit(e, [&](const Expr &x) {
+    for (auto &r : x.rvars) all[r.id] = r.extent;
+  });
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (!is_compare(x->op) || x->a[0]->type != kIndexType) return nullptr;
+    Interval a = index_range(x->a[0], all), b = index_range(x->a[1], all);
+    if (!a.known || !b.known) return nullptr;
+    switch (x->op) {
+      case EOp::Lt: if (a.hi < b.lo) return cbool(true); if (a.lo >= b.hi) return cbool(false); break;
+      case EOp::Le: if (a.hi <= b.lo) return cbool(true); if (a.lo > b.hi) return cbool(false); break;
+      case EOp::Gt: if (a.lo > b.hi) return cbool(true); if (a.hi <= b.lo) return cbool(false); break;
+      case EOp::Ge: if (a.lo >= b.hi) return cbool(true); if (a.hi < b.lo) return cbool(false); break;
+      default: break;
+    }
+    return nullptr;
+  });
+}
+
+std::string to_string(const ExprP &e) {
+  switch (e->op) {
+    case EOp::Const:
+      return dtype_is_float(e->type) ? std::to_string(e->fval) : std::to_string(e->ival);
+    case EOp::Var: return (e->id >= kFirstReduceVar ? "r" : "i") + std::to_string(e->id);
+    case EOp::Acc: return "acc";
+    case EOp::Load: {
+      std::string s = "in" + std::to_string(e->id) + "[";
+      for (size_t k = 0; k < e->a.size(); ++k) s += (k ? "," : "") + to_string(e->a[k]);
+      return s + "]";
+    }
+    case EOp::Cast: return std::string(dtype_name(e->type)) + "(" + to_string(e->a[0]) + ")";
+    case EOp::Reduce: {
+      static const char *k[] = {"sum", "max", "min", "prod"};
+      std::string s = std::string(k[(int)e->rk]) + "{";
+      for (auto &r : e->rvars) s += "r" + std::to_string(r.id) + "<" + std::to_string(r.extent) + " ";
+      return s + "}(" + to_string(e->a[0]) + ")";
+    }
+    default: {
+      std::string s = std::string(eop_name(e->op)) + "(";
+      for (size_t k = 0; k < e->a.size(); ++k) s += (k ? ", " : "") + to_string(e->a[k]);
+      return s + ")";
+    }
+  }
+}
+
+}  // namespace tinyrt

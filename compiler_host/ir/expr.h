@@ -1,0 +1,138 @@
+// expr.h — the element-level expression IR.
+//
+// Every op is defined by an expression giving one output element as a
+// function of the output's index variables: Var(k) is the index along output
+// axis k, Load(slot, i0..in) reads element (i0..in) of the kernel's input
+// `slot` (logical indices; the physical layout is the buffer's business), and
+// Reduce introduces reduction variables with static extents. The same
+// expression is interpreted on the host (constant folding, references) and
+// lowered by the code generators (vectorized along one output axis).
+//
+// Expressions are immutable DAGs shared through ExprP.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace tinyrt {
+
+enum class EOp : uint8_t {
+  // leaves
+  Const,  // fval / ival
+  Var,    // index variable `id` (kIndexType)
+  Load,   // input slot `id`, operands = indices (kIndexType)
+  Acc,    // accumulator placeholder in a scheduled kernel's epilogue
+  // unary, result type = operand type unless noted
+  Neg, Abs, Sqrt, Exp, Log, Tanh, Sigmoid, Erf, Floor, Ceil, Round, Recip,
+  Not,   // bool
+  Cast,  // to `type`
+  // binary, operands of one type
+  Add, Sub, Mul, Div, Rem, Min, Max, Pow,
+  Eq, Ne, Lt, Le, Gt, Ge,  // -> Bool
+  And, Or, Xor,            // bool
+  Select,                  // (cond: Bool, a, b)
+  Reduce,                  // operand 0 = body; `rk` and `rvars`
+};
+
+enum class ReduceKind : uint8_t { Sum, Max, Min, Prod };
+
+struct RVar {
+  int id;
+  int64_t extent;
+};
+
+struct Expr;
+using ExprP = std::shared_ptr<const Expr>;
+
+struct Expr {
+  EOp op;
+  DType type;
+  std::vector<ExprP> a;
+  double fval = 0;
+  int64_t ival = 0;
+  int id = -1;  // Var id, Load slot
+  ReduceKind rk = ReduceKind::Sum;
+  std::vector<RVar> rvars;
+
+  bool is_const() const { return op == EOp::Const; }
+  bool is_const_int(int64_t v) const { return op == EOp::Const && !dtype_is_float(type) && ival == v; }
+};
+
+// First id of reduction variables; output axes use ids 0..rank-1.
+constexpr int kFirstReduceVar = 64;
+
+// ---- builders (they fold constants and trivial index arithmetic) ----
+ExprP cst(DType t, double v);
+ExprP cidx(int64_t v);  // index-typed constant
+ExprP cbool(bool v);
+ExprP var(int id);
+ExprP load(int slot, DType t, std::vector<ExprP> idx);
+ExprP acc(DType t);
+ExprP un(EOp op, ExprP x);
+ExprP cast(ExprP x, DType to);
+ExprP bin(EOp op, ExprP x, ExprP y);
+ExprP select(ExprP c, ExprP a, ExprP b);
+ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body);
+
+inline ExprP operator+(ExprP a, ExprP b) { return bin(EOp::Add, a, b); }
+inline ExprP operator-(ExprP a, ExprP b) { return bin(EOp::Sub, a, b); }
+inline ExprP operator*(ExprP a, ExprP b) { return bin(EOp::Mul, a, b); }
+inline ExprP operator/(ExprP a, ExprP b) { return bin(EOp::Div, a, b); }
+inline ExprP operator+(ExprP a, int64_t b) { return a + cidx(b); }
+inline ExprP operator-(ExprP a, int64_t b) { return a - cidx(b); }
+inline ExprP operator*(ExprP a, int64_t b) { return a * cidx(b); }
+ExprP emin(ExprP a, ExprP b);
+ExprP emax(ExprP a, ExprP b);
+ExprP lt(ExprP a, ExprP b);
+ExprP ge(ExprP a, ExprP b);
+ExprP land(ExprP a, ExprP b);
+// 0 <= i < n
+ExprP in_range(ExprP i, int64_t n);
+
+// The value a reduction starts from.
+double reduce_init(ReduceKind k, DType t);
+
+// ---- analysis and rewriting ----
+bool is_binary(EOp op);
+bool is_unary(EOp op);
+bool is_compare(EOp op);
+const char *eop_name(EOp op);
+
+// Calls f on every node once (DAG walk).
+void visit(const ExprP &e, const std::function<void(const Expr &)> &f);
+size_t expr_size(const ExprP &e);
+bool has_reduce(const ExprP &e);
+int count_loads(const ExprP &e, int slot);
+int max_var_id(const ExprP &e);
+// Rebuilds bottom-up; `f` may return a replacement for a node (after its
+// operands were rewritten) or nullptr to keep it.
+ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f);
+// Replaces Var(k) for k < vars.size() by vars[k] (reduction variables stay).
+ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars);
+// Replaces every Load of `slot` by f(load).
+ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Expr &)> &f);
+// Renumbers load slots: slot s becomes map[s].
+ExprP remap_slots(const ExprP &e, const std::vector<int> &map);
+// Renumbers reduction variables to start at `first`; returns the next free id.
+ExprP renumber_reduce_vars(const ExprP &e, int first, int *next);
+// Is `e` Load(slot, Var(0), ..., Var(rank-1))?
+bool is_identity_load(const Expr &e, int slot, int rank);
+
+// Interval of an index expression given variable extents (var id -> extent).
+struct Interval {
+  int64_t lo, hi;  // inclusive
+  bool known;
+};
+Interval index_range(const ExprP &e, const std::map<int, int64_t> &extents);
+// Folds comparisons and selects that the variable extents decide, e.g. the
+// padding checks of a convolution without padding.
+ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &extents);
+
+std::string to_string(const ExprP &e);
+
+}  // namespace tinyrt

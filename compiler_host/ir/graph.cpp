@@ -1,0 +1,132 @@
+#include "ir/graph.h"
+
+#include <cstring>
+
+namespace tinyrt {
+
+double ConstData::get_f(int64_t i) const {
+  switch (dtype) {
+    case DType::F32: return as<float>()[i];
+    case DType::F64: return as<double>()[i];
+    default: return (double)get_i(i);
+  }
+}
+
+int64_t ConstData::get_i(int64_t i) const {
+  switch (dtype) {
+    case DType::F32: return (int64_t)as<float>()[i];
+    case DType::F64: return (int64_t)as<double>()[i];
+    case DType::U8: case DType::Bool: return as<uint8_t>()[i];
+    case DType::I8: return as<int8_t>()[i];
+    case DType::U16: return as<uint16_t>()[i];
+    case DType::I16: return as<int16_t>()[i];
+    case DType::I32: return as<int32_t>()[i];
+    case DType::U32: return as<uint32_t>()[i];
+    case DType::I64: return as<int64_t>()[i];
+    case DType::U64: return (int64_t)as<uint64_t>()[i];
+    default: fail_internal(std::string("get_i on ") + dtype_name(dtype));
+  }
+}
+
+ConstP make_const(DType t, Shape shape, Bytes bytes) {
+  auto c = std::make_shared<ConstData>();
+  c->dtype = t;
+  c->shape = std::move(shape);
+  c->bytes = std::move(bytes);
+  TINYRT_CHECK((int64_t)c->bytes.size() == shape_numel(c->shape) * dtype_bytes(t),
+               "constant byte size");
+  return c;
+}
+
+template <class T>
+static ConstP make_typed(DType t, Shape shape, const std::vector<T> &v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return make_const(t, std::move(shape), std::move(b));
+}
+
+ConstP make_const_f32(Shape shape, const std::vector<float> &v) {
+  return make_typed(DType::F32, std::move(shape), v);
+}
+ConstP make_const_i64(Shape shape, const std::vector<int64_t> &v) {
+  return make_typed(DType::I64, std::move(shape), v);
+}
+
+int64_t Node::geti(const std::string &a, int64_t def) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? def : it->second.i;
+}
+float Node::getf(const std::string &a, float def) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? def : it->second.f;
+}
+std::string Node::gets(const std::string &a, const std::string &def) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? def : it->second.s;
+}
+std::vector<int64_t> Node::getints(const std::string &a, const std::vector<int64_t> &def) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? def : it->second.ints;
+}
+std::vector<float> Node::getfloats(const std::string &a, const std::vector<float> &def) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? def : it->second.floats;
+}
+std::string Node::where() const { return "node '" + name + "' (" + op + ")"; }
+
+int Graph::add_value(const std::string &n, DType t, Shape shape) {
+  Value v;
+  v.name = n;
+  v.dtype = t;
+  v.shape = std::move(shape);
+  v.shape_known = true;
+  values.push_back(std::move(v));
+  return (int)values.size() - 1;
+}
+
+int Graph::add_const(const std::string &n, ConstP data) {
+  int id = add_value(n, data->dtype, data->shape);
+  values[id].data = std::move(data);
+  return id;
+}
+
+std::string Graph::fresh_name(const std::string &base) {
+  int &k = name_counter_[base];
+  return base + "__" + std::to_string(k++);
+}
+
+std::vector<int> Graph::use_counts() const {
+  std::vector<int> uses(values.size(), 0);
+  for (const Node &n : nodes)
+    for (int i : n.in)
+      if (i >= 0) uses[i]++;
+  for (int o : outputs) uses[o]++;
+  return uses;
+}
+
+bool Graph::is_graph_output(int v) const {
+  for (int o : outputs)
+    if (o == v) return true;
+  return false;
+}
+
+void Graph::remove_dead_nodes() {
+  // Walk backwards so that a chain of dead nodes disappears in one sweep.
+  std::vector<int> uses = use_counts();
+  std::vector<bool> dead(nodes.size(), false);
+  for (size_t k = nodes.size(); k-- > 0;) {
+    bool used = false;
+    for (int o : nodes[k].out) used = used || uses[o] > 0;
+    if (!used) {
+      dead[k] = true;
+      for (int i : nodes[k].in)
+        if (i >= 0) uses[i]--;
+    }
+  }
+  std::vector<Node> kept;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (!dead[k]) kept.push_back(std::move(nodes[k]));
+  nodes = std::move(kept);
+}
+
+}  // namespace tinyrt

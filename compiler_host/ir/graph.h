@@ -1,0 +1,104 @@
+// graph.h — tinyrt's own graph IR: values (tensors) and nodes (ONNX-level
+// ops), kept in topological order. Graph passes rewrite it; lowering turns
+// each node into kernels (ir/program.h).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/error.h"
+
+namespace tinyrt {
+
+using Bytes = std::vector<uint8_t>;
+
+// A tensor's value known at compile time (row-major, little-endian).
+struct ConstData {
+  DType dtype = DType::F32;
+  Shape shape;
+  Bytes bytes;
+  template <class T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }
+  // Element i converted to double / int64 (any numeric dtype).
+  double get_f(int64_t i) const;
+  int64_t get_i(int64_t i) const;
+};
+using ConstP = std::shared_ptr<const ConstData>;
+ConstP make_const(DType t, Shape shape, Bytes bytes);
+ConstP make_const_f32(Shape shape, const std::vector<float> &v);
+ConstP make_const_i64(Shape shape, const std::vector<int64_t> &v);
+
+struct Value {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  bool shape_known = false;
+  ConstP data;  // set when the value is a compile-time constant
+  bool is_const() const { return data != nullptr; }
+  int64_t numel() const { return shape_numel(shape); }
+  int rank() const { return (int)shape.size(); }
+};
+
+struct Graph;
+
+struct Attr {
+  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph } kind = Kind::Int;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  ConstP t;
+};
+
+struct Node {
+  std::string name;
+  std::string op;      // ONNX op type
+  std::string domain;  // "" = ai.onnx
+  std::vector<int> in;   // value ids; -1 = omitted optional input
+  std::vector<int> out;  // value ids
+  std::map<std::string, Attr> attrs;
+  int opset = 0;  // opset of the node's domain in the model
+
+  bool has(const std::string &a) const { return attrs.count(a) != 0; }
+  int64_t geti(const std::string &a, int64_t def) const;
+  float getf(const std::string &a, float def) const;
+  std::string gets(const std::string &a, const std::string &def) const;
+  std::vector<int64_t> getints(const std::string &a, const std::vector<int64_t> &def = {}) const;
+  std::vector<float> getfloats(const std::string &a, const std::vector<float> &def = {}) const;
+  // "node 'name' (Op)" for messages.
+  std::string where() const;
+  // Input i is present (index in range and not omitted).
+  bool has_in(size_t i) const { return i < in.size() && in[i] >= 0; }
+};
+
+struct Graph {
+  // A deque: references to values stay valid while passes add values.
+  std::deque<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;  // non-constant graph inputs
+  std::vector<int> outputs;
+  int opset = 0;  // ai.onnx opset of the model
+  std::string name;
+
+  int add_value(const std::string &name, DType t, Shape shape);
+  int add_const(const std::string &name, ConstP data);
+  Value &v(int id) { return values.at(id); }
+  const Value &v(int id) const { return values.at(id); }
+  // A name not used by any value yet, derived from `base`.
+  std::string fresh_name(const std::string &base);
+  // Number of node inputs and graph outputs that read each value.
+  std::vector<int> use_counts() const;
+  // Drops nodes none of whose outputs are used, and unused values' data.
+  void remove_dead_nodes();
+  bool is_graph_output(int v) const;
+
+ private:
+  std::map<std::string, int> name_counter_;
+};
+
+}  // namespace tinyrt

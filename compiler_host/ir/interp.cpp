@@ -1,0 +1,239 @@
+#include "ir/interp.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ir/error.h"
+
+namespace tinyrt {
+
+int64_t wrap_int(int64_t v, DType t) {
+  switch (t) {
+    case DType::I8: return (int8_t)v;
+    case DType::U8: return (uint8_t)v;
+    case DType::I16: return (int16_t)v;
+    case DType::U16: return (uint16_t)v;
+    case DType::I32: return (int32_t)v;
+    case DType::U32: return (uint32_t)v;
+    case DType::Bool: return v != 0;
+    default: return v;
+  }
+}
+
+static double round_float(double v, DType t) { return t == DType::F32 ? (double)(float)v : v; }
+
+double eval_float_op(EOp op, double a, double b, DType t) {
+  double r = 0;
+  switch (op) {
+    case EOp::Neg: r = -a; break;
+    case EOp::Abs: r = std::fabs(a); break;
+    case EOp::Sqrt: r = std::sqrt(a); break;
+    case EOp::Exp: r = std::exp(a); break;
+    case EOp::Log: r = std::log(a); break;
+    case EOp::Tanh: r = std::tanh(a); break;
+    case EOp::Sigmoid: r = 1.0 / (1.0 + std::exp(-a)); break;
+    case EOp::Erf: r = std::erf(a); break;
+    case EOp::Floor: r = std::floor(a); break;
+    case EOp::Ceil: r = std::ceil(a); break;
+    case EOp::Round: r = std::nearbyint(a); break;
+    case EOp::Recip: r = 1.0 / a; break;
+    case EOp::Add: r = a + b; break;
+    case EOp::Sub: r = a - b; break;
+    case EOp::Mul: r = a * b; break;
+    case EOp::Div: r = a / b; break;
+    case EOp::Rem: r = std::fmod(a, b); break;
+    case EOp::Min: r = (a < b || std::isnan(a)) ? a : b; break;
+    case EOp::Max: r = (a > b || std::isnan(a)) ? a : b; break;
+    case EOp::Pow: r = std::pow(a, b); break;
+    case EOp::Eq: return a == b;
+    case EOp::Ne: return a != b;
+    case EOp::Lt: return a < b;
+    case EOp::Le: return a <= b;
+    case EOp::Gt: return a > b;
+    case EOp::Ge: return a >= b;
+    default: fail_internal(std::string("float op ") + eop_name(op));
+  }
+  return round_float(r, t);
+}
+
+int64_t eval_int_op(EOp op, int64_t a, int64_t b, DType t) {
+  bool u = !dtype_is_signed(t);
+  int64_t r = 0;
+  switch (op) {
+    case EOp::Neg: r = -a; break;
+    case EOp::Abs: r = a < 0 ? -a : a; break;
+    case EOp::Not: r = !a; break;
+    case EOp::Add: r = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    case EOp::Sub: r = (int64_t)((uint64_t)a - (uint64_t)b); break;
+    case EOp::Mul: r = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case EOp::Div:
+      if (b == 0) return 0;
+      r = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
+      break;
+    case EOp::Rem:
+      if (b == 0) return 0;
+      r = u ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b;
+      break;
+    case EOp::Min: r = u ? ((uint64_t)a < (uint64_t)b ? a : b) : std::min(a, b); break;
+    case EOp::Max: r = u ? ((uint64_t)a > (uint64_t)b ? a : b) : std::max(a, b); break;
+    case EOp::Pow: {
+      r = 1;
+      for (int64_t k = 0; k < b; ++k) r *= a;
+      break;
+    }
+    case EOp::And: r = a & b; break;
+    case EOp::Or: r = a | b; break;
+    case EOp::Xor: r = a ^ b; break;
+    case EOp::Eq: return a == b;
+    case EOp::Ne: return a != b;
+    case EOp::Lt: return u ? (uint64_t)a < (uint64_t)b : a < b;
+    case EOp::Le: return u ? (uint64_t)a <= (uint64_t)b : a <= b;
+    case EOp::Gt: return u ? (uint64_t)a > (uint64_t)b : a > b;
+    case EOp::Ge: return u ? (uint64_t)a >= (uint64_t)b : a >= b;
+    default: fail_internal(std::string("int op ") + eop_name(op));
+  }
+  return wrap_int(r, t);
+}
+
+namespace {
+
+struct Scalar {
+  double f = 0;
+  int64_t i = 0;
+};
+
+struct Interp {
+  const std::vector<ConstP> &inputs;
+  std::vector<std::vector<int64_t>> strides;
+  std::vector<int64_t> vars;
+
+  Scalar eval(const Expr &e) {
+    Scalar r;
+    bool fl = dtype_is_float(e.type);
+    switch (e.op) {
+      case EOp::Const:
+        r.f = e.fval;
+        r.i = e.ival;
+        return r;
+      case EOp::Var:
+        r.i = vars.at(e.id);
+        return r;
+      case EOp::Load: {
+        const ConstData &c = *inputs.at(e.id);
+        int64_t off = 0;
+        for (size_t k = 0; k < e.a.size(); ++k) {
+          int64_t ix = eval(*e.a[k]).i;
+          if (ix < 0 || ix >= c.shape[k])
+            fail_internal("interpreter load out of bounds: index " + std::to_string(ix) +
+                          " on axis " + std::to_string(k) + " of " + shape_str(c.shape));
+          off += ix * strides[e.id][k];
+        }
+        if (fl) r.f = c.get_f(off);
+        else r.i = c.get_i(off);
+        return r;
+      }
+      case EOp::Cast: {
+        const Expr &x = *e.a[0];
+        Scalar v = eval(x);
+        bool xf = dtype_is_float(x.type);
+        if (fl) {
+          r.f = round_float(xf ? v.f : (dtype_is_signed(x.type) ? (double)v.i : (double)(uint64_t)v.i), e.type);
+        } else if (e.type == DType::Bool) {
+          r.i = xf ? v.f != 0 : v.i != 0;
+        } else if (xf) {
+          double d = std::trunc(v.f);
+          if (std::isnan(d)) d = 0;
+          d = std::max(-9.2e18, std::min(9.2e18, d));
+          r.i = wrap_int((int64_t)d, e.type);
+        } else {
+          r.i = wrap_int(v.i, e.type);
+        }
+        return r;
+      }
+      case EOp::Select:
+        return eval(*e.a[0]).i ? eval(*e.a[1]) : eval(*e.a[2]);
+      case EOp::Reduce: return eval_reduce(e);
+      case EOp::Acc: fail_internal("interpreting an epilogue");
+      default: break;
+    }
+    const Expr &x = *e.a[0];
+    bool xf = dtype_is_float(x.type);
+    Scalar a = eval(x), b;
+    if (e.a.size() > 1) b = eval(*e.a[1]);
+    if (xf) {
+      double v = eval_float_op(e.op, a.f, b.f, x.type);
+      if (is_compare(e.op)) r.i = (int64_t)v;
+      else r.f = v;
+    } else {
+      r.i = eval_int_op(e.op, a.i, b.i, x.type);
+    }
+    return r;
+  }
+
+  Scalar eval_reduce(const Expr &e) {
+    bool fl = dtype_is_float(e.type);
+    double init = reduce_init(e.rk, e.type);
+    Scalar accv;
+    accv.f = init;
+    accv.i = (int64_t)init;
+    for (auto &rv : e.rvars) {
+      if ((int)vars.size() <= rv.id) vars.resize(rv.id + 1);
+      if (rv.extent == 0) return accv;
+    }
+    for (auto &rv : e.rvars) vars[rv.id] = 0;
+    EOp combine = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
+                  : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
+    for (;;) {
+      Scalar v = eval(*e.a[0]);
+      if (fl) accv.f = eval_float_op(combine, accv.f, v.f, e.type);
+      else accv.i = eval_int_op(combine, accv.i, v.i, e.type);
+      size_t k = e.rvars.size();
+      while (k > 0) {
+        const RVar &rv = e.rvars[k - 1];
+        if (++vars[rv.id] < rv.extent) break;
+        vars[rv.id] = 0;
+        --k;
+      }
+      if (k == 0) break;
+    }
+    return accv;
+  }
+};
+
+template <class T> void put(Bytes &b, int64_t i, T v) { std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T)); }
+
+}  // namespace
+
+ConstP interpret(const ExprP &e, DType type, const Shape &shape,
+                 const std::vector<ConstP> &inputs) {
+  Interp in{inputs, {}, {}};
+  for (auto &c : inputs) in.strides.push_back(c ? row_major_strides(c->shape) : std::vector<int64_t>{});
+  int64_t n = shape_numel(shape);
+  Bytes out((size_t)(n * dtype_bytes(type)));
+  int nv = std::max<int>(max_var_id(e) + 1, (int)shape.size());
+  in.vars.assign(nv, 0);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    int64_t rem = lin;
+    for (size_t k = shape.size(); k-- > 0;) {
+      in.vars[k] = rem % shape[k];
+      rem /= shape[k];
+    }
+    Scalar s = in.eval(*e);
+    switch (type) {
+      case DType::F32: put<float>(out, lin, (float)s.f); break;
+      case DType::F64: put<double>(out, lin, s.f); break;
+      case DType::I8: put<int8_t>(out, lin, (int8_t)s.i); break;
+      case DType::U8: case DType::Bool: put<uint8_t>(out, lin, (uint8_t)s.i); break;
+      case DType::I16: put<int16_t>(out, lin, (int16_t)s.i); break;
+      case DType::U16: put<uint16_t>(out, lin, (uint16_t)s.i); break;
+      case DType::I32: put<int32_t>(out, lin, (int32_t)s.i); break;
+      case DType::U32: put<uint32_t>(out, lin, (uint32_t)s.i); break;
+      case DType::I64: case DType::U64: put<int64_t>(out, lin, s.i); break;
+      default: fail_unsupported(std::string("constant of type ") + dtype_name(type));
+    }
+  }
+  return make_const(type, shape, std::move(out));
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,78 @@
+// program.h — the kernel-level IR that lowering produces and the code
+// generators consume: an ordered list of kernels (one generated function
+// each), value aliases (views), physical layouts and the memory plan.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+#include "ir/graph.h"
+
+namespace tinyrt {
+
+// An implicit-GEMM convolution or matrix product over packed constant
+// weights: out(pixel, oc) = epilogue(sum_k X(pixel, k) * W(k, oc)).
+// Pixels are (n, oh, ow); k is (kh, kw, ic). Matrix products are 1x1
+// convolutions whose roles map to other axes (see *_axis).
+struct GemmSpec {
+  int64_t batch = 1, in_c = 0, in_h = 1, in_w = 1, out_c = 0, out_h = 1, out_w = 1;
+  int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t pad_t = 0, pad_l = 0, groups = 1;
+  int weight = -1;  // constant value id, logical [OC, IC/groups, KH, KW]
+  // Roles -> logical axes of the output (slot: the kernel output) and of the
+  // input X (kernel slot 0); -1 when the role has no axis (extent 1).
+  int out_axis[4] = {0, 1, 2, 3};  // n, c, h, w
+  int in_axis[4] = {0, 1, 2, 3};
+  ExprP epilogue;  // element of the output in terms of Acc (the sum)
+  // Chosen by the pack_weights pass.
+  int packed = -1;  // constant value id of the packed weights
+  int mr = 0, nr = 0;  // register tile: pixels x output channels
+};
+
+enum class KernelKind { Loop, Gemm };
+
+struct Kernel {
+  KernelKind kind = KernelKind::Loop;
+  int out = -1;
+  std::vector<int> ins;  // slot -> value id
+  ExprP expr;            // full definition of an output element (always set)
+  GemmSpec gemm;         // kind == Gemm
+  std::vector<std::string> nodes;  // ONNX nodes this kernel computes
+  std::string label;               // e.g. "Conv+Add+Relu"
+};
+
+// Where a value's elements live once memory is planned.
+struct Storage {
+  enum class Where { None, Arena, Const } where = Where::None;
+  int64_t offset = 0;            // arena byte offset of the element (0,...,0)
+  std::vector<int64_t> strides;  // elements per logical axis
+};
+
+struct PlanStats {
+  int64_t arena_bytes = 0;
+  int64_t lower_bound_bytes = 0;  // peak bytes simultaneously live
+  int64_t weights_bytes = 0;
+};
+
+struct Program {
+  Graph graph;
+  std::vector<Kernel> kernels;
+  std::map<int, int> alias;  // view -> viewed value (same element order)
+  // Physical axis order per value (outermost first); empty = row-major.
+  std::vector<std::vector<int>> perm;
+  std::vector<Storage> storage;
+  PlanStats stats;
+
+  // Follows aliases to the value that owns the elements.
+  int root(int v) const;
+  const std::vector<int> &perm_of(int v) const;
+  // Strides in elements for value v's own physical layout.
+  std::vector<int64_t> layout_strides(int v) const;
+};
+
+// Physical order `perm` is row-major once size-1 axes are ignored.
+bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape);
+
+}  // namespace tinyrt

@@ -1,0 +1,551 @@
+// nn.cpp — convolution, matrix products, normalization, pooling, softmax
+// and reductions. Convolutions and products with constant weights also get
+// a GemmSpec so the scheduled GEMM emitter computes them; their expression
+// stays the reference.
+#include <cmath>
+
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+const std::vector<DType> kFloat = {DType::F32, DType::F64};
+
+// Spatial geometry shared by Conv and the pools.
+struct Window {
+  int nsp = 0;
+  std::vector<int64_t> in, k, s, d, pb, pe, out;
+};
+
+Window window_geometry(const Node &n, const Shape &x, std::vector<int64_t> kernel, bool ceil_mode) {
+  Window w;
+  if (x.size() < 3) fail_invalid(n.where() + ": input must have rank >= 3, got " + shape_str(x));
+  w.nsp = (int)x.size() - 2;
+  w.in.assign(x.begin() + 2, x.end());
+  if ((int)kernel.size() != w.nsp)
+    fail_invalid(n.where() + ": kernel_shape has " + std::to_string(kernel.size()) +
+                 " dims for " + std::to_string(w.nsp) + " spatial dims");
+  w.k = kernel;
+  w.s = n.getints("strides", std::vector<int64_t>(w.nsp, 1));
+  w.d = n.getints("dilations", std::vector<int64_t>(w.nsp, 1));
+  std::vector<int64_t> pads = n.getints("pads", std::vector<int64_t>(2 * w.nsp, 0));
+  if ((int)w.s.size() != w.nsp || (int)w.d.size() != w.nsp || (int)pads.size() != 2 * w.nsp)
+    fail_invalid(n.where() + ": strides/dilations/pads do not match the spatial rank");
+  std::string ap = n.gets("auto_pad", "NOTSET");
+  w.pb.resize(w.nsp);
+  w.pe.resize(w.nsp);
+  w.out.resize(w.nsp);
+  for (int i = 0; i < w.nsp; ++i) {
+    if (w.s[i] < 1 || w.d[i] < 1 || w.k[i] < 1)
+      fail_invalid(n.where() + ": kernel, strides and dilations must be positive");
+    int64_t ext = (w.k[i] - 1) * w.d[i] + 1;
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      w.out[i] = (w.in[i] + w.s[i] - 1) / w.s[i];
+      int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.s[i] + ext - w.in[i]);
+      w.pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pe[i] = total - w.pb[i];
+      continue;
+    }
+    if (ap == "VALID") {
+      w.pb[i] = w.pe[i] = 0;
+    } else if (ap == "NOTSET") {
+      w.pb[i] = pads[i];
+      w.pe[i] = pads[i + w.nsp];
+    } else {
+      fail_invalid(n.where() + ": unknown auto_pad '" + ap + "'");
+    }
+    int64_t span = w.in[i] + w.pb[i] + w.pe[i] - ext;
+    if (span < 0) fail_invalid(n.where() + ": kernel larger than the padded input");
+    w.out[i] = (ceil_mode ? (span + w.s[i] - 1) / w.s[i] : span / w.s[i]) + 1;
+    // The last window must start inside the input or its leading padding.
+    if (ceil_mode && (w.out[i] - 1) * w.s[i] >= w.in[i] + w.pb[i]) w.out[i]--;
+  }
+  return w;
+}
+
+std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_weight) {
+  if (n.has("kernel_shape")) return n.getints("kernel_shape");
+  if (!from_weight) fail_invalid(n.where() + ": kernel_shape is required");
+  const Shape &w = in_val(g, n, 1).shape;
+  return Shape(w.begin() + 2, w.end());
+}
+
+// ------------------------------------------------------------------ Conv --
+
+void def_conv() {
+  OpDef d;
+  d.name = "Conv";
+  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
+    Window win = window_geometry(n, x, kernel_shape_of(n, g, true), false);
+    int64_t groups = n.geti("group", 1);
+    if (w.size() != x.size() || groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
+      fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x) +
+                   " with group=" + std::to_string(groups));
+    if (n.has_in(2) && in_val(g, n, 2).shape != Shape{w[0]})
+      fail_invalid(n.where() + ": bias must have shape [" + std::to_string(w[0]) + "]");
+    Shape out = {x[0], w[0]};
+    out.insert(out.end(), win.out.begin(), win.out.end());
+    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+    DType t = X.dtype;
+    Window win = window_geometry(n, X.shape, kernel_shape_of(n, c.g, true), false);
+    int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1], OCg = OC / G;
+    int r = X.rank();
+    // Reduction vars: input channel within the group, then the window.
+    std::vector<RVar> rv = {{kFirstReduceVar, ICg}};
+    for (int i = 0; i < win.nsp; ++i) rv.push_back({kFirstReduceVar + 1 + i, win.k[i]});
+    ExprP ic = var(kFirstReduceVar);
+    if (G > 1) ic = (var(1) / cidx(OCg)) * cidx(ICg) + ic;
+    std::vector<ExprP> xi = {var(0), ic}, wi = {var(1), var(kFirstReduceVar)};
+    ExprP inside = cbool(true);
+    for (int i = 0; i < win.nsp; ++i) {
+      ExprP kv = var(kFirstReduceVar + 1 + i);
+      ExprP pos = var(2 + i) * cidx(win.s[i]) + kv * cidx(win.d[i]) - cidx(win.pb[i]);
+      inside = land(inside, in_range(pos, win.in[i]));
+      xi.push_back(pos);
+      wi.push_back(kv);
+    }
+    ExprP body = select(inside, load(0, t, xi), cst(t, 0)) * load(1, t, wi);
+    ExprP sum = reduce(ReduceKind::Sum, rv, body);
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    ExprP bias;
+    if (n.has_in(2)) {
+      ins.push_back(n.in[2]);
+      bias = load(2, t, {var(1)});
+    }
+    ExprP expr = bias ? sum + bias : sum;
+    bool depthwise = ICg == 1;
+    if (!W.is_const() || t != DType::F32 || win.nsp > 2 || depthwise) {
+      c.kernel(n.out[0], ins, expr);  // the generic loop emitter
+      return;
+    }
+    GemmSpec s;
+    s.batch = X.shape[0];
+    s.in_c = X.shape[1];
+    s.out_c = OC;
+    s.groups = G;
+    s.weight = n.in[1];
+    s.in_h = win.in[0];
+    s.out_h = win.out[0];
+    s.k_h = win.k[0];
+    s.stride_h = win.s[0];
+    s.dil_h = win.d[0];
+    s.pad_t = win.pb[0];
+    if (win.nsp == 2) {
+      s.in_w = win.in[1];
+      s.out_w = win.out[1];
+      s.k_w = win.k[1];
+      s.stride_w = win.s[1];
+      s.dil_w = win.d[1];
+      s.pad_l = win.pb[1];
+    } else {
+      s.out_axis[3] = s.in_axis[3] = -1;
+    }
+    (void)r;
+    s.epilogue = bias ? acc(t) + bias : acc(t);
+    c.gemm(n.out[0], ins, expr, s);
+  };
+  register_op(std::move(d));
+}
+
+// -------------------------------------------------------- Gemm / MatMul --
+
+// A constant [N, K, 1, 1] weight from a constant B (alpha folded in).
+int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N) {
+  std::vector<float> w((size_t)(K * N));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j)
+      w[j * K + k] = (float)(alpha * B.data->get_f(b_is_kn ? k * N + j : j * K + k));
+  return c.g.add_const(c.g.fresh_name(B.name + "_w"), make_const_f32({N, K, 1, 1}, w));
+}
+
+void def_gemm() {
+  OpDef d;
+  d.name = "Gemm";
+  d.attrs = {"alpha", "beta", "transA", "transB"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Shape &a = in_val(g, n, 0).shape, &b = in_val(g, n, 1).shape;
+    if (a.size() != 2 || b.size() != 2) fail_invalid(n.where() + ": A and B must be 2-D");
+    bool ta = n.geti("transA", 0), tb = n.geti("transB", 0);
+    int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], K2 = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+    if (K != K2) fail_invalid(n.where() + ": inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+    if (n.has_in(2)) broadcast_shapes(in_val(g, n, 2).shape, {M, N}, n);
+    set_out(n, g, 0, in_val(g, n, 0).dtype, {M, N});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
+    DType t = A.dtype;
+    bool ta = n.geti("transA", 0), tb = n.geti("transB", 0);
+    double alpha = n.getf("alpha", 1.0f), beta = n.getf("beta", 1.0f);
+    int64_t K = ta ? A.shape[0] : A.shape[1], N = c.g.v(n.out[0]).shape[1];
+    ExprP k = var(kFirstReduceVar);
+    ExprP a = ta ? load(0, t, {k, var(0)}) : load(0, t, {var(0), k});
+    ExprP b = tb ? load(1, t, {var(1), k}) : load(1, t, {k, var(1)});
+    ExprP sum = reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, a * b);
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    ExprP tail;
+    if (n.has_in(2) && beta != 0) {
+      ins.push_back(n.in[2]);
+      tail = load(2, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
+      if (beta != 1) tail = tail * cst(t, beta);
+    }
+    ExprP scaled = alpha == 1 ? sum : sum * cst(t, alpha);
+    ExprP expr = tail ? scaled + tail : scaled;
+    if (!B.is_const() || t != DType::F32) {
+      c.kernel(n.out[0], ins, expr);
+      return;
+    }
+    GemmSpec s;
+    s.batch = c.g.v(n.out[0]).shape[0];
+    s.in_c = K;
+    s.out_c = N;
+    s.weight = product_weight(c, B, !tb, alpha, K, N);
+    s.out_axis[0] = 0, s.out_axis[1] = 1, s.out_axis[2] = -1, s.out_axis[3] = -1;
+    s.in_axis[0] = ta ? 1 : 0, s.in_axis[1] = ta ? 0 : 1, s.in_axis[2] = -1, s.in_axis[3] = -1;
+    s.epilogue = tail ? acc(t) + tail : acc(t);
+    c.gemm(n.out[0], ins, expr, s);
+  };
+  register_op(std::move(d));
+}
+
+void def_matmul() {
+  OpDef d;
+  d.name = "MatMul";
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64, DType::U32, DType::U64});
+    Shape a = in_val(g, n, 0).shape, b = in_val(g, n, 1).shape;
+    if (a.empty() || b.empty()) fail_invalid(n.where() + ": scalar operands");
+    bool a1 = a.size() == 1, b1 = b.size() == 1;
+    if (a1) a.insert(a.begin(), 1);
+    if (b1) b.push_back(1);
+    if (a.back() != b[b.size() - 2])
+      fail_invalid(n.where() + ": inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+    Shape out = broadcast_shapes(ba, bb, n);
+    if (!a1) out.push_back(a[a.size() - 2]);
+    if (!b1) out.push_back(b.back());
+    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
+    const Value &Y = c.g.v(n.out[0]);
+    DType t = A.dtype;
+    bool a1 = A.rank() == 1, b1 = B.rank() == 1;
+    int64_t K = A.shape.back();
+    int yr = Y.rank();
+    // Output axes: batch..., [m], [n].
+    int nbatch = yr - (a1 ? 0 : 1) - (b1 ? 0 : 1);
+    ExprP k = var(kFirstReduceVar);
+    auto operand = [&](const Value &v, bool is_a) {
+      std::vector<ExprP> idx;
+      int vb = v.rank() - 2;  // batch dims of this operand (when rank >= 2)
+      for (int i = 0; i < vb; ++i) {
+        int oa = nbatch - vb + i;
+        idx.push_back(v.shape[i] == 1 ? cidx(0) : var(oa));
+      }
+      if (is_a) {
+        if (!a1) idx.push_back(var(nbatch));
+        idx.push_back(k);
+      } else {
+        idx.push_back(k);
+        if (!b1) idx.push_back(var(yr - 1));
+      }
+      return load(is_a ? 0 : 1, t, idx);
+    };
+    ExprP expr = reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, operand(A, true) * operand(B, false));
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    if (!B.is_const() || B.rank() != 2 || t != DType::F32 || a1 || A.rank() > 4) {
+      c.kernel(n.out[0], ins, expr);
+      return;
+    }
+    int64_t N = B.shape[1];
+    GemmSpec s;
+    s.in_c = K;
+    s.out_c = N;
+    s.weight = product_weight(c, B, true, 1.0, K, N);
+    int ar = A.rank();
+    // Pixel roles n, h, w take A's leading axes (a 1x1 convolution).
+    int roles[3] = {-1, -1, -1};
+    for (int i = 0; i < ar - 1; ++i) roles[3 - (ar - 1) + i] = i;
+    int64_t ext[3];
+    for (int i = 0; i < 3; ++i) ext[i] = roles[i] >= 0 ? A.shape[roles[i]] : 1;
+    s.batch = ext[0];
+    s.in_h = s.out_h = ext[1];
+    s.in_w = s.out_w = ext[2];
+    int ymap = yr - ar;  // Y has the broadcast batch rank; equals A's when B is 2-D
+    s.out_axis[0] = roles[0] >= 0 ? roles[0] + ymap : -1;
+    s.out_axis[1] = yr - 1;
+    s.out_axis[2] = roles[1] >= 0 ? roles[1] + ymap : -1;
+    s.out_axis[3] = roles[2] >= 0 ? roles[2] + ymap : -1;
+    s.in_axis[0] = roles[0];
+    s.in_axis[1] = ar - 1;
+    s.in_axis[2] = roles[1];
+    s.in_axis[3] = roles[2];
+    s.epilogue = acc(t);
+    c.gemm(n.out[0], ins, expr, s);
+  };
+  register_op(std::move(d));
+}
+
+// ---------------------------------------------------- BatchNormalization --
+
+void def_batchnorm() {
+  OpDef d;
+  d.name = "BatchNormalization";
+  d.min_opset = 7;
+  d.attrs = {"epsilon", "momentum", "training_mode", "spatial"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    if (n.geti("training_mode", 0) != 0) fail_unsupported(n.where() + ": training_mode=1");
+    if (n.geti("spatial", 1) != 1) fail_unsupported(n.where() + ": spatial=0");
+    for (size_t k = 1; k < n.out.size(); ++k)
+      if (n.out[k] >= 0) fail_unsupported(n.where() + ": training outputs (running mean/var)");
+    const Value &x = in_val(g, n, 0);
+    if (x.rank() < 2) fail_invalid(n.where() + ": input rank must be >= 2");
+    for (size_t k = 1; k < 5; ++k)
+      if (in_val(g, n, k).shape != Shape{x.shape[1]})
+        fail_invalid(n.where() + ": parameter " + std::to_string(k) + " must have shape [C]");
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = x.dtype;
+    double eps = n.getf("epsilon", 1e-5f);
+    ExprP ch = var(1);
+    auto p = [&](int k) { return load(k, t, {ch}); };
+    // y = (x - mean) / sqrt(var + eps) * scale + bias
+    ExprP y = (load(0, t, out_vars(x.rank())) - p(3)) / un(EOp::Sqrt, p(4) + cst(t, eps)) * p(1) + p(2);
+    c.kernel(n.out[0], {n.in[0], n.in[1], n.in[2], n.in[3], n.in[4]}, y);
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------------------------- Pooling --
+
+void def_pool(const std::string &name, bool is_max) {
+  OpDef d;
+  d.name = name;
+  d.min_opset = 7;
+  d.attrs = {"auto_pad", "ceil_mode", "kernel_shape", "pads", "strides"};
+  if (is_max) d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
+  else d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});
+  d.infer = [is_max](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    if (n.out.size() > 1 && n.out[1] >= 0) fail_unsupported(n.where() + ": the Indices output");
+    const Value &x = in_val(g, n, 0);
+    Window w = window_geometry(n, x.shape, kernel_shape_of(n, g, false), n.geti("ceil_mode", 0));
+    (void)is_max;
+    Shape out = {x.shape[0], x.shape[1]};
+    out.insert(out.end(), w.out.begin(), w.out.end());
+    set_out(n, g, 0, x.dtype, out);
+  };
+  d.lower = [is_max](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = x.dtype;
+    Window w = window_geometry(n, x.shape, kernel_shape_of(n, c.g, false), n.geti("ceil_mode", 0));
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi = {var(0), var(1)};
+    ExprP inside = cbool(true), in_padded = cbool(true);
+    for (int i = 0; i < w.nsp; ++i) {
+      ExprP kv = var(kFirstReduceVar + i);
+      rv.push_back({kFirstReduceVar + i, w.k[i]});
+      ExprP pos = var(2 + i) * cidx(w.s[i]) + kv * cidx(w.d[i]) - cidx(w.pb[i]);
+      inside = land(inside, in_range(pos, w.in[i]));
+      in_padded = land(in_padded, lt(pos, cidx(w.in[i] + w.pe[i])));
+      xi.push_back(pos);
+    }
+    ExprP xv = load(0, t, xi);
+    if (is_max) {
+      ExprP body = select(inside, xv, cst(t, reduce_init(ReduceKind::Max, t)));
+      c.kernel(n.out[0], {n.in[0]}, reduce(ReduceKind::Max, rv, body));
+      return;
+    }
+    ExprP sum = reduce(ReduceKind::Sum, rv, select(inside, xv, cst(t, 0)));
+    // Divisor: window positions inside the input, or inside input plus
+    // explicit padding with count_include_pad (never the ceil overhang).
+    ExprP counted = n.geti("count_include_pad", 0) ? in_padded : inside;
+    ExprP count = reduce(ReduceKind::Sum, rv, select(counted, cst(t, 1), cst(t, 0)));
+    c.kernel(n.out[0], {n.in[0]}, sum / count);
+  };
+  register_op(std::move(d));
+}
+
+void def_global_pool(const std::string &name, bool is_max) {
+  OpDef d;
+  d.name = name;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Value &x = in_val(g, n, 0);
+    if (x.rank() < 3) fail_invalid(n.where() + ": input rank must be >= 3");
+    Shape out = x.shape;
+    for (size_t k = 2; k < out.size(); ++k) out[k] = 1;
+    set_out(n, g, 0, x.dtype, out);
+  };
+  d.lower = [is_max](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi = {var(0), var(1)};
+    int64_t count = 1;
+    for (int i = 2; i < x.rank(); ++i) {
+      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      xi.push_back(var(kFirstReduceVar + i));
+      count *= x.shape[i];
+    }
+    ExprP r = reduce(is_max ? ReduceKind::Max : ReduceKind::Sum, rv, load(0, x.dtype, xi));
+    c.kernel(n.out[0], {n.in[0]}, is_max ? r : r / cst(x.dtype, (double)count));
+  };
+  register_op(std::move(d));
+}
+
+// -------------------------------------------------------------- Reduce --
+
+struct ReduceAxes {
+  std::vector<bool> reduced;
+  bool keep;
+};
+
+ReduceAxes reduce_axes(const Node &n, const Graph &g, int rank, bool axes_input) {
+  std::vector<int64_t> axes;
+  bool have = false;
+  if (axes_input) {
+    if (n.has_in(1)) {
+      axes = const_ints(g, n, 1);
+      have = true;
+    }
+  } else if (n.has("axes")) {
+    axes = n.getints("axes");
+    have = true;
+  }
+  ReduceAxes r;
+  r.keep = n.geti("keepdims", 1) != 0;
+  r.reduced.assign(rank, false);
+  if (!have || axes.empty()) {
+    if (n.geti("noop_with_empty_axes", 0)) return r;
+    r.reduced.assign(rank, true);
+    return r;
+  }
+  for (int64_t a : axes) r.reduced[norm_axis(a, rank, n)] = true;
+  return r;
+}
+
+// out = finish(reduce(kind, body(x)), count) over the chosen axes.
+void def_reduce(const std::string &name, ReduceKind kind, int axes_input_opset,
+                std::function<ExprP(ExprP)> body, std::function<ExprP(ExprP, int64_t)> finish) {
+  OpDef d;
+  d.name = name;
+  d.attrs = {"axes", "keepdims", "noop_with_empty_axes"};
+  d.const_inputs = {1};
+  d.infer = [axes_input_opset](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
+    const Value &x = in_val(g, n, 0);
+    ReduceAxes ra = reduce_axes(n, g, x.rank(), n.opset >= axes_input_opset);
+    Shape out;
+    for (int i = 0; i < x.rank(); ++i) {
+      if (!ra.reduced[i]) out.push_back(x.shape[i]);
+      else if (ra.keep) out.push_back(1);
+    }
+    set_out(n, g, 0, x.dtype, out);
+  };
+  d.lower = [=](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    ReduceAxes ra = reduce_axes(n, c.g, x.rank(), n.opset >= axes_input_opset);
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi;
+    int o = 0;
+    int64_t count = 1;
+    for (int i = 0; i < x.rank(); ++i) {
+      if (ra.reduced[i]) {
+        rv.push_back({kFirstReduceVar + i, x.shape[i]});
+        xi.push_back(var(kFirstReduceVar + i));
+        count *= x.shape[i];
+        if (ra.keep) ++o;
+      } else {
+        xi.push_back(var(o++));
+      }
+    }
+    ExprP r = reduce(kind, rv, body(load(0, x.dtype, xi)));
+    c.kernel(n.out[0], {n.in[0]}, finish(r, count));
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------------------------- Softmax --
+
+// Softmax over the axes from `axis` on (opset < 13 flattens them to one) or
+// over one axis (opset >= 13): four kernels max, exp, sum, divide.
+void def_softmax() {
+  OpDef d;
+  d.name = "Softmax";
+  d.attrs = {"axis"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Value &x = in_val(g, n, 0);
+    norm_axis(n.geti("axis", n.opset >= 13 ? -1 : 1), x.rank(), n);
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = x.dtype;
+    int r = x.rank();
+    int axis = norm_axis(n.geti("axis", n.opset >= 13 ? -1 : 1), r, n);
+    std::vector<bool> red(r, false);
+    for (int i = axis; i < r; ++i) red[i] = n.opset < 13 || i == axis;
+    Shape rs = x.shape;
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi, ri;
+    for (int i = 0; i < r; ++i) {
+      if (red[i]) {
+        rs[i] = 1;
+        rv.push_back({kFirstReduceVar + i, x.shape[i]});
+        xi.push_back(var(kFirstReduceVar + i));
+        ri.push_back(cidx(0));
+      } else {
+        xi.push_back(var(i));
+        ri.push_back(var(i));
+      }
+    }
+    int mx = c.temp(x.name + "_max", t, rs);
+    c.kernel(mx, {n.in[0]}, reduce(ReduceKind::Max, rv, load(0, t, xi)));
+    int ex = c.temp(x.name + "_exp", t, x.shape);
+    c.kernel(ex, {n.in[0], mx}, un(EOp::Exp, load(0, t, out_vars(r)) - load(1, t, ri)));
+    int sm = c.temp(x.name + "_sum", t, rs);
+    c.kernel(sm, {ex}, reduce(ReduceKind::Sum, rv, load(0, t, xi)));
+    c.kernel(n.out[0], {ex, sm}, load(0, t, out_vars(r)) / load(1, t, ri));
+  };
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_nn_ops() {
+  def_conv();
+  def_gemm();
+  def_matmul();
+  def_batchnorm();
+  def_pool("MaxPool", true);
+  def_pool("AveragePool", false);
+  def_global_pool("GlobalAveragePool", false);
+  def_global_pool("GlobalMaxPool", true);
+  def_softmax();
+  auto id = [](ExprP x) { return x; };
+  auto keep = [](ExprP r, int64_t) { return r; };
+  def_reduce("ReduceMean", ReduceKind::Sum, 18, id,
+             [](ExprP r, int64_t n) { return r / cst(r->type, (double)n); });
+  def_reduce("ReduceSum", ReduceKind::Sum, 13, id, keep);
+  def_reduce("ReduceMax", ReduceKind::Max, 18, id, keep);
+  def_reduce("ReduceMin", ReduceKind::Min, 18, id, keep);
+  def_reduce("ReduceProd", ReduceKind::Prod, 18, id, keep);
+  def_reduce("ReduceSumSquare", ReduceKind::Sum, 18, [](ExprP x) { return x * x; }, keep);
+  def_reduce("ReduceL1", ReduceKind::Sum, 18, [](ExprP x) { return un(EOp::Abs, x); }, keep);
+  def_reduce("ReduceL2", ReduceKind::Sum, 18, [](ExprP x) { return x * x; },
+             [](ExprP r, int64_t) { return un(EOp::Sqrt, r); });
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,131 @@
+#include "ops/op_registry.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tinyrt {
+
+void register_elementwise_ops();
+void register_nn_ops();
+void register_shape_ops();
+
+static std::map<std::string, OpDef> &raw_table() {
+  static std::map<std::string, OpDef> t;
+  return t;
+}
+
+static std::map<std::string, OpDef> &table() {
+  static bool filled = [] {
+    register_elementwise_ops();
+    register_nn_ops();
+    register_shape_ops();
+    return true;
+  }();
+  (void)filled;
+  return raw_table();
+}
+
+void register_op(OpDef def) {
+  std::string key = def.name;
+  raw_table()[key] = std::move(def);
+}
+
+const OpDef *find_op(const std::string &domain, const std::string &op) {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  auto it = table().find(op);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+std::vector<const OpDef *> all_ops() {
+  std::vector<const OpDef *> r;
+  for (auto &kv : table()) r.push_back(&kv.second);
+  return r;
+}
+
+const OpDef &check_node(const Node &n, const Graph &g) {
+  const OpDef *d = find_op(n.domain, n.op);
+  if (!d) {
+    if (!n.domain.empty() && n.domain != "ai.onnx")
+      fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported");
+    fail_unsupported(n.where() + ": op " + n.op + " is not supported");
+  }
+  if (n.opset < d->min_opset)
+    fail_unsupported(n.where() + ": opset " + std::to_string(n.opset) + " semantics of " + n.op +
+                     " are not supported (need opset >= " + std::to_string(d->min_opset) + ")");
+  for (auto &kv : n.attrs)
+    if (std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
+      fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
+  for (int k : d->const_inputs)
+    if (n.has_in(k) && !g.v(n.in[k]).is_const())
+      throw ConstantRequired(g.v(n.in[k]).name,
+                             n.where() + ": input " + std::to_string(k) + " ('" + g.v(n.in[k]).name +
+                                 "') must be a compile-time constant because it fixes shapes or axes; "
+                                 "freeze it with --bind " + g.v(n.in[k]).name + "=...");
+  return *d;
+}
+
+std::vector<ExprP> out_vars(int rank) {
+  std::vector<ExprP> v;
+  for (int k = 0; k < rank; ++k) v.push_back(var(k));
+  return v;
+}
+
+std::vector<ExprP> broadcast_index(const Shape &in, int out_rank) {
+  std::vector<ExprP> idx;
+  int off = out_rank - (int)in.size();
+  for (size_t k = 0; k < in.size(); ++k) idx.push_back(in[k] == 1 ? cidx(0) : var(off + (int)k));
+  return idx;
+}
+
+Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n) {
+  size_t r = std::max(a.size(), b.size());
+  Shape s(r);
+  for (size_t k = 0; k < r; ++k) {
+    int64_t da = k + a.size() >= r ? a[k + a.size() - r] : 1;
+    int64_t db = k + b.size() >= r ? b[k + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1)
+      fail_invalid(n.where() + ": shapes " + shape_str(a) + " and " + shape_str(b) +
+                   " cannot be broadcast");
+    s[k] = da == 1 ? db : da;
+  }
+  return s;
+}
+
+int norm_axis(int64_t axis, int rank, const Node &n) {
+  if (axis < -rank || axis >= std::max(rank, 1))
+    fail_invalid(n.where() + ": axis " + std::to_string(axis) + " out of range for rank " +
+                 std::to_string(rank));
+  return (int)(axis < 0 ? axis + rank : axis);
+}
+
+std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input) {
+  const Value &v = in_val(g, n, input);
+  if (!v.is_const())
+    throw ConstantRequired(v.name, n.where() + ": input '" + v.name +
+                                       "' must be a compile-time constant; freeze it with --bind " + v.name + "=...");
+  if (v.dtype != DType::I64 && v.dtype != DType::I32)
+    fail_invalid(n.where() + ": input '" + v.name + "' must be int64 or int32");
+  std::vector<int64_t> r(v.numel());
+  for (int64_t i = 0; i < v.numel(); ++i) r[i] = v.data->get_i(i);
+  return r;
+}
+
+void set_out(Node &n, Graph &g, size_t k, DType t, Shape s) {
+  if (k >= n.out.size() || n.out[k] < 0) return;
+  for (int64_t d : s)
+    if (d < 0) fail_invalid(n.where() + ": computed a negative dimension " + shape_str(s));
+  Value &v = g.v(n.out[k]);
+  v.dtype = t;
+  v.shape = std::move(s);
+  v.shape_known = true;
+}
+
+void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types) {
+  if (!n.has_in(input)) return;
+  DType t = in_val(g, n, input).dtype;
+  if (std::find(types.begin(), types.end(), t) != types.end()) return;
+  fail_unsupported(n.where() + ": input " + std::to_string(input) + " of type " + dtype_name(t) +
+                   " is not supported");
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,78 @@
+// op_registry.h — the op table. Each ONNX op is one entry: the attributes it
+// accepts, a shape/type inference function, and a lowering to element
+// expressions (ir/expr.h). Lowering targets a LowerCtx, which either appends
+// kernels to the program (compilation) or evaluates them at once on the host
+// (constant folding), so each op is written exactly once.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+#include "ir/graph.h"
+#include "ir/program.h"
+
+namespace tinyrt {
+
+class LowerCtx {
+ public:
+  explicit LowerCtx(Graph &g) : g(g) {}
+  virtual ~LowerCtx() = default;
+  // out[i...] = expr, where Load(s, ...) reads value ins[s].
+  virtual void kernel(int out, std::vector<int> ins, ExprP expr) = 0;
+  // As kernel(), plus a schedule for the GEMM emitter; `expr` stays the
+  // reference definition.
+  virtual void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) = 0;
+  // `out` is `in` with another shape (same elements, row-major order).
+  virtual void alias(int out, int in) = 0;
+  // A new intermediate value.
+  int temp(const std::string &base, DType t, Shape s) { return g.add_value(g.fresh_name(base), t, std::move(s)); }
+  Graph &g;
+};
+
+struct OpDef {
+  std::string name;
+  int min_opset = 1;               // earliest opset whose semantics we implement
+  std::vector<std::string> attrs;  // accepted attribute names
+  // Sets output dtypes and shapes from the inputs (which may be constants).
+  std::function<void(Node &, Graph &)> infer;
+  // Emits kernels/aliases computing the node's outputs.
+  std::function<void(const Node &, LowerCtx &)> lower;
+  // For ops whose outputs follow from input shapes alone (Shape, Size) or
+  // from attributes (Constant): produces the constant outputs directly.
+  std::function<std::vector<ConstP>(const Node &, const Graph &)> fold;
+  // Inputs that must be compile-time constants (they fix shapes or axes).
+  std::vector<int> const_inputs;
+};
+
+// Each ops/*.cpp file has a register_*_ops() function that calls
+// register_op(); the table is filled on first use.
+void register_op(OpDef def);
+const OpDef *find_op(const std::string &domain, const std::string &op);
+std::vector<const OpDef *> all_ops();
+
+// Validates a node against its OpDef (known op, opset, attributes, constant
+// inputs); throws CompileError naming the node otherwise.
+const OpDef &check_node(const Node &n, const Graph &g);
+
+// ---- helpers shared by op definitions ----
+
+// Output axis vars [Var(0) .. Var(rank-1)].
+std::vector<ExprP> out_vars(int rank);
+// Indices into an input of shape `in` broadcast (numpy rules) to an output
+// of rank `out_rank`.
+std::vector<ExprP> broadcast_index(const Shape &in, int out_rank);
+Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n);
+// Normalizes a possibly negative axis; throws naming the node if invalid.
+int norm_axis(int64_t axis, int rank, const Node &n);
+// Reads a constant integer input (int32/int64) as a vector.
+std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input);
+// Sets output `k` of `n`.
+void set_out(Node &n, Graph &g, size_t k, DType t, Shape s);
+// Input `k` value.
+inline const Value &in_val(const Graph &g, const Node &n, size_t k) { return g.v(n.in.at(k)); }
+// Requires input types in `types`; names the node otherwise.
+void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types);
+
+}  // namespace tinyrt

@@ -1,0 +1,543 @@
+// shape_ops.cpp — shape and data-movement ops: views (Reshape, Flatten,
+// Squeeze, Unsqueeze), index remaps (Transpose, Slice, Pad, Gather, Expand,
+// Concat, Split), casts, and the shape-only ops that fold to constants.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+void def_view_op(const std::string &name, std::vector<std::string> attrs, std::vector<int> const_inputs,
+                 std::function<Shape(const Node &, const Graph &)> shape_fn) {
+  OpDef d;
+  d.name = name;
+  d.attrs = std::move(attrs);
+  d.const_inputs = std::move(const_inputs);
+  d.infer = [shape_fn](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    Shape s = shape_fn(n, g);
+    if (shape_numel(s) != x.numel())
+      fail_invalid(n.where() + ": cannot view " + shape_str(x.shape) + " as " + shape_str(s));
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) { c.alias(n.out[0], n.in[0]); };
+  register_op(std::move(d));
+}
+
+Shape reshape_shape(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape;
+  std::vector<int64_t> req = n.opset < 5 ? n.getints("shape") : const_ints(g, n, 1);
+  bool allowzero = n.geti("allowzero", 0) != 0;
+  Shape s(req.size());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == -1) {
+      if (infer >= 0) fail_invalid(n.where() + ": more than one -1 in the shape");
+      infer = (int)i;
+      continue;
+    }
+    if (req[i] == 0 && !allowzero) {
+      if (i >= x.size()) fail_invalid(n.where() + ": 0 refers to a missing input dimension");
+      s[i] = x[i];
+    } else if (req[i] < 0) {
+      fail_invalid(n.where() + ": invalid dimension " + std::to_string(req[i]));
+    } else {
+      s[i] = req[i];
+    }
+    known *= s[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || shape_numel(x) % known)
+      fail_invalid(n.where() + ": cannot infer -1 reshaping " + shape_str(x));
+    s[infer] = shape_numel(x) / known;
+  }
+  return s;
+}
+
+Shape flatten_shape(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape;
+  int r = (int)x.size();
+  int64_t axis = n.geti("axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) fail_invalid(n.where() + ": axis out of range");
+  int64_t a = 1, b = 1;
+  for (int i = 0; i < r; ++i) (i < axis ? a : b) *= x[i];
+  return {a, b};
+}
+
+std::vector<int64_t> axes_of(const Node &n, const Graph &g, int input_opset) {
+  if (n.opset >= input_opset) return n.has_in(1) ? const_ints(g, n, 1) : std::vector<int64_t>{};
+  return n.getints("axes");
+}
+
+Shape squeeze_shape(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape;
+  std::vector<int64_t> axes = axes_of(n, g, 13);
+  std::vector<bool> drop(x.size(), false);
+  if (axes.empty()) {
+    for (size_t i = 0; i < x.size(); ++i) drop[i] = x[i] == 1;
+  } else {
+    for (int64_t a : axes) {
+      int k = norm_axis(a, (int)x.size(), n);
+      if (x[k] != 1) fail_invalid(n.where() + ": cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[k]));
+      drop[k] = true;
+    }
+  }
+  Shape s;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!drop[i]) s.push_back(x[i]);
+  return s;
+}
+
+Shape unsqueeze_shape(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape;
+  std::vector<int64_t> axes = axes_of(n, g, 13);
+  int r = (int)(x.size() + axes.size());
+  std::vector<bool> ins(r, false);
+  for (int64_t a : axes) {
+    int k = norm_axis(a, r, n);
+    if (ins[k]) fail_invalid(n.where() + ": repeated axis");
+    ins[k] = true;
+  }
+  Shape s;
+  size_t j = 0;
+  for (int i = 0; i < r; ++i) s.push_back(ins[i] ? 1 : x[j++]);
+  return s;
+}
+
+// ------------------------------------------------------------ Transpose --
+
+std::vector<int> transpose_perm(const Node &n, int r) {
+  std::vector<int64_t> p = n.getints("perm");
+  std::vector<int> perm(r);
+  if (p.empty()) {
+    for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
+    return perm;
+  }
+  if ((int)p.size() != r) fail_invalid(n.where() + ": perm has the wrong length");
+  std::vector<bool> seen(r, false);
+  for (int i = 0; i < r; ++i) {
+    perm[i] = norm_axis(p[i], r, n);
+    if (seen[perm[i]]) fail_invalid(n.where() + ": perm is not a permutation");
+    seen[perm[i]] = true;
+  }
+  return perm;
+}
+
+void def_transpose() {
+  OpDef d;
+  d.name = "Transpose";
+  d.attrs = {"perm"};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int> p = transpose_perm(n, x.rank());
+    Shape s;
+    for (int a : p) s.push_back(x.shape[a]);
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    std::vector<int> p = transpose_perm(n, x.rank());
+    std::vector<ExprP> idx(x.rank());
+    for (int k = 0; k < x.rank(); ++k) idx[p[k]] = var(k);
+    c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------------------- Concat / Split --
+
+void def_concat() {
+  OpDef d;
+  d.name = "Concat";
+  d.min_opset = 4;
+  d.attrs = {"axis"};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x0 = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", 0), x0.rank(), n);
+    Shape s = x0.shape;
+    s[axis] = 0;
+    for (size_t k = 0; k < n.in.size(); ++k) {
+      const Value &x = in_val(g, n, k);
+      if (x.rank() != x0.rank() || x.dtype != x0.dtype)
+        fail_invalid(n.where() + ": inputs differ in rank or type");
+      for (int i = 0; i < x.rank(); ++i)
+        if (i != axis && x.shape[i] != x0.shape[i])
+          fail_invalid(n.where() + ": input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ off the axis");
+      s[axis] += x.shape[axis];
+    }
+    set_out(n, g, 0, x0.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x0 = in_val(c.g, n, 0);
+    int r = x0.rank();
+    int axis = norm_axis(n.geti("axis", 0), r, n);
+    // Build from the last input backwards: sel(i < end_k, in_k[i - begin_k], rest).
+    std::vector<int64_t> begin;
+    int64_t off = 0;
+    for (size_t k = 0; k < n.in.size(); ++k) {
+      begin.push_back(off);
+      off += in_val(c.g, n, k).shape[axis];
+    }
+    ExprP e;
+    for (size_t k = n.in.size(); k-- > 0;) {
+      if (in_val(c.g, n, k).shape[axis] == 0) continue;
+      std::vector<ExprP> idx = out_vars(r);
+      idx[axis] = var(axis) - cidx(begin[k]);
+      ExprP v = load((int)k, x0.dtype, idx);
+      e = e ? select(lt(var(axis), cidx(begin[k] + in_val(c.g, n, k).shape[axis])), v, e) : v;
+    }
+    if (!e) e = cst(x0.dtype, 0);
+    c.kernel(n.out[0], n.in, e);
+  };
+  register_op(std::move(d));
+}
+
+std::vector<int64_t> split_sizes(const Node &n, const Graph &g) {
+  const Value &x = in_val(g, n, 0);
+  int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+  std::vector<int64_t> sizes;
+  if (n.opset >= 13 && n.has_in(1)) sizes = const_ints(g, n, 1);
+  else if (n.opset < 13) sizes = n.getints("split");
+  size_t outs = n.out.size();
+  if (sizes.empty()) {
+    int64_t dim = x.shape[axis];
+    int64_t chunk = (dim + (int64_t)outs - 1) / (int64_t)outs;
+    for (size_t k = 0; k < outs; ++k) sizes.push_back(std::min(chunk, dim - chunk * (int64_t)k));
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  if (sizes.size() != outs || total != x.shape[axis])
+    fail_invalid(n.where() + ": split sizes do not add up to the axis");
+  return sizes;
+}
+
+void def_split() {
+  OpDef d;
+  d.name = "Split";
+  d.attrs = {"axis", "split", "num_outputs"};
+  d.const_inputs = {1};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    std::vector<int64_t> sz = split_sizes(n, g);
+    for (size_t k = 0; k < n.out.size(); ++k) {
+      Shape s = x.shape;
+      s[axis] = sz[k];
+      set_out(n, g, k, x.dtype, s);
+    }
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    std::vector<int64_t> sz = split_sizes(n, c.g);
+    int64_t off = 0;
+    for (size_t k = 0; k < n.out.size(); ++k) {
+      std::vector<ExprP> idx = out_vars(x.rank());
+      idx[axis] = var(axis) + cidx(off);
+      if (n.out[k] >= 0) c.kernel(n.out[k], {n.in[0]}, load(0, x.dtype, idx));
+      off += sz[k];
+    }
+  };
+  register_op(std::move(d));
+}
+
+// ---------------------------------------------------------------- Slice --
+
+struct SliceSpec {
+  std::vector<int64_t> start, step, count;
+};
+
+SliceSpec slice_spec(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape;
+  int r = (int)x.size();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.opset < 10) {
+    starts = n.getints("starts");
+    ends = n.getints("ends");
+    axes = n.getints("axes");
+  } else {
+    starts = const_ints(g, n, 1);
+    ends = const_ints(g, n, 2);
+    if (n.has_in(3)) axes = const_ints(g, n, 3);
+    if (n.has_in(4)) steps = const_ints(g, n, 4);
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back((int64_t)i);
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    fail_invalid(n.where() + ": starts, ends, axes and steps differ in length");
+  SliceSpec s;
+  s.start.assign(r, 0);
+  s.step.assign(r, 1);
+  s.count = x;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int a = norm_axis(axes[i], r, n);
+    int64_t dim = x[a], st = steps[i];
+    if (st == 0) fail_invalid(n.where() + ": step 0");
+    int64_t b = starts[i], e = ends[i];
+    if (b < 0) b += dim;
+    if (e < 0) e += dim;
+    if (st > 0) {
+      b = std::max<int64_t>(0, std::min(b, dim));
+      e = std::max<int64_t>(0, std::min(e, dim));
+      s.count[a] = e > b ? (e - b + st - 1) / st : 0;
+    } else {
+      b = std::max<int64_t>(-1, std::min(b, dim - 1));
+      e = std::max<int64_t>(-1, std::min(e, dim - 1));
+      s.count[a] = b > e ? (b - e + (-st) - 1) / (-st) : 0;
+    }
+    s.start[a] = b;
+    s.step[a] = st;
+  }
+  return s;
+}
+
+void def_slice() {
+  OpDef d;
+  d.name = "Slice";
+  d.attrs = {"starts", "ends", "axes"};
+  d.const_inputs = {1, 2, 3, 4};
+  d.infer = [](Node &n, Graph &g) {
+    set_out(n, g, 0, in_val(g, n, 0).dtype, slice_spec(n, g).count);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    SliceSpec s = slice_spec(n, c.g);
+    std::vector<ExprP> idx;
+    for (int i = 0; i < x.rank(); ++i) idx.push_back(cidx(s.start[i]) + var(i) * cidx(s.step[i]));
+    c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------------------------------ Pad --
+
+void def_pad() {
+  OpDef d;
+  d.name = "Pad";
+  d.min_opset = 2;
+  d.attrs = {"mode", "pads", "value"};
+  d.const_inputs = {1, 3};
+  auto pads_of = [](const Node &n, const Graph &g) {
+    int r = in_val(g, n, 0).rank();
+    std::vector<int64_t> p = n.opset < 11 ? n.getints("pads") : const_ints(g, n, 1);
+    std::vector<int64_t> full(2 * r, 0);
+    if (n.opset >= 18 && n.has_in(3)) {
+      std::vector<int64_t> axes = const_ints(g, n, 3);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int a = norm_axis(axes[i], r, n);
+        full[a] = p.at(i);
+        full[a + r] = p.at(i + axes.size());
+      }
+      return full;
+    }
+    if ((int)p.size() != 2 * r) fail_invalid(n.where() + ": pads must have 2*rank entries");
+    return p;
+  };
+  d.infer = [pads_of](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> p = pads_of(n, g);
+    Shape s = x.shape;
+    for (int i = 0; i < x.rank(); ++i) s[i] += p[i] + p[i + x.rank()];
+    std::string mode = n.gets("mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
+      fail_unsupported(n.where() + ": mode '" + mode + "'");
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [pads_of](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = x.dtype;
+    int r = x.rank();
+    std::vector<int64_t> p = pads_of(n, c.g);
+    std::string mode = n.gets("mode", "constant");
+    std::vector<int> ins = {n.in[0]};
+    ExprP value = cst(t, 0);
+    if (n.opset < 11) {
+      value = cst(t, n.getf("value", 0));
+    } else if (n.has_in(2)) {
+      const Value &cv = in_val(c.g, n, 2);
+      if (cv.is_const()) {
+        value = dtype_is_float(t) ? cst(t, cv.data->get_f(0)) : cst(t, (double)cv.data->get_i(0));
+      } else {
+        ins.push_back(n.in[2]);
+        value = load(1, t, std::vector<ExprP>(cv.rank(), cidx(0)));
+      }
+    }
+    std::vector<ExprP> idx;
+    ExprP inside = cbool(true);
+    for (int i = 0; i < r; ++i) {
+      int64_t dim = x.shape[i];
+      ExprP pos = var(i) - cidx(p[i]);
+      if (mode == "constant") {
+        inside = land(inside, in_range(pos, dim));
+      } else if (mode == "edge") {
+        pos = emax(cidx(0), emin(cidx(dim - 1), pos));
+      } else {  // reflect: -1 -> 1, dim -> dim - 2
+        if (dim == 1) {
+          pos = cidx(0);
+        } else {
+          pos = select(lt(pos, cidx(0)), cidx(0) - pos, pos);
+          pos = select(lt(pos, cidx(dim)), pos, cidx(2 * (dim - 1)) - pos);
+        }
+      }
+      idx.push_back(pos);
+    }
+    ExprP e = load(0, t, idx);
+    if (mode == "constant") e = select(inside, e, value);
+    c.kernel(n.out[0], ins, e);
+  };
+  register_op(std::move(d));
+}
+
+// --------------------------------------------------------------- Gather --
+
+void def_gather() {
+  OpDef d;
+  d.name = "Gather";
+  d.attrs = {"axis"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::I32, DType::I64});
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    Shape s(x.shape.begin(), x.shape.begin() + axis);
+    s.insert(s.end(), ix.shape.begin(), ix.shape.end());
+    s.insert(s.end(), x.shape.begin() + axis + 1, x.shape.end());
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    int q = ix.rank();
+    std::vector<ExprP> ii;
+    for (int k = 0; k < q; ++k) ii.push_back(var(axis + k));
+    ExprP i = cast(load(1, ix.dtype, ii), kIndexType);
+    int64_t dim = x.shape[axis];
+    i = select(lt(i, cidx(0)), i + cidx(dim), i);
+    i = emax(cidx(0), emin(cidx(dim - 1), i));  // out-of-range indices are invalid input; never read outside
+    std::vector<ExprP> xi;
+    for (int k = 0; k < axis; ++k) xi.push_back(var(k));
+    xi.push_back(i);
+    for (int k = axis + 1; k < x.rank(); ++k) xi.push_back(var(k - 1 + q));
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+// --------------------------------------------------------------- Expand --
+
+void def_expand() {
+  OpDef d;
+  d.name = "Expand";
+  d.min_opset = 8;
+  d.const_inputs = {1};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    set_out(n, g, 0, x.dtype, broadcast_shapes(x.shape, const_ints(g, n, 1), n));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int r = c.g.v(n.out[0]).rank();
+    c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, broadcast_index(x.shape, r)));
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------------------------------ Cast --
+
+void def_cast() {
+  OpDef d;
+  d.name = "Cast";
+  d.min_opset = 6;
+  d.attrs = {"to", "saturate"};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    DType to = (DType)n.geti("to", 0);
+    if (!dtype_supported(to) || !dtype_supported(x.dtype))
+      fail_unsupported(n.where() + ": cast from " + dtype_name(x.dtype) + " to " + dtype_name(to));
+    set_out(n, g, 0, to, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    c.kernel(n.out[0], {n.in[0]}, cast(load(0, x.dtype, out_vars(x.rank())), (DType)n.geti("to", 0)));
+  };
+  register_op(std::move(d));
+}
+
+// ------------------------------------------- ops that fold to constants --
+
+ConstP const_from_attr(const Node &n) {
+  for (auto &kv : n.attrs) {
+    const Attr &a = kv.second;
+    if (kv.first == "value") return a.t;
+    if (kv.first == "value_float") return make_const_f32({}, {a.f});
+    if (kv.first == "value_floats") return make_const_f32({(int64_t)a.floats.size()}, a.floats);
+    if (kv.first == "value_int") return make_const_i64({}, {a.i});
+    if (kv.first == "value_ints") return make_const_i64({(int64_t)a.ints.size()}, a.ints);
+    fail_unsupported(n.where() + ": attribute '" + kv.first + "'");
+  }
+  fail_invalid(n.where() + ": no value");
+}
+
+void def_folding(const std::string &name, std::vector<std::string> attrs, std::vector<int> const_inputs,
+                 std::function<ConstP(const Node &, const Graph &)> f) {
+  OpDef d;
+  d.name = name;
+  d.attrs = std::move(attrs);
+  d.const_inputs = std::move(const_inputs);
+  d.infer = [f](Node &n, Graph &g) {
+    ConstP c = f(n, g);
+    set_out(n, g, 0, c->dtype, c->shape);
+  };
+  d.fold = [f](const Node &n, const Graph &g) { return std::vector<ConstP>{f(n, g)}; };
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_shape_ops() {
+  def_view_op("Reshape", {"shape", "allowzero"}, {1}, reshape_shape);
+  def_view_op("Flatten", {"axis"}, {}, flatten_shape);
+  def_view_op("Squeeze", {"axes"}, {1}, squeeze_shape);
+  def_view_op("Unsqueeze", {"axes"}, {1}, unsqueeze_shape);
+  def_transpose();
+  def_concat();
+  def_split();
+  def_slice();
+  def_pad();
+  def_gather();
+  def_expand();
+  def_cast();
+  def_folding("Constant", {"value", "value_float", "value_floats", "value_int", "value_ints"}, {},
+              [](const Node &n, const Graph &) { return const_from_attr(n); });
+  def_folding("Shape", {"start", "end"}, {}, [](const Node &n, const Graph &g) {
+    const Shape &x = in_val(g, n, 0).shape;
+    int64_t r = (int64_t)x.size();
+    int64_t b = n.geti("start", 0), e = n.geti("end", r);
+    if (b < 0) b += r;
+    if (e < 0) e += r;
+    b = std::max<int64_t>(0, std::min(b, r));
+    e = std::max<int64_t>(b, std::min(e, r));
+    std::vector<int64_t> v(x.begin() + b, x.begin() + e);
+    return make_const_i64({(int64_t)v.size()}, v);
+  });
+  def_folding("Size", {}, {}, [](const Node &n, const Graph &g) {
+    return make_const_i64({}, {in_val(g, n, 0).numel()});
+  });
+  def_folding("ConstantOfShape", {"value"}, {0}, [](const Node &n, const Graph &g) {
+    std::vector<int64_t> s = const_ints(g, n, 0);
+    ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
+    int eb = dtype_bytes(v->dtype);
+    Shape shape(s.begin(), s.end());
+    Bytes b((size_t)(shape_numel(shape) * eb));
+    for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);
+    return make_const(v->dtype, shape, std::move(b));
+  });
+}
+
+}  // namespace tinyrt

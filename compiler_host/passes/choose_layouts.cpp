@@ -1,0 +1,137 @@
+// choose_layouts.cpp — physical layouts. Values keep their logical (ONNX)
+// shapes; a layout is the physical order of the axes.
+//  * GEMM/conv outputs put channels innermost (NHWC), so the micro-kernel
+//    stores whole vectors and the next convolution reads rows of channels.
+//  * Loop kernels that carry a value's channel axis through (activations,
+//    pooling, residual adds, concat) inherit that layout.
+//  * Graph outputs and viewed values (Reshape, Flatten) must be row-major:
+//    loop producers simply write row-major, GEMM producers get a copy.
+//  * Constants read by loop kernels (depthwise weights) store the axis
+//    indexed by the vectorized output axis innermost.
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+std::vector<int> innermost_last(int rank, int axis) {
+  std::vector<int> perm;
+  for (int a = 0; a < rank; ++a)
+    if (a != axis) perm.push_back(a);
+  perm.push_back(axis);
+  return perm;
+}
+
+// Is e Var(a) or Var(a) + constant?
+bool follows_axis(const ExprP &e, int a) {
+  if (e->op == EOp::Var) return e->id == a;
+  if ((e->op == EOp::Add || e->op == EOp::Sub) && e->a[1]->is_const()) return follows_axis(e->a[0], a);
+  return false;
+}
+
+// The output axis the loop emitter vectorizes (last non-unit physical axis).
+int vector_axis(const Program &p, int v) {
+  const Shape &s = p.graph.v(v).shape;
+  std::vector<int> perm = p.perm_of(v);
+  if (perm.empty())
+    for (int a = 0; a < (int)s.size(); ++a) perm.push_back(a);
+  for (size_t i = perm.size(); i-- > 0;)
+    if (s[perm[i]] != 1) return perm[i];
+  return -1;
+}
+
+}  // namespace
+
+void choose_layouts(PassContext &c) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  p.perm.assign(g.values.size(), {});
+
+  for (const Kernel &k : p.kernels) {
+    if (k.kind == KernelKind::Gemm) {
+      int r = g.v(k.out).rank(), ca = k.gemm.out_axis[1];
+      if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
+      continue;
+    }
+    // Inherit the channels-last layout of an input whose channel axis the
+    // kernel carries to the same output axis.
+    int r = g.v(k.out).rank();
+    for (size_t s = 0; s < k.ins.size() && p.perm[k.out].empty(); ++s) {
+      int v = k.ins[s];
+      const std::vector<int> &pv = p.perm_of(v);
+      if (pv.empty() || g.v(v).rank() != r || g.v(v).is_const()) continue;
+      int inner = pv.back();
+      bool carried = false;
+      visit(k.expr, [&](const Expr &e) {
+        if (e.op == EOp::Load && e.id == (int)s && follows_axis(e.a[inner], inner)) carried = true;
+      });
+      if (carried) p.perm[k.out] = pv;
+    }
+  }
+
+  // Row-major where memory is shared with the application or a view.
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
+  std::map<int, int> copies;  // value -> its row-major copy
+  auto need_row_major = [&](int v) -> int {
+    int r = p.root(v);
+    if (p.perm_of(r).empty() || perm_is_row_major(p.perm[r], g.v(r).shape)) return v;
+    int k = producer[r];
+    TINYRT_CHECK(k >= 0, "a non-row-major value without producer");
+    if (p.kernels[k].kind == KernelKind::Loop) {
+      p.perm[r].clear();
+      return v;
+    }
+    auto it = copies.find(r);
+    if (it == copies.end()) {
+      const Value src = g.v(r);
+      int nv = g.add_value(g.fresh_name(src.name + "_rowmajor"), src.dtype, src.shape);
+      p.perm.resize(g.values.size());
+      Kernel cp;
+      cp.out = nv;
+      cp.ins = {r};
+      std::vector<ExprP> idx;
+      for (int a = 0; a < src.rank(); ++a) idx.push_back(var(a));
+      cp.expr = load(0, src.dtype, idx);
+      cp.label = "ToRowMajor";
+      cp.nodes = {};
+      p.kernels.insert(p.kernels.begin() + k + 1, cp);
+      for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
+      it = copies.emplace(r, nv).first;
+    }
+    return v == r ? it->second : v;
+  };
+  for (auto &kv : p.alias) {
+    if (kv.second == p.root(kv.second)) kv.second = need_row_major(kv.second);
+    else need_row_major(kv.second);
+  }
+  for (int &o : g.outputs) {
+    if (o == p.root(o)) {
+      int nv = need_row_major(o);
+      if (nv != o) g.v(nv).name = g.v(o).name;
+      o = nv;
+    } else {
+      need_row_major(o);
+    }
+  }
+
+  // Constants: vectorized axis innermost.
+  for (const Kernel &k : p.kernels) {
+    if (k.kind != KernelKind::Loop) continue;
+    int va = vector_axis(p, k.out);
+    if (va < 0) continue;
+    for (size_t s = 0; s < k.ins.size(); ++s) {
+      int v = k.ins[s];
+      if (!g.v(v).is_const() || !p.perm[v].empty() || g.v(v).rank() < 2) continue;
+      int axis = -1;
+      visit(k.expr, [&](const Expr &e) {
+        if (e.op != EOp::Load || e.id != (int)s) return;
+        for (size_t d = 0; d < e.a.size(); ++d)
+          if (follows_axis(e.a[d], va)) axis = (int)d;
+      });
+      if (axis >= 0 && axis != g.v(v).rank() - 1) p.perm[v] = innermost_last(g.v(v).rank(), axis);
+    }
+  }
+}
+
+}  // namespace tinyrt

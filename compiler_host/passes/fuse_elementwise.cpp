@@ -1,0 +1,87 @@
+// fuse_elementwise.cpp — a loop kernel without reductions whose output has
+// exactly one reader (another loop kernel) is inlined into that reader: the
+// reader's loads of it become the producer's expression at those indices.
+// Chains of elementwise and data-movement ops become one kernel and their
+// intermediates never touch memory.
+#include <algorithm>
+
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+constexpr size_t kMaxFusedExpr = 400;  // nodes; keeps compile time and code size sane
+
+int slot_of(const Kernel &k, int v) {
+  for (size_t s = 0; s < k.ins.size(); ++s)
+    if (k.ins[s] == v) return (int)s;
+  return -1;
+}
+
+bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
+  const Kernel &prod = p.kernels[ki];
+  int v = prod.out;
+  if (prod.kind != KernelKind::Loop || has_reduce(prod.expr)) return false;
+  if (readers[v] != 1 || p.graph.is_graph_output(v)) return false;
+  size_t ci = ki + 1;
+  while (ci < p.kernels.size() && slot_of(p.kernels[ci], v) < 0) ++ci;
+  if (ci == p.kernels.size()) return false;
+  Kernel &cons = p.kernels[ci];
+  if (cons.kind != KernelKind::Loop) return false;
+  int sv = slot_of(cons, v);
+  size_t psize = expr_size(prod.expr);
+  int nloads = count_loads(cons.expr, sv);
+  if (nloads > 1 && psize > 6) return false;                 // would recompute real work
+  if (has_reduce(cons.expr) && psize > 12) return false;     // stencils re-read inputs
+  // Producer slots -> consumer slots (appended, deduplicated).
+  std::vector<int> ins = cons.ins;
+  std::vector<int> map(prod.ins.size());
+  for (size_t s = 0; s < prod.ins.size(); ++s) {
+    auto it = std::find(ins.begin(), ins.end(), prod.ins[s]);
+    if (it != ins.end()) {
+      map[s] = (int)(it - ins.begin());
+    } else {
+      map[s] = (int)ins.size();
+      ins.push_back(prod.ins[s]);
+    }
+  }
+  ExprP pe = remap_slots(prod.expr, map);
+  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
+  if (expr_size(merged) > kMaxFusedExpr) return false;
+  // Drop the inlined value's slot.
+  std::vector<int> compact(ins.size());
+  std::vector<int> kept;
+  for (size_t s = 0; s < ins.size(); ++s) {
+    if ((int)s == sv) continue;
+    compact[s] = (int)kept.size();
+    kept.push_back(ins[s]);
+  }
+  cons.expr = remap_slots(merged, compact);
+  cons.ins = std::move(kept);
+  cons.label = prod.label + "+" + cons.label;
+  cons.nodes.insert(cons.nodes.begin(), prod.nodes.begin(), prod.nodes.end());
+  p.kernels.erase(p.kernels.begin() + (long)ki);
+  return true;
+}
+
+}  // namespace
+
+void fuse_elementwise(PassContext &c) {
+  Program &p = c.program;
+  int fused = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<int> readers = value_readers(p);
+    for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+      if (try_inline(p, ki, readers)) {
+        ++fused;
+        changed = true;
+        break;
+      }
+    }
+  }
+  if (c.log) *c.log << "  inlined " << fused << " kernels\n";
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,77 @@
+// infer_and_fold.cpp — walks the graph in order: validates each node
+// against the op table, infers its output shapes, and evaluates it on the
+// host when its inputs are constants (PyTorch's Shape/Gather/Concat chains
+// that compute Reshape targets disappear here).
+#include "ir/interp.h"
+#include "ops/op_registry.h"
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+// Evaluates lowered kernels at once; used only on constant inputs.
+class FoldCtx : public LowerCtx {
+ public:
+  using LowerCtx::LowerCtx;
+  void kernel(int out, std::vector<int> ins, ExprP expr) override {
+    std::vector<ConstP> data;
+    for (int v : ins) {
+      if (!g.v(v).is_const()) fail_internal("folding reads non-constant '" + g.v(v).name + "'");
+      data.push_back(g.v(v).data);
+    }
+    Value &o = g.v(out);
+    o.data = interpret(expr, o.dtype, o.shape, data);
+  }
+  void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &) override {
+    kernel(out, std::move(ins), std::move(expr));
+  }
+  void alias(int out, int in) override {
+    Value &o = g.v(out);
+    o.data = make_const(o.dtype, o.shape, g.v(in).data->bytes);
+  }
+};
+
+// Folding materializes the result; keep huge expansions as code instead.
+constexpr int64_t kMaxFoldElements = 1 << 22;
+
+}  // namespace
+
+void infer_and_fold(PassContext &c) {
+  Graph &g = c.program.graph;
+  std::vector<Node> kept;
+  int folded = 0;
+  for (Node &n : g.nodes) {
+    const OpDef &d = check_node(n, g);
+    for (int v : n.in)
+      if (v >= 0 && !g.v(v).shape_known)
+        fail_internal(n.where() + ": input '" + g.v(v).name + "' has no inferred shape");
+    d.infer(n, g);
+    for (int v : n.out)
+      if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");
+    if (d.fold) {
+      std::vector<ConstP> outs = d.fold(n, g);
+      for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
+        if (n.out[k] >= 0) g.v(n.out[k]).data = outs[k];
+      ++folded;
+      continue;
+    }
+    bool all_const = true;
+    for (int v : n.in) all_const = all_const && (v < 0 || g.v(v).is_const());
+    int64_t size = 0;
+    for (int v : n.out)
+      if (v >= 0) size += g.v(v).numel();
+    if (all_const && d.lower && size <= kMaxFoldElements) {
+      FoldCtx fc(g);
+      d.lower(n, fc);
+      ++folded;
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  g.remove_dead_nodes();
+  if (c.log) *c.log << "  folded " << folded << " nodes, " << g.nodes.size() << " remain\n";
+}
+
+}  // namespace tinyrt

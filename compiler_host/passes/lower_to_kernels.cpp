@@ -1,0 +1,74 @@
+// lower_to_kernels.cpp — every remaining node becomes kernels (one per
+// output expression) or a view (alias) through its op-table lowering.
+#include "ops/op_registry.h"
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+class ProgramCtx : public LowerCtx {
+ public:
+  ProgramCtx(Program &p, const Node &n) : LowerCtx(p.graph), p_(p), n_(n) {}
+  void kernel(int out, std::vector<int> ins, ExprP expr) override {
+    Kernel k;
+    k.out = out;
+    k.ins = std::move(ins);
+    k.expr = std::move(expr);
+    k.nodes = {n_.name};
+    k.label = n_.op;
+    p_.kernels.push_back(std::move(k));
+  }
+  void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
+    kernel(out, std::move(ins), std::move(expr));
+    p_.kernels.back().kind = KernelKind::Gemm;
+    p_.kernels.back().gemm = spec;
+  }
+  void alias(int out, int in) override { p_.alias[out] = in; }
+
+ private:
+  Program &p_;
+  const Node &n_;
+};
+
+}  // namespace
+
+void lower_to_kernels(PassContext &c) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  for (const Node &n : g.nodes) {
+    const OpDef *d = find_op(n.domain, n.op);
+    TINYRT_CHECK(d && d->lower, "node without lowering reached lower_to_kernels");
+    ProgramCtx ctx(p, n);
+    d->lower(n, ctx);
+  }
+  // Outputs must live in the arena: copy constant ones there.
+  for (int &o : g.outputs) {
+    int r = p.root(o);
+    if (!g.v(r).is_const()) continue;
+    const Value src = g.v(o);
+    int nv = g.add_value(src.name, src.dtype, src.shape);
+    Kernel k;
+    k.out = nv;
+    k.ins = {r};
+    std::vector<ExprP> idx;
+    // The constant may be a differently shaped alias: index it row-major.
+    const Shape &rs = g.v(r).shape;
+    if (rs == src.shape) {
+      for (int a = 0; a < src.rank(); ++a) idx.push_back(var(a));
+    } else {
+      ExprP lin = cidx(0);
+      for (int a = 0; a < src.rank(); ++a) lin = lin * cidx(src.shape[a]) + var(a);
+      std::vector<int64_t> st = row_major_strides(rs);
+      for (size_t a = 0; a < rs.size(); ++a) idx.push_back(bin(EOp::Rem, bin(EOp::Div, lin, cidx(st[a])), cidx(rs[a])));
+    }
+    k.expr = load(0, src.dtype, idx);
+    k.label = "Output";
+    k.nodes = {"(constant output " + src.name + ")"};
+    p.kernels.push_back(std::move(k));
+    o = nv;
+  }
+  if (c.log) *c.log << "  " << p.kernels.size() << " kernels, " << p.alias.size() << " views\n";
+}
+
+}  // namespace tinyrt

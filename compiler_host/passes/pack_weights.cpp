@@ -1,0 +1,47 @@
+// pack_weights.cpp — for each GEMM/conv kernel: the register tile for the
+// target (pixels x output-channel vectors) and the weights rearranged at
+// compile time into the order the micro-kernel reads them:
+// [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles.
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+void pack_weights(PassContext &c) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  int L = c.target.f32_lanes();
+  int packed = 0;
+  for (Kernel &k : p.kernels) {
+    if (k.kind != KernelKind::Gemm) continue;
+    GemmSpec &s = k.gemm;
+    if (p.layout_strides(k.out)[s.out_axis[1]] != 1) {
+      k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
+      continue;
+    }
+    const Value &w = g.v(s.weight);
+    int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+    GemmTile t = c.target.gemm_tile(OCg);
+    int NR = t.nv * L;
+    int64_t OCt = (OCg + NR - 1) / NR;
+    std::vector<float> out((size_t)(G * OCt * KK * ICg * NR), 0.f);
+    const float *src = w.data->as<float>();
+    for (int64_t gi = 0; gi < G; ++gi)
+      for (int64_t ot = 0; ot < OCt; ++ot)
+        for (int64_t kk = 0; kk < KK; ++kk)
+          for (int64_t ic = 0; ic < ICg; ++ic)
+            for (int r = 0; r < NR; ++r) {
+              int64_t ocg = ot * NR + r;
+              if (ocg >= OCg) continue;
+              int64_t oc = gi * OCg + ocg;
+              out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
+            }
+    s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
+    s.mr = t.mr;
+    s.nr = NR;
+    ++packed;
+  }
+  p.perm.resize(g.values.size());
+  if (c.log) *c.log << "  packed " << packed << " weight tensors\n";
+}
+
+}  // namespace tinyrt

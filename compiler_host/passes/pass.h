@@ -1,0 +1,48 @@
+// pass.h — a compiler pass: a named function over the Program. The
+// pipeline (pipeline.cpp) is one ordered list of them.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/program.h"
+
+namespace tinyrt {
+
+struct PassContext {
+  Program &program;
+  const Target &target;
+  std::ostream *log = nullptr;  // verbose notes, or nullptr
+};
+
+struct Pass {
+  const char *name;
+  const char *summary;
+  void (*run)(PassContext &);
+};
+
+// The passes, in the order they run.
+const std::vector<Pass> &pipeline();
+
+// Structural checks of the kernel-level IR (every kernel input is defined
+// before use, slots are in range, ...). Throws an internal error.
+void verify_program(const Program &p, const char *after_pass);
+
+// Pass entry points (one per file in passes/).
+void infer_and_fold(PassContext &c);
+void fold_batchnorm(PassContext &c);
+void lower_to_kernels(PassContext &c);
+void fuse_epilogues(PassContext &c);
+void fuse_elementwise(PassContext &c);
+void choose_layouts(PassContext &c);
+void pack_weights(PassContext &c);
+void plan_memory(PassContext &c);
+
+// Shared by passes: how many kernels (and graph outputs, and aliases) read
+// each value.
+std::vector<int> value_readers(const Program &p);
+
+}  // namespace tinyrt

@@ -1,0 +1,56 @@
+// pipeline.cpp — the whole compilation as one ordered list of passes.
+#include <set>
+
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+const std::vector<Pass> &pipeline() {
+  static const std::vector<Pass> passes = {
+      {"infer_and_fold", "validate ops, infer shapes, fold constant subgraphs", infer_and_fold},
+      {"fold_batchnorm", "fold BatchNormalization into the preceding Conv/Gemm", fold_batchnorm},
+      {"lower_to_kernels", "lower each op to element expressions (one kernel each)", lower_to_kernels},
+      {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
+      {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},
+      {"choose_layouts", "channels-last for convolutions, physical order of constants", choose_layouts},
+      {"pack_weights", "choose register tiles and pack GEMM weights", pack_weights},
+      {"plan_memory", "liveness intervals -> arena offsets", plan_memory},
+  };
+  return passes;
+}
+
+std::vector<int> value_readers(const Program &p) {
+  std::vector<int> r(p.graph.values.size(), 0);
+  for (const Kernel &k : p.kernels) {
+    std::set<int> seen(k.ins.begin(), k.ins.end());
+    for (int v : seen) r[v]++;
+  }
+  for (int o : p.graph.outputs) r[o]++;
+  for (auto &kv : p.alias) r[kv.second]++;
+  return r;
+}
+
+void verify_program(const Program &p, const char *after) {
+  if (p.kernels.empty() && p.graph.nodes.empty()) return;
+  std::vector<bool> defined(p.graph.values.size(), false);
+  for (int v : p.graph.inputs) defined[v] = true;
+  for (size_t i = 0; i < p.graph.values.size(); ++i)
+    if (p.graph.values[i].is_const()) defined[i] = true;
+  auto is_def = [&](int v) { return defined[p.root(v)]; };
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const Kernel &k = p.kernels[i];
+    std::string where = std::string("after ") + after + ": kernel " + std::to_string(i) + " (" + k.label + ")";
+    if (!k.expr) fail_internal(where + " has no expression");
+    for (int v : k.ins)
+      if (!is_def(v)) fail_internal(where + " reads '" + p.graph.v(v).name + "' before it is written");
+    int slots = (int)k.ins.size();
+    visit(k.expr, [&](const Expr &e) {
+      if (e.op == EOp::Load && (e.id < 0 || e.id >= slots)) fail_internal(where + " loads a missing slot");
+      if (e.op == EOp::Load && (int)e.a.size() != p.graph.v(k.ins[e.id]).rank())
+        fail_internal(where + " loads with the wrong rank");
+    });
+    defined[p.root(k.out)] = true;
+  }
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,47 @@
+// tinyrt-compile — ONNX model -> object, shared object, C header, JSON.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "driver/compiler.h"
+
+int main(int argc, char **argv) {
+  CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
+  std::string model, outdir, target = "host", name, dump;
+  std::vector<std::string> shapes, binds;
+  bool verbose = false;
+  app.add_option("model", model, "ONNX model file")->required();
+  app.add_option("-o,--output", outdir, "output directory")->required();
+  app.add_option("--target", target,
+                 "host | x86-64-avx2 | x86-64-avx512 | armv7-neon | aarch64-neon")
+      ->capture_default_str();
+  app.add_option("--name", name, "C identifier of the model (default: file name)");
+  app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
+  app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
+  app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
+  app.add_flag("-v,--verbose", verbose, "print each pass");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    tinyrt::CompileOptions opt;
+    opt.target = target;
+    opt.name = name;
+    opt.dump_dir = dump;
+    opt.log = verbose ? &std::cerr : nullptr;
+    for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
+    for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
+    tinyrt::Artifact a = tinyrt::compile_model(model, opt);
+    auto files = tinyrt::write_artifact(a, outdir, &std::cerr);
+    std::cout << "compiled " << a.name << " for " << a.target.name << " in " << a.compile_seconds << " s: arena "
+              << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
+              << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
+    for (auto &f : files) std::cout << "  " << f << "\n";
+    return 0;
+  } catch (const tinyrt::CompileError &e) {
+    std::cerr << "tinyrt-compile: error: " << e.what() << "\n";
+    return e.kind() == tinyrt::CompileError::Kind::Usage ? 2 : 1;
+  } catch (const std::exception &e) {
+    std::cerr << "tinyrt-compile: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

@@ -1,0 +1,339 @@
+// tinyrt-onnx-test — runs ONNX backend-test-layout cases (model.onnx plus
+// test_data_set_*/input_*.pb, output_*.pb) through tinyrt on a target and
+// compares the outputs: |y - ref| <= atol + rtol * |ref|.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "tool_common.h"
+
+namespace fs = std::filesystem;
+using namespace tinyrt;
+
+namespace {
+
+struct Options {
+  std::string target = "host";
+  int threads = 1;
+  double rtol = 1e-3, atol_scale = 1e-5;
+  bool compare_threads = false;
+  bool keep = false;
+  std::string filter;
+};
+
+struct DataSet {
+  std::vector<std::pair<std::string, ConstP>> inputs;  // by graph input name
+  std::vector<ConstP> outputs;                         // in graph output order
+};
+
+struct Outcome {
+  enum Kind { Pass, Fail, Unsupported } kind = Pass;
+  std::string detail;
+};
+
+std::string one_line(std::string s) {
+  for (auto &ch : s)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  if (s.size() > 400) s = s.substr(0, 400) + "...";
+  return s;
+}
+
+std::vector<fs::path> sorted_entries(const fs::path &dir, const std::string &prefix) {
+  std::vector<fs::path> r;
+  for (auto &e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) r.push_back(e.path());
+  // input_10 after input_9: order by the number after the prefix.
+  std::sort(r.begin(), r.end(), [&](const fs::path &a, const fs::path &b) {
+    auto num = [&](const fs::path &p) {
+      std::string s = p.stem().string().substr(prefix.size());
+      return s.empty() ? -1L : strtol(s.c_str(), nullptr, 10);
+    };
+    return num(a) != num(b) ? num(a) < num(b) : a < b;
+  });
+  return r;
+}
+
+std::vector<DataSet> load_data_sets(const fs::path &dir, const std::vector<std::string> &input_names) {
+  std::vector<DataSet> sets;
+  for (auto &ds : sorted_entries(dir, "test_data_set_")) {
+    DataSet d;
+    auto ins = sorted_entries(ds, "input_");
+    for (size_t k = 0; k < ins.size(); ++k) {
+      std::string name;
+      ConstP t = read_tensor_file(ins[k].string(), &name);
+      if (std::find(input_names.begin(), input_names.end(), name) == input_names.end())
+        name = k < input_names.size() ? input_names[k] : name;
+      d.inputs.push_back({name, t});
+    }
+    for (auto &o : sorted_entries(ds, "output_")) d.outputs.push_back(read_tensor_file(o.string()));
+    sets.push_back(std::move(d));
+  }
+  return sets;
+}
+
+// Compares one output; on mismatch describes the worst element.
+bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::string *why) {
+  int64_t n = shape_numel(ref.shape);
+  if (!dtype_is_float(ref.dtype)) {
+    int eb = dtype_bytes(ref.dtype);
+    for (int64_t i = 0; i < n; ++i)
+      if (std::memcmp(ref.bytes.data() + i * eb, got + i * eb, eb) != 0) {
+        ConstData g;
+        g.dtype = ref.dtype;
+        g.bytes.assign(got + i * eb, got + (i + 1) * eb);
+        *why = "element " + std::to_string(i) + ": expected " + std::to_string(ref.get_i(i)) + ", got " +
+               std::to_string(g.get_i(0));
+        return false;
+      }
+    return true;
+  }
+  auto at = [&](const uint8_t *p, int64_t i) {
+    if (ref.dtype == DType::F64) {
+      double v;
+      std::memcpy(&v, p + i * 8, 8);
+      return v;
+    }
+    float v;
+    std::memcpy(&v, p + i * 4, 4);
+    return (double)v;
+  };
+  double maxabs = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double r = at(ref.bytes.data(), i);
+    if (std::isfinite(r)) maxabs = std::max(maxabs, std::fabs(r));
+  }
+  double atol = std::max(o.atol_scale * maxabs, 1e-7);
+  double worst = 0;
+  int64_t worst_i = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    double r = at(ref.bytes.data(), i), y = at(got, i);
+    bool ok;
+    if (std::isnan(r)) ok = std::isnan(y);
+    else if (std::isinf(r)) ok = y == r;
+    else ok = std::fabs(y - r) <= atol + o.rtol * std::fabs(r);
+    double err = std::isnan(y) || std::isinf(y) ? INFINITY : std::fabs(y - r);
+    if (!ok && (worst_i < 0 || err > worst)) {
+      worst = err;
+      worst_i = i;
+    }
+  }
+  if (worst_i < 0) return true;
+  std::ostringstream s;
+  s << "max error " << worst << " at element " << worst_i << ": expected " << at(ref.bytes.data(), worst_i)
+    << ", got " << at(got, worst_i);
+  *why = s.str();
+  return false;
+}
+
+class CaseRunner {
+ public:
+  CaseRunner(const Options &o) : o_(o) {}
+
+  Outcome run(const fs::path &dir) {
+    fs::path model = dir / "model.onnx";
+    std::string work = make_temp_dir("tinyrt-onnx-test");
+    Outcome out;
+    try {
+      out = run_in(model, dir, work);
+    } catch (const ConstantRequired &e) {
+      out = {Outcome::Unsupported, one_line(e.what())};
+    } catch (const CompileError &e) {
+      out = e.kind() == CompileError::Kind::Unsupported ? Outcome{Outcome::Unsupported, one_line(e.what())}
+                                                         : Outcome{Outcome::Fail, one_line(e.what())};
+    } catch (const std::exception &e) {
+      out = {Outcome::Fail, one_line(std::string("error: ") + e.what())};
+    }
+    if (!o_.keep) fs::remove_all(work);
+    else out.detail += (out.detail.empty() ? "" : "; ") + std::string("files in ") + work;
+    return out;
+  }
+
+ private:
+  Outcome run_in(const fs::path &model, const fs::path &dir, const std::string &work) {
+    std::vector<std::string> in_names = onnx_graph_inputs(model.string());
+    std::vector<DataSet> sets;
+    try {
+      sets = load_data_sets(dir, in_names);
+    } catch (const CompileError &) {
+      // Data that is not tensors (sequences, optionals) belongs to models
+      // the compiler rejects; let it say why.
+      CompileOptions co;
+      co.target = o_.target;
+      build_model(model.string(), co, (fs::path(work) / "probe").string());
+      throw;
+    }
+    if (sets.empty()) return {Outcome::Unsupported, "no test data sets"};
+    std::set<std::string> bound_names;
+    std::map<std::string, Bytes> bound_values;
+    std::unique_ptr<BuiltModel> built;
+    for (size_t si = 0; si < sets.size(); ++si) {
+      const DataSet &ds = sets[si];
+      auto tensor_of = [&](const std::string &name) -> ConstP {
+        for (auto &kv : ds.inputs)
+          if (kv.first == name) return kv.second;
+        return nullptr;
+      };
+      // Recompile when a bound input has other values in this data set.
+      bool stale = !built;
+      for (auto &name : bound_names) {
+        ConstP t = tensor_of(name);
+        stale = stale || !t || t->bytes != bound_values[name];
+      }
+      for (int attempt = 0; stale; ++attempt) {
+        CompileOptions co;
+        co.target = o_.target;
+        co.name = "m";
+        for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
+        try {
+          fs::path sub = fs::path(work) / ("build" + std::to_string(si) + "_" + std::to_string(attempt));
+          built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));
+          stale = false;
+        } catch (const ConstantRequired &e) {
+          // Inputs that fix shapes or axes are frozen from the data set.
+          ConstP t = tensor_of(e.value());
+          if (!t || bound_names.count(e.value()) || attempt > 16) throw;
+          bound_names.insert(e.value());
+        }
+        for (auto &name : bound_names) bound_values[name] = tensor_of(name)->bytes;
+      }
+      // Inputs in descriptor order.
+      const Artifact &a = built->artifact;
+      std::string in_path = (fs::path(work) / ("in" + std::to_string(si) + ".bin")).string();
+      std::string out_path = (fs::path(work) / ("out" + std::to_string(si) + ".bin")).string();
+      {
+        std::ofstream f(in_path, std::ios::binary);
+        for (auto &ti : a.inputs) {
+          ConstP t = tensor_of(ti.name);
+          if (!t) return {Outcome::Fail, "data set " + std::to_string(si) + " has no input '" + ti.name + "'"};
+          if (t->dtype != ti.dtype || t->shape != ti.shape)
+            return {Outcome::Fail, "input '" + ti.name + "' is " + dtype_name(t->dtype) + shape_str(t->shape) +
+                                       ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape)};
+          f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
+        }
+      }
+      std::vector<std::string> args = {"--in", in_path, "--out", out_path, "--threads", std::to_string(o_.threads)};
+      if (o_.compare_threads) args.insert(args.end(), {"--compare-threads", "2"});
+      ProcessResult pr = run_runner(a.target, *built, args);
+      if (pr.exit_code != 0)
+        return {Outcome::Fail, "runner exited with " + std::to_string(pr.exit_code) + ": " + one_line(pr.output)};
+      std::ifstream f(out_path, std::ios::binary);
+      std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (ds.outputs.size() != a.outputs.size())
+        return {Outcome::Fail, "data set has " + std::to_string(ds.outputs.size()) + " outputs, model " +
+                                   std::to_string(a.outputs.size())};
+      size_t off = 0;
+      for (size_t k = 0; k < a.outputs.size(); ++k) {
+        const TensorInfo &ti = a.outputs[k];
+        const ConstData &ref = *ds.outputs[k];
+        if (ref.dtype != ti.dtype || ref.shape != ti.shape)
+          return {Outcome::Fail, "output '" + ti.name + "' is " + dtype_name(ti.dtype) + shape_str(ti.shape) +
+                                     ", expected " + dtype_name(ref.dtype) + shape_str(ref.shape)};
+        if (got.size() < off + (size_t)ti.bytes) return {Outcome::Fail, "runner wrote too few output bytes"};
+        std::string why;
+        if (!compare(ref, reinterpret_cast<const uint8_t *>(got.data()) + off, o_, &why))
+          return {Outcome::Fail, "output '" + ti.name + "' data set " + std::to_string(si) + ": " + why};
+        off += (size_t)ti.bytes;
+      }
+    }
+    std::string note;
+    if (!bound_names.empty()) {
+      note = "bound:";
+      for (auto &n : bound_names) note += " " + n;
+    }
+    return {Outcome::Pass, note};
+  }
+
+  const Options &o_;
+};
+
+std::vector<fs::path> collect_cases(const std::vector<std::string> &paths, const std::string &filter) {
+  std::vector<fs::path> cases;
+  for (auto &p : paths) {
+    fs::path d(p);
+    if (fs::exists(d / "model.onnx")) {
+      cases.push_back(d);
+      continue;
+    }
+    if (!fs::is_directory(d)) fail_usage(p + " is neither a test case nor a directory of test cases");
+    std::vector<fs::path> sub;
+    for (auto &e : fs::directory_iterator(d))
+      if (fs::exists(e.path() / "model.onnx")) sub.push_back(e.path());
+    std::sort(sub.begin(), sub.end());
+    cases.insert(cases.end(), sub.begin(), sub.end());
+  }
+  if (!filter.empty())
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [&](const fs::path &c) { return c.filename().string().find(filter) == std::string::npos; }),
+                cases.end());
+  return cases;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tinyrt-onnx-test: run ONNX backend test cases through tinyrt"};
+  Options o;
+  std::vector<std::string> paths;
+  int jobs = 1;
+  std::string shard;
+  app.add_option("paths", paths, "test case directories, or directories of them")->required();
+  app.add_option("--target", o.target, "host | x86-64-avx2 | x86-64-avx512 | armv7-neon | aarch64-neon")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "threads of the runtime pool")->capture_default_str();
+  app.add_option("--rtol", o.rtol, "relative tolerance")->capture_default_str();
+  app.add_option("--atol", o.atol_scale, "absolute tolerance as a fraction of max|ref|")->capture_default_str();
+  app.add_option("-j,--jobs", jobs, "cases run in parallel")->capture_default_str();
+  app.add_option("--shard", shard, "K/N: run the K-th of N interleaved slices of the cases");
+  app.add_option("--filter", o.filter, "only cases whose name contains this");
+  app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
+  app.add_flag("--keep", o.keep, "keep the work directories");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    resolve_target(o.target);
+    std::vector<fs::path> cases = collect_cases(paths, o.filter);
+    if (!shard.empty()) {
+      int k = 0, n = 1;
+      if (sscanf(shard.c_str(), "%d/%d", &k, &n) != 2 || n < 1 || k < 0 || k >= n)
+        fail_usage("--shard expects K/N with 0 <= K < N");
+      std::vector<fs::path> mine;
+      for (size_t i = 0; i < cases.size(); ++i)
+        if ((int)(i % n) == k) mine.push_back(cases[i]);
+      cases = mine;
+    }
+    std::vector<Outcome> results(cases.size());
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    auto worker = [&] {
+      CaseRunner cr(o);
+      for (size_t i; (i = next++) < cases.size();) {
+        results[i] = cr.run(cases[i]);
+        const Outcome &r = results[i];
+        std::lock_guard<std::mutex> lock(mu);
+        const char *k = r.kind == Outcome::Pass ? "PASS" : r.kind == Outcome::Fail ? "FAIL" : "UNSUPPORTED";
+        std::cout << k << " " << cases[i].filename().string();
+        if (!r.detail.empty()) std::cout << " (" << r.detail << ")";
+        std::cout << std::endl;
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int j = 0; j < std::max(1, jobs); ++j) pool.emplace_back(worker);
+    for (auto &t : pool) t.join();
+    int pass = 0, fail = 0, skip = 0;
+    for (auto &r : results) (r.kind == Outcome::Pass ? pass : r.kind == Outcome::Fail ? fail : skip)++;
+    std::cout << pass << " passed, " << fail << " failed, " << skip << " skipped" << std::endl;
+    return fail ? 1 : 0;
+  } catch (const CompileError &e) {
+    std::cerr << "tinyrt-onnx-test: " << e.what() << "\n";
+    return 2;
+  }
+}

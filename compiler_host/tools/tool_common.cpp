@@ -1,0 +1,59 @@
+#include "tool_common.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tinyrt_artifact.h"
+#include "tool_paths.h"
+
+namespace tinyrt {
+
+namespace fs = std::filesystem;
+
+std::string runner_path(const Target &t) {
+  std::string env = "TINYRT_RUNNER_";
+  for (char ch : t.name) env += ch == '-' ? '_' : (char)toupper((unsigned char)ch);
+  if (const char *e = getenv(env.c_str())) return e;
+  std::string p = t.arch == TINYRT_ARCH_ARMV7 ? TINYRT_RUNNER_ARMV7
+                  : t.arch == TINYRT_ARCH_AARCH64 ? TINYRT_RUNNER_AARCH64
+                                                   : TINYRT_RUNNER_HOST;
+  if (!fs::exists(p))
+    fail_usage("no tinyrt-runner for " + t.name + " at " + p + " (build with -DTINYRT_CROSS=ON, or set " + env + ")");
+  return p;
+}
+
+BuiltModel build_model(const std::string &onnx, const CompileOptions &opt, const std::string &dir) {
+  BuiltModel m;
+  m.artifact = compile_model(onnx, opt);
+  m.dir = dir;
+  write_artifact(m.artifact, dir, nullptr);
+  m.so_path = (fs::path(dir) / (m.artifact.name + ".so")).string();
+  m.symbol = m.artifact.name + "_model";
+  if (!fs::exists(m.so_path)) {
+    std::string msg;
+    if (!link_shared(m.artifact.target, (fs::path(dir) / (m.artifact.name + ".o")).string(), m.so_path, &msg))
+      fail_usage("cannot link " + m.so_path + ": " + msg);
+  }
+  return m;
+}
+
+ProcessResult run_runner(const Target &t, const BuiltModel &m, const std::vector<std::string> &args,
+                         const std::vector<std::string> &emulator_args, double timeout) {
+  std::vector<std::string> argv = t.emulator;
+  argv.insert(argv.end(), emulator_args.begin(), emulator_args.end());
+  argv.push_back(runner_path(t));
+  argv.push_back(m.so_path);
+  argv.push_back(m.symbol);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, timeout);
+}
+
+std::string make_temp_dir(const std::string &prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) fail_usage("cannot create a temporary directory");
+  return buf.data();
+}
+
+}  // namespace tinyrt

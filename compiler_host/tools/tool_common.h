@@ -1,0 +1,33 @@
+// tool_common.h — what tinyrt-onnx-test and tinyrt-perf share: building a
+// model into a loadable .so and running it with the target's runner,
+// natively or under qemu.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/compiler.h"
+#include "util/process.h"
+
+namespace tinyrt {
+
+struct BuiltModel {
+  Artifact artifact;
+  std::string dir, so_path, symbol;
+};
+
+// The runner executable for a target (override: TINYRT_RUNNER_<TARGET>).
+std::string runner_path(const Target &t);
+
+// Compiles `onnx` into `dir` and links the shared object.
+BuiltModel build_model(const std::string &onnx, const CompileOptions &opt, const std::string &dir);
+
+// Runs the runner on the built model with `args` (under the target's
+// emulator, with `emulator_args` such as a plugin, when it has one).
+ProcessResult run_runner(const Target &t, const BuiltModel &m, const std::vector<std::string> &args,
+                         const std::vector<std::string> &emulator_args = {}, double timeout_seconds = 900);
+
+// A fresh temporary directory.
+std::string make_temp_dir(const std::string &prefix);
+
+}  // namespace tinyrt

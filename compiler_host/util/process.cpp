@@ -1,0 +1,96 @@
+#include "util/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace tinyrt {
+
+ProcessResult run_process(const std::vector<std::string> &argv, double timeout_seconds) {
+  ProcessResult r;
+  int fds[2];
+  if (pipe(fds) != 0) return r;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return r;
+  }
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char *> args;
+    for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::string msg = "cannot run " + argv[0] + ": " + strerror(errno) + "\n";
+    (void)!write(2, msg.data(), msg.size());
+    _exit(127);
+  }
+  close(fds[1]);
+  auto start = std::chrono::steady_clock::now();
+  char buf[4096];
+  bool killed = false;
+  for (;;) {
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int rc = poll(&pfd, 1, 100);
+    if (rc > 0) {
+      ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      r.output.append(buf, (size_t)n);
+    }
+    if (timeout_seconds > 0 && !killed &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_seconds) {
+      kill(pid, SIGKILL);
+      killed = true;
+      r.output += "\n(timed out after " + std::to_string((int)timeout_seconds) + " s)\n";
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  return r;
+}
+
+bool program_exists(const std::string &name) {
+  const char *path = getenv("PATH");
+  if (!path) return false;
+  std::string p = path;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string cand = p.substr(start, end - start) + "/" + name;
+    if (access(cand.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string shell_quote(const std::vector<std::string> &argv) {
+  std::string s;
+  for (auto &a : argv) {
+    if (!s.empty()) s += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
+    if (plain) {
+      s += a;
+    } else {
+      s += '\'';
+      for (char ch : a) s += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      s += '\'';
+    }
+  }
+  return s;
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,19 @@
+// process.h — running host tools (the target's C compiler, qemu) and
+// capturing what they print.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tinyrt {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1: could not start; 128 + n: killed by signal n
+  std::string output;  // stdout and stderr, interleaved
+};
+
+ProcessResult run_process(const std::vector<std::string> &argv, double timeout_seconds = 0);
+bool program_exists(const std::string &name);
+std::string shell_quote(const std::vector<std::string> &argv);
+
+}  // namespace tinyrt

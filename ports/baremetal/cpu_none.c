@@ -1,0 +1,34 @@
+/* cpu_none.c — bare metal has no OS to ask: report the features this
+ * runtime was itself compiled for (the integrator's -mcpu/-mfpu flags). */
+#include "tinyrt_port.h"
+
+uint32_t tinyrt_port_cpu_features(void) {
+  uint32_t f = 0;
+#if defined(__ARM_NEON) && defined(__aarch64__)
+  f |= TINYRT_ISA_A64_ASIMD;
+#elif defined(__ARM_NEON)
+  f |= TINYRT_ISA_ARM_NEON;
+#endif
+#if defined(__arm__) && defined(__ARM_FEATURE_FMA)
+  f |= TINYRT_ISA_ARM_VFPV4;
+#endif
+#if defined(__AVX2__)
+  f |= TINYRT_ISA_X86_AVX2;
+#endif
+#if defined(__FMA__)
+  f |= TINYRT_ISA_X86_FMA;
+#endif
+#if defined(__AVX512F__)
+  f |= TINYRT_ISA_X86_AVX512F;
+#endif
+#if defined(__AVX512BW__)
+  f |= TINYRT_ISA_X86_AVX512BW;
+#endif
+#if defined(__AVX512VL__)
+  f |= TINYRT_ISA_X86_AVX512VL;
+#endif
+#if defined(__AVX512DQ__)
+  f |= TINYRT_ISA_X86_AVX512DQ;
+#endif
+  return f;
+}

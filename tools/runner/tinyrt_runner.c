@@ -1,0 +1,164 @@
+/* tinyrt-runner — loads a compiled model (.so), feeds it raw input bytes,
+ * runs it and writes raw output bytes. Built for every target; the host
+ * tools run it natively or under qemu. It is a test harness: unlike the
+ * runtime it may allocate.
+ *
+ *   tinyrt-runner MODEL.so SYMBOL [--in FILE] [--out FILE] [--threads N]
+ *                 [--runs N] [--warmup N] [--compare-threads N]
+ *
+ * --in: inputs concatenated in descriptor order (absent: zeros).
+ * --out: outputs concatenated in descriptor order.
+ * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y runs=N".
+ * --compare-threads N: also runs with N threads and fails unless every
+ *   output byte equals the single-thread result.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tinyrt.h"
+
+static int fail(const char *what, const char *detail) {
+  fprintf(stderr, "tinyrt-runner: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  return 1;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct runner {
+  const tinyrt_model *model;
+  void *arena;
+  void *pool_mem;
+  tinyrt_pool *pool;
+  tinyrt_session session;
+} runner;
+
+static int runner_init(runner *r, const tinyrt_model *m, int threads) {
+  tinyrt_session_options opt;
+  tinyrt_status st;
+  size_t bytes = tinyrt_model_arena_bytes(m);
+  memset(r, 0, sizeof *r);
+  r->model = m;
+  if (posix_memalign(&r->arena, TINYRT_ARENA_ALIGN, bytes ? bytes : 64) != 0) return fail("out of memory", NULL);
+  memset(r->arena, 0, bytes);
+  tinyrt_session_options_init(&opt);
+  if (threads > 1) {
+    size_t pb = tinyrt_pool_storage_bytes(threads);
+    if (posix_memalign(&r->pool_mem, TINYRT_ARENA_ALIGN, pb) != 0) return fail("out of memory", NULL);
+    st = tinyrt_pool_create(r->pool_mem, pb, threads, &r->pool);
+    if (st != TINYRT_OK) return fail("pool", tinyrt_status_string(st));
+    opt.pool = r->pool;
+  }
+  st = tinyrt_session_init(&r->session, m, r->arena, bytes, &opt);
+  if (st != TINYRT_OK) return fail(tinyrt_status_string(st), tinyrt_session_message(&r->session));
+  return 0;
+}
+
+static void runner_free(runner *r) {
+  if (r->pool) tinyrt_pool_destroy(r->pool);
+  free(r->pool_mem);
+  free(r->arena);
+}
+
+static int load_inputs(runner *r, const char *path) {
+  uint32_t i;
+  FILE *f;
+  if (!path) return 0;
+  f = fopen(path, "rb");
+  if (!f) return fail("cannot open input file", path);
+  for (i = 0; i < tinyrt_session_num_inputs(&r->session); ++i) {
+    tinyrt_tensor t;
+    tinyrt_session_input(&r->session, i, &t);
+    if (fread(t.data, 1, t.bytes, f) != t.bytes) {
+      fclose(f);
+      return fail("input file too short for input", t.name);
+    }
+  }
+  fclose(f);
+  return 0;
+}
+
+static int run_once(runner *r) {
+  tinyrt_status st = tinyrt_session_run(&r->session);
+  if (st != TINYRT_OK) return fail(tinyrt_status_string(st), tinyrt_session_message(&r->session));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *in = NULL, *out = NULL;
+  int threads = 1, runs = 0, warmup = 0, compare = 0, i;
+  void *lib;
+  const tinyrt_model *m;
+  runner r;
+  if (argc < 3) return fail("usage: tinyrt-runner MODEL.so SYMBOL [options]", NULL);
+  for (i = 3; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return fail("missing value for", a);
+    if (!strcmp(a, "--in")) in = v;
+    else if (!strcmp(a, "--out")) out = v;
+    else if (!strcmp(a, "--threads")) threads = atoi(v);
+    else if (!strcmp(a, "--runs")) runs = atoi(v);
+    else if (!strcmp(a, "--warmup")) warmup = atoi(v);
+    else if (!strcmp(a, "--compare-threads")) compare = atoi(v);
+    else return fail("unknown option", a);
+    ++i;
+  }
+  lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fail("cannot load model", dlerror());
+  m = (const tinyrt_model *)dlsym(lib, argv[2]);
+  if (!m) return fail("model symbol not found", argv[2]);
+  if (runner_init(&r, m, threads) || load_inputs(&r, in)) return 1;
+  for (i = 0; i < warmup; ++i)
+    if (run_once(&r)) return 1;
+  if (runs > 0) {
+    double *t = (double *)malloc(sizeof(double) * (size_t)runs);
+    for (i = 0; i < runs; ++i) {
+      double t0 = now_ms();
+      if (run_once(&r)) return 1;
+      t[i] = now_ms() - t0;
+    }
+    qsort(t, (size_t)runs, sizeof(double), cmp_double);
+    printf("median_ms=%.4f min_ms=%.4f runs=%d threads=%d\n", t[runs / 2], t[0], runs, threads);
+    free(t);
+  } else if (run_once(&r)) {
+    return 1;
+  }
+  if (compare > 0) {
+    runner r2;
+    uint32_t k;
+    if (runner_init(&r2, m, compare) || load_inputs(&r2, in) || run_once(&r2)) return 1;
+    for (k = 0; k < tinyrt_session_num_outputs(&r.session); ++k) {
+      tinyrt_tensor a, b;
+      tinyrt_session_output(&r.session, k, &a);
+      tinyrt_session_output(&r2.session, k, &b);
+      if (memcmp(a.data, b.data, a.bytes) != 0) return fail("outputs differ between thread counts for", a.name);
+    }
+    runner_free(&r2);
+  }
+  if (out) {
+    uint32_t k;
+    FILE *f = fopen(out, "wb");
+    if (!f) return fail("cannot write", out);
+    for (k = 0; k < tinyrt_session_num_outputs(&r.session); ++k) {
+      tinyrt_tensor t;
+      tinyrt_session_output(&r.session, k, &t);
+      if (fwrite(t.data, 1, t.bytes, f) != t.bytes) return fail("short write", out);
+    }
+    fclose(f);
+  }
+  runner_free(&r);
+  return 0;
+}
