@@ -195,7 +195,14 @@ struct GemmEmitter {
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
-    for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
+    // Slot 0 is the input rows; others are read only by the epilogue (the
+    // raw weights stay in the reference expression, never in the object).
+    std::vector<bool> used(k.ins.size(), false);
+    used[0] = true;
+    visit(s.epilogue, [&](const Expr &e) {
+      if (e.op == EOp::Load) used[e.id] = true;
+    });
+    for (size_t i = 0; i < k.ins.size(); ++i) slots.push_back(used[i] ? slot_for(env, b, arena, k.ins[i]) : SlotRef{});
     X = slots.at(0);
     out = slot_for(env, b, arena, k.out);
     for (int rl = 0; rl < 4; ++rl) {

@@ -12,8 +12,16 @@ namespace tinyrt {
 
 static ExprP mk(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
 
+static Expr node(EOp op, DType t, std::vector<ExprP> a = {}) {
+  Expr e;
+  e.op = op;
+  e.type = t;
+  e.a = std::move(a);
+  return e;
+}
+
 ExprP cst(DType t, double v) {
-  Expr e{EOp::Const, t, {}};
+  Expr e = node(EOp::Const, t);
   if (dtype_is_float(t)) {
     e.fval = t == DType::F32 ? (double)(float)v : v;
   } else {
@@ -25,7 +33,7 @@ ExprP cst(DType t, double v) {
 }
 
 ExprP cidx(int64_t v) {
-  Expr e{EOp::Const, kIndexType, {}};
+  Expr e = node(EOp::Const, kIndexType);
   e.ival = v;
   e.fval = (double)v;
   return mk(e);
@@ -34,19 +42,19 @@ ExprP cidx(int64_t v) {
 ExprP cbool(bool v) { return cst(DType::Bool, v ? 1 : 0); }
 
 ExprP var(int id) {
-  Expr e{EOp::Var, kIndexType, {}};
+  Expr e = node(EOp::Var, kIndexType);
   e.id = id;
   return mk(e);
 }
 
 ExprP load(int slot, DType t, std::vector<ExprP> idx) {
   for (auto &i : idx) TINYRT_CHECK(i->type == kIndexType, "load index type");
-  Expr e{EOp::Load, t, std::move(idx)};
+  Expr e = node(EOp::Load, t, std::move(idx));
   e.id = slot;
   return mk(e);
 }
 
-ExprP acc(DType t) { return mk(Expr{EOp::Acc, t, {}}); }
+ExprP acc(DType t) { return mk(node(EOp::Acc, t)); }
 
 bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
 bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Xor; }
@@ -55,7 +63,7 @@ bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
 ExprP un(EOp op, ExprP x) {
   TINYRT_CHECK(is_unary(op) && op != EOp::Cast, "un() op");
   if (op == EOp::Neg && x->is_const()) return cst(x->type, dtype_is_float(x->type) ? -x->fval : (double)-x->ival);
-  return mk(Expr{op, op == EOp::Not ? DType::Bool : x->type, {x}});
+  return mk(node(op, op == EOp::Not ? DType::Bool : x->type, {x}));
 }
 
 ExprP cast(ExprP x, DType to) {
@@ -68,7 +76,7 @@ ExprP cast(ExprP x, DType to) {
     }
     return cst(to, (double)x->ival);
   }
-  Expr e{EOp::Cast, to, {x}};
+  Expr e = node(EOp::Cast, to, {x});
   return mk(e);
 }
 
@@ -122,23 +130,38 @@ ExprP bin(EOp op, ExprP x, ExprP y) {
     if (x->is_const()) return (x->ival != 0) == (op == EOp::And) ? y : x;
     if (y->is_const()) return (y->ival != 0) == (op == EOp::And) ? x : y;
   }
-  Expr e{op, is_compare(op) ? DType::Bool : t, {x, y}};
+  Expr e = node(op, is_compare(op) ? DType::Bool : t, {x, y});
   return mk(e);
 }
 
 ExprP select(ExprP c, ExprP a, ExprP b) {
   TINYRT_CHECK(c->type == DType::Bool && a->type == b->type, "select types");
   if (c->is_const()) return c->ival ? a : b;
-  return mk(Expr{EOp::Select, a->type, {c, a, b}});
+  return mk(node(EOp::Select, a->type, {c, a, b}));
 }
 
 ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body) {
+  // Extent-1 variables are the constant 0; a reduction over nothing else is
+  // its body; a sum of a constant is a product.
   std::vector<RVar> kept;
+  std::map<int, bool> unit;
+  int64_t count = 1;
   for (const RVar &v : vars) {
     TINYRT_CHECK(v.extent >= 0, "reduce extent");
-    kept.push_back(v);
+    if (v.extent == 1) unit[v.id] = true;
+    else kept.push_back(v);
+    count *= v.extent;
   }
-  Expr e{EOp::Reduce, body->type, {body}};
+  if (!unit.empty())
+    body = rewrite(body, [&](const ExprP &x) -> ExprP {
+      return x->op == EOp::Var && unit.count(x->id) ? cidx(0) : nullptr;
+    });
+  if (kept.empty()) return body;
+  if (body->is_const() && count > 0) {
+    if (k == ReduceKind::Sum && dtype_is_float(body->type)) return cst(body->type, body->fval * (double)count);
+    if (k == ReduceKind::Max || k == ReduceKind::Min) return body;
+  }
+  Expr e = node(EOp::Reduce, body->type, {body});
   e.rk = k;
   e.rvars = std::move(kept);
   return mk(e);
@@ -288,10 +311,13 @@ ExprP renumber_reduce_vars(const ExprP &e, int first, int *next) {
   });
 }
 
-bool is_identity_load(const Expr &e, int slot, int rank) {
-  if (e.op != EOp::Load || e.id != slot || (int)e.a.size() != rank) return false;
-  for (int k = 0; k < rank; ++k)
-    if (e.a[k]->op != EOp::Var || e.a[k]->id != k) return false;
+bool is_identity_load(const Expr &e, int slot, const Shape &shape) {
+  if (e.op != EOp::Load || e.id != slot || e.a.size() != shape.size()) return false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const Expr &i = *e.a[k];
+    bool ok = (i.op == EOp::Var && i.id == (int)k) || (shape[k] == 1 && i.is_const_int(0));
+    if (!ok) return false;
+  }
   return true;
 }
 

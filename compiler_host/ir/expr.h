@@ -120,8 +120,9 @@ ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Ex
 ExprP remap_slots(const ExprP &e, const std::vector<int> &map);
 // Renumbers reduction variables to start at `first`; returns the next free id.
 ExprP renumber_reduce_vars(const ExprP &e, int first, int *next);
-// Is `e` Load(slot, Var(0), ..., Var(rank-1))?
-bool is_identity_load(const Expr &e, int slot, int rank);
+// Is `e` Load(slot, i0, ..., in) with ik = Var(k), or 0 where shape[k] = 1
+// (broadcasting writes those as constants)?
+bool is_identity_load(const Expr &e, int slot, const Shape &shape);
 
 // Interval of an index expression given variable extents (var id -> extent).
 struct Interval {

@@ -22,7 +22,7 @@ int slot_of(const Kernel &k, int v) {
 bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
   const Kernel &prod = p.kernels[ki];
   int v = prod.out;
-  if (prod.kind != KernelKind::Loop || has_reduce(prod.expr)) return false;
+  if (prod.kind != KernelKind::Loop) return false;
   if (readers[v] != 1 || p.graph.is_graph_output(v)) return false;
   size_t ci = ki + 1;
   while (ci < p.kernels.size() && slot_of(p.kernels[ci], v) < 0) ++ci;
@@ -32,6 +32,16 @@ bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
   int sv = slot_of(cons, v);
   size_t psize = expr_size(prod.expr);
   int nloads = count_loads(cons.expr, sv);
+  if (has_reduce(prod.expr)) {
+    // A reduction moves into its reader only when it is computed exactly
+    // once per element there: one identity load, no reduction around it.
+    const Shape &vs = p.graph.v(v).shape;
+    bool once = nloads == 1 && !has_reduce(cons.expr) && p.graph.v(cons.out).shape == vs;
+    visit(cons.expr, [&](const Expr &e) {
+      if (e.op == EOp::Load && e.id == sv && !is_identity_load(e, sv, vs)) once = false;
+    });
+    if (!once) return false;
+  }
   if (nloads > 1 && psize > 6) return false;                 // would recompute real work
   if (has_reduce(cons.expr) && psize > 12) return false;     // stencils re-read inputs
   // Producer slots -> consumer slots (appended, deduplicated).
@@ -46,7 +56,9 @@ bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
       ins.push_back(prod.ins[s]);
     }
   }
-  ExprP pe = remap_slots(prod.expr, map);
+  int next_rvar = kFirstReduceVar;
+  if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
+  ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
   ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
   if (expr_size(merged) > kMaxFusedExpr) return false;
   // Drop the inlined value's slot.

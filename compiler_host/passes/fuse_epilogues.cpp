@@ -52,13 +52,12 @@ void fuse_epilogues(PassContext &c) {
       if (ci == p.kernels.size()) continue;
       Kernel &k = p.kernels[ci];
       int sv = slot_of(k, v);
-      int rank = p.graph.v(v).rank();
       if (k.kind != KernelKind::Loop || p.graph.v(k.out).shape != p.graph.v(v).shape || has_reduce(k.expr) ||
           p.graph.v(k.out).dtype != DType::F32)
         continue;
       bool identity = true;
       visit(k.expr, [&](const Expr &e) {
-        if (e.op == EOp::Load && e.id == sv && !is_identity_load(e, sv, rank)) identity = false;
+        if (e.op == EOp::Load && e.id == sv && !is_identity_load(e, sv, p.graph.v(v).shape)) identity = false;
       });
       if (!identity) continue;
       std::vector<int> ins = g.ins;

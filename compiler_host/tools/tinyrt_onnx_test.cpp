@@ -193,6 +193,11 @@ class CaseRunner {
         co.target = o_.target;
         co.name = "m";
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
+        // Dynamic dimensions take the data set's shapes.
+        for (auto &kv : ds.inputs)
+          if (!bound_names.count(kv.first) &&
+              std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
+            co.import.input_shapes[kv.first] = kv.second->shape;
         try {
           fs::path sub = fs::path(work) / ("build" + std::to_string(si) + "_" + std::to_string(attempt));
           built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));

@@ -11,6 +11,8 @@
  * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y runs=N".
  * --compare-threads N: also runs with N threads and fails unless every
  *   output byte equals the single-thread result.
+ * --profile N: calls each step directly on one thread N times and prints
+ *   "step K: X ms" (median), to find the expensive kernels.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -98,7 +100,7 @@ static int run_once(runner *r) {
 
 int main(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  int threads = 1, runs = 0, warmup = 0, compare = 0, i;
+  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, i;
   void *lib;
   const tinyrt_model *m;
   runner r;
@@ -113,6 +115,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--runs")) runs = atoi(v);
     else if (!strcmp(a, "--warmup")) warmup = atoi(v);
     else if (!strcmp(a, "--compare-threads")) compare = atoi(v);
+    else if (!strcmp(a, "--profile")) profile = atoi(v);
     else return fail("unknown option", a);
     ++i;
   }
@@ -135,6 +138,22 @@ int main(int argc, char **argv) {
     free(t);
   } else if (run_once(&r)) {
     return 1;
+  }
+  if (profile > 0) {
+    uint32_t k;
+    double *t = (double *)malloc(sizeof(double) * (size_t)profile), total = 0;
+    for (k = 0; k < m->num_steps; ++k) {
+      for (i = 0; i < profile; ++i) {
+        double t0 = now_ms();
+        m->steps[k].fn((uint8_t *)r.arena, 0, m->steps[k].tasks);
+        t[i] = now_ms() - t0;
+      }
+      qsort(t, (size_t)profile, sizeof(double), cmp_double);
+      total += t[profile / 2];
+      printf("step %u: %.4f ms (%d tasks)\n", k, t[profile / 2], m->steps[k].tasks);
+    }
+    printf("total: %.4f ms\n", total);
+    free(t);
   }
   if (compare > 0) {
     runner r2;

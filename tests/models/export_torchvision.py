@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Exports torchvision models with random weights to ONNX (opset 13, input
+1x3x224x224) in the ONNX backend-test layout, with PyTorch's output as the
+reference:  OUT/<model>/model.onnx, OUT/<model>/test_data_set_0/{input_0,output_0}.pb
+
+Usage: export_torchvision.py OUTDIR [MODEL ...]
+
+Weights are random (seeded), batch-norm statistics too, so that folding
+them is exercised. Nothing here is committed; the build runs it."""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torchvision
+from onnx import numpy_helper
+
+MODELS = ["squeezenet1_1", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5", "googlenet"]
+
+
+def build(name):
+    kwargs = {"weights": None}
+    if name == "googlenet":
+        kwargs.update(aux_logits=False, init_weights=True)
+    model = getattr(torchvision.models, name)(**kwargs)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            with torch.no_grad():
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+    return model.eval()
+
+
+def export(name, out_dir):
+    torch.manual_seed(0)
+    model = build(name)
+    x = torch.rand(1, 3, 224, 224)
+    case = os.path.join(out_dir, name)
+    data = os.path.join(case, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    path = os.path.join(case, "model.onnx")
+    torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    onnx.checker.check_model(onnx.load(path))
+    with torch.no_grad():
+        y = model(x).numpy()
+    for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", y, "output")):
+        t = numpy_helper.from_array(np.ascontiguousarray(arr), tname)
+        with open(os.path.join(data, fname), "wb") as f:
+            f.write(t.SerializeToString())
+    print(f"exported {name}: {path}", flush=True)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    names = sys.argv[2:] or MODELS
+    torch.set_num_threads(1)
+    for name in names:
+        if name not in MODELS:
+            sys.exit(f"unknown model {name}; known: {' '.join(MODELS)}")
+        if os.path.exists(os.path.join(out_dir, name, "test_data_set_0", "output_0.pb")):
+            continue
+        export(name, out_dir)
+
+
+if __name__ == "__main__":
+    main()
