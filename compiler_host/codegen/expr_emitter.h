@@ -42,7 +42,11 @@ class ExprEmitter {
   ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes);
 
   void set_slots(std::vector<SlotRef> slots) { slots_ = std::move(slots); }
-  void bind(int var_id, VVal v) { vars_[var_id] = v; }
+  // With one lane every value is uniform (selects then branch, loads are scalar).
+  void bind(int var_id, VVal v) {
+    if (lanes_ == 1) v.kind = VVal::Uniform;
+    vars_[var_id] = v;
+  }
   void set_acc(VVal v) { acc_ = v; }
   // Active lanes (<lanes x i1>) for a partial vector; nullptr = all lanes.
   void set_mask(llvm::Value *m) { mask_ = m; }

@@ -123,7 +123,8 @@ Value *MathEmitter::tanh(Value *x) {
   Value *a = abs(x);
   Value *x2 = b_.CreateFMul(x, x);
   Value *small = b_.CreateFMul(x, poly(x2, {-1382.0 / 155925, 62.0 / 2835, -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0}));
-  Value *e2 = exp(b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOGT(a, c(9, ft)), c(9, ft), a), c(2, ft)));
+  // Beyond |x| = 10 the result rounds to +-1 (clamping lower would give 1 - ulp).
+  Value *e2 = exp(b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOGT(a, c(10, ft)), c(10, ft), a), c(2, ft)));
   Value *big = b_.CreateFSub(c(1, ft), b_.CreateFDiv(c(2, ft), b_.CreateFAdd(e2, c(1, ft))));
   big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.2, ft)), small, big);

@@ -220,6 +220,10 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es)) fail_internal("generated IR does not verify: " + es.str());
+  if (o.want_ir) {
+    llvm::raw_string_ostream ir(res.ir_unoptimized);
+    m.print(ir, nullptr);
+  }
   optimize(m, *tm);
   if (o.want_ir) {
     llvm::raw_string_ostream ir(res.ir);

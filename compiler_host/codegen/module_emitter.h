@@ -23,7 +23,7 @@ struct ModuleResult {
   int64_t code_bytes = 0;
   int64_t weights_bytes = 0;
   std::vector<int64_t> tasks;  // per kernel
-  std::string ir, assembly;
+  std::string ir_unoptimized, ir, assembly;
 };
 
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o);

@@ -203,6 +203,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   if (!opt.dump_dir.empty()) {
     fs::create_directories(opt.dump_dir);
     dump_kernels(p, (fs::path(opt.dump_dir) / (a.name + ".kernels.txt")).string());
+    write_file(fs::path(opt.dump_dir) / (a.name + ".unoptimized.ll"), mr.ir_unoptimized);
     write_file(fs::path(opt.dump_dir) / (a.name + ".ll"), mr.ir);
     write_file(fs::path(opt.dump_dir) / (a.name + ".s"), mr.assembly);
   }

@@ -26,6 +26,7 @@ struct Options {
   int threads = 1;
   double rtol = 1e-3, atol_scale = 1e-5;
   bool compare_threads = false;
+  double max_arena_ratio = 0;  // > 0: fail cases whose arena exceeds ratio * lower bound
   bool keep = false;
   std::string filter;
 };
@@ -250,6 +251,11 @@ class CaseRunner {
       }
     }
     std::string note;
+    const PlanStats &st = built->artifact.stats;
+    if (o_.max_arena_ratio > 0 && st.arena_bytes > o_.max_arena_ratio * (double)st.lower_bound_bytes)
+      return {Outcome::Fail, "arena " + std::to_string(st.arena_bytes) + " bytes exceeds " +
+                                 std::to_string(o_.max_arena_ratio) + " x lower bound " +
+                                 std::to_string(st.lower_bound_bytes)};
     if (!bound_names.empty()) {
       note = "bound:";
       for (auto &n : bound_names) note += " " + n;
@@ -301,6 +307,7 @@ int main(int argc, char **argv) {
   app.add_option("--filter", o.filter, "only cases whose name contains this");
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
+  app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");
   CLI11_PARSE(app, argc, argv);
 
   try {

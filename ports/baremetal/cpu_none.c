@@ -1,7 +1,26 @@
-/* cpu_none.c — bare metal has no OS to ask: report the features this
- * runtime was itself compiled for (the integrator's -mcpu/-mfpu flags). */
+/* cpu_none.c — bare metal has no OS to ask. On x86 the cpuid instruction
+ * answers (the firmware is assumed to have enabled the vector state it
+ * uses); elsewhere report the features this runtime was itself compiled
+ * for (the integrator's -mcpu/-mfpu flags). */
 #include "tinyrt_port.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+uint32_t tinyrt_port_cpu_features(void) {
+  unsigned a, b, c, d;
+  uint32_t f = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_FMA)) f |= TINYRT_ISA_X86_FMA;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  if (b & bit_AVX2) f |= TINYRT_ISA_X86_AVX2;
+  if (b & bit_AVX512F) f |= TINYRT_ISA_X86_AVX512F;
+  if (b & bit_AVX512BW) f |= TINYRT_ISA_X86_AVX512BW;
+  if (b & bit_AVX512VL) f |= TINYRT_ISA_X86_AVX512VL;
+  if (b & bit_AVX512DQ) f |= TINYRT_ISA_X86_AVX512DQ;
+  return f;
+}
+
+#else
 uint32_t tinyrt_port_cpu_features(void) {
   uint32_t f = 0;
 #if defined(__ARM_NEON) && defined(__aarch64__)
@@ -32,3 +51,4 @@ uint32_t tinyrt_port_cpu_features(void) {
 #endif
   return f;
 }
+#endif

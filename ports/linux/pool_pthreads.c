@@ -53,7 +53,9 @@ static void run_slice(tinyrt_pool *p, int index) {
 static void *worker_main(void *arg) {
   struct worker *w = (struct worker *)arg;
   tinyrt_pool *p = w->pool;
-  uint32_t seen = LOAD(&p->generation);
+  /* Generation 0 is the pool's initial state. Reading the counter here
+   * instead would race with a first step posted before this thread ran. */
+  uint32_t seen = 0;
   for (;;) {
     long spin;
     for (spin = 0; spin < TINYRT_POOL_SPIN && LOAD(&p->generation) == seen &&

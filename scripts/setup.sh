@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs what tinyrt needs on Debian 12 (skips when everything is there).
+set -eu
+PACKAGES="build-essential cmake ninja-build llvm-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libcli11-dev nlohmann-json3-dev libgtest-dev googletest
+  gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  qemu-user libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision"
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing$missing"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing

@@ -1,0 +1,137 @@
+// Bad input gets a precise error naming the problem, never a crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "driver/compiler.h"
+#include "onnx_builder.h"
+
+using namespace tinyrt;
+using tinyrt::test::OnnxBuilder;
+
+namespace {
+
+CompileError compile_error(const std::string &path, CompileOptions opt = {}) {
+  opt.target = "x86-64-avx2";
+  try {
+    compile_model(path, opt);
+  } catch (const CompileError &e) {
+    return e;
+  }
+  ADD_FAILURE() << "compiled without error";
+  return CompileError(CompileError::Kind::Internal, "");
+}
+
+}  // namespace
+
+TEST(Errors, GarbageFileIsInvalidModel) {
+  std::string path = "/tmp/tinyrt-test-garbage.onnx";
+  std::ofstream(path) << "this is not a protobuf \xff\xff\xff";
+  CompileError e = compile_error(path);
+  EXPECT_EQ(e.kind(), CompileError::Kind::InvalidModel);
+  EXPECT_NE(std::string(e.what()).find("not an ONNX model"), std::string::npos) << e.what();
+}
+
+TEST(Errors, MissingFileIsUsage) {
+  CompileError e = compile_error("/nonexistent/model.onnx");
+  EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+  EXPECT_NE(std::string(e.what()).find("/nonexistent/model.onnx"), std::string::npos);
+}
+
+TEST(Errors, UnsupportedOpNamesNodeAndOp) {
+  OnnxBuilder b;
+  b.input("x", {4});
+  auto &n = b.node("NonZero", {"x"}, {"y"});
+  n.set_name("find_them");
+  b.output("y", {1, -1}, onnx::TensorProto::INT64);
+  CompileError e = compile_error(b.save());
+  EXPECT_EQ(e.kind(), CompileError::Kind::Unsupported);
+  EXPECT_NE(std::string(e.what()).find("node 'find_them' (NonZero)"), std::string::npos) << e.what();
+}
+
+TEST(Errors, UnsupportedAttributeValueIsNamed) {
+  OnnxBuilder b(15);
+  b.input("x", {1, 2, 3});
+  for (const char *p : {"s", "b", "m", "v"}) b.init(p, {2}, {1, 1});
+  auto &n = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"});
+  OnnxBuilder::attr(n, "training_mode", (int64_t)1);
+  b.output("y", {1, 2, 3});
+  CompileError e = compile_error(b.save());
+  EXPECT_EQ(e.kind(), CompileError::Kind::Unsupported);
+  EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos) << e.what();
+}
+
+TEST(Errors, DynamicDimensionAsksForInputShape) {
+  OnnxBuilder b;
+  b.input("x", {-1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {-1, 3});
+  std::string path = b.save();
+  CompileError e = compile_error(path);
+  EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+  EXPECT_NE(std::string(e.what()).find("--input-shape x="), std::string::npos) << e.what();
+  CompileOptions ok;
+  ok.target = "x86-64-avx2";
+  ok.import.input_shapes["x"] = {2, 3};
+  EXPECT_EQ(compile_model(path, ok).inputs[0].shape, (Shape{2, 3}));
+}
+
+TEST(Errors, ShapeMismatchNamesTheNode) {
+  OnnxBuilder b;
+  b.input("x", {2, 3});
+  b.input("z", {4, 3});
+  b.node("Add", {"x", "z"}, {"y"}).set_name("bad_add");
+  b.output("y", {-1, 3});
+  CompileError e = compile_error(b.save());
+  EXPECT_NE(std::string(e.what()).find("bad_add"), std::string::npos) << e.what();
+}
+
+TEST(Errors, UnknownTargetListsTheKnownOnes) {
+  OnnxBuilder b;
+  b.input("x", {3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {3});
+  CompileOptions o;
+  o.target = "riscv";
+  try {
+    compile_model(b.save(), o);
+    FAIL();
+  } catch (const CompileError &e) {
+    EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+    EXPECT_NE(std::string(e.what()).find("aarch64-neon"), std::string::npos);
+  }
+}
+
+TEST(Errors, BindingsMustNameGraphInputs) {
+  OnnxBuilder b;
+  b.input("x", {3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {3});
+  CompileOptions o;
+  o.import.bindings["nope"].values = {1};
+  CompileError e = compile_error(b.save(), o);
+  EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+  EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos);
+}
+
+TEST(Errors, ShapeInputMustBeConstantOrBound) {
+  OnnxBuilder b;
+  b.input("x", {2, 3});
+  b.input("shape", {2}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y", {-1, -1});
+  std::string path = b.save();
+  try {
+    CompileOptions o;
+    o.target = "x86-64-avx2";
+    compile_model(path, o);
+    FAIL();
+  } catch (const ConstantRequired &e) {
+    EXPECT_EQ(e.value(), "shape");
+    EXPECT_NE(std::string(e.what()).find("--bind shape="), std::string::npos);
+  }
+  CompileOptions o;
+  o.target = "x86-64-avx2";
+  o.import.bindings["shape"].values = {3, 2};
+  EXPECT_EQ(compile_model(path, o).outputs[0].shape, (Shape{3, 2}));
+}

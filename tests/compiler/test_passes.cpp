@@ -1,0 +1,127 @@
+// Passes, IR in -> IR out: fusion, batch-norm folding, layouts, memory plan.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "frontend/onnx_import.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+
+using namespace tinyrt;
+using tinyrt::test::OnnxBuilder;
+
+namespace {
+
+Program run_until(OnnxBuilder &b, const std::string &last) {
+  Program p;
+  p.graph = import_onnx_file(b.save(), {}).graph;
+  static Target t = resolve_target("x86-64-avx2");
+  PassContext c{p, t, nullptr};
+  for (const Pass &pass : pipeline()) {
+    pass.run(c);
+    verify_program(p, pass.name);
+    if (last == pass.name) break;
+  }
+  return p;
+}
+
+std::vector<float> ramp(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * (float)((i * 37) % 11) - 0.3f;
+  return v;
+}
+
+// x -> Conv(3x3, pad 1) -> [BatchNormalization] -> Add(residual) -> Relu
+OnnxBuilder conv_block(bool with_bn) {
+  OnnxBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.init("w", {8, 8, 3, 3}, ramp(8 * 8 * 9, 0.1f));
+  b.init("bias", {8}, ramp(8, 1));
+  auto &c = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  std::string last = "c";
+  if (with_bn) {
+    b.init("s", {8}, ramp(8, 0.5f));
+    b.init("bb", {8}, ramp(8, 0.2f));
+    b.init("mean", {8}, ramp(8, 0.1f));
+    b.init("var", {8}, std::vector<float>(8, 2.0f));
+    b.node("BatchNormalization", {"c", "s", "bb", "mean", "var"}, {"bn"});
+    last = "bn";
+  }
+  b.node("Add", {last, "x"}, {"a"});
+  b.node("Relu", {"a"}, {"y"});
+  b.output("y", {1, 8, 6, 6});
+  return b;
+}
+
+}  // namespace
+
+TEST(FoldBatchnorm, ScalesWeightsAndBias) {
+  OnnxBuilder b = conv_block(true);
+  Program p = run_until(b, "fold_batchnorm");
+  ASSERT_EQ(p.graph.nodes.size(), 3u);  // Conv, Add, Relu
+  const Node &conv = p.graph.nodes[0];
+  ASSERT_EQ(conv.op, "Conv");
+  const ConstData &w = *p.graph.v(conv.in[1]).data;
+  std::vector<float> w0 = ramp(8 * 8 * 9, 0.1f), s = ramp(8, 0.5f);
+  float k = s[3] / std::sqrt(2.0f + 1e-5f);
+  EXPECT_NEAR(w.as<float>()[3 * 72 + 5], w0[3 * 72 + 5] * k, 1e-6);
+  EXPECT_EQ(p.graph.nodes[1].in[0], conv.out[0]);  // the Add now reads the conv
+}
+
+TEST(FuseEpilogues, ConvBiasResidualReluIsOneKernel) {
+  OnnxBuilder b = conv_block(true);
+  Program p = run_until(b, "fuse_elementwise");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);
+  EXPECT_EQ(p.kernels[0].label, "Conv+Add+Relu");
+  EXPECT_EQ(p.kernels[0].out, p.graph.outputs[0]);
+}
+
+TEST(FuseElementwise, ChainsBecomeOneLoopKernel) {
+  OnnxBuilder b;
+  b.input("x", {4, 16});
+  b.init("c", {16}, ramp(16, 1));
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("Mul", {"s", "x"}, {"m"});
+  b.node("Add", {"m", "c"}, {"y"});
+  b.output("y", {4, 16});
+  Program p = run_until(b, "fuse_elementwise");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].label, "Sigmoid+Mul+Add");
+  EXPECT_EQ(p.kernels[0].ins.size(), 2u);  // x (deduplicated) and c
+}
+
+TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 5, 5});
+  b.init("w", {8, 4, 1, 1}, ramp(32, 0.3f));
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Flatten", {"c"}, {"y"});
+  b.output("y", {1, 200});
+  Program p = run_until(b, "choose_layouts");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.perm_of(p.kernels[0].out), (std::vector<int>{0, 2, 3, 1}));
+  EXPECT_EQ(p.kernels[1].label, "ToRowMajor");  // Flatten views a row-major copy
+  EXPECT_TRUE(p.perm_of(p.kernels[1].out).empty());
+}
+
+TEST(PlanMemory, ChainReusesBuffersAndMeetsTheBound) {
+  OnnxBuilder b;
+  b.input("x", {1, 256});
+  std::string prev = "x";
+  for (int i = 0; i < 6; ++i) {
+    std::string w = "w" + std::to_string(i), y = "y" + std::to_string(i);
+    b.init(w, {256, 256}, ramp(256 * 256, 0.01f));
+    b.node("MatMul", {prev, w}, {y});
+    prev = y;
+  }
+  b.output(prev, {1, 256});
+  Program p = run_until(b, "plan_memory");
+  // Two 1 KiB buffers alternate: input/output of each step.
+  EXPECT_EQ(p.stats.lower_bound_bytes, 2048);
+  EXPECT_EQ(p.stats.arena_bytes, 2048);
+  int64_t o0 = p.storage[p.kernels[0].out].offset, o1 = p.storage[p.kernels[1].out].offset;
+  EXPECT_NE(o0, o1);
+  EXPECT_EQ(o0 % 64, 0);
+}

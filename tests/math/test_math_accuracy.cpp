@@ -1,0 +1,134 @@
+// test_math_accuracy — the generated transcendental approximations against
+// float64 references over their whole float32 input range, on one target
+// (natively or under qemu). Prints the max error in ULP per function and
+// fails when a documented bound (codegen/math_emitter.h) is exceeded.
+//
+//   test_math_accuracy --target aarch64-neon
+//
+// Inputs: every float whose bit pattern is a multiple of 4099 (1.05M points
+// over all exponents and both signs) plus special values. Denormal
+// inputs and results are excluded from the ULP figures: ARMv7 NEON flushes
+// them to zero by design.
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include "onnx_builder.h"
+#include "tool_common.h"
+
+using namespace tinyrt;
+
+namespace {
+
+struct Fn {
+  const char *op;
+  std::function<double(double)> ref;
+  double max_ulp;  // documented bound
+  double max_abs;  // or this absolute error, whichever is larger
+};
+
+double ulp_of(float x) {
+  x = std::fabs(x);
+  if (x < FLT_MIN) return std::ldexp(1.0, -149);
+  int e;
+  std::frexp(x, &e);
+  return std::ldexp(1.0, e - 24);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string target = "host";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--target") target = argv[i + 1];
+  const std::vector<Fn> fns = {
+      {"Exp", [](double x) { return std::exp(x); }, 2, 0},
+      {"Log", [](double x) { return std::log(x); }, 3, 0},
+      {"Tanh", [](double x) { return std::tanh(x); }, 8, 0},
+      {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, 3, 0},
+      {"Erf", [](double x) { return std::erf(x); }, 8, 3e-7},
+  };
+  std::vector<float> xs;
+  for (uint64_t bits = 0; bits <= 0xffffffffull; bits += 4099) {
+    float x;
+    uint32_t b = (uint32_t)bits;
+    std::memcpy(&x, &b, 4);
+    xs.push_back(x);
+  }
+  for (float s : {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, FLT_MIN, 88.7f, 89.0f, -87.3f, -104.0f, 0.5f,
+                  -0.5f, 4.0f, 9.0f, 0.2f, 1e-8f})
+    xs.push_back(s);
+  int64_t n = (int64_t)xs.size();
+
+  test::OnnxBuilder b;
+  b.input("x", {n});
+  for (auto &f : fns) {
+    b.node(f.op, {"x"}, {std::string("y_") + f.op});
+    b.output(std::string("y_") + f.op, {n});
+  }
+  std::string work = make_temp_dir("tinyrt-math");
+  try {
+    CompileOptions co;
+    co.target = target;
+    co.name = "math";
+    BuiltModel m = build_model(b.save(), co, work);
+    std::string in = work + "/in.bin", out = work + "/out.bin";
+    std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
+    ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
+    if (r.exit_code != 0) {
+      std::cerr << "runner failed: " << r.output << "\n";
+      return 1;
+    }
+    std::ifstream f(out, std::ios::binary);
+    std::vector<float> ys((size_t)n * fns.size());
+    f.read(reinterpret_cast<char *>(ys.data()), (std::streamsize)(ys.size() * 4));
+    bool ok = true;
+    std::cout << "target " << m.artifact.target.name << ", " << n << " inputs\n";
+    for (size_t k = 0; k < fns.size(); ++k) {
+      const Fn &fn = fns[k];
+      double worst_ulp = 0, worst_abs = 0, at = 0;
+      int64_t special_bad = 0, counted = 0, over = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        float x = xs[i], y = ys[k * n + i];
+        if (x != 0 && std::fabs(x) < FLT_MIN) continue;  // flushed to zero on armv7
+        double ref = fn.ref((double)x);
+        float rf = (float)ref;
+        if (std::isnan(ref) || std::isinf(rf) || std::isnan(x) || std::isinf(x)) {
+          // Special values must match exactly (NaN for NaN).
+          bool same = std::isnan(ref) ? std::isnan(y) : y == rf;
+          if (!same) {
+            if (special_bad++ < 3)
+              std::cout << "  " << fn.op << "(" << x << ") = " << y << ", expected " << rf << " (bits 0x" << std::hex
+                        << *reinterpret_cast<uint32_t *>(&y) << std::dec << ")\n";
+          }
+          continue;
+        }
+        if (ref != 0 && std::fabs(ref) < FLT_MIN) continue;
+        double err = std::fabs((double)y - ref);
+        double u = err / ulp_of(rf);
+        ++counted;
+        if (u > fn.max_ulp && err > fn.max_abs) ++over;
+        if (u > worst_ulp) {
+          worst_ulp = u;
+          at = x;
+        }
+        worst_abs = std::max(worst_abs, err);
+      }
+      bool pass = over == 0 && special_bad == 0;
+      ok = ok && pass;
+      std::cout << "  " << fn.op << ": max error " << worst_ulp << " ulp (at x = " << at << "), max abs " << worst_abs
+                << ", bound " << fn.max_ulp << " ulp" << (fn.max_abs > 0 ? " or abs 3e-7" : "")
+                << ", " << counted << " points, " << over << " beyond the bound, " << special_bad << " wrong special values -> "
+                << (pass ? "ok" : "EXCEEDED") << "\n";
+    }
+    std::filesystem::remove_all(work);
+    return ok ? 0 : 1;
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,11 @@
+# Fails if libtinyrt references a heap allocator.
+execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE undef RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${LIB}")
+endif()
+foreach(fn malloc calloc realloc free aligned_alloc posix_memalign memalign)
+  if(undef MATCHES "(^|\n) *U ${fn}(@[^\n]*)?\n")
+    message(FATAL_ERROR "libtinyrt references ${fn}:\n${undef}")
+  endif()
+endforeach()
+message(STATUS "libtinyrt references no allocator; undefined symbols:\n${undef}")
