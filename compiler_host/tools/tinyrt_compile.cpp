@@ -4,14 +4,29 @@
 #include <CLI/CLI.hpp>
 
 #include "driver/compiler.h"
+#include "ops/op_registry.h"
+
+// The op table as markdown: docs/OPERATORS.md embeds this output and a test
+// keeps the two identical.
+static void list_ops() {
+  std::cout << "| op | opsets | attributes | inputs that must be constant |\n|---|---|---|---|\n";
+  for (const tinyrt::OpDef *d : tinyrt::all_ops()) {
+    std::cout << "| " << d->name << " | " << d->min_opset << "+ | ";
+    for (size_t i = 0; i < d->attrs.size(); ++i) std::cout << (i ? ", " : "") << d->attrs[i];
+    std::cout << " | ";
+    for (size_t i = 0; i < d->const_inputs.size(); ++i) std::cout << (i ? ", " : "") << d->const_inputs[i];
+    std::cout << " |\n";
+  }
+}
 
 int main(int argc, char **argv) {
   CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
   std::string model, outdir, target = "host", name, dump;
   std::vector<std::string> shapes, binds;
-  bool verbose = false;
-  app.add_option("model", model, "ONNX model file")->required();
-  app.add_option("-o,--output", outdir, "output directory")->required();
+  bool verbose = false, ops = false;
+  app.add_option("model", model, "ONNX model file");
+  app.add_option("-o,--output", outdir, "output directory");
+  app.add_flag("--list-ops", ops, "print the supported ONNX operators (markdown) and exit");
   app.add_option("--target", target,
                  "host | x86-64-avx2 | x86-64-avx512 | armv7-neon | aarch64-neon")
       ->capture_default_str();
@@ -21,6 +36,14 @@ int main(int argc, char **argv) {
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
   CLI11_PARSE(app, argc, argv);
+  if (ops) {
+    list_ops();
+    return 0;
+  }
+  if (model.empty() || outdir.empty()) {
+    std::cerr << "tinyrt-compile: a model and -o OUTDIR are required\n" << app.help();
+    return 2;
+  }
 
   try {
     tinyrt::CompileOptions opt;
