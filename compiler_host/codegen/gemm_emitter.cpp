@@ -2,14 +2,23 @@
 //
 // out(pixel, oc) = epilogue(sum over (kh, kw, ic) of X(pixel, kh, kw, ic) *
 // W(kh, kw, ic, oc)). A register tile holds `mr` pixels x `nv` vectors of
-// output channels; per (kh, kw) each pixel's input row is located once
-// (rows in the padding point at a zero row, or are masked when channels are
-// strided), and the ic loop does nv weight loads, mr broadcasts and mr*nv
-// FMAs. Weights are packed at compile time as
+// output channels; the ic loop does nv weight loads, mr broadcasts and
+// mr*nv FMAs. Weights are packed at compile time as
 // [group][oc tile][kh*kw][ic][nr] (nr = nv * lanes, zero padded), so the
 // loop reads them sequentially. The epilogue (bias, activation, residual,
 // ...) runs on the accumulators before the only store.
-// Tasks are (group, oc tile, block of pixel tiles).
+//
+// How a tile finds its input pixels decides register pressure, so there
+// are three addressing modes:
+//  * linear  (1x1, stride 1, no padding, dense input): pixel i of a tile is
+//    base + i * pixel_stride — any run of pixels, even across rows;
+//  * row     (a run of pixels in one output row whose windows lie inside
+//    the input): one base pointer per (kh, kw), constant offsets per pixel;
+//  * general (border tiles): per-pixel pointers; pixels in the padding read
+//    a zero row (or are masked when channels are strided).
+// Without the linear mode, tiles follow output rows (a row's tail tile has
+// the static width OW % mr) and each tile picks row or general at run time.
+// Tasks are (group, oc tile, block of pixel tiles or of rows).
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -54,6 +63,8 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
   return next;
 }
 
+enum class Mode { Linear, Row, General };
+
 struct GemmEmitter {
   EmitEnv &env;
   const Kernel &k;
@@ -65,8 +76,7 @@ struct GemmEmitter {
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4], os[4];  // strides per role n, c, h, w
-  Value *weights = nullptr;
-  Value *zero_row = nullptr;
+  Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr;
   llvm::Type *f32, *vf32;
 
   GemmEmitter(EmitEnv &e, const Kernel &kk)
@@ -85,70 +95,94 @@ struct GemmEmitter {
     vf32 = llvm::FixedVectorType::get(f32, L);
   }
 
-  struct Pixel {
-    Value *n, *oh, *ow, *ih0, *iw0, *xbase;
+  Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
+  Value *xptr(Value *elem_offset) { return b.CreateGEP(f32, xbase, elem_offset); }
+
+  // The pixels of one tile: where the epilogue writes them and where the
+  // ic loop reads their inputs.
+  struct TileSpec {
+    Mode mode;
+    int m;             // pixels
+    Value *n, *oh;     // Row/General: the output row
+    Value *ow0;        // Row/General: first pixel's column
+    Value *p0;         // Linear: first pixel's linear index
   };
 
-  Pixel pixel(Value *p) {
-    Pixel px;
-    Value *ow = b.CreateURem(p, b.getInt32((int32_t)s.out_w));
-    Value *t = b.CreateUDiv(p, b.getInt32((int32_t)s.out_w));
-    px.ow = ow;
-    px.oh = b.CreateURem(t, b.getInt32((int32_t)s.out_h));
-    px.n = b.CreateUDiv(t, b.getInt32((int32_t)s.out_h));
-    px.ih0 = b.CreateSub(b.CreateMul(px.oh, b.getInt32((int32_t)s.stride_h)), b.getInt32((int32_t)s.pad_t));
-    px.iw0 = b.CreateSub(b.CreateMul(px.ow, b.getInt32((int32_t)s.stride_w)), b.getInt32((int32_t)s.pad_l));
-    px.xbase = b.CreateMul(px.n, b.getInt32((int32_t)xs[0]));
-    return px;
+  // Output coordinates of pixel i (for the epilogue's index variables).
+  void coords(const TileSpec &t, int i, Value **n, Value **oh, Value **ow) {
+    if (t.mode != Mode::Linear) {
+      *n = t.n;
+      *oh = t.oh;
+      *ow = b.CreateAdd(t.ow0, i32(i));
+      return;
+    }
+    Value *p = b.CreateAdd(t.p0, i32(i));
+    *ow = b.CreateURem(p, i32(s.out_w));
+    Value *r = b.CreateUDiv(p, i32(s.out_w));
+    *oh = b.CreateURem(r, i32(s.out_h));
+    *n = b.CreateUDiv(r, i32(s.out_h));
   }
 
-  // One register tile: m pixels from p0, vectors [0, nvv) of the oc tile at
-  // oc0 (absolute channel); the last vector keeps only `last_lanes` lanes.
-  void tile(Value *p0, Value *g, Value *wtile, Value *oc0, int m, int nvv, int last_lanes) {
-    std::vector<Pixel> px;
-    for (int i = 0; i < m; ++i) px.push_back(pixel(b.CreateAdd(p0, b.getInt32(i))));
-    Value *gbase = b.CreateMul(g, b.getInt32((int32_t)(ICg * xs[1])));
+  void tile(const TileSpec &t, Value *g, Value *wtile, Value *oc0, int nvv, int last_lanes) {
+    int m = t.m;
+    Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
     Values acc(m * nvv, llvm::Constant::getNullValue(vf32));
     bool contiguous = xs[1] == 1;
-    auto fma = [&](Value *x, Value *w, Value *a) {
-      return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vf32}, {x, w, a});
-    };
+    // Row/General: element offset of the window origin of pixel 0.
+    Value *ih0 = nullptr, *iw0 = nullptr, *origin = nullptr;
+    if (t.mode == Mode::Linear) {
+      origin = b.CreateAdd(b.CreateMul(t.p0, i32(xs[3])), gbase);
+    } else {
+      ih0 = b.CreateSub(b.CreateMul(t.oh, i32(s.stride_h)), i32(s.pad_t));
+      iw0 = b.CreateSub(b.CreateMul(t.ow0, i32(s.stride_w)), i32(s.pad_l));
+      origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
+    }
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
       return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
-        // Locate each pixel's input row for this (kh, kw).
+        // x(i, ic): pointer to pixel i's channel 0 and, in General mode
+        // with strided channels, whether it is inside the input.
         Values row, valid;
-        for (int i = 0; i < m; ++i) {
-          Value *ih = b.CreateAdd(px[i].ih0, b.CreateMul(kh, b.getInt32((int32_t)s.dil_h)));
-          Value *iw = b.CreateAdd(px[i].iw0, b.CreateMul(kw, b.getInt32((int32_t)s.dil_w)));
-          Value *ok = b.CreateAnd(b.CreateICmpULT(ih, b.getInt32((int32_t)s.in_h)),
-                                  b.CreateICmpULT(iw, b.getInt32((int32_t)s.in_w)));
-          Value *off = b.CreateAdd(b.CreateAdd(px[i].xbase, gbase),
-                                   b.CreateAdd(b.CreateMul(ih, b.getInt32((int32_t)xs[2])),
-                                               b.CreateMul(iw, b.getInt32((int32_t)xs[3]))));
-          Value *ptr = b.CreateGEP(f32, b.CreateBitCast(X.base, f32->getPointerTo()), off);
-          if (contiguous) {
-            ptr = b.CreateSelect(ok, ptr, zero_row);
+        if (t.mode == Mode::Linear) {
+          Value *base = xptr(origin);
+          for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(f32, base, i32(i * xs[3])));
+        } else {
+          Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
+          Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
+          Value *roff = b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3]))));
+          Value *base = xptr(roff);
+          if (t.mode == Mode::Row) {
+            for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3])));
           } else {
-            ptr = b.CreateSelect(ok, ptr, b.CreateBitCast(X.base, f32->getPointerTo()));
-            valid.push_back(ok);
+            Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
+            for (int i = 0; i < m; ++i) {
+              Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
+              Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
+              Value *ptr = b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3]));
+              if (contiguous) {
+                ptr = b.CreateSelect(ok, ptr, zero_row);
+              } else {
+                ptr = b.CreateSelect(ok, ptr, xbase);
+                valid.push_back(ok);
+              }
+              row.push_back(ptr);
+            }
           }
-          row.push_back(ptr);
         }
-        Value *kk = b.CreateAdd(b.CreateMul(kh, b.getInt32((int32_t)s.k_w)), kw);
-        Value *wk = b.CreateGEP(f32, wtile, b.CreateMul(kk, b.getInt32((int32_t)(ICg * NR))));
+        Value *kk = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
+        Value *wk = b.CreateGEP(f32, wtile, b.CreateMul(kk, i32(ICg * NR)));
         auto step = [&](Value *ic, Values a) {
           Values w;
           for (int j = 0; j < nvv; ++j) {
-            Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, b.getInt32(NR)), b.getInt32(j * L)));
-            w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()),
-                                            llvm::Align(std::min(NR, L) * 4)));
+            Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
+            w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
           }
+          Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
           for (int i = 0; i < m; ++i) {
-            Value *xp = b.CreateGEP(f32, row[i], contiguous ? ic : b.CreateMul(ic, b.getInt32((int32_t)xs[1])));
-            Value *x = b.CreateAlignedLoad(f32, xp, llvm::Align(4));
-            if (!contiguous) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
+            Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
+            if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
             Value *xv = b.CreateVectorSplat(L, x);
-            for (int j = 0; j < nvv; ++j) a[i * nvv + j] = fma(xv, w[j], a[i * nvv + j]);
+            for (int j = 0; j < nvv; ++j)
+              a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vf32}, {xv, w[j], a[i * nvv + j]});
           }
           return a;
         };
@@ -157,7 +191,7 @@ struct GemmEmitter {
         int64_t main_end = ICg / U * U;
         Values a2 = carried_loop(b, 0, main_end, U, a1, [&](Value *ic, const Values &av) {
           Values cur = av;
-          for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, b.getInt32(u)), cur);
+          for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
           return cur;
         }, "ic");
         return carried_loop(b, main_end, ICg, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
@@ -169,6 +203,8 @@ struct GemmEmitter {
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
     for (int i = 0; i < m; ++i) {
+      Value *n, *oh, *ow;
+      coords(t, i, &n, &oh, &ow);
       for (int j = 0; j < nvv; ++j) {
         llvm::Value *mask = nullptr;
         if (j == nvv - 1 && last_lanes < L) {
@@ -179,17 +215,46 @@ struct GemmEmitter {
         em.clear_cache();
         em.set_mask(mask);
         std::vector<VVal> idx(out.strides.size());
-        Value *role[4] = {px[i].n, nullptr, px[i].oh, px[i].ow};
+        Value *role[4] = {n, nullptr, oh, ow};
         for (int rl = 0; rl < 4; ++rl) {
           int ax = s.out_axis[rl];
           if (ax < 0) continue;
-          idx[ax] = rl == 1 ? em.affine(b.CreateAdd(oc0, b.getInt32(j * L)), 1) : em.uniform(role[rl]);
+          idx[ax] = rl == 1 ? em.affine(b.CreateAdd(oc0, i32(j * L)), 1) : em.uniform(role[rl]);
           em.bind(ax, idx[ax]);
         }
         em.set_acc(em.vector(acc[i * nvv + j]));
         em.store(out, idx, em.emit(s.epilogue), DType::F32);
       }
     }
+  }
+
+  // if (cond) then_fn() else else_fn()
+  void branch(Value *cond, const std::function<void()> &then_fn, const std::function<void()> &else_fn,
+              const char *name) {
+    llvm::Function *fn = b.GetInsertBlock()->getParent();
+    auto &C = b.getContext();
+    auto *tb = llvm::BasicBlock::Create(C, name, fn);
+    auto *eb = llvm::BasicBlock::Create(C, std::string(name) + ".else", fn);
+    auto *done = llvm::BasicBlock::Create(C, std::string(name) + ".done", fn);
+    b.CreateCondBr(cond, tb, eb);
+    b.SetInsertPoint(tb);
+    then_fn();
+    b.CreateBr(done);
+    b.SetInsertPoint(eb);
+    else_fn();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+
+  // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?
+  Value *interior(Value *oh, Value *ow0, int m) {
+    Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
+    Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+    int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
+    Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also ih0 >= 0
+    Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
+    if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
+    return b.CreateAnd(h_ok, w_ok);
   }
 
   EmittedKernel emit(const std::string &name) {
@@ -210,6 +275,7 @@ struct GemmEmitter {
       os[rl] = s.out_axis[rl] >= 0 ? out.strides[s.out_axis[rl]] : 0;
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
+    xbase = b.CreateBitCast(X.base, f32->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
     if (xs[1] == 1) {
       auto *zt = llvm::ArrayType::get(f32, (uint64_t)std::max<int64_t>(ICg, 1));
@@ -218,60 +284,60 @@ struct GemmEmitter {
       z->setAlignment(llvm::Align(64));
       zero_row = b.CreateBitCast(z, f32->getPointerTo());
     }
-    // Pixel blocks: enough tasks to share out, whole tiles per block.
-    int64_t ptiles = (P + mr - 1) / mr;
-    int64_t want = std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt));
-    int64_t tpb = (ptiles + std::min(ptiles, want) - 1) / std::min(ptiles, want);
-    int64_t pblocks = (ptiles + tpb - 1) / tpb;
-    int64_t tasks = G * OCt * pblocks;
+    // Linear addressing: consecutive pixels are consecutive input pixels.
+    bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
+                  s.pad_l == 0 && s.in_h == s.out_h && s.in_w == s.out_w && xs[2] == s.in_w * xs[3] &&
+                  (s.batch == 1 || xs[0] == s.in_h * xs[2]);
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
+    int64_t units = linear ? (P + mr - 1) / mr : s.batch * s.out_h;  // pixel tiles, or output rows
+    int64_t want = std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt));
+    int64_t per_block = (units + std::min(units, want) - 1) / std::min(units, want);
+    int64_t blocks = (units + per_block - 1) / per_block;
+    int64_t tasks = G * OCt * blocks;
 
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *pb = b.CreateURem(t, b.getInt32((int32_t)pblocks));
-      Value *rest = b.CreateUDiv(t, b.getInt32((int32_t)pblocks));
-      Value *oct = b.CreateURem(rest, b.getInt32((int32_t)OCt));
-      Value *g = b.CreateUDiv(rest, b.getInt32((int32_t)OCt));
-      Value *wtile = b.CreateGEP(f32, weights,
-                                 b.CreateMul(b.CreateAdd(b.CreateMul(g, b.getInt32((int32_t)OCt)), oct),
-                                             b.getInt32((int32_t)(KK * ICg * NR))));
-      Value *oc0 = b.CreateAdd(b.CreateMul(g, b.getInt32((int32_t)OCg)), b.CreateMul(oct, b.getInt32(NR)));
-      Value *p_begin = b.CreateMul(pb, b.getInt32((int32_t)(tpb * mr)));
-      Value *p_end = b.CreateAdd(p_begin, b.getInt32((int32_t)(tpb * mr)));
-      p_end = b.CreateSelect(b.CreateICmpSLT(p_end, b.getInt32((int32_t)P)), p_end, b.getInt32((int32_t)P));
+      Value *blk = b.CreateURem(t, i32(blocks));
+      Value *rest = b.CreateUDiv(t, i32(blocks));
+      Value *oct = b.CreateURem(rest, i32(OCt));
+      Value *g = b.CreateUDiv(rest, i32(OCt));
+      Value *wtile = b.CreateGEP(f32, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICg * NR)));
+      Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
+      Value *u_begin = b.CreateMul(blk, i32(per_block));
+      Value *u_end = b.CreateAdd(u_begin, i32(per_block));
+      u_end = b.CreateSelect(b.CreateICmpSLT(u_end, i32(units)), u_end, i32(units));
       auto columns = [&](int nvv, int lanes_last) {
-        // Full tiles, then the one partial tile at the very end.
-        Value *full = b.CreateUDiv(b.CreateSub(p_end, p_begin), b.getInt32(mr));
-        emit_counted_loop(b, b.getInt32(0), full, [&](Value *it) {
-          tile(b.CreateAdd(p_begin, b.CreateMul(it, b.getInt32(mr))), g, wtile, oc0, mr, nvv, lanes_last);
-        }, "ptile");
-        int rem = (int)(P % mr);
-        if (rem == 0) return;
-        Value *p_tail = b.CreateAdd(p_begin, b.CreateMul(full, b.getInt32(mr)));
-        llvm::Function *fn = b.GetInsertBlock()->getParent();
-        auto *tb = llvm::BasicBlock::Create(b.getContext(), "ptail", fn);
-        auto *done = llvm::BasicBlock::Create(b.getContext(), "ptail.done", fn);
-        b.CreateCondBr(b.CreateICmpSLT(p_tail, p_end), tb, done);
-        b.SetInsertPoint(tb);
-        tile(p_tail, g, wtile, oc0, rem, nvv, lanes_last);
-        b.CreateBr(done);
-        b.SetInsertPoint(done);
+        if (linear) {
+          // Tiles of mr pixels; only the very last one may be shorter.
+          int rem = (int)(P % mr);
+          Value *full_end = rem ? b.CreateSelect(b.CreateICmpEQ(u_end, i32(units)), i32(units - 1), u_end) : u_end;
+          emit_counted_loop(b, u_begin, full_end, [&](Value *it) {
+            tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(it, i32(mr))}, g, wtile, oc0, nvv, lanes_last);
+          }, "ptile");
+          if (rem) {
+            branch(b.CreateICmpEQ(u_end, i32(units)), [&] {
+              tile({Mode::Linear, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv, lanes_last);
+            }, [] {}, "ptail");
+          }
+          return;
+        }
+        emit_counted_loop(b, u_begin, u_end, [&](Value *r) {
+          Value *n = b.CreateUDiv(r, i32(s.out_h));
+          Value *oh = b.CreateURem(r, i32(s.out_h));
+          auto run = [&](Value *ow0, int m) {
+            branch(interior(oh, ow0, m),
+                   [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
+                   [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
+          };
+          emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](Value *it) { run(b.CreateMul(it, i32(mr)), mr); }, "owtile");
+          if (s.out_w % mr) run(i32(s.out_w / mr * mr), (int)(s.out_w % mr));
+        }, "row");
       };
       if (last_cols == NR) {
         columns(nv, L);
       } else {
-        llvm::Function *fn = b.GetInsertBlock()->getParent();
-        auto *full_bb = llvm::BasicBlock::Create(b.getContext(), "octile", fn);
-        auto *last_bb = llvm::BasicBlock::Create(b.getContext(), "octile.last", fn);
-        auto *done = llvm::BasicBlock::Create(b.getContext(), "octile.done", fn);
-        b.CreateCondBr(b.CreateICmpEQ(oct, b.getInt32((int32_t)(OCt - 1))), last_bb, full_bb);
-        b.SetInsertPoint(full_bb);
-        columns(nv, L);
-        b.CreateBr(done);
-        b.SetInsertPoint(last_bb);
         int nvv = (last_cols + L - 1) / L;
-        columns(nvv, last_cols - (nvv - 1) * L);
-        b.CreateBr(done);
-        b.SetInsertPoint(done);
+        branch(b.CreateICmpEQ(oct, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L); },
+               [&] { columns(nv, L); }, "octile");
       }
     }, "task");
     b.CreateRetVoid();

@@ -17,7 +17,7 @@ GemmTile Target::gemm_tile(int64_t oc) const {
   nv = std::max(nv, 1);
   // Accumulators + one weight vector per column + a broadcast register.
   int mr = (vector_regs - 1 - nv) / nv;
-  int cap = vector_regs >= 32 ? (lanes >= 16 ? 14 : 8) : 6;
+  int cap = vector_regs >= 32 ? (lanes >= 16 ? 12 : 8) : 6;
   mr = std::max(1, std::min(mr, cap));
   return {mr, nv};
 }
