@@ -250,6 +250,10 @@ Value *ExprEmitter::float_unary(EOp op, Value *x, DType t) {
     case EOp::Floor: return back(math_.floor(f32(x)));
     case EOp::Ceil: return back(math_.ceil(f32(x)));
     case EOp::Round: return back(math_.round_even(f32(x)));
+    case EOp::Sin: return back(math_.sin(f32(x)));
+    case EOp::Cos: return back(math_.cos(f32(x)));
+    case EOp::Tan: return back(math_.tan(f32(x)));
+    case EOp::Atan: return back(math_.atan(f32(x)));
     default: fail_internal(std::string("float unary ") + eop_name(op));
   }
 }
@@ -320,8 +324,11 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
         return b_.CreateSelect(b_.CreateOr(gt, b_.CreateFCmpUNO(a, a)), a, b);
       }
       case EOp::Pow: {
-        Value *l = math_.log(math_.abs(a));
-        return math_.exp(b_.CreateFMul(b, l));
+        if (t == DType::F64) {
+          Type *ft = a->getType()->isVectorTy() ? (Type *)llvm::FixedVectorType::get(b_.getFloatTy(), lanes_) : b_.getFloatTy();
+          return b_.CreateFPExt(math_.pow(b_.CreateFPTrunc(a, ft), b_.CreateFPTrunc(b, ft)), a->getType());
+        }
+        return math_.pow(a, b);
       }
       case EOp::Eq: return b_.CreateFCmpOEQ(a, b);
       case EOp::Ne: return b_.CreateFCmpUNE(a, b);
@@ -348,6 +355,15 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
     case EOp::And: return b_.CreateAnd(a, b);
     case EOp::Or: return b_.CreateOr(a, b);
     case EOp::Xor: return b_.CreateXor(a, b);
+    case EOp::Shl: case EOp::Shr: {
+      // Shifts by the width or more give 0 (LLVM would make them poison).
+      Type *ty = a->getType();
+      unsigned bits = ty->getScalarSizeInBits();
+      Value *big = b_.CreateICmpUGE(b, llvm::ConstantInt::get(ty, bits));
+      Value *amt = b_.CreateSelect(big, llvm::Constant::getNullValue(ty), b);
+      Value *r = op == EOp::Shl ? b_.CreateShl(a, amt) : (s ? b_.CreateAShr(a, amt) : b_.CreateLShr(a, amt));
+      return b_.CreateSelect(big, llvm::Constant::getNullValue(ty), r);
+    }
     case EOp::Eq: return b_.CreateICmpEQ(a, b);
     case EOp::Ne: return b_.CreateICmpNE(a, b);
     case EOp::Lt: return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);

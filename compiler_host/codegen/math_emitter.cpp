@@ -155,4 +155,95 @@ Value *MathEmitter::erf(Value *x) {
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 
+void MathEmitter::reduce_pi2(Value *x, Value **r, Value **quadrant) {
+  // k = round(x * 2/pi); r = x - k * pi/2 with pi/2 split in three parts
+  // whose products with k are exact for |k| < 2^12.
+  Type *ft = x->getType();
+  Value *kf = round_even(b_.CreateFMul(x, c(0.63661977236758134, ft)));
+  Value *rr = b_.CreateFSub(x, b_.CreateFMul(kf, c(1.5703125, ft)));
+  rr = b_.CreateFSub(rr, b_.CreateFMul(kf, c(4.837512969970703125e-4, ft)));
+  rr = b_.CreateFSub(rr, b_.CreateFMul(kf, c(7.54978995489188216e-8, ft)));
+  *r = rr;
+  *quadrant = b_.CreateAnd(b_.CreateFPToSI(kf, int_type(ft)), llvm::ConstantInt::get(int_type(ft), 3));
+}
+
+Value *MathEmitter::sin_poly(Value *r) {
+  Value *r2 = b_.CreateFMul(r, r);
+  return b_.CreateFMul(r, poly(r2, {-1.0 / 39916800, 1.0 / 362880, -1.0 / 5040, 1.0 / 120,
+                                    -1.0 / 6, 1.0}));
+}
+
+Value *MathEmitter::cos_poly(Value *r) {
+  Value *r2 = b_.CreateFMul(r, r);
+  return poly(r2, {1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24, -0.5, 1.0});
+}
+
+Value *MathEmitter::sin(Value *x) {
+  Value *r, *q;
+  reduce_pi2(x, &r, &q);
+  Value *s = sin_poly(r), *co = cos_poly(r);
+  auto qis = [&](int v) { return b_.CreateICmpEQ(q, llvm::ConstantInt::get(q->getType(), v)); };
+  // q: 0 -> sin r, 1 -> cos r, 2 -> -sin r, 3 -> -cos r
+  Value *res = b_.CreateSelect(qis(0), s, b_.CreateSelect(qis(1), co, b_.CreateSelect(qis(2), b_.CreateFNeg(s), b_.CreateFNeg(co))));
+  Value *bad = b_.CreateFCmpUEQ(abs(x), c(INFINITY, x->getType()));  // inf or NaN
+  return b_.CreateSelect(bad, c(NAN, x->getType()), res);
+}
+
+Value *MathEmitter::cos(Value *x) {
+  Value *r, *q;
+  reduce_pi2(x, &r, &q);
+  Value *s = sin_poly(r), *co = cos_poly(r);
+  auto qis = [&](int v) { return b_.CreateICmpEQ(q, llvm::ConstantInt::get(q->getType(), v)); };
+  // q: 0 -> cos r, 1 -> -sin r, 2 -> -cos r, 3 -> sin r
+  Value *res = b_.CreateSelect(qis(0), co, b_.CreateSelect(qis(1), b_.CreateFNeg(s), b_.CreateSelect(qis(2), b_.CreateFNeg(co), s)));
+  Value *bad = b_.CreateFCmpUEQ(abs(x), c(INFINITY, x->getType()));
+  return b_.CreateSelect(bad, c(NAN, x->getType()), res);
+}
+
+Value *MathEmitter::tan(Value *x) {
+  Value *r, *q;
+  reduce_pi2(x, &r, &q);
+  Value *s = sin_poly(r), *co = cos_poly(r);
+  Value *odd = b_.CreateICmpNE(b_.CreateAnd(q, llvm::ConstantInt::get(q->getType(), 1)),
+                               llvm::ConstantInt::get(q->getType(), 0));
+  Value *res = b_.CreateSelect(odd, b_.CreateFDiv(b_.CreateFNeg(co), s), b_.CreateFDiv(s, co));
+  Value *bad = b_.CreateFCmpUEQ(abs(x), c(INFINITY, x->getType()));
+  return b_.CreateSelect(bad, c(NAN, x->getType()), res);
+}
+
+Value *MathEmitter::atan(Value *x) {
+  // atan|x| = pi/2 - atan(1/|x|) beyond 2.414, pi/4 + atan((|x|-1)/(|x|+1))
+  // beyond 0.414; the reduced argument (|t| <= 0.415) takes an odd series.
+  Type *ft = x->getType();
+  Value *a = abs(x);
+  Value *big = b_.CreateFCmpOGT(a, c(2.414213562373095, ft));
+  Value *mid = b_.CreateFCmpOGT(a, c(0.41421356237309503, ft));
+  Value *t = b_.CreateSelect(big, b_.CreateFDiv(c(-1, ft), a),
+                             b_.CreateSelect(mid, b_.CreateFDiv(b_.CreateFSub(a, c(1, ft)), b_.CreateFAdd(a, c(1, ft))), a));
+  Value *base = b_.CreateSelect(big, c(1.5707963267948966, ft), b_.CreateSelect(mid, c(0.7853981633974483, ft), c(0, ft)));
+  Value *t2 = b_.CreateFMul(t, t);
+  Value *p = b_.CreateFMul(t, poly(t2, {-1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9, -1.0 / 7,
+                                        1.0 / 5, -1.0 / 3, 1.0}));
+  Value *res = b_.CreateFAdd(base, p);
+  res = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, res, x);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+Value *MathEmitter::pow(Value *x, Value *y) {
+  Type *ft = x->getType();
+  Value *r = exp(b_.CreateFMul(y, log(abs(x))));
+  Value *y_int = b_.CreateFCmpOEQ(floor(y), y);
+  Value *half = b_.CreateFMul(y, c(0.5, ft));
+  Value *y_odd = b_.CreateAnd(y_int, b_.CreateFCmpONE(floor(half), half));
+  Value *neg = b_.CreateFCmpOLT(x, c(0, ft));
+  Value *signed_r = b_.CreateSelect(y_odd, b_.CreateFNeg(r), r);
+  r = b_.CreateSelect(neg, b_.CreateSelect(y_int, signed_r, c(NAN, ft)), r);
+  // 0^y: 0 for y > 0, inf for y < 0 (sign kept for odd y); x^0 = 1.
+  Value *zero = b_.CreateFCmpOEQ(x, c(0, ft));
+  Value *zr = b_.CreateSelect(b_.CreateFCmpOGT(y, c(0, ft)), c(0, ft), c(INFINITY, ft));
+  zr = b_.CreateSelect(y_odd, b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zr, x), zr);
+  r = b_.CreateSelect(zero, zr, r);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(y, c(0, ft)), c(1, ft), r);
+}
+
 }  // namespace tinyrt

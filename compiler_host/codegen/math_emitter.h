@@ -3,8 +3,9 @@
 // Generated code never calls libm. Error bounds over all normal float32
 // inputs, checked by tests/math/test_math_accuracy on every target (measured
 // maxima in parentheses): exp 2 ulp (1.2), log 3 ulp (2.8), tanh 8 ulp (5.7),
-// sigmoid 3 ulp (2.4), erf 8 ulp (5.8; absolute 3.5e-7). float64 inputs are
-// computed through the float32 approximations.
+// sigmoid 3 ulp (2.4), erf 8 ulp (5.8; absolute 3.5e-7), sin/cos/tan and
+// atan as reported by that test. float64 inputs are computed through the
+// float32 approximations.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -22,6 +23,13 @@ class MathEmitter {
   llvm::Value *tanh(llvm::Value *x);
   llvm::Value *sigmoid(llvm::Value *x);
   llvm::Value *erf(llvm::Value *x);
+  // Trigonometry: Cody-Waite reduction by pi/2 (accurate for |x| < 1e5).
+  llvm::Value *sin(llvm::Value *x);
+  llvm::Value *cos(llvm::Value *x);
+  llvm::Value *tan(llvm::Value *x);
+  llvm::Value *atan(llvm::Value *x);
+  // x^y with C pow's special cases (negative bases with integer exponents).
+  llvm::Value *pow(llvm::Value *x, llvm::Value *y);
   // Rounding without libm on targets that lack the instructions (armv7).
   llvm::Value *floor(llvm::Value *x);
   llvm::Value *ceil(llvm::Value *x);
@@ -32,6 +40,10 @@ class MathEmitter {
 
  private:
   llvm::Value *c(double v, llvm::Type *t);
+  // sin(r) and cos(r) for |r| <= pi/4 and the quadrant of x.
+  void reduce_pi2(llvm::Value *x, llvm::Value **r, llvm::Value **quadrant);
+  llvm::Value *sin_poly(llvm::Value *r);
+  llvm::Value *cos_poly(llvm::Value *r);
   llvm::Value *poly(llvm::Value *x, std::initializer_list<double> coef_high_to_low);
   llvm::Value *int_type_bits(llvm::Value *x);  // bitcast float -> i32 (vector)
   llvm::Type *int_type(llvm::Type *ft);

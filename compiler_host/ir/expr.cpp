@@ -57,7 +57,7 @@ ExprP load(int slot, DType t, std::vector<ExprP> idx) {
 ExprP acc(DType t) { return mk(node(EOp::Acc, t)); }
 
 bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
-bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Xor; }
+bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Shr; }
 bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
 
 ExprP un(EOp op, ExprP x) {
@@ -194,9 +194,9 @@ double reduce_init(ReduceKind k, DType t) {
 const char *eop_name(EOp op) {
   static const char *names[] = {"const", "var", "load", "acc", "neg", "abs", "sqrt", "exp",
                                 "log", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
-                                "recip", "not", "cast", "add", "sub", "mul", "div", "rem",
-                                "min", "max", "pow", "eq", "ne", "lt", "le", "gt", "ge",
-                                "and", "or", "xor", "select", "reduce"};
+                                "recip", "sin", "cos", "tan", "atan", "not", "cast", "add", "sub",
+                                "mul", "div", "rem", "min", "max", "pow", "eq", "ne", "lt", "le",
+                                "gt", "ge", "and", "or", "xor", "shl", "shr", "select", "reduce"};
   return names[(int)op];
 }
 

@@ -29,12 +29,14 @@ enum class EOp : uint8_t {
   Acc,    // accumulator placeholder in a scheduled kernel's epilogue
   // unary, result type = operand type unless noted
   Neg, Abs, Sqrt, Exp, Log, Tanh, Sigmoid, Erf, Floor, Ceil, Round, Recip,
+  Sin, Cos, Tan, Atan,
   Not,   // bool
   Cast,  // to `type`
   // binary, operands of one type
   Add, Sub, Mul, Div, Rem, Min, Max, Pow,
   Eq, Ne, Lt, Le, Gt, Ge,  // -> Bool
-  And, Or, Xor,            // bool
+  And, Or, Xor,            // bool, or bitwise on integers
+  Shl, Shr,                // integers; Shr is logical for unsigned types
   Select,                  // (cond: Bool, a, b)
   Reduce,                  // operand 0 = body; `rk` and `rvars`
 };

@@ -38,6 +38,10 @@ double eval_float_op(EOp op, double a, double b, DType t) {
     case EOp::Ceil: r = std::ceil(a); break;
     case EOp::Round: r = std::nearbyint(a); break;
     case EOp::Recip: r = 1.0 / a; break;
+    case EOp::Sin: r = std::sin(a); break;
+    case EOp::Cos: r = std::cos(a); break;
+    case EOp::Tan: r = std::tan(a); break;
+    case EOp::Atan: r = std::atan(a); break;
     case EOp::Add: r = a + b; break;
     case EOp::Sub: r = a - b; break;
     case EOp::Mul: r = a * b; break;
@@ -85,6 +89,11 @@ int64_t eval_int_op(EOp op, int64_t a, int64_t b, DType t) {
     case EOp::And: r = a & b; break;
     case EOp::Or: r = a | b; break;
     case EOp::Xor: r = a ^ b; break;
+    case EOp::Shl: r = (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a << b); break;
+    case EOp::Shr:
+      if (b < 0 || b >= dtype_bytes(t) * 8) return 0;
+      r = u ? (int64_t)((uint64_t)wrap_int(a, t) >> b) : (wrap_int(a, t) >> b);
+      break;
     case EOp::Eq: return a == b;
     case EOp::Ne: return a != b;
     case EOp::Lt: return u ? (uint64_t)a < (uint64_t)b : a < b;

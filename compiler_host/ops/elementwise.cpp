@@ -18,15 +18,15 @@ const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I8,  DType::
 ExprP fc(const ExprP &like, double v) { return cst(like->type, v); }
 
 void def_unary(const std::string &name, int min_opset, std::vector<std::string> attrs,
-               std::vector<DType> types, UnaryFn f) {
+               std::vector<DType> types, UnaryFn f, DType out_type = DType::Undefined) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
-  d.infer = [types](Node &n, Graph &g) {
+  d.infer = [types, out_type](Node &n, Graph &g) {
     require_types(n, g, 0, types);
     const Value &x = in_val(g, n, 0);
-    set_out(n, g, 0, x.dtype, x.shape);
+    set_out(n, g, 0, out_type == DType::Undefined ? x.dtype : out_type, x.shape);
   };
   d.lower = [f](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
@@ -38,10 +38,11 @@ void def_unary(const std::string &name, int min_opset, std::vector<std::string> 
 using BinaryFn = std::function<ExprP(ExprP a, ExprP b)>;
 
 void def_binary(const std::string &name, int min_opset, std::vector<DType> types, BinaryFn f,
-                bool compare = false) {
+                bool compare = false, std::vector<std::string> attrs = {}) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
+  d.attrs = std::move(attrs);
   d.infer = [types, compare](Node &n, Graph &g) {
     require_types(n, g, 0, types);
     const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
@@ -119,6 +120,187 @@ void def_view(const std::string &name, std::vector<std::string> attrs) {
   register_op(std::move(d));
 }
 
+
+const std::vector<DType> kAll = {DType::F32, DType::F64, DType::I8,  DType::U8,  DType::I16, DType::U16,
+                                 DType::I32, DType::U32, DType::I64, DType::U64, DType::Bool};
+const std::vector<DType> kInts = {DType::I8, DType::U8, DType::I16, DType::U16, DType::I32, DType::U32, DType::I64,
+                                  DType::U64};
+
+// Shape of all inputs broadcast together.
+Shape broadcast_all(const Node &n, const Graph &g, size_t first = 0) {
+  Shape s;
+  for (size_t k = first; k < n.in.size(); ++k)
+    if (n.has_in(k)) s = k == first ? in_val(g, n, k).shape : broadcast_shapes(s, in_val(g, n, k).shape, n);
+  return s;
+}
+
+// Max, Min, Sum, Mean: any number of inputs, broadcast together.
+void def_variadic(const std::string &name, int min_opset, EOp op, bool mean) {
+  OpDef d;
+  d.name = name;
+  d.min_opset = min_opset;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kNumeric);
+    for (size_t k = 1; k < n.in.size(); ++k)
+      if (in_val(g, n, k).dtype != in_val(g, n, 0).dtype) fail_invalid(n.where() + ": input types differ");
+    set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_all(n, g));
+  };
+  d.lower = [op, mean](const Node &n, LowerCtx &c) {
+    const Value &y = c.g.v(n.out[0]);
+    ExprP e;
+    for (size_t k = 0; k < n.in.size(); ++k) {
+      const Value &x = in_val(c.g, n, k);
+      ExprP v = load((int)k, x.dtype, broadcast_index(x.shape, y.rank()));
+      e = e ? bin(op, e, v) : v;
+    }
+    if (mean) e = e / cst(y.dtype, (double)n.in.size());
+    c.kernel(n.out[0], n.in, e);
+  };
+  register_op(std::move(d));
+}
+
+// Pow: base and exponent may differ in type (opset 12); computed in
+// floating point, integer results rounded.
+void def_pow() {
+  OpDef d;
+  d.name = "Pow";
+  d.min_opset = 7;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
+    require_types(n, g, 1, kNumeric);
+    set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_shapes(in_val(g, n, 0).shape, in_val(g, n, 1).shape, n));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
+    int r = c.g.v(n.out[0]).rank();
+    DType ct = a.dtype == DType::F32 ? DType::F32 : DType::F64;
+    ExprP x = cast(load(0, a.dtype, broadcast_index(a.shape, r)), ct);
+    ExprP y = cast(load(1, b.dtype, broadcast_index(b.shape, r)), ct);
+    ExprP p = bin(EOp::Pow, x, y);
+    if (!dtype_is_float(a.dtype)) p = cast(un(EOp::Round, p), a.dtype);
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, p);
+  };
+  register_op(std::move(d));
+}
+
+// Where(cond, x, y) with broadcasting.
+void def_where() {
+  OpDef d;
+  d.name = "Where";
+  d.min_opset = 9;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::Bool});
+    if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
+    set_out(n, g, 0, in_val(g, n, 1).dtype, broadcast_all(n, g));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    int r = c.g.v(n.out[0]).rank();
+    auto ld = [&](int k) { return load(k, in_val(c.g, n, k).dtype, broadcast_index(in_val(c.g, n, k).shape, r)); };
+    c.kernel(n.out[0], n.in, select(ld(0), ld(1), ld(2)));
+  };
+  register_op(std::move(d));
+}
+
+// x ? where slope broadcasts to x (PRelu).
+void def_prelu() {
+  OpDef d;
+  d.name = "PRelu";
+  d.min_opset = 7;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
+    const Value &x = in_val(g, n, 0);
+    if (broadcast_shapes(x.shape, in_val(g, n, 1).shape, n) != x.shape)
+      fail_invalid(n.where() + ": slope does not broadcast to the input");
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &sl = in_val(c.g, n, 1);
+    ExprP v = load(0, x.dtype, out_vars(x.rank()));
+    ExprP a = load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, select(lt(v, cst(x.dtype, 0)), v * a, v));
+  };
+  register_op(std::move(d));
+}
+
+// Mod: fmod=1 is C's fmod (sign of the dividend); fmod=0 (integers) is
+// Python's (sign of the divisor).
+void def_mod() {
+  OpDef d;
+  d.name = "Mod";
+  d.min_opset = 10;
+  d.attrs = {"fmod"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kNumeric);
+    const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
+    if (a.dtype != b.dtype) fail_invalid(n.where() + ": input types differ");
+    if (dtype_is_float(a.dtype) && n.geti("fmod", 0) == 0)
+      fail_invalid(n.where() + ": fmod=0 is not defined for floating-point inputs");
+    set_out(n, g, 0, a.dtype, broadcast_shapes(a.shape, b.shape, n));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
+    int r = c.g.v(n.out[0]).rank();
+    ExprP x = load(0, a.dtype, broadcast_index(a.shape, r)), y = load(1, b.dtype, broadcast_index(b.shape, r));
+    ExprP m = bin(EOp::Rem, x, y);
+    if (!n.geti("fmod", 0) && dtype_is_signed(a.dtype)) {
+      ExprP zero = cst(a.dtype, 0);
+      ExprP fix = land(bin(EOp::Ne, m, zero), bin(EOp::Ne, lt(m, zero), lt(y, zero)));
+      m = select(fix, m + y, m);
+    }
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, m);
+  };
+  register_op(std::move(d));
+}
+
+void def_bitshift() {
+  OpDef d;
+  d.name = "BitShift";
+  d.min_opset = 11;
+  d.attrs = {"direction"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::U8, DType::U16, DType::U32, DType::U64});
+    std::string dir = n.gets("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT") fail_invalid(n.where() + ": direction must be LEFT or RIGHT");
+    set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_shapes(in_val(g, n, 0).shape, in_val(g, n, 1).shape, n));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
+    int r = c.g.v(n.out[0]).rank();
+    EOp op = n.gets("direction", "") == "LEFT" ? EOp::Shl : EOp::Shr;
+    c.kernel(n.out[0], {n.in[0], n.in[1]},
+             bin(op, load(0, a.dtype, broadcast_index(a.shape, r)), load(1, b.dtype, broadcast_index(b.shape, r))));
+  };
+  register_op(std::move(d));
+}
+
+void def_castlike() {
+  OpDef d;
+  d.name = "CastLike";
+  d.min_opset = 15;
+  d.attrs = {"saturate"};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0), &like = in_val(g, n, 1);
+    if (!dtype_supported(x.dtype) || !dtype_supported(like.dtype))
+      fail_unsupported(n.where() + ": cast from " + dtype_name(x.dtype) + " to " + dtype_name(like.dtype));
+    set_out(n, g, 0, like.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    c.kernel(n.out[0], {n.in[0]}, cast(load(0, x.dtype, out_vars(x.rank())), in_val(c.g, n, 1).dtype));
+  };
+  register_op(std::move(d));
+}
+
+ExprP sinh_expr(ExprP x) {
+  ExprP e = un(EOp::Exp, x), one = fc(x, 1);
+  ExprP big = (e - one / e) * fc(x, 0.5);
+  ExprP x2 = x * x;  // x + x^3/6 + x^5/120 + x^7/5040 near 0 (no cancellation)
+  ExprP small = x * (one + x2 * (fc(x, 1.0 / 6) + x2 * (fc(x, 1.0 / 120) + x2 * fc(x, 1.0 / 5040))));
+  return select(lt(un(EOp::Abs, x), fc(x, 0.5)), small, big);
+}
+
+ExprP log1p_expr(ExprP x) { return un(EOp::Log, fc(x, 1) + x); }
+
 }  // namespace
 
 void register_elementwise_ops() {
@@ -153,6 +335,93 @@ void register_elementwise_ops() {
   def_binary("Sub", 7, kNumeric, [](ExprP a, ExprP b) { return a - b; });
   def_binary("Mul", 7, kNumeric, [](ExprP a, ExprP b) { return a * b; });
   def_binary("Div", 7, kNumeric, [](ExprP a, ExprP b) { return a / b; });
+
+
+  // Trigonometric and hyperbolic functions.
+  def_unary("Sin", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Sin, x); });
+  def_unary("Cos", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Cos, x); });
+  def_unary("Tan", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Tan, x); });
+  def_unary("Atan", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Atan, x); });
+  def_unary("Asin", 7, {}, kFloat, [](ExprP x, const Node &) {
+    // asin x = atan(x / sqrt(1 - x^2)); |x| > 1 gives NaN through the sqrt.
+    ExprP one = fc(x, 1);
+    return un(EOp::Atan, x / un(EOp::Sqrt, (one - x) * (one + x)));
+  });
+  def_unary("Acos", 7, {}, kFloat, [](ExprP x, const Node &) {
+    ExprP one = fc(x, 1);  // acos x = 2 atan(sqrt((1 - x) / (1 + x)))
+    return fc(x, 2) * un(EOp::Atan, un(EOp::Sqrt, (one - x) / (one + x)));
+  });
+  def_unary("Sinh", 9, {}, kFloat, [](ExprP x, const Node &) { return sinh_expr(x); });
+  def_unary("Cosh", 9, {}, kFloat, [](ExprP x, const Node &) {
+    ExprP e = un(EOp::Exp, x);
+    return (e + fc(x, 1) / e) * fc(x, 0.5);
+  });
+  def_unary("Asinh", 9, {}, kFloat, [](ExprP x, const Node &) {
+    ExprP a = un(EOp::Abs, x);  // sign(x) log(|x| + sqrt(x^2 + 1))
+    ExprP r = un(EOp::Log, a + un(EOp::Sqrt, a * a + fc(x, 1)));
+    return select(lt(x, fc(x, 0)), un(EOp::Neg, r), r);
+  });
+  def_unary("Acosh", 9, {}, kFloat, [](ExprP x, const Node &) {
+    return un(EOp::Log, x + un(EOp::Sqrt, (x - fc(x, 1)) * (x + fc(x, 1))));
+  });
+  def_unary("Atanh", 9, {}, kFloat, [](ExprP x, const Node &) {
+    return fc(x, 0.5) * un(EOp::Log, (fc(x, 1) + x) / (fc(x, 1) - x));
+  });
+  // More activations.
+  def_unary("Softplus", 1, {}, kFloat, [](ExprP x, const Node &) {
+    // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): never overflows.
+    return emax(x, fc(x, 0)) + log1p_expr(un(EOp::Exp, un(EOp::Neg, un(EOp::Abs, x))));
+  });
+  def_unary("Softsign", 1, {}, kFloat, [](ExprP x, const Node &) { return x / (fc(x, 1) + un(EOp::Abs, x)); });
+  def_unary("Elu", 6, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
+    return select(lt(x, fc(x, 0)), fc(x, n.getf("alpha", 1.0f)) * (un(EOp::Exp, x) - fc(x, 1)), x);
+  });
+  def_unary("Selu", 6, {"alpha", "gamma"}, kFloat, [](ExprP x, const Node &n) {
+    double alpha = n.getf("alpha", 1.67326319217681884765625f), gamma = n.getf("gamma", 1.05070102214813232421875f);
+    return fc(x, gamma) * select(bin(EOp::Le, x, fc(x, 0)), fc(x, alpha) * (un(EOp::Exp, x) - fc(x, 1)), x);
+  });
+  def_unary("Celu", 12, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
+    ExprP a = fc(x, n.getf("alpha", 1.0f));
+    return emax(fc(x, 0), x) + emin(fc(x, 0), a * (un(EOp::Exp, x / a) - fc(x, 1)));
+  });
+  def_unary("ThresholdedRelu", 10, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
+    return select(bin(EOp::Gt, x, fc(x, n.getf("alpha", 1.0f))), x, fc(x, 0));
+  });
+  def_unary("Shrink", 9, {"bias", "lambd"}, kNumeric, [](ExprP x, const Node &n) {
+    double l = n.getf("lambd", 0.5f), b = n.getf("bias", 0.0f);
+    return select(lt(x, fc(x, -l)), x + fc(x, b), select(bin(EOp::Gt, x, fc(x, l)), x - fc(x, b), fc(x, 0)));
+  });
+  def_unary("Round", 11, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Round, x); });
+  def_unary("Sign", 9, {}, kNumeric, [](ExprP x, const Node &) {
+    return select(bin(EOp::Gt, x, fc(x, 0)), fc(x, 1), select(lt(x, fc(x, 0)), fc(x, -1), fc(x, 0)));
+  });
+  def_unary("IsNaN", 9, {}, kFloat, [](ExprP x, const Node &) { return bin(EOp::Ne, x, x); }, DType::Bool);
+  def_unary("IsInf", 10, {"detect_negative", "detect_positive"}, kFloat, [](ExprP x, const Node &n) {
+    ExprP pos = bin(EOp::Eq, x, fc(x, INFINITY)), neg = bin(EOp::Eq, x, fc(x, -INFINITY));
+    bool dn = n.geti("detect_negative", 1), dp = n.geti("detect_positive", 1);
+    return dn && dp ? bin(EOp::Or, pos, neg) : dn ? neg : dp ? pos : cbool(false);
+  }, DType::Bool);
+  def_unary("Not", 1, {}, {DType::Bool}, [](ExprP x, const Node &) { return un(EOp::Not, x); });
+
+  // Comparisons and logic.
+  def_binary("Equal", 7, kAll, [](ExprP a, ExprP b) { return bin(EOp::Eq, a, b); }, true);
+  def_binary("Less", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Lt, a, b); }, true);
+  def_binary("Greater", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Gt, a, b); }, true);
+  def_binary("LessOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Le, a, b); }, true);
+  def_binary("GreaterOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }, true);
+  def_binary("And", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::And, a, b); });
+  def_binary("Or", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Or, a, b); });
+  def_binary("Xor", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Xor, a, b); });
+  def_variadic("Max", 8, EOp::Max, false);
+  def_variadic("Min", 8, EOp::Min, false);
+  def_variadic("Sum", 8, EOp::Add, false);
+  def_variadic("Mean", 8, EOp::Add, true);
+  def_pow();
+  def_where();
+  def_prelu();
+  def_mod();
+  def_bitshift();
+  def_castlike();
 
   def_view("Identity", {});
   def_view("Dropout", {"ratio", "seed", "is_test"});

@@ -8,6 +8,7 @@ namespace tinyrt {
 void register_elementwise_ops();
 void register_nn_ops();
 void register_shape_ops();
+void register_reduction_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -19,6 +20,7 @@ static std::map<std::string, OpDef> &table() {
     register_elementwise_ops();
     register_nn_ops();
     register_shape_ops();
+    register_reduction_ops();
     return true;
   }();
   (void)filled;

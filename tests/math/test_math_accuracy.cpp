@@ -41,6 +41,70 @@ double ulp_of(float x) {
 
 }  // namespace
 
+// Compiles one model computing every function of `fns` over `xs` for the
+// target, runs it, and reports/validates the errors.
+bool check(const std::string &target, const std::string &work, const std::string &domain,
+           const std::vector<float> &xs, const std::vector<Fn> &fns) {
+  int64_t n = (int64_t)xs.size();
+  test::OnnxBuilder b;
+  b.input("x", {n});
+  for (auto &f : fns) {
+    b.node(f.op, {"x"}, {std::string("y_") + f.op});
+    b.output(std::string("y_") + f.op, {n});
+  }
+  CompileOptions co;
+  co.target = target;
+  co.name = "math";
+  BuiltModel m = build_model(b.save(), co, work);
+  std::string in = work + "/in.bin", out = work + "/out.bin";
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
+  ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
+  if (r.exit_code != 0) {
+    std::cerr << "runner failed: " << r.output << "\n";
+    return false;
+  }
+  std::ifstream f(out, std::ios::binary);
+  std::vector<float> ys((size_t)n * fns.size());
+  f.read(reinterpret_cast<char *>(ys.data()), (std::streamsize)(ys.size() * 4));
+  bool ok = true;
+  std::cout << "target " << m.artifact.target.name << ", " << n << " inputs, " << domain << "\n";
+  for (size_t k = 0; k < fns.size(); ++k) {
+    const Fn &fn = fns[k];
+    double worst_ulp = 0, worst_abs = 0, at = 0;
+    int64_t special_bad = 0, counted = 0, over = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float x = xs[i], y = ys[k * n + i];
+      if (x != 0 && std::fabs(x) < FLT_MIN) continue;  // flushed to zero on armv7
+      double ref = fn.ref((double)x);
+      float rf = (float)ref;
+      if (std::isnan(ref) || std::isinf(rf) || std::isnan(x) || std::isinf(x)) {
+        bool same = std::isnan(ref) ? std::isnan(y) : y == rf;  // special values exactly
+        if (!same && special_bad++ < 3) std::cout << "  " << fn.op << "(" << x << ") = " << y << ", expected " << rf << "\n";
+        continue;
+      }
+      if (ref != 0 && std::fabs(ref) < FLT_MIN) continue;
+      double err = std::fabs((double)y - ref);
+      double u = err / ulp_of(rf);
+      ++counted;
+      if (u > fn.max_ulp && err > fn.max_abs) ++over;
+      if (u > worst_ulp) {
+        worst_ulp = u;
+        at = x;
+      }
+      worst_abs = std::max(worst_abs, err);
+    }
+    bool pass = over == 0 && special_bad == 0;
+    ok = ok && pass;
+    std::cout << "  " << fn.op << ": max error " << worst_ulp << " ulp (at x = " << at << "), max abs " << worst_abs
+              << "; bound " << fn.max_ulp << " ulp" << (fn.max_abs > 0 ? " or abs " : "");
+    if (fn.max_abs > 0) std::cout << fn.max_abs;
+    std::cout
+              << "; " << counted << " points, " << over << " beyond the bound, " << special_bad
+              << " wrong special values -> " << (pass ? "ok" : "EXCEEDED") << "\n";
+  }
+  return ok;
+}
+
 int main(int argc, char **argv) {
   std::string target = "host";
   for (int i = 1; i + 1 < argc; ++i)
@@ -51,84 +115,36 @@ int main(int argc, char **argv) {
       {"Tanh", [](double x) { return std::tanh(x); }, 8, 0},
       {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, 3, 0},
       {"Erf", [](double x) { return std::erf(x); }, 8, 3e-7},
+      {"Atan", [](double x) { return std::atan(x); }, 4, 0},
   };
-  std::vector<float> xs;
+  // Trigonometric functions reduce by pi/2 in float arithmetic: checked on
+  // |x| < 1e4 (absolute error, as relative error at their zeros is unbounded).
+  const std::vector<Fn> trig = {
+      {"Sin", [](double x) { return std::sin(x); }, 0, 2e-6},
+      {"Cos", [](double x) { return std::cos(x); }, 0, 2e-6},
+      {"Tan", [](double x) { return std::tan(x); }, 8, 1e-5},
+  };
+  std::vector<float> xs, xs_trig;
   for (uint64_t bits = 0; bits <= 0xffffffffull; bits += 4099) {
     float x;
     uint32_t b = (uint32_t)bits;
     std::memcpy(&x, &b, 4);
     xs.push_back(x);
+    if (std::fabs(x) < 1e4f) xs_trig.push_back(x);
   }
   for (float s : {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, FLT_MIN, 88.7f, 89.0f, -87.3f, -104.0f, 0.5f,
                   -0.5f, 4.0f, 9.0f, 0.2f, 1e-8f})
     xs.push_back(s);
-  int64_t n = (int64_t)xs.size();
-
-  test::OnnxBuilder b;
-  b.input("x", {n});
-  for (auto &f : fns) {
-    b.node(f.op, {"x"}, {std::string("y_") + f.op});
-    b.output(std::string("y_") + f.op, {n});
-  }
+  for (float s : {0.0f, 1.5707964f, 3.1415927f, -3.1415927f, 0.7853982f, 100.0f, 9999.0f}) xs_trig.push_back(s);
   std::string work = make_temp_dir("tinyrt-math");
+  bool ok = true;
   try {
-    CompileOptions co;
-    co.target = target;
-    co.name = "math";
-    BuiltModel m = build_model(b.save(), co, work);
-    std::string in = work + "/in.bin", out = work + "/out.bin";
-    std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
-    ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
-    if (r.exit_code != 0) {
-      std::cerr << "runner failed: " << r.output << "\n";
-      return 1;
-    }
-    std::ifstream f(out, std::ios::binary);
-    std::vector<float> ys((size_t)n * fns.size());
-    f.read(reinterpret_cast<char *>(ys.data()), (std::streamsize)(ys.size() * 4));
-    bool ok = true;
-    std::cout << "target " << m.artifact.target.name << ", " << n << " inputs\n";
-    for (size_t k = 0; k < fns.size(); ++k) {
-      const Fn &fn = fns[k];
-      double worst_ulp = 0, worst_abs = 0, at = 0;
-      int64_t special_bad = 0, counted = 0, over = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        float x = xs[i], y = ys[k * n + i];
-        if (x != 0 && std::fabs(x) < FLT_MIN) continue;  // flushed to zero on armv7
-        double ref = fn.ref((double)x);
-        float rf = (float)ref;
-        if (std::isnan(ref) || std::isinf(rf) || std::isnan(x) || std::isinf(x)) {
-          // Special values must match exactly (NaN for NaN).
-          bool same = std::isnan(ref) ? std::isnan(y) : y == rf;
-          if (!same) {
-            if (special_bad++ < 3)
-              std::cout << "  " << fn.op << "(" << x << ") = " << y << ", expected " << rf << " (bits 0x" << std::hex
-                        << *reinterpret_cast<uint32_t *>(&y) << std::dec << ")\n";
-          }
-          continue;
-        }
-        if (ref != 0 && std::fabs(ref) < FLT_MIN) continue;
-        double err = std::fabs((double)y - ref);
-        double u = err / ulp_of(rf);
-        ++counted;
-        if (u > fn.max_ulp && err > fn.max_abs) ++over;
-        if (u > worst_ulp) {
-          worst_ulp = u;
-          at = x;
-        }
-        worst_abs = std::max(worst_abs, err);
-      }
-      bool pass = over == 0 && special_bad == 0;
-      ok = ok && pass;
-      std::cout << "  " << fn.op << ": max error " << worst_ulp << " ulp (at x = " << at << "), max abs " << worst_abs
-                << ", bound " << fn.max_ulp << " ulp" << (fn.max_abs > 0 ? " or abs 3e-7" : "")
-                << ", " << counted << " points, " << over << " beyond the bound, " << special_bad << " wrong special values -> "
-                << (pass ? "ok" : "EXCEEDED") << "\n";
-    }
-    std::filesystem::remove_all(work);
-    return ok ? 0 : 1;
+    ok = check(target, work, "all floats", xs, fns) && ok;
+    ok = check(target, work, "|x| < 1e4", xs_trig, trig) && ok;
   } catch (const std::exception &e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }
+  std::filesystem::remove_all(work);
+  return ok ? 0 : 1;
 }
