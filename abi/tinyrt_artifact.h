@@ -47,7 +47,8 @@ typedef enum tinyrt_dtype {
   TINYRT_DTYPE_FLOAT16 = 10,
   TINYRT_DTYPE_FLOAT64 = 11,
   TINYRT_DTYPE_UINT32 = 12,
-  TINYRT_DTYPE_UINT64 = 13
+  TINYRT_DTYPE_UINT64 = 13,
+  TINYRT_DTYPE_BFLOAT16 = 16
 } tinyrt_dtype;
 
 /* Instruction-set architecture of the generated code. */

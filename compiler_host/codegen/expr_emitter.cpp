@@ -16,7 +16,7 @@ ExprEmitter::ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes)
 Type *ExprEmitter::elem_type(DType t) const {
   auto &C = b_.getContext();
   switch (t) {
-    case DType::F32: return Type::getFloatTy(C);
+    case DType::F32: case DType::F16: case DType::BF16: return Type::getFloatTy(C);
     case DType::F64: return Type::getDoubleTy(C);
     case DType::Bool: return Type::getInt1Ty(C);
     case DType::I8: case DType::U8: return Type::getInt8Ty(C);
@@ -28,7 +28,42 @@ Type *ExprEmitter::elem_type(DType t) const {
 }
 
 Type *ExprEmitter::mem_type(DType t) const {
-  return t == DType::Bool ? Type::getInt8Ty(b_.getContext()) : elem_type(t);
+  auto &C = b_.getContext();
+  if (t == DType::Bool) return Type::getInt8Ty(C);
+  if (t == DType::F16) return Type::getHalfTy(C);
+  if (t == DType::BF16) return Type::getInt16Ty(C);
+  return elem_type(t);
+}
+
+// Registers hold float16/bfloat16 as float; memory holds 16 bits.
+Value *ExprEmitter::widen(Value *v, DType t) {
+  if (t == DType::Bool) return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  Type *ft = vec_type_like(v, b_.getFloatTy());
+  if (t == DType::F16) return b_.CreateFPExt(v, ft);
+  if (t == DType::BF16) {
+    Value *w = b_.CreateShl(b_.CreateZExt(v, vec_type_like(v, b_.getInt32Ty())), 16);
+    return b_.CreateBitCast(w, ft);
+  }
+  return v;
+}
+
+Value *ExprEmitter::narrow(Value *v, DType t) {
+  if (t == DType::Bool) return b_.CreateZExt(v, vec_type_like(v, b_.getInt8Ty()));
+  if (t == DType::F16) return b_.CreateFPTrunc(v, vec_type_like(v, b_.getHalfTy()));
+  if (t == DType::BF16) {
+    // Truncation (ONNX's reference); NaN stays NaN.
+    Type *it = vec_type_like(v, b_.getInt32Ty());
+    Value *x = b_.CreateBitCast(v, it);
+    x = b_.CreateSelect(b_.CreateFCmpUNO(v, v), b_.CreateOr(x, llvm::ConstantInt::get(it, 0x400000)), x);
+    return b_.CreateTrunc(b_.CreateLShr(x, 16), vec_type_like(v, b_.getInt16Ty()));
+  }
+  return v;
+}
+
+Type *ExprEmitter::vec_type_like(Value *v, Type *elem) const {
+  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+    return llvm::FixedVectorType::get(elem, vt->getNumElements());
+  return elem;
 }
 
 Type *ExprEmitter::vec_type(Type *elem) const {
@@ -156,10 +191,7 @@ VVal ExprEmitter::emit_load(const Expr &e) {
   }
   Type *mt = mem_type(s.type);
   llvm::Align al(dtype_bytes(s.type));
-  auto to_reg = [&](Value *v) -> Value * {
-    if (s.type != DType::Bool) return v;
-    return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
-  };
+  auto to_reg = [&](Value *v) -> Value * { return widen(v, s.type); };
   if (lanes_ == 1 || (off.kind == VVal::Uniform && !mask_))
     return uniform(to_reg(b_.CreateAlignedLoad(mt, elem_ptr(s, off.v), al)));
   Type *vt = llvm::FixedVectorType::get(mt, lanes_);
@@ -181,8 +213,7 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
   }
   Type *mt = mem_type(t);
   llvm::Align al(dtype_bytes(t));
-  Value *v = vec(value);
-  if (t == DType::Bool) v = b_.CreateZExt(v, vec_type(mt));
+  Value *v = narrow(vec(value), t);
   if (lanes_ == 1) {
     b_.CreateAlignedStore(v, elem_ptr(out, off.v), al);
     return;
@@ -214,12 +245,14 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
                              : b_.CreateICmpNE(xv, llvm::Constant::getNullValue(xv->getType()));
   } else if (dtype_is_float(from) && dtype_is_float(to)) {
     r = b_.CreateFPCast(xv, tt);
+    if (dtype_is_half(to)) r = widen(narrow(r, to), to);  // round to 16 bits
   } else if (dtype_is_float(from)) {
     // Saturating conversions: out-of-range floats and NaN never produce poison.
     auto id = dtype_is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     r = b_.CreateIntrinsic(id, {tt, xv->getType()}, {xv});
   } else if (dtype_is_float(to)) {
     r = (dtype_is_signed(from) && from != DType::Bool) ? b_.CreateSIToFP(xv, tt) : b_.CreateUIToFP(xv, tt);
+    if (dtype_is_half(to)) r = widen(narrow(r, to), to);
   } else {
     r = b_.CreateIntCast(xv, tt, dtype_is_signed(from) && from != DType::Bool);
   }
@@ -311,7 +344,7 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       case EOp::Div: return b_.CreateFDiv(a, b);
       case EOp::Rem: {
         Value *q = b_.CreateFDiv(a, b);
-        Value *tq = t == DType::F64 ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, q) : math_.trunc(q);
+        Value *tq = math_.trunc(q);
         return b_.CreateFSub(a, b_.CreateFMul(tq, b));
       }
       case EOp::Max: case EOp::Min: {

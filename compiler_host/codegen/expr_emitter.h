@@ -61,6 +61,10 @@ class ExprEmitter {
   llvm::Type *elem_type(DType t) const;       // in registers (bool = i1)
   llvm::Type *mem_type(DType t) const;        // in memory (bool = i8)
   llvm::Type *vec_type(llvm::Type *elem) const;
+  // Memory representation <-> registers (bool as i1, 16-bit floats as float).
+  llvm::Value *widen(llvm::Value *v, DType t);
+  llvm::Value *narrow(llvm::Value *v, DType t);
+  llvm::Type *vec_type_like(llvm::Value *v, llvm::Type *elem) const;
   int lanes() const { return lanes_; }
   llvm::IRBuilder<> &builder() { return b_; }
   MathEmitter &math() { return math_; }

@@ -12,6 +12,8 @@ llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const 
                                       false);
   auto *f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, env.module);
   f->addFnAttr(llvm::Attribute::NoUnwind);
+  // Never turn loops into memset/memcpy calls: generated code calls nothing.
+  f->addFnAttr("no-builtins");
   f->addFnAttr("target-cpu", env.target.cpu);
   f->addFnAttr("target-features", env.target.features);
   f->addParamAttr(0, llvm::Attribute::NoAlias);

@@ -34,33 +34,38 @@ Value *MathEmitter::abs(Value *x) {
 
 Value *MathEmitter::sqrt(Value *x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
 
+// Rounding for float and double. Adding and removing 2^23 (2^52) rounds to
+// nearest-even in the default mode; values that large are integers already.
+static double magic_for(Type *ft) { return ft->getScalarType()->isDoubleTy() ? 4503599627370496.0 : 8388608.0; }
+
+Value *MathEmitter::round_even(Value *x) {
+  Type *ft = x->getType();
+  Value *a = abs(x);
+  Value *m = c(magic_for(ft), ft);
+  Value *r = b_.CreateFSub(b_.CreateFAdd(a, m), m);
+  r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+  return b_.CreateSelect(b_.CreateFCmpUGE(a, m), x, r);
+}
+
 Value *MathEmitter::trunc(Value *x) {
   if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
   Type *ft = x->getType();
-  Value *t = b_.CreateSIToFP(b_.CreateFPToSI(x, int_type(ft)), ft);
-  Value *exact = b_.CreateFCmpUGE(abs(x), c(8388608.0, ft));  // |x| >= 2^23 or NaN
-  return b_.CreateSelect(exact, x, t);
+  Value *a = abs(x);
+  Value *r = round_even(a);  // |x| rounded; step back when it rounded up
+  r = b_.CreateSelect(b_.CreateFCmpOGT(r, a), b_.CreateFSub(r, c(1, ft)), r);
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
 }
 
 Value *MathEmitter::floor(Value *x) {
   if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
-  Value *t = trunc(x);
-  return b_.CreateSelect(b_.CreateFCmpOGT(t, x), b_.CreateFSub(t, c(1, x->getType())), t);
+  Value *r = round_even(x);
+  return b_.CreateSelect(b_.CreateFCmpOGT(r, x), b_.CreateFSub(r, c(1, x->getType())), r);
 }
 
 Value *MathEmitter::ceil(Value *x) {
   if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
-  Value *t = trunc(x);
-  return b_.CreateSelect(b_.CreateFCmpOLT(t, x), b_.CreateFAdd(t, c(1, x->getType())), t);
-}
-
-Value *MathEmitter::round_even(Value *x) {
-  // Adding and removing 2^23 rounds to nearest-even in the default mode.
-  Type *ft = x->getType();
-  Value *a = abs(x);
-  Value *r = b_.CreateFSub(b_.CreateFAdd(a, c(8388608.0, ft)), c(8388608.0, ft));
-  r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
-  return b_.CreateSelect(b_.CreateFCmpUGE(a, c(8388608.0, ft)), x, r);
+  Value *r = round_even(x);
+  return b_.CreateSelect(b_.CreateFCmpOLT(r, x), b_.CreateFAdd(r, c(1, x->getType())), r);
 }
 
 Value *MathEmitter::exp(Value *x) {

@@ -239,6 +239,19 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   if (!obj) fail_internal("cannot read back the emitted object");
   for (const auto &sec : (*obj)->sections())
     if (sec.isText()) res.code_bytes += (int64_t)sec.getSize();
+  // Generated code calls nothing but the C compiler's own arithmetic helpers
+  // (64-bit division and conversions on armv7, half floats without F16C).
+  for (const auto &sym : (*obj)->symbols()) {
+    auto flags = sym.getFlags();
+    if (!flags || !(*flags & llvm::object::SymbolRef::SF_Undefined)) continue;
+    auto name = sym.getName();
+    if (!name || name->empty()) continue;
+    llvm::StringRef n = *name;
+    bool helper = n.startswith("__aeabi_") || n.startswith("__gnu_") || n == "__extendhfsf2" ||
+                  n == "__truncsfhf2" || n == "__truncdfhf2" || n.startswith("__fix") || n.startswith("__float") ||
+                  n == "__divdi3" || n == "__udivdi3" || n == "__moddi3" || n == "__umoddi3";
+    if (!helper) fail_internal("generated code for " + t.name + " calls '" + n.str() + "'");
+  }
   return res;
 }
 

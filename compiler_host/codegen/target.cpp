@@ -61,7 +61,7 @@ Target resolve_target(const std::string &name) {
     t.name = name;
     t.triple = "armv7a-unknown-linux-gnueabihf";
     t.cpu = "cortex-a7";
-    t.features = "+neon,+vfp4,+thumb2";
+    t.features = "+neon,+vfp4,+fp16,+thumb2";
     t.arch = TINYRT_ARCH_ARMV7;
     t.isa = TINYRT_ISA_ARM_NEON | TINYRT_ISA_ARM_VFPV4;
     t.vector_bytes = 16;

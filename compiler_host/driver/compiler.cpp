@@ -42,6 +42,8 @@ const char *dtype_macro(DType t) {
     case DType::F64: return "TINYRT_DTYPE_FLOAT64";
     case DType::U32: return "TINYRT_DTYPE_UINT32";
     case DType::U64: return "TINYRT_DTYPE_UINT64";
+    case DType::F16: return "TINYRT_DTYPE_FLOAT16";
+    case DType::BF16: return "TINYRT_DTYPE_BFLOAT16";
     default: return "0";
   }
 }
@@ -215,7 +217,9 @@ bool link_shared(const Target &t, const std::string &obj, const std::string &so,
     if (message) *message = t.cc + " is not installed";
     return false;
   }
-  ProcessResult r = run_process({t.cc, "-shared", "-nostdlib", "-o", so, obj});
+  // No C library: the model needs none. libgcc (static) supplies the
+  // arithmetic helpers some targets use (armv7's 64-bit division).
+  ProcessResult r = run_process({t.cc, "-shared", "-nostdlib", "-o", so, obj, "-lgcc"});
   if (r.exit_code != 0) {
     if (message) *message = r.output;
     return false;

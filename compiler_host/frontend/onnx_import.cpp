@@ -56,7 +56,10 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
     case DType::I64: check(t.int64_data_size()); fill<int64_t>(b, t.int64_data(), n); break;
     case DType::I32: check(t.int32_data_size()); fill<int32_t>(b, t.int32_data(), n); break;
     case DType::I16: check(t.int32_data_size()); fill<int16_t>(b, t.int32_data(), n); break;
-    case DType::U16: check(t.int32_data_size()); fill<uint16_t>(b, t.int32_data(), n); break;
+    case DType::U16: case DType::F16: case DType::BF16:
+      check(t.int32_data_size());
+      fill<uint16_t>(b, t.int32_data(), n);
+      break;
     case DType::I8: check(t.int32_data_size()); fill<int8_t>(b, t.int32_data(), n); break;
     case DType::U8: case DType::Bool: check(t.int32_data_size()); fill<uint8_t>(b, t.int32_data(), n); break;
     case DType::U32: check(t.uint64_data_size()); fill<uint32_t>(b, t.uint64_data(), n); break;

@@ -22,6 +22,7 @@ enum class DType : uint8_t {
   F64 = 11,
   U32 = 12,
   U64 = 13,
+  BF16 = 16,
 };
 
 // The integer type of index arithmetic in generated code and in Expr.
@@ -34,6 +35,13 @@ bool dtype_is_int(DType t);  // signed or unsigned integer, not bool
 bool dtype_is_signed(DType t);
 // True for types the code generator computes with.
 bool dtype_supported(DType t);
+// float16 and bfloat16 are storage types: computed as float32, rounded
+// when stored or cast.
+bool dtype_is_half(DType t);
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);    // round to nearest even
+float bf16_to_float(uint16_t h);
+uint16_t float_to_bf16(float f);    // truncates, as ONNX's reference does
 
 using Shape = std::vector<int64_t>;
 

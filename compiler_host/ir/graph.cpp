@@ -8,6 +8,8 @@ double ConstData::get_f(int64_t i) const {
   switch (dtype) {
     case DType::F32: return as<float>()[i];
     case DType::F64: return as<double>()[i];
+    case DType::F16: return half_to_float(as<uint16_t>()[i]);
+    case DType::BF16: return bf16_to_float(as<uint16_t>()[i]);
     default: return (double)get_i(i);
   }
 }
@@ -16,6 +18,7 @@ int64_t ConstData::get_i(int64_t i) const {
   switch (dtype) {
     case DType::F32: return (int64_t)as<float>()[i];
     case DType::F64: return (int64_t)as<double>()[i];
+    case DType::F16: case DType::BF16: return (int64_t)get_f(i);
     case DType::U8: case DType::Bool: return as<uint8_t>()[i];
     case DType::I8: return as<int8_t>()[i];
     case DType::U16: return as<uint16_t>()[i];

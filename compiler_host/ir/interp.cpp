@@ -21,7 +21,15 @@ int64_t wrap_int(int64_t v, DType t) {
   }
 }
 
-static double round_float(double v, DType t) { return t == DType::F32 ? (double)(float)v : v; }
+// float16/bfloat16 compute in float32 (as the code generator does); the
+// rounding to 16 bits happens at casts and stores.
+static double round_float(double v, DType t) { return t == DType::F64 ? v : (double)(float)v; }
+
+static double to_storage(double v, DType t) {
+  if (t == DType::F16) return half_to_float(float_to_half((float)v));
+  if (t == DType::BF16) return bf16_to_float(float_to_bf16((float)v));
+  return v;
+}
 
 double eval_float_op(EOp op, double a, double b, DType t) {
   double r = 0;
@@ -148,6 +156,7 @@ struct Interp {
         bool xf = dtype_is_float(x.type);
         if (fl) {
           r.f = round_float(xf ? v.f : (dtype_is_signed(x.type) ? (double)v.i : (double)(uint64_t)v.i), e.type);
+          r.f = to_storage(r.f, e.type);
         } else if (e.type == DType::Bool) {
           r.i = xf ? v.f != 0 : v.i != 0;
         } else if (xf) {
@@ -232,6 +241,8 @@ ConstP interpret(const ExprP &e, DType type, const Shape &shape,
     switch (type) {
       case DType::F32: put<float>(out, lin, (float)s.f); break;
       case DType::F64: put<double>(out, lin, s.f); break;
+      case DType::F16: put<uint16_t>(out, lin, float_to_half((float)s.f)); break;
+      case DType::BF16: put<uint16_t>(out, lin, float_to_bf16((float)s.f)); break;
       case DType::I8: put<int8_t>(out, lin, (int8_t)s.i); break;
       case DType::U8: case DType::Bool: put<uint8_t>(out, lin, (uint8_t)s.i); break;
       case DType::I16: put<int16_t>(out, lin, (int16_t)s.i); break;

@@ -9,6 +9,7 @@ void register_elementwise_ops();
 void register_nn_ops();
 void register_shape_ops();
 void register_reduction_ops();
+void register_indexing_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -21,6 +22,7 @@ static std::map<std::string, OpDef> &table() {
     register_nn_ops();
     register_shape_ops();
     register_reduction_ops();
+    register_indexing_ops();
     return true;
   }();
   (void)filled;

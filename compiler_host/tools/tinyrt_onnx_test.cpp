@@ -98,6 +98,11 @@ bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::st
     return true;
   }
   auto at = [&](const uint8_t *p, int64_t i) {
+    if (dtype_is_half(ref.dtype)) {
+      uint16_t h;
+      std::memcpy(&h, p + i * 2, 2);
+      return (double)(ref.dtype == DType::F16 ? half_to_float(h) : bf16_to_float(h));
+    }
     if (ref.dtype == DType::F64) {
       double v;
       std::memcpy(&v, p + i * 8, 8);
@@ -133,6 +138,13 @@ bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::st
     << ", got " << at(got, worst_i);
   *why = s.str();
   return false;
+}
+
+// ONNX's test data (numpy) has no bfloat16: such tensors are stored as
+// uint16 bit patterns.
+ConstP as_bf16_if_needed(ConstP t, DType want) {
+  if (!t || want != DType::BF16 || t->dtype != DType::U16) return t;
+  return make_const(DType::BF16, t->shape, t->bytes);
 }
 
 class CaseRunner {
@@ -218,7 +230,7 @@ class CaseRunner {
       {
         std::ofstream f(in_path, std::ios::binary);
         for (auto &ti : a.inputs) {
-          ConstP t = tensor_of(ti.name);
+          ConstP t = as_bf16_if_needed(tensor_of(ti.name), ti.dtype);
           if (!t) return {Outcome::Fail, "data set " + std::to_string(si) + " has no input '" + ti.name + "'"};
           if (t->dtype != ti.dtype || t->shape != ti.shape)
             return {Outcome::Fail, "input '" + ti.name + "' is " + dtype_name(t->dtype) + shape_str(t->shape) +
@@ -239,7 +251,8 @@ class CaseRunner {
       size_t off = 0;
       for (size_t k = 0; k < a.outputs.size(); ++k) {
         const TensorInfo &ti = a.outputs[k];
-        const ConstData &ref = *ds.outputs[k];
+        ConstP ref_p = as_bf16_if_needed(ds.outputs[k], ti.dtype);
+        const ConstData &ref = *ref_p;
         if (ref.dtype != ti.dtype || ref.shape != ti.shape)
           return {Outcome::Fail, "output '" + ti.name + "' is " + dtype_name(ti.dtype) + shape_str(ti.shape) +
                                      ", expected " + dtype_name(ref.dtype) + shape_str(ref.shape)};

@@ -1,0 +1,383 @@
+// indexing.cpp — ops whose element expression is an index computation:
+// GatherElements, GatherND, Scatter*, OneHot, Trilu, Tile, DepthToSpace,
+// SpaceToDepth, ReverseSequence, EyeLike, Range.
+//
+// Scatters are written as "which update (if any) lands here": a reduction
+// over the updates. That is O(output x updates), fine for the sizes where
+// scatters appear in inference graphs; a dedicated emitter is future work.
+#include <cmath>
+#include <cstring>
+
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+const std::vector<DType> kIndex = {DType::I32, DType::I64};
+
+// An index read from a tensor, made non-negative for an axis of `dim`
+// elements and clamped so that invalid input never reads out of bounds.
+ExprP safe_index(ExprP raw, int64_t dim) {
+  ExprP i = cast(raw, kIndexType);
+  i = select(lt(i, cidx(0)), i + cidx(dim), i);
+  return emax(cidx(0), emin(cidx(dim - 1), i));
+}
+
+ExprP raw_index(ExprP raw, int64_t dim) {
+  ExprP i = cast(raw, kIndexType);
+  return select(lt(i, cidx(0)), i + cidx(dim), i);
+}
+
+void def_gather_elements() {
+  OpDef d;
+  d.name = "GatherElements";
+  d.min_opset = 11;
+  d.attrs = {"axis"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, kIndex);
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    if (ix.rank() != x.rank()) fail_invalid(n.where() + ": indices must have the data's rank");
+    norm_axis(n.geti("axis", 0), x.rank(), n);
+    set_out(n, g, 0, x.dtype, ix.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    std::vector<ExprP> xi = out_vars(x.rank());
+    xi[axis] = safe_index(load(1, ix.dtype, out_vars(ix.rank())), x.shape[axis]);
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+void def_gather_nd() {
+  OpDef d;
+  d.name = "GatherND";
+  d.min_opset = 11;
+  d.attrs = {"batch_dims"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::I64});
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    int64_t b = n.geti("batch_dims", 0), q = ix.rank(), kk = ix.shape.back();
+    if (b + kk > x.rank()) fail_invalid(n.where() + ": indices address more axes than the data has");
+    Shape s(ix.shape.begin(), ix.shape.end() - 1);
+    s.insert(s.end(), x.shape.begin() + b + kk, x.shape.end());
+    (void)q;
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
+    int b = (int)n.geti("batch_dims", 0), q = ix.rank(), kk = (int)ix.shape.back();
+    // out vars: [batch b][index dims q-1-b][rest]
+    std::vector<ExprP> xi;
+    for (int i = 0; i < b; ++i) xi.push_back(var(i));
+    for (int j = 0; j < kk; ++j) {
+      std::vector<ExprP> ii;
+      for (int i = 0; i < q - 1; ++i) ii.push_back(var(i));
+      ii.push_back(cidx(j));
+      xi.push_back(safe_index(load(1, ix.dtype, ii), x.shape[b + j]));
+    }
+    for (int i = b + kk; i < x.rank(); ++i) xi.push_back(var(q - 1 + i - b - kk));
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+// Scatter: out[p] = combine(data[p], updates landing on p). `target(u)`
+// is, for update position u (vars = rvars), the output index it writes.
+void lower_scatter(LowerCtx &c, const Node &n, const Shape &upd_shape,
+                   const std::function<std::vector<ExprP>(const std::vector<ExprP> &)> &target,
+                   const std::string &reduction) {
+  const Value &x = in_val(c.g, n, 0);
+  DType t = x.dtype;
+  int r = x.rank();
+  std::vector<RVar> rv;
+  std::vector<ExprP> u;
+  ExprP lin = cidx(0);
+  for (size_t i = 0; i < upd_shape.size(); ++i) {
+    rv.push_back({kFirstReduceVar + (int)i, upd_shape[i]});
+    u.push_back(var(kFirstReduceVar + (int)i));
+    lin = lin * cidx(upd_shape[i]) + u.back();
+  }
+  std::vector<ExprP> tgt = target(u);
+  ExprP hit = cbool(true);
+  for (int i = 0; i < r; ++i) hit = land(hit, bin(EOp::Eq, tgt[i], var(i)));
+  ExprP upd = load(2, t, u);
+  ExprP data = load(0, t, out_vars(r));
+  std::vector<int> ins = {n.in[0], n.in[1], n.in[2]};
+  if (reduction == "add") {
+    c.kernel(n.out[0], ins, data + reduce(ReduceKind::Sum, rv, select(hit, upd, cst(t, 0))));
+  } else if (reduction == "mul") {
+    c.kernel(n.out[0], ins, data * reduce(ReduceKind::Prod, rv, select(hit, upd, cst(t, 1))));
+  } else if (reduction == "max" || reduction == "min") {
+    bool mx = reduction == "max";
+    ExprP any = reduce(ReduceKind::Max, rv, select(hit, cidx(1), cidx(0)));
+    ExprP best = reduce(mx ? ReduceKind::Max : ReduceKind::Min, rv, select(hit, upd, cst(t, reduce_init(mx ? ReduceKind::Max : ReduceKind::Min, t))));
+    c.kernel(n.out[0], ins, select(bin(EOp::Eq, any, cidx(1)), bin(mx ? EOp::Max : EOp::Min, data, best), data));
+  } else {
+    // The last update landing here wins (updates apply in order).
+    Shape os = x.shape;
+    int which = c.temp(x.name + "_scatter_src", kIndexType, os);
+    c.kernel(which, {n.in[0], n.in[1], n.in[2]}, reduce(ReduceKind::Max, rv, select(hit, lin, cidx(-1))));
+    std::vector<ExprP> ui;
+    std::vector<int64_t> st = row_major_strides(upd_shape);
+    ExprP w = load(3, kIndexType, out_vars(r));
+    for (size_t i = 0; i < upd_shape.size(); ++i)
+      ui.push_back(bin(EOp::Rem, bin(EOp::Div, emax(w, cidx(0)), cidx(st[i])), cidx(upd_shape[i])));
+    ins.push_back(which);
+    c.kernel(n.out[0], ins, select(bin(EOp::Ge, w, cidx(0)), load(2, t, ui), data));
+  }
+}
+
+void def_scatter_elements(const std::string &name, int min_opset) {
+  OpDef d;
+  d.name = name;
+  d.min_opset = min_opset;
+  d.attrs = {"axis", "reduction"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, kIndex);
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1), &u = in_val(g, n, 2);
+    if (ix.shape != u.shape || ix.rank() != x.rank()) fail_invalid(n.where() + ": indices and updates must match");
+    norm_axis(n.geti("axis", 0), x.rank(), n);
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    lower_scatter(c, n, ix.shape, [&](const std::vector<ExprP> &u) {
+      std::vector<ExprP> t = u;
+      t[axis] = raw_index(load(1, ix.dtype, u), x.shape[axis]);
+      return t;
+    }, n.gets("reduction", "none"));
+  };
+  register_op(std::move(d));
+}
+
+void def_scatter_nd() {
+  OpDef d;
+  d.name = "ScatterND";
+  d.min_opset = 11;
+  d.attrs = {"reduction"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::I64});
+    const Value &x = in_val(g, n, 0);
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1), &up = in_val(c.g, n, 2);
+    int q = ix.rank(), kk = (int)ix.shape.back();
+    lower_scatter(c, n, up.shape, [&](const std::vector<ExprP> &u) {
+      std::vector<ExprP> t;
+      for (int j = 0; j < kk; ++j) {
+        std::vector<ExprP> ii(u.begin(), u.begin() + (q - 1));
+        ii.push_back(cidx(j));
+        t.push_back(raw_index(load(1, ix.dtype, ii), x.shape[j]));
+      }
+      for (int i = kk; i < x.rank(); ++i) t.push_back(u[q - 1 + i - kk]);
+      return t;
+    }, n.gets("reduction", "none"));
+  };
+  register_op(std::move(d));
+}
+
+void def_onehot() {
+  OpDef d;
+  d.name = "OneHot";
+  d.min_opset = 9;
+  d.attrs = {"axis"};
+  d.const_inputs = {1};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &ix = in_val(g, n, 0), &depth = in_val(g, n, 1), &vals = in_val(g, n, 2);
+    int64_t dep = (int64_t)depth.data->get_f(0);
+    if (vals.numel() != 2) fail_invalid(n.where() + ": values must have two elements");
+    Shape s = ix.shape;
+    int axis = norm_axis(n.geti("axis", -1), ix.rank() + 1, n);
+    s.insert(s.begin() + axis, dep);
+    set_out(n, g, 0, vals.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &ix = in_val(c.g, n, 0), &vals = in_val(c.g, n, 2);
+    int64_t dep = (int64_t)in_val(c.g, n, 1).data->get_f(0);
+    int axis = norm_axis(n.geti("axis", -1), ix.rank() + 1, n);
+    std::vector<ExprP> ii;
+    for (int i = 0; i < ix.rank() + 1; ++i)
+      if (i != axis) ii.push_back(var(i));
+    ExprP raw = dtype_is_float(ix.dtype) ? cast(un(EOp::Floor, load(0, ix.dtype, ii)), kIndexType)
+                                         : cast(load(0, ix.dtype, ii), kIndexType);
+    ExprP k = select(lt(raw, cidx(0)), raw + cidx(dep), raw);
+    ExprP on = load(1, vals.dtype, {cidx(1)}), off = load(1, vals.dtype, {cidx(0)});
+    c.kernel(n.out[0], {n.in[0], n.in[2]}, select(bin(EOp::Eq, k, var(axis)), on, off));
+  };
+  register_op(std::move(d));
+}
+
+void def_trilu() {
+  OpDef d;
+  d.name = "Trilu";
+  d.min_opset = 14;
+  d.attrs = {"upper"};
+  d.const_inputs = {1};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (x.rank() < 2) fail_invalid(n.where() + ": input rank must be >= 2");
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int64_t k = n.has_in(1) ? const_ints(c.g, n, 1).at(0) : 0;
+    int r = x.rank();
+    ExprP diff = var(r - 1) - var(r - 2);  // column - row
+    ExprP keep = n.geti("upper", 1) ? bin(EOp::Ge, diff, cidx(k)) : bin(EOp::Le, diff, cidx(k));
+    c.kernel(n.out[0], {n.in[0]}, select(keep, load(0, x.dtype, out_vars(r)), cst(x.dtype, 0)));
+  };
+  register_op(std::move(d));
+}
+
+void def_tile() {
+  OpDef d;
+  d.name = "Tile";
+  d.min_opset = 6;
+  d.const_inputs = {1};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> rep = const_ints(g, n, 1);
+    if ((int)rep.size() != x.rank()) fail_invalid(n.where() + ": repeats must have one entry per axis");
+    Shape s = x.shape;
+    for (int i = 0; i < x.rank(); ++i) s[i] *= rep[i];
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    std::vector<ExprP> idx;
+    for (int i = 0; i < x.rank(); ++i) idx.push_back(x.shape[i] == 1 ? cidx(0) : bin(EOp::Rem, var(i), cidx(x.shape[i])));
+    c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
+  };
+  register_op(std::move(d));
+}
+
+// DepthToSpace / SpaceToDepth on NCHW.
+void def_space_depth(const std::string &name, bool to_space) {
+  OpDef d;
+  d.name = name;
+  d.attrs = {"blocksize", "mode"};
+  d.infer = [to_space](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    int64_t bs = n.geti("blocksize", 0);
+    if (x.rank() != 4 || bs < 1) fail_invalid(n.where() + ": needs a 4-D input and blocksize >= 1");
+    Shape s = x.shape;
+    if (to_space) {
+      if (s[1] % (bs * bs)) fail_invalid(n.where() + ": channels not divisible by blocksize^2");
+      s = {s[0], s[1] / (bs * bs), s[2] * bs, s[3] * bs};
+    } else {
+      if (s[2] % bs || s[3] % bs) fail_invalid(n.where() + ": spatial size not divisible by blocksize");
+      s = {s[0], s[1] * bs * bs, s[2] / bs, s[3] / bs};
+    }
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [to_space](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int64_t bs = n.geti("blocksize", 0);
+    bool crd = n.gets("mode", "DCR") == "CRD";
+    ExprP B = cidx(bs);
+    std::vector<ExprP> xi;
+    if (to_space) {
+      int64_t C = x.shape[1] / (bs * bs);
+      ExprP h = var(2), w = var(3), ch = var(1);
+      ExprP bh = bin(EOp::Rem, h, B), bw = bin(EOp::Rem, w, B);
+      ExprP cin = crd ? ch * cidx(bs * bs) + bh * B + bw : (bh * B + bw) * cidx(C) + ch;
+      xi = {var(0), cin, bin(EOp::Div, h, B), bin(EOp::Div, w, B)};
+    } else {
+      int64_t C = x.shape[1];
+      ExprP co = var(1);
+      ExprP blk = bin(EOp::Div, co, cidx(C)), cin = bin(EOp::Rem, co, cidx(C));
+      xi = {var(0), cin, var(2) * B + bin(EOp::Div, blk, B), var(3) * B + bin(EOp::Rem, blk, B)};
+    }
+    c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+void def_reverse_sequence() {
+  OpDef d;
+  d.name = "ReverseSequence";
+  d.min_opset = 10;
+  d.attrs = {"batch_axis", "time_axis"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::I64});
+    const Value &x = in_val(g, n, 0);
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int ba = (int)n.geti("batch_axis", 1), ta = (int)n.geti("time_axis", 0);
+    ExprP len = cast(load(1, DType::I64, {var(ba)}), kIndexType);
+    len = emax(cidx(0), emin(cidx(x.shape[ta]), len));
+    std::vector<ExprP> xi = out_vars(x.rank());
+    xi[ta] = select(lt(var(ta), len), len - cidx(1) - var(ta), var(ta));
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+void def_eyelike() {
+  OpDef d;
+  d.name = "EyeLike";
+  d.min_opset = 9;
+  d.attrs = {"dtype", "k"};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (x.rank() != 2) fail_invalid(n.where() + ": input must be 2-D");
+    DType t = n.has("dtype") ? (DType)n.geti("dtype", 1) : x.dtype;
+    if (!dtype_supported(t)) fail_unsupported(n.where() + ": dtype " + dtype_name(t));
+    set_out(n, g, 0, t, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    DType t = c.g.v(n.out[0]).dtype;
+    ExprP on = bin(EOp::Eq, var(1) - var(0), cidx(n.geti("k", 0)));
+    c.kernel(n.out[0], {}, select(on, cst(t, 1), cst(t, 0)));
+  };
+  register_op(std::move(d));
+}
+
+// Range: the output's length depends on the values, which must be known.
+void def_range() {
+  OpDef d;
+  d.name = "Range";
+  d.min_opset = 11;
+  d.const_inputs = {0, 1, 2};
+  auto count = [](const Node &n, const Graph &g) {
+    double s = in_val(g, n, 0).data->get_f(0), l = in_val(g, n, 1).data->get_f(0), dl = in_val(g, n, 2).data->get_f(0);
+    if (dl == 0) fail_invalid(n.where() + ": delta is 0");
+    return std::max<int64_t>(0, (int64_t)std::ceil((l - s) / dl));
+  };
+  d.infer = [count](Node &n, Graph &g) {
+    set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    DType t = c.g.v(n.out[0]).dtype;
+    ExprP s = load(0, t, {}), dl = load(1, t, {});
+    c.kernel(n.out[0], {n.in[0], n.in[2]}, s + cast(var(0), t) * dl);
+  };
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_indexing_ops() {
+  def_gather_elements();
+  def_gather_nd();
+  def_scatter_elements("ScatterElements", 11);
+  def_scatter_elements("Scatter", 9);
+  def_scatter_nd();
+  def_onehot();
+  def_trilu();
+  def_tile();
+  def_space_depth("DepthToSpace", true);
+  def_space_depth("SpaceToDepth", false);
+  def_reverse_sequence();
+  def_eyelike();
+  def_range();
+}
+
+}  // namespace tinyrt
