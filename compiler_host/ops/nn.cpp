@@ -337,14 +337,13 @@ void def_pool(const std::string &name, bool is_max) {
   if (is_max) d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
   else d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});
   d.infer = [is_max](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
-    if (n.out.size() > 1 && n.out[1] >= 0) fail_unsupported(n.where() + ": the Indices output");
+    require_types(n, g, 0, is_max ? std::vector<DType>{DType::F32, DType::F64, DType::I8, DType::U8} : kFloat);
     const Value &x = in_val(g, n, 0);
     Window w = window_geometry(n, x.shape, kernel_shape_of(n, g, false), n.geti("ceil_mode", 0));
-    (void)is_max;
     Shape out = {x.shape[0], x.shape[1]};
     out.insert(out.end(), w.out.begin(), w.out.end());
     set_out(n, g, 0, x.dtype, out);
+    if (is_max) set_out(n, g, 1, DType::I64, out);
   };
   d.lower = [is_max](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
@@ -364,7 +363,25 @@ void def_pool(const std::string &name, bool is_max) {
     ExprP xv = load(0, t, xi);
     if (is_max) {
       ExprP body = select(inside, xv, cst(t, reduce_init(ReduceKind::Max, t)));
-      c.kernel(n.out[0], {n.in[0]}, reduce(ReduceKind::Max, rv, body));
+      bool want_idx = n.out.size() > 1 && n.out[1] >= 0;
+      int mx = n.out[0] >= 0 ? n.out[0] : c.temp(x.name + "_max", t, c.g.v(n.out[1]).shape);
+      c.kernel(mx, {n.in[0]}, reduce(ReduceKind::Max, rv, body));
+      if (!want_idx) return;
+      // Indices: the first window position holding the max, flattened over
+      // the whole input (column-major within a plane for storage_order 1).
+      ExprP lin = var(0) * cidx(x.shape[1]) + var(1);
+      int64_t plane = 1;
+      for (int i = 0; i < w.nsp; ++i) plane *= w.in[i];
+      if (n.geti("storage_order", 0) == 0) {
+        for (int i = 0; i < w.nsp; ++i) lin = lin * cidx(w.in[i]) + xi[2 + i];
+      } else {
+        ExprP inner = cidx(0);
+        for (int i = w.nsp; i-- > 0;) inner = inner * cidx(w.in[i]) + xi[2 + i];
+        lin = lin * cidx(plane) + inner;
+      }
+      ExprP hit = land(inside, bin(EOp::Eq, xv, load(1, t, out_vars(x.rank()))));
+      int64_t big = x.numel();
+      c.kernel(n.out[1], {n.in[0], mx}, cast(reduce(ReduceKind::Min, rv, select(hit, lin, cidx(big))), DType::I64));
       return;
     }
     ExprP sum = reduce(ReduceKind::Sum, rv, select(inside, xv, cst(t, 0)));
@@ -404,6 +421,217 @@ void def_global_pool(const std::string &name, bool is_max) {
   register_op(std::move(d));
 }
 
+
+// ----------------------------------------------------- ConvTranspose --
+
+struct TransposeGeometry {
+  int nsp;
+  std::vector<int64_t> in, k, s, d, pb, out;
+};
+
+TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
+  TransposeGeometry t;
+  t.nsp = (int)x.size() - 2;
+  if (t.nsp < 1 || w.size() != x.size()) fail_invalid(n.where() + ": input and weight ranks do not match");
+  t.in.assign(x.begin() + 2, x.end());
+  t.k = n.has("kernel_shape") ? n.getints("kernel_shape") : std::vector<int64_t>(w.begin() + 2, w.end());
+  t.s = n.getints("strides", std::vector<int64_t>(t.nsp, 1));
+  t.d = n.getints("dilations", std::vector<int64_t>(t.nsp, 1));
+  std::vector<int64_t> pads = n.getints("pads", std::vector<int64_t>(2 * t.nsp, 0));
+  std::vector<int64_t> opad = n.getints("output_padding", std::vector<int64_t>(t.nsp, 0));
+  std::vector<int64_t> oshape = n.getints("output_shape");
+  if (oshape.size() == x.size()) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  std::string ap = n.gets("auto_pad", "NOTSET");
+  t.pb.resize(t.nsp);
+  t.out.resize(t.nsp);
+  for (int i = 0; i < t.nsp; ++i) {
+    int64_t ext = (t.k[i] - 1) * t.d[i] + 1;
+    int64_t full = t.s[i] * (t.in[i] - 1) + opad[i] + ext;
+    if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t o = !oshape.empty() ? oshape.at(i) : t.in[i] * t.s[i];
+      int64_t total = full - o;
+      // Floor division: a negative total (output larger than the full
+      // result) pads at the end, as ONNX's reference does.
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      t.pb[i] = ap == "SAME_UPPER" ? half : total - half;
+      t.out[i] = o;
+    } else {
+      t.pb[i] = ap == "VALID" ? 0 : pads[i];
+      int64_t pe = ap == "VALID" ? 0 : pads[i + t.nsp];
+      t.out[i] = full - t.pb[i] - pe;
+    }
+    if (t.out[i] <= 0) fail_invalid(n.where() + ": empty output");
+  }
+  return t;
+}
+
+void def_conv_transpose() {
+  OpDef d;
+  d.name = "ConvTranspose";
+  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
+    int64_t G = n.geti("group", 1);
+    if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
+    TransposeGeometry t = transpose_geometry(n, g);
+    Shape out = {x[0], w[1] * G};
+    out.insert(out.end(), t.out.begin(), t.out.end());
+    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+    DType t = X.dtype;
+    TransposeGeometry geo = transpose_geometry(n, c.g);
+    int64_t G = n.geti("group", 1), Cg = X.shape[1] / G, OCg = W.shape[1];
+    // out[n, oc, o] = sum_{ic, k} x[n, g*Cg + ic, (o + pb - k*d) / s] * W[g*Cg + ic, oc % OCg, k]
+    // over the positions where the division is exact and in range.
+    std::vector<RVar> rv = {{kFirstReduceVar, Cg}};
+    ExprP cin = var(kFirstReduceVar);
+    if (G > 1) cin = bin(EOp::Div, var(1), cidx(OCg)) * cidx(Cg) + cin;
+    std::vector<ExprP> xi = {var(0), cin}, wi = {cin, G > 1 ? bin(EOp::Rem, var(1), cidx(OCg)) : var(1)};
+    ExprP ok = cbool(true);
+    for (int i = 0; i < geo.nsp; ++i) {
+      ExprP kv = var(kFirstReduceVar + 1 + i);
+      rv.push_back({kFirstReduceVar + 1 + i, geo.k[i]});
+      ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
+      ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
+      ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
+                                                lt(pos, cidx(geo.in[i])))));
+      xi.push_back(pos);
+      wi.push_back(kv);
+    }
+    ExprP sum = reduce(ReduceKind::Sum, rv, select(ok, load(0, t, xi) * load(1, t, wi), cst(t, 0)));
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    if (n.has_in(2)) {
+      ins.push_back(n.in[2]);
+      sum = sum + load(2, t, {var(1)});
+    }
+    c.kernel(n.out[0], ins, sum);
+  };
+  register_op(std::move(d));
+}
+
+// MaxUnpool: every input value goes to the output position its index names.
+void def_max_unpool() {
+  OpDef d;
+  d.name = "MaxUnpool";
+  d.min_opset = 9;
+  d.attrs = {"kernel_shape", "pads", "strides"};
+  d.const_inputs = {2};
+  // The shape MaxPool's input had: indices are flat positions in it.
+  auto unpooled = [](const Node &n, const Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> k = n.getints("kernel_shape"), s = n.getints("strides", std::vector<int64_t>(k.size(), 1));
+    std::vector<int64_t> p = n.getints("pads", std::vector<int64_t>(2 * k.size(), 0));
+    if ((int)k.size() != x.rank() - 2) fail_invalid(n.where() + ": kernel_shape does not match the input");
+    Shape out = {x.shape[0], x.shape[1]};
+    for (size_t i = 0; i < k.size(); ++i) out.push_back((x.shape[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + k.size()]);
+    return out;
+  };
+  d.infer = [unpooled](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    Shape out = unpooled(n, g);
+    if (n.has_in(2)) {
+      std::vector<int64_t> os = const_ints(g, n, 2);
+      out.assign(os.begin(), os.end());  // larger: the extra rows/columns stay zero
+    }
+    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.lower = [unpooled](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
+    Shape os = unpooled(n, c.g);
+    ExprP lin = cidx(0);
+    ExprP inside = cbool(true);
+    for (size_t i = 0; i < os.size(); ++i) {
+      lin = lin * cidx(os[i]) + var((int)i);
+      inside = land(inside, lt(var((int)i), cidx(os[i])));
+    }
+    lin = select(inside, lin, cidx(-1));
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi = {var(0), var(1)};
+    for (int i = 2; i < x.rank(); ++i) {
+      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      xi.push_back(var(kFirstReduceVar + i));
+    }
+    ExprP hit = bin(EOp::Eq, cast(load(1, ix.dtype, xi), kIndexType), lin);
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, reduce(ReduceKind::Sum, rv, select(hit, load(0, x.dtype, xi), cst(x.dtype, 0))));
+  };
+  register_op(std::move(d));
+}
+
+ExprP lp_finish(ExprP sum, int64_t p) {
+  if (p == 1) return sum;
+  if (p == 2) return un(EOp::Sqrt, sum);
+  return bin(EOp::Pow, sum, cst(sum->type, 1.0 / (double)p));
+}
+
+ExprP lp_term(ExprP x, int64_t p) {
+  ExprP a = un(EOp::Abs, x);
+  if (p == 1) return a;
+  if (p == 2) return x * x;
+  return bin(EOp::Pow, a, cst(x->type, (double)p));
+}
+
+void def_lp_pool() {
+  OpDef d;
+  d.name = "LpPool";
+  d.min_opset = 2;
+  d.attrs = {"auto_pad", "kernel_shape", "p", "pads", "strides", "dilations", "ceil_mode"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    const Value &x = in_val(g, n, 0);
+    Window w = window_geometry(n, x.shape, kernel_shape_of(n, g, false), n.geti("ceil_mode", 0));
+    Shape out = {x.shape[0], x.shape[1]};
+    out.insert(out.end(), w.out.begin(), w.out.end());
+    set_out(n, g, 0, x.dtype, out);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    Window w = window_geometry(n, x.shape, kernel_shape_of(n, c.g, false), n.geti("ceil_mode", 0));
+    int64_t p = n.geti("p", 2);
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi = {var(0), var(1)};
+    ExprP inside = cbool(true);
+    for (int i = 0; i < w.nsp; ++i) {
+      ExprP kv = var(kFirstReduceVar + i);
+      rv.push_back({kFirstReduceVar + i, w.k[i]});
+      ExprP pos = var(2 + i) * cidx(w.s[i]) + kv * cidx(w.d[i]) - cidx(w.pb[i]);
+      inside = land(inside, in_range(pos, w.in[i]));
+      xi.push_back(pos);
+    }
+    ExprP term = select(inside, lp_term(load(0, x.dtype, xi), p), cst(x.dtype, 0));
+    c.kernel(n.out[0], {n.in[0]}, lp_finish(reduce(ReduceKind::Sum, rv, term), p));
+  };
+  register_op(std::move(d));
+}
+
+void def_global_lp_pool() {
+  OpDef d;
+  d.name = "GlobalLpPool";
+  d.min_opset = 2;
+  d.attrs = {"p"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kFloat);
+    Shape out = in_val(g, n, 0).shape;
+    for (size_t k = 2; k < out.size(); ++k) out[k] = 1;
+    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int64_t p = n.geti("p", 2);
+    std::vector<RVar> rv;
+    std::vector<ExprP> xi = {var(0), var(1)};
+    for (int i = 2; i < x.rank(); ++i) {
+      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      xi.push_back(var(kFirstReduceVar + i));
+    }
+    c.kernel(n.out[0], {n.in[0]}, lp_finish(reduce(ReduceKind::Sum, rv, lp_term(load(0, x.dtype, xi), p)), p));
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_nn_ops() {
@@ -415,6 +643,10 @@ void register_nn_ops() {
   def_pool("AveragePool", false);
   def_global_pool("GlobalAveragePool", false);
   def_global_pool("GlobalMaxPool", true);
+  def_conv_transpose();
+  def_max_unpool();
+  def_lp_pool();
+  def_global_lp_pool();
 }
 
 }  // namespace tinyrt

@@ -10,6 +10,8 @@ void register_nn_ops();
 void register_shape_ops();
 void register_reduction_ops();
 void register_indexing_ops();
+void register_normalization_ops();
+void register_linalg_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -23,6 +25,8 @@ static std::map<std::string, OpDef> &table() {
     register_shape_ops();
     register_reduction_ops();
     register_indexing_ops();
+    register_normalization_ops();
+    register_linalg_ops();
     return true;
   }();
   (void)filled;

@@ -72,6 +72,8 @@ std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input);
 void set_out(Node &n, Graph &g, size_t k, DType t, Shape s);
 // Input `k` value.
 inline const Value &in_val(const Graph &g, const Node &n, size_t k) { return g.v(n.in.at(k)); }
+// out = log_softmax(x) over the axes flagged in `axes` (reductions.cpp).
+void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes);
 // Requires input types in `types`; names the node otherwise.
 void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types);
 

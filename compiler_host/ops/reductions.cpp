@@ -326,6 +326,10 @@ void def_topk() {
 
 }  // namespace
 
+void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes) {
+  lower_softmax(c, x, out, axes, SoftKind::LogSoftmax);
+}
+
 void register_reduction_ops() {
   auto id = [](ExprP x) { return x; };
   auto keep = [](ExprP r, int64_t) { return r; };
