@@ -12,6 +12,7 @@ void register_reduction_ops();
 void register_indexing_ops();
 void register_normalization_ops();
 void register_linalg_ops();
+void register_resize_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -27,6 +28,7 @@ static std::map<std::string, OpDef> &table() {
     register_indexing_ops();
     register_normalization_ops();
     register_linalg_ops();
+    register_resize_ops();
     return true;
   }();
   (void)filled;
