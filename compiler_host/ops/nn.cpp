@@ -73,6 +73,46 @@ std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_we
 
 // ------------------------------------------------------------------ Conv --
 
+}  // namespace
+
+ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt, DType acc,
+               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw) {
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(W.begin() + 2, W.end()),
+                               false);
+  int64_t G = n.geti("group", 1), OC = W[0], ICg = W[1], OCg = OC / G;
+  // Reduction vars: input channel within the group, then the window.
+  std::vector<RVar> rv = {{kFirstReduceVar, ICg}};
+  for (int i = 0; i < win.nsp; ++i) rv.push_back({kFirstReduceVar + 1 + i, win.k[i]});
+  ExprP ic = var(kFirstReduceVar);
+  if (G > 1) ic = (var(1) / cidx(OCg)) * cidx(ICg) + ic;
+  std::vector<ExprP> xi = {var(0), ic}, wi = {var(1), var(kFirstReduceVar)};
+  ExprP inside = cbool(true);
+  for (int i = 0; i < win.nsp; ++i) {
+    ExprP kv = var(kFirstReduceVar + 1 + i);
+    ExprP pos = var(2 + i) * cidx(win.s[i]) + kv * cidx(win.d[i]) - cidx(win.pb[i]);
+    inside = land(inside, in_range(pos, win.in[i]));
+    xi.push_back(pos);
+    wi.push_back(kv);
+  }
+  ExprP x = cast(fx(load(0, xt, xi)), acc);
+  ExprP body = select(inside, x, cst(acc, 0)) * cast(fw(load(1, wt, wi)), acc);
+  return reduce(ReduceKind::Sum, rv, body);
+}
+
+Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
+  Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(w.begin() + 2, w.end()),
+                               false);
+  int64_t groups = n.geti("group", 1);
+  if (w.size() != x.size() || groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
+    fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x) + " with group=" +
+                 std::to_string(groups));
+  Shape out = {x[0], w[0]};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  return out;
+}
+
+namespace {
+
 void def_conv() {
   OpDef d;
   d.name = "Conv";
@@ -80,39 +120,19 @@ void def_conv() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, kFloat);
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
-    Window win = window_geometry(n, x, kernel_shape_of(n, g, true), false);
-    int64_t groups = n.geti("group", 1);
-    if (w.size() != x.size() || groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
-      fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x) +
-                   " with group=" + std::to_string(groups));
+    Shape out = conv_out_shape(n, x, w);
     if (n.has_in(2) && in_val(g, n, 2).shape != Shape{w[0]})
       fail_invalid(n.where() + ": bias must have shape [" + std::to_string(w[0]) + "]");
-    Shape out = {x[0], w[0]};
-    out.insert(out.end(), win.out.begin(), win.out.end());
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
     DType t = X.dtype;
     Window win = window_geometry(n, X.shape, kernel_shape_of(n, c.g, true), false);
-    int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1], OCg = OC / G;
+    int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1];
     int r = X.rank();
-    // Reduction vars: input channel within the group, then the window.
-    std::vector<RVar> rv = {{kFirstReduceVar, ICg}};
-    for (int i = 0; i < win.nsp; ++i) rv.push_back({kFirstReduceVar + 1 + i, win.k[i]});
-    ExprP ic = var(kFirstReduceVar);
-    if (G > 1) ic = (var(1) / cidx(OCg)) * cidx(ICg) + ic;
-    std::vector<ExprP> xi = {var(0), ic}, wi = {var(1), var(kFirstReduceVar)};
-    ExprP inside = cbool(true);
-    for (int i = 0; i < win.nsp; ++i) {
-      ExprP kv = var(kFirstReduceVar + 1 + i);
-      ExprP pos = var(2 + i) * cidx(win.s[i]) + kv * cidx(win.d[i]) - cidx(win.pb[i]);
-      inside = land(inside, in_range(pos, win.in[i]));
-      xi.push_back(pos);
-      wi.push_back(kv);
-    }
-    ExprP body = select(inside, load(0, t, xi), cst(t, 0)) * load(1, t, wi);
-    ExprP sum = reduce(ReduceKind::Sum, rv, body);
+    auto id = [](ExprP v) { return v; };
+    ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id);
     std::vector<int> ins = {n.in[0], n.in[1]};
     ExprP bias;
     if (n.has_in(2)) {
@@ -215,51 +235,66 @@ void def_gemm() {
   register_op(std::move(d));
 }
 
+}  // namespace
+
+Shape matmul_out_shape(const Node &n, Shape a, Shape b) {
+  if (a.empty() || b.empty()) fail_invalid(n.where() + ": scalar operands");
+  bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    fail_invalid(n.where() + ": inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+  Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape out = broadcast_shapes(ba, bb, n);
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b.back());
+  return out;
+}
+
+ExprP matmul_sum(const Shape &A, const Shape &B, int out_rank, DType at, DType bt, DType acc,
+                 const std::function<ExprP(ExprP, ExprP)> &fa, const std::function<ExprP(ExprP, ExprP)> &fb) {
+  bool a1 = A.size() == 1, b1 = B.size() == 1;
+  int64_t K = A.back();
+  int nbatch = out_rank - (a1 ? 0 : 1) - (b1 ? 0 : 1);
+  ExprP k = var(kFirstReduceVar);
+  auto operand = [&](const Shape &s, bool is_a) {
+    std::vector<ExprP> idx;
+    int vb = (int)s.size() - 2;
+    for (int i = 0; i < vb; ++i) idx.push_back(s[i] == 1 ? cidx(0) : var(nbatch - vb + i));
+    ExprP row;  // the row of A / column of B this element uses
+    if (is_a) {
+      row = a1 ? cidx(0) : var(nbatch);
+      if (!a1) idx.push_back(row);
+      idx.push_back(k);
+    } else {
+      row = b1 ? cidx(0) : var(out_rank - 1);
+      idx.push_back(k);
+      if (!b1) idx.push_back(row);
+    }
+    ExprP v = load(is_a ? 0 : 1, is_a ? at : bt, idx);
+    return cast(is_a ? fa(v, row) : fb(v, row), acc);
+  };
+  return reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, operand(A, true) * operand(B, false));
+}
+
+namespace {
+
 void def_matmul() {
   OpDef d;
   d.name = "MatMul";
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64, DType::U32, DType::U64});
-    Shape a = in_val(g, n, 0).shape, b = in_val(g, n, 1).shape;
-    if (a.empty() || b.empty()) fail_invalid(n.where() + ": scalar operands");
-    bool a1 = a.size() == 1, b1 = b.size() == 1;
-    if (a1) a.insert(a.begin(), 1);
-    if (b1) b.push_back(1);
-    if (a.back() != b[b.size() - 2])
-      fail_invalid(n.where() + ": inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
-    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-    Shape out = broadcast_shapes(ba, bb, n);
-    if (!a1) out.push_back(a[a.size() - 2]);
-    if (!b1) out.push_back(b.back());
-    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+    set_out(n, g, 0, in_val(g, n, 0).dtype, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
     const Value &Y = c.g.v(n.out[0]);
     DType t = A.dtype;
-    bool a1 = A.rank() == 1, b1 = B.rank() == 1;
+    bool a1 = A.rank() == 1;
     int64_t K = A.shape.back();
     int yr = Y.rank();
-    // Output axes: batch..., [m], [n].
-    int nbatch = yr - (a1 ? 0 : 1) - (b1 ? 0 : 1);
-    ExprP k = var(kFirstReduceVar);
-    auto operand = [&](const Value &v, bool is_a) {
-      std::vector<ExprP> idx;
-      int vb = v.rank() - 2;  // batch dims of this operand (when rank >= 2)
-      for (int i = 0; i < vb; ++i) {
-        int oa = nbatch - vb + i;
-        idx.push_back(v.shape[i] == 1 ? cidx(0) : var(oa));
-      }
-      if (is_a) {
-        if (!a1) idx.push_back(var(nbatch));
-        idx.push_back(k);
-      } else {
-        idx.push_back(k);
-        if (!b1) idx.push_back(var(yr - 1));
-      }
-      return load(is_a ? 0 : 1, t, idx);
-    };
-    ExprP expr = reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, operand(A, true) * operand(B, false));
+    auto id = [](ExprP v, ExprP) { return v; };
+    ExprP expr = matmul_sum(A.shape, B.shape, yr, t, B.dtype, t, id, id);
     std::vector<int> ins = {n.in[0], n.in[1]};
     if (!B.is_const() || B.rank() != 2 || t != DType::F32 || a1 || A.rank() > 4) {
       c.kernel(n.out[0], ins, expr);

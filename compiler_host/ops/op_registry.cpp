@@ -13,6 +13,7 @@ void register_indexing_ops();
 void register_normalization_ops();
 void register_linalg_ops();
 void register_resize_ops();
+void register_quantization_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -29,6 +30,7 @@ static std::map<std::string, OpDef> &table() {
     register_normalization_ops();
     register_linalg_ops();
     register_resize_ops();
+    register_quantization_ops();
     return true;
   }();
   (void)filled;

@@ -72,6 +72,17 @@ std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input);
 void set_out(Node &n, Graph &g, size_t k, DType t, Shape s);
 // Input `k` value.
 inline const Value &in_val(const Graph &g, const Node &n, size_t k) { return g.v(n.in.at(k)); }
+// Convolution (nn.cpp): the sum over (ic, window) of fx(x) * fw(w) for a
+// node with Conv's attributes, x at slot 0 and w at slot 1, accumulated in
+// `acc`; padding contributes 0.
+ExprP conv_sum(const Node &n, const Shape &x, const Shape &w, DType xt, DType wt, DType acc,
+               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw);
+Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w);
+// Matrix product (nn.cpp) of A (slot 0) and B (slot 1) with numpy
+// broadcasting; fa/fb get each element and its row of A / column of B.
+ExprP matmul_sum(const Shape &a, const Shape &b, int out_rank, DType at, DType bt, DType acc,
+                 const std::function<ExprP(ExprP, ExprP)> &fa, const std::function<ExprP(ExprP, ExprP)> &fb);
+Shape matmul_out_shape(const Node &n, Shape a, Shape b);
 // out = log_softmax(x) over the axes flagged in `axes` (reductions.cpp).
 void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes);
 // Requires input types in `types`; names the node otherwise.

@@ -1,0 +1,251 @@
+// quantization.cpp — QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul and
+// QLinearConv. Integer products accumulate in int32; requantization rounds
+// half to even and saturates, as the spec says.
+#include <cmath>
+
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+const std::vector<DType> kQuant = {DType::U8, DType::I8};
+
+double qmin(DType t) { return t == DType::U8 ? 0 : -128; }
+double qmax(DType t) { return t == DType::U8 ? 255 : 127; }
+
+// saturate(round_half_even(v) + zp) as type t (v in float32).
+ExprP quantize(ExprP v, ExprP zp_f, DType t) {
+  ExprP q = un(EOp::Round, v) + zp_f;
+  q = emax(cst(DType::F32, qmin(t)), emin(cst(DType::F32, qmax(t)), q));
+  return cast(q, t);
+}
+
+// A scale or zero point: scalar, or 1-D along `axis` of a tensor of rank r.
+ExprP param(const Value &p, int slot, int axis) {
+  if (p.numel() == 1) return load(slot, p.dtype, std::vector<ExprP>(p.rank(), cidx(0)));
+  return load(slot, p.dtype, {var(axis)});
+}
+
+// The axis of per-axis scales; ignored (and not validated) for per-tensor ones.
+int quant_axis(const Node &n, const Graph &g, int rank) {
+  if (in_val(g, n, 1).numel() == 1) return 0;
+  return norm_axis(n.geti("axis", 1), rank, n);
+}
+
+void def_quantize() {
+  OpDef d;
+  d.name = "QuantizeLinear";
+  d.min_opset = 10;
+  d.attrs = {"axis", "saturate"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::I32});
+    require_types(n, g, 2, kQuant);
+    const Value &x = in_val(g, n, 0);
+    set_out(n, g, 0, n.has_in(2) ? in_val(g, n, 2).dtype : DType::U8, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = c.g.v(n.out[0]).dtype;
+    int axis = quant_axis(n, c.g, x.rank());
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    ExprP v = cast(load(0, x.dtype, out_vars(x.rank())), DType::F32) / param(in_val(c.g, n, 1), 1, axis);
+    ExprP zp = cst(DType::F32, 0);
+    if (n.has_in(2)) {
+      ins.push_back(n.in[2]);
+      zp = cast(param(in_val(c.g, n, 2), 2, axis), DType::F32);
+    }
+    c.kernel(n.out[0], ins, quantize(v, zp, t));
+  };
+  register_op(std::move(d));
+}
+
+void def_dequantize() {
+  OpDef d;
+  d.name = "DequantizeLinear";
+  d.min_opset = 10;
+  d.attrs = {"axis"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::U8, DType::I8, DType::I32});
+    set_out(n, g, 0, DType::F32, in_val(g, n, 0).shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int axis = quant_axis(n, c.g, x.rank());
+    std::vector<int> ins = {n.in[0], n.in[1]};
+    ExprP v = cast(load(0, x.dtype, out_vars(x.rank())), DType::I32);
+    if (n.has_in(2)) {
+      ins.push_back(n.in[2]);
+      v = v - cast(param(in_val(c.g, n, 2), 2, axis), DType::I32);
+    }
+    c.kernel(n.out[0], ins, cast(v, DType::F32) * param(in_val(c.g, n, 1), 1, axis));
+  };
+  register_op(std::move(d));
+}
+
+// y_scale = (max(0, max x) - min(0, min x)) / 255, zero point and y uint8.
+void def_dynamic_quantize() {
+  OpDef d;
+  d.name = "DynamicQuantizeLinear";
+  d.min_opset = 11;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32});
+    set_out(n, g, 0, DType::U8, in_val(g, n, 0).shape);
+    set_out(n, g, 1, DType::F32, {});
+    set_out(n, g, 2, DType::U8, {});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    int r = x.rank();
+    std::vector<RVar> rv;
+    std::vector<ExprP> all;
+    for (int i = 0; i < r; ++i) {
+      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      all.push_back(var(kFirstReduceVar + i));
+    }
+    ExprP f0 = cst(DType::F32, 0);
+    int lo = c.temp(x.name + "_min", DType::F32, {}), hi = c.temp(x.name + "_max", DType::F32, {});
+    c.kernel(lo, {n.in[0]}, emin(f0, reduce(ReduceKind::Min, rv, load(0, DType::F32, all))));
+    c.kernel(hi, {n.in[0]}, emax(f0, reduce(ReduceKind::Max, rv, load(0, DType::F32, all))));
+    int scale = n.out[1] >= 0 ? n.out[1] : c.temp(x.name + "_scale", DType::F32, {});
+    c.kernel(scale, {lo, hi}, (load(1, DType::F32, {}) - load(0, DType::F32, {})) / cst(DType::F32, 255));
+    int zp = n.out.size() > 2 && n.out[2] >= 0 ? n.out[2] : c.temp(x.name + "_zp", DType::U8, {});
+    c.kernel(zp, {lo, scale}, quantize(un(EOp::Neg, load(0, DType::F32, {})) / load(1, DType::F32, {}), f0, DType::U8));
+    c.kernel(n.out[0], {n.in[0], scale, zp},
+             quantize(load(0, DType::F32, out_vars(r)) / load(1, DType::F32, {}), cast(load(2, DType::U8, {}), DType::F32),
+                      DType::U8));
+  };
+  register_op(std::move(d));
+}
+
+// (v - zero point) in int32; zp slot < 0: none. The zero point is a scalar
+// or 1-D, indexed by `row` (A's row, B's column, W's output channel).
+ExprP minus_zp(ExprP v, const Node &n, const Graph &g, int input, int slot, ExprP row) {
+  ExprP x = cast(v, DType::I32);
+  if (!n.has_in(input)) return x;
+  const Value &z = in_val(g, n, input);
+  ExprP zp = z.numel() == 1 ? load(slot, z.dtype, std::vector<ExprP>(z.rank(), cidx(0))) : load(slot, z.dtype, {row});
+  return x - cast(zp, DType::I32);
+}
+
+void def_matmul_integer() {
+  OpDef d;
+  d.name = "MatMulInteger";
+  d.min_opset = 10;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kQuant);
+    require_types(n, g, 1, kQuant);
+    set_out(n, g, 0, DType::I32, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
+    std::vector<int> ins = {n.in[0], n.in[1], n.has_in(2) ? n.in[2] : n.in[0], n.has_in(3) ? n.in[3] : n.in[1]};
+    ExprP e = matmul_sum(
+        A.shape, B.shape, c.g.v(n.out[0]).rank(), A.dtype, B.dtype, DType::I32,
+        [&](ExprP v, ExprP row) { return minus_zp(v, n, c.g, 2, 2, row); },
+        [&](ExprP v, ExprP col) { return minus_zp(v, n, c.g, 3, 3, col); });
+    c.kernel(n.out[0], ins, e);
+  };
+  register_op(std::move(d));
+}
+
+void def_conv_integer() {
+  OpDef d;
+  d.name = "ConvInteger";
+  d.min_opset = 10;
+  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kQuant);
+    require_types(n, g, 1, kQuant);
+    set_out(n, g, 0, DType::I32, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+    std::vector<int> ins = {n.in[0], n.in[1], n.has_in(2) ? n.in[2] : n.in[0], n.has_in(3) ? n.in[3] : n.in[1]};
+    ExprP e = conv_sum(
+        n, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
+        [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
+        [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); });
+    c.kernel(n.out[0], ins, e);
+  };
+  register_op(std::move(d));
+}
+
+// QLinear*: requantize(sum * a_scale * b_scale / y_scale) with y's zero point.
+ExprP requantize(ExprP acc_i32, ExprP scale, ExprP y_zp_f, DType t) {
+  return quantize(cast(acc_i32, DType::F32) * scale, y_zp_f, t);
+}
+
+void def_qlinear_matmul() {
+  OpDef d;
+  d.name = "QLinearMatMul";
+  d.min_opset = 10;
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kQuant);
+    require_types(n, g, 3, kQuant);
+    set_out(n, g, 0, in_val(g, n, 7).dtype, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 3);
+    const Value &Y = c.g.v(n.out[0]);
+    // slots: 0 A, 1 B, 2 a_zp, 3 b_zp, 4 a_scale, 5 b_scale, 6 y_scale, 7 y_zp
+    std::vector<int> ins = {n.in[0], n.in[3], n.in[2], n.in[5], n.in[1], n.in[4], n.in[6], n.in[7]};
+    Node m = n;  // zero points as inputs 2/3 of a MatMulInteger
+    m.in = {n.in[0], n.in[3], n.in[2], n.in[5]};
+    ExprP sum = matmul_sum(
+        A.shape, B.shape, Y.rank(), A.dtype, B.dtype, DType::I32,
+        [&](ExprP v, ExprP row) { return minus_zp(v, m, c.g, 2, 2, row); },
+        [&](ExprP v, ExprP col) { return minus_zp(v, m, c.g, 3, 3, col); });
+    auto scalar = [&](int slot, int input) { return param(in_val(c.g, n, input), slot, Y.rank() - 1); };
+    ExprP scale = scalar(4, 1) * scalar(5, 4) / scalar(6, 6);
+    c.kernel(n.out[0], ins, requantize(sum, scale, cast(scalar(7, 7), DType::F32), Y.dtype));
+  };
+  register_op(std::move(d));
+}
+
+void def_qlinear_conv() {
+  OpDef d;
+  d.name = "QLinearConv";
+  d.min_opset = 10;
+  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, kQuant);
+    require_types(n, g, 3, kQuant);
+    set_out(n, g, 0, in_val(g, n, 7).dtype, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 3);
+    const Value &Y = c.g.v(n.out[0]);
+    // slots: 0 x, 1 w, 2 x_zp, 3 w_zp, 4 x_scale, 5 w_scale, 6 y_scale, 7 y_zp, 8 B
+    std::vector<int> ins = {n.in[0], n.in[3], n.in[2], n.in[5], n.in[1], n.in[4], n.in[6], n.in[7]};
+    Node m = n;
+    m.in = {n.in[0], n.in[3], n.in[2], n.in[5]};
+    ExprP sum = conv_sum(
+        m, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
+        [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
+        [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); });
+    if (n.has_in(8)) {
+      ins.push_back(n.in[8]);
+      sum = sum + cast(load(8, in_val(c.g, n, 8).dtype, {var(1)}), DType::I32);
+    }
+    auto p = [&](int slot, int input) { return param(in_val(c.g, n, input), slot, 1); };
+    ExprP scale = p(4, 1) * p(5, 4) / p(6, 6);
+    c.kernel(n.out[0], ins, requantize(sum, scale, cast(p(7, 7), DType::F32), Y.dtype));
+  };
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_quantization_ops() {
+  def_quantize();
+  def_dequantize();
+  def_dynamic_quantize();
+  def_matmul_integer();
+  def_conv_integer();
+  def_qlinear_matmul();
+  def_qlinear_conv();
+}
+
+}  // namespace tinyrt
