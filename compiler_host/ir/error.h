@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tinyrt {
 
@@ -25,12 +26,16 @@ class CompileError : public std::runtime_error {
 // is not a compile-time constant. `value` names it, so a driver can bind it.
 class ConstantRequired : public CompileError {
  public:
-  ConstantRequired(const std::string &value, const std::string &msg)
-      : CompileError(Kind::Unsupported, msg), value_(value) {}
+  ConstantRequired(const std::string &value, const std::string &msg, std::vector<std::string> inputs = {})
+      : CompileError(Kind::Unsupported, msg), value_(value), inputs_(std::move(inputs)) {}
   const std::string &value() const { return value_; }
+  // The graph inputs the value is computed from: binding them makes it
+  // constant.
+  const std::vector<std::string> &inputs() const { return inputs_; }
 
  private:
   std::string value_;
+  std::vector<std::string> inputs_;
 };
 
 [[noreturn]] inline void fail_invalid(const std::string &m) {

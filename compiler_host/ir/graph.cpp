@@ -113,6 +113,27 @@ bool Graph::is_graph_output(int v) const {
   return false;
 }
 
+std::vector<std::string> Graph::upstream_inputs(int v) const {
+  std::vector<int> producer(values.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int o : nodes[i].out)
+      if (o >= 0) producer[o] = (int)i;
+  std::vector<bool> seen(values.size(), false);
+  std::vector<int> stack = {v};
+  std::vector<std::string> found;
+  while (!stack.empty()) {
+    int x = stack.back();
+    stack.pop_back();
+    if (x < 0 || seen[x]) continue;
+    seen[x] = true;
+    for (int in : inputs)
+      if (in == x) found.push_back(values[x].name);
+    if (producer[x] >= 0)
+      for (int i : nodes[producer[x]].in) stack.push_back(i);
+  }
+  return found;
+}
+
 void Graph::remove_dead_nodes() {
   // Walk backwards so that a chain of dead nodes disappears in one sweep.
   std::vector<int> uses = use_counts();

@@ -96,6 +96,8 @@ struct Graph {
   // Drops nodes none of whose outputs are used, and unused values' data.
   void remove_dead_nodes();
   bool is_graph_output(int v) const;
+  // Names of the graph inputs value v is computed from.
+  std::vector<std::string> upstream_inputs(int v) const;
 
  private:
   std::map<std::string, int> name_counter_;

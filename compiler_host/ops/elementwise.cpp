@@ -10,9 +10,9 @@ namespace {
 
 using UnaryFn = std::function<ExprP(ExprP x, const Node &n)>;
 
-const std::vector<DType> kFloat = {DType::F32, DType::F64};
-const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I8,  DType::U8,
-                                     DType::I16, DType::U16, DType::I32, DType::U32,
+const std::vector<DType> kFloat = {DType::F32, DType::F64, DType::F16, DType::BF16};
+const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
+                                     DType::U8,  DType::I16, DType::U16, DType::I32,  DType::U32,
                                      DType::I64, DType::U64};
 
 ExprP fc(const ExprP &like, double v) { return cst(like->type, v); }

@@ -14,6 +14,7 @@ void register_normalization_ops();
 void register_linalg_ops();
 void register_resize_ops();
 void register_quantization_ops();
+void register_signal_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -31,6 +32,7 @@ static std::map<std::string, OpDef> &table() {
     register_linalg_ops();
     register_resize_ops();
     register_quantization_ops();
+    register_signal_ops();
     return true;
   }();
   (void)filled;
@@ -54,6 +56,17 @@ std::vector<const OpDef *> all_ops() {
   return r;
 }
 
+void throw_constant_required(const Graph &g, const Node &n, int v) {
+  const std::string &name = g.v(v).name;
+  std::vector<std::string> from = g.upstream_inputs(v);
+  std::string bind;
+  for (auto &i : from) bind += (bind.empty() ? "" : ", ") + ("--bind " + i + "=...");
+  throw ConstantRequired(name,
+                         n.where() + ": input '" + name + "' must be a compile-time constant because it fixes shapes " +
+                             "or axes" + (bind.empty() ? std::string() : "; freeze it with " + bind),
+                         from);
+}
+
 const OpDef &check_node(const Node &n, const Graph &g) {
   const OpDef *d = find_op(n.domain, n.op);
   if (!d) {
@@ -69,10 +82,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
   for (int k : d->const_inputs)
     if (n.has_in(k) && !g.v(n.in[k]).is_const())
-      throw ConstantRequired(g.v(n.in[k]).name,
-                             n.where() + ": input " + std::to_string(k) + " ('" + g.v(n.in[k]).name +
-                                 "') must be a compile-time constant because it fixes shapes or axes; "
-                                 "freeze it with --bind " + g.v(n.in[k]).name + "=...");
+      throw_constant_required(g, n, n.in[k]);
   return *d;
 }
 
@@ -112,9 +122,7 @@ int norm_axis(int64_t axis, int rank, const Node &n) {
 
 std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input) {
   const Value &v = in_val(g, n, input);
-  if (!v.is_const())
-    throw ConstantRequired(v.name, n.where() + ": input '" + v.name +
-                                       "' must be a compile-time constant; freeze it with --bind " + v.name + "=...");
+  if (!v.is_const()) throw_constant_required(g, n, n.in[input]);
   if (v.dtype != DType::I64 && v.dtype != DType::I32)
     fail_invalid(n.where() + ": input '" + v.name + "' must be int64 or int32");
   std::vector<int64_t> r(v.numel());

@@ -66,6 +66,9 @@ std::vector<ExprP> broadcast_index(const Shape &in, int out_rank);
 Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n);
 // Normalizes a possibly negative axis; throws naming the node if invalid.
 int norm_axis(int64_t axis, int rank, const Node &n);
+// Throws ConstantRequired for input value v of node n, naming the graph
+// inputs it is computed from.
+[[noreturn]] void throw_constant_required(const Graph &g, const Node &n, int v);
 // Reads a constant integer input (int32/int64) as a vector.
 std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input);
 // Sets output `k` of `n`.

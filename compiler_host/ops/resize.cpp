@@ -21,8 +21,7 @@ struct ResizeSpec {
 
 std::vector<double> const_floats(const Graph &g, const Node &n, size_t k) {
   const Value &v = in_val(g, n, k);
-  if (!v.is_const())
-    throw ConstantRequired(v.name, n.where() + ": input '" + v.name + "' must be a compile-time constant; freeze it with --bind " + v.name + "=...");
+  if (!v.is_const()) throw_constant_required(g, n, n.in[k]);
   std::vector<double> r(v.numel());
   for (int64_t i = 0; i < v.numel(); ++i) r[i] = v.data->get_f(i);
   return r;

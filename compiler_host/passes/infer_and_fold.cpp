@@ -67,7 +67,7 @@ void infer_and_fold(PassContext &c) {
       ++folded;
       continue;
     }
-    kept.push_back(std::move(n));
+    kept.push_back(n);  // a copy: error messages trace producers through g.nodes
   }
   g.nodes = std::move(kept);
   g.remove_dead_nodes();

@@ -216,10 +216,15 @@ class CaseRunner {
           built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));
           stale = false;
         } catch (const ConstantRequired &e) {
-          // Inputs that fix shapes or axes are frozen from the data set.
-          ConstP t = tensor_of(e.value());
-          if (!t || bound_names.count(e.value()) || attempt > 16) throw;
-          bound_names.insert(e.value());
+          // Inputs that fix shapes or axes are frozen from the data set
+          // (the graph inputs such a value is computed from).
+          bool added = false;
+          for (auto &name : e.inputs())
+            if (tensor_of(name) && !bound_names.count(name)) {
+              bound_names.insert(name);
+              added = true;
+            }
+          if (!added || attempt > 16) throw;
         }
         for (auto &name : bound_names) bound_values[name] = tensor_of(name)->bytes;
       }
