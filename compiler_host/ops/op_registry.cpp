@@ -15,6 +15,7 @@ void register_linalg_ops();
 void register_resize_ops();
 void register_quantization_ops();
 void register_signal_ops();
+void register_recurrent_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -33,6 +34,7 @@ static std::map<std::string, OpDef> &table() {
     register_resize_ops();
     register_quantization_ops();
     register_signal_ops();
+    register_recurrent_ops();
     return true;
   }();
   (void)filled;

@@ -1,0 +1,308 @@
+// recurrent.cpp — RNN, GRU and LSTM, unrolled over the (static) sequence
+// length: per direction and time step, one kernel computes the gates'
+// pre-activations (X_t W^T + H_{t-1} R^T + biases) and one the new state;
+// sequence_lens hold a batch entry's state once its sequence has ended.
+// Y gathers the per-step states. All gate orders, activations (with
+// alpha/beta), clip, bidirectional and layout=1 follow the ONNX spec.
+#include <cmath>
+
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+struct Activation {
+  std::string name;
+  double alpha, beta;
+};
+
+ExprP activate(const Activation &a, ExprP x) {
+  DType t = x->type;
+  auto c = [&](double v) { return cst(t, v); };
+  const std::string &f = a.name;
+  if (f == "Sigmoid") return un(EOp::Sigmoid, x);
+  if (f == "Tanh") return un(EOp::Tanh, x);
+  if (f == "Relu") return emax(x, c(0));
+  if (f == "Affine") return c(a.alpha) * x + c(a.beta);
+  if (f == "LeakyRelu") return select(lt(x, c(0)), c(a.alpha) * x, x);
+  if (f == "ThresholdedRelu") return select(bin(EOp::Gt, x, c(a.alpha)), x, c(0));
+  if (f == "ScaledTanh") return c(a.alpha) * un(EOp::Tanh, c(a.beta) * x);
+  if (f == "HardSigmoid") return emax(c(0), emin(c(1), c(a.alpha) * x + c(a.beta)));
+  if (f == "Elu") return select(lt(x, c(0)), c(a.alpha) * (un(EOp::Exp, x) - c(1)), x);
+  if (f == "Softsign") return x / (c(1) + un(EOp::Abs, x));
+  if (f == "Softplus") return un(EOp::Log, c(1) + un(EOp::Exp, x));
+  fail_unsupported("activation '" + f + "'");
+}
+
+// Default alpha/beta per activation when the attribute lists are short.
+void activation_defaults(const std::string &f, double *a, double *b) {
+  *a = f == "LeakyRelu" ? 0.01 : f == "HardSigmoid" ? 0.2 : 1.0;
+  *b = f == "HardSigmoid" ? 0.5 : f == "Affine" ? 0.0 : 1.0;
+}
+
+enum class Cell { RNN, GRU, LSTM };
+
+struct Spec {
+  Cell cell;
+  int G;  // gates
+  int64_t T, B, I, H;
+  int D;  // directions
+  bool layout1;
+  std::vector<std::vector<Activation>> act;  // per direction: f, g, h
+  double clip = 0;
+};
+
+Spec spec_of(const Node &n, const Graph &g, Cell cell) {
+  Spec s;
+  s.cell = cell;
+  s.G = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
+  const Value &x = in_val(g, n, 0), &w = in_val(g, n, 1);
+  if (x.rank() != 3 || w.rank() != 3) fail_invalid(n.where() + ": X and W must be 3-D");
+  s.layout1 = n.geti("layout", 0) == 1;
+  s.T = s.layout1 ? x.shape[1] : x.shape[0];
+  s.B = s.layout1 ? x.shape[0] : x.shape[1];
+  s.I = x.shape[2];
+  std::string dir = n.gets("direction", "forward");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") fail_invalid(n.where() + ": direction '" + dir + "'");
+  s.D = dir == "bidirectional" ? 2 : 1;
+  s.H = n.geti("hidden_size", w.shape[1] / s.G);
+  if (w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I)
+    fail_invalid(n.where() + ": W has shape " + shape_str(w.shape));
+  if (cell == Cell::LSTM && n.geti("input_forget", 0)) fail_unsupported(n.where() + ": input_forget=1");
+  std::vector<std::string> names;
+  for (auto &a : n.has("activations") ? n.attrs.at("activations").strings : std::vector<std::string>{}) names.push_back(a);
+  std::vector<std::string> defaults = cell == Cell::RNN ? std::vector<std::string>{"Tanh"}
+                                      : cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  size_t per = defaults.size();
+  if (names.empty())
+    for (int d = 0; d < s.D; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  if (names.size() != per * s.D) fail_invalid(n.where() + ": expected " + std::to_string(per * s.D) + " activations");
+  std::vector<float> al = n.getfloats("activation_alpha"), be = n.getfloats("activation_beta");
+  s.act.resize(s.D);
+  for (size_t k = 0; k < names.size(); ++k) {
+    Activation a{names[k], 0, 0};
+    activation_defaults(a.name, &a.alpha, &a.beta);
+    if (k < al.size()) a.alpha = al[k];
+    if (k < be.size()) a.beta = be[k];
+    activate(a, cst(DType::F32, 0));  // validates the name
+    s.act[k / per].push_back(a);
+  }
+  s.clip = n.getf("clip", 0.0f);
+  return s;
+}
+
+struct Inputs {  // value ids, -1 when absent
+  int x, w, r, b = -1, lens = -1, h0 = -1, c0 = -1, p = -1;
+};
+
+void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
+  Spec s = spec_of(n, c.g, cell);
+  Inputs in{n.in[0], n.in[1], n.in[2]};
+  if (n.has_in(3)) in.b = n.in[3];
+  if (n.has_in(4)) in.lens = n.in[4];
+  if (n.has_in(5)) in.h0 = n.in[5];
+  if (cell == Cell::LSTM && n.has_in(6)) in.c0 = n.in[6];
+  if (cell == Cell::LSTM && n.has_in(7)) in.p = n.in[7];
+  DType t = c.g.v(in.x).dtype;
+  int64_t H = s.H, G = s.G;
+  auto clip = [&](ExprP v) { return s.clip > 0 ? emax(cst(t, -s.clip), emin(cst(t, s.clip), v)) : v; };
+  // X element [time, batch, k] regardless of layout.
+  auto xidx = [&](int64_t time, ExprP b, ExprP k) {
+    return s.layout1 ? std::vector<ExprP>{b, cidx(time), k} : std::vector<ExprP>{cidx(time), b, k};
+  };
+  std::vector<std::vector<int>> states(s.D), cells(s.D);  // per direction, per time (processing order)
+  std::vector<int> last_h(s.D), last_c(s.D);
+  bool gru_lbr = cell == Cell::GRU && n.geti("linear_before_reset", 0) != 0;
+  for (int d = 0; d < s.D; ++d) {
+    bool reverse = n.gets("direction", "forward") == "reverse" || d == 1;
+    const std::vector<Activation> &act = s.act[d];
+    // Initial state (zeros unless given).
+    int h = c.temp("rnn_h0", t, {s.B, H});
+    if (in.h0 >= 0) c.kernel(h, {in.h0}, load(0, t, {cidx(d), var(0), var(1)}));
+    else c.kernel(h, {}, cst(t, 0));
+    int cs = -1;
+    if (cell == Cell::LSTM) {
+      cs = c.temp("rnn_c0", t, {s.B, H});
+      if (in.c0 >= 0) c.kernel(cs, {in.c0}, load(0, t, {cidx(d), var(0), var(1)}));
+      else c.kernel(cs, {}, cst(t, 0));
+    }
+    states[d].assign(s.T, -1);
+    cells[d].assign(s.T, -1);
+    for (int64_t step = 0; step < s.T; ++step) {
+      int64_t time = reverse ? s.T - 1 - step : step;
+      // Gate pre-activations [batch, G*H]: slots x, w, r, h, [b].
+      std::vector<int> gins = {in.x, in.w, in.r, h};
+      if (in.b >= 0) gins.push_back(in.b);
+      ExprP b = var(0), gj = var(1);  // gj = gate * H + j
+      ExprP k = var(kFirstReduceVar);
+      ExprP xw = reduce(ReduceKind::Sum, {{kFirstReduceVar, s.I}},
+                        load(0, t, xidx(time, b, k)) * load(1, t, {cidx(d), gj, k}));
+      ExprP hr = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(3, t, {b, k}) * load(2, t, {cidx(d), gj, k}));
+      ExprP wb = in.b >= 0 ? load(4, t, {cidx(d), gj}) : cst(t, 0);
+      ExprP rb = in.b >= 0 ? load(4, t, {cidx(d), gj + cidx(G * H)}) : cst(t, 0);
+      // GRU without linear_before_reset computes the h gate after r (below).
+      ExprP pre;
+      if (cell == Cell::GRU) {
+        ExprP is_h = bin(EOp::Ge, gj, cidx(2 * H));
+        if (gru_lbr) {
+          // keep the parts apart: X Wh + Wbh and (H Rh + Rbh) are combined with r later
+          pre = xw + hr + wb + rb;
+        } else {
+          pre = select(is_h, xw + wb, xw + hr + wb + rb);
+        }
+      } else {
+        pre = xw + hr + wb + rb;
+      }
+      int gates = c.temp("rnn_gates", t, {s.B, G * H});
+      c.kernel(gates, gins, pre);
+      int hr_h = -1;  // GRU: H_{t-1} Rh^T + Rbh, needed separately
+      if (cell == Cell::GRU) {
+        hr_h = c.temp("rnn_hr", t, {s.B, H});
+        std::vector<int> ins = {in.r, h};
+        if (in.b >= 0) ins.push_back(in.b);
+        ExprP j = var(1);
+        ExprP v = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(1, t, {var(0), k}) * load(0, t, {cidx(d), j + cidx(2 * H), k}));
+        if (in.b >= 0) v = v + load(2, t, {cidx(d), j + cidx(5 * H)});
+        if (gru_lbr) {
+          c.kernel(hr_h, ins, v);
+        } else {
+          // (r .* H_{t-1}) Rh^T + Rbh needs r: read it from the gates.
+          ins.push_back(gates);
+          int gs = (int)ins.size() - 1;
+          ExprP rgate = clip(load(gs, t, {var(0), k + cidx(H)}));
+          ExprP rr = activate(act[0], rgate);
+          ExprP v2 = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}},
+                            rr * load(1, t, {var(0), k}) * load(0, t, {cidx(d), j + cidx(2 * H), k}));
+          if (in.b >= 0) v2 = v2 + load(2, t, {cidx(d), j + cidx(5 * H)});
+          c.kernel(hr_h, ins, v2);
+        }
+      }
+      // New state [batch, H]: slots gates, h, [c], [p], [lens], [hr_h]
+      std::vector<int> sins = {gates, h};
+      ExprP bj = var(0), j = var(1);
+      auto gate = [&](int gi) { return clip(load(0, t, {bj, j + cidx(gi * H)})); };
+      ExprP hprev = load(1, t, {bj, j});
+      int cslot = -1, pslot = -1, lslot = -1, hrslot = -1;
+      if (cell == Cell::LSTM) {
+        sins.push_back(cs);
+        cslot = (int)sins.size() - 1;
+        if (in.p >= 0) {
+          sins.push_back(in.p);
+          pslot = (int)sins.size() - 1;
+        }
+      }
+      if (in.lens >= 0) {
+        sins.push_back(in.lens);
+        lslot = (int)sins.size() - 1;
+      }
+      if (hr_h >= 0) {
+        sins.push_back(hr_h);
+        hrslot = (int)sins.size() - 1;
+      }
+      ExprP valid = lslot >= 0 ? lt(cidx(time), cast(load(lslot, c.g.v(in.lens).dtype, {bj}), kIndexType)) : cbool(true);
+      ExprP hnew, cnew;
+      if (cell == Cell::RNN) {
+        hnew = activate(act[0], gate(0));
+      } else if (cell == Cell::GRU) {
+        ExprP z = activate(act[0], gate(0));
+        ExprP hh;
+        if (gru_lbr) {
+          ExprP r = activate(act[0], gate(1));
+          // gates[2H + j] holds X Wh + Wbh + H Rh + Rbh; take H Rh + Rbh out and scale it by r
+          ExprP xpart = load(0, t, {bj, j + cidx(2 * H)}) - load(hrslot, t, {bj, j});
+          hh = activate(act[1], clip(xpart + r * load(hrslot, t, {bj, j})));
+        } else {
+          hh = activate(act[1], clip(load(0, t, {bj, j + cidx(2 * H)}) + load(hrslot, t, {bj, j})));
+        }
+        hnew = (cst(t, 1) - z) * hh + z * hprev;
+      } else {
+        ExprP cprev = load(cslot, t, {bj, j});
+        auto peep = [&](int k2) { return pslot >= 0 ? load(pslot, t, {cidx(d), j + cidx(k2 * H)}) * cprev : cst(t, 0); };
+        ExprP i = activate(act[0], clip(load(0, t, {bj, j}) + peep(0)));
+        ExprP f = activate(act[0], clip(load(0, t, {bj, j + cidx(2 * H)}) + peep(2)));
+        ExprP cc = activate(act[1], gate(3));
+        cnew = f * cprev + i * cc;
+        ExprP po = pslot >= 0 ? load(pslot, t, {cidx(d), j + cidx(H)}) * cnew : cst(t, 0);
+        ExprP o = activate(act[0], clip(load(0, t, {bj, j + cidx(H)}) + po));
+        hnew = o * activate(act[2], cnew);
+        int c2 = c.temp("rnn_c", t, {s.B, H});
+        c.kernel(c2, sins, select(valid, cnew, cprev));
+        cs = c2;
+      }
+      int h2 = c.temp("rnn_h", t, {s.B, H});
+      c.kernel(h2, sins, select(valid, hnew, hprev));
+      // Y is 0 past a sequence's end: keep a masked copy for it.
+      int yv = h2;
+      if (lslot >= 0) {
+        yv = c.temp("rnn_y", t, {s.B, H});
+        c.kernel(yv, {h2, in.lens}, select(lt(cidx(time), cast(load(1, c.g.v(in.lens).dtype, {var(0)}), kIndexType)),
+                                           load(0, t, {var(0), var(1)}), cst(t, 0)));
+      }
+      states[d][time] = yv;
+      cells[d][time] = cs;
+      h = h2;
+    }
+    last_h[d] = h;
+    last_c[d] = cs;
+  }
+  // Y: [T, D, B, H] or [B, T, D, H] from the per-step states.
+  if (n.out.size() > 0 && n.out[0] >= 0) {
+    std::vector<int> ins;
+    ExprP e;
+    for (int d = s.D; d-- > 0;)
+      for (int64_t time = s.T; time-- > 0;) {
+        ins.push_back(states[d][time]);
+        ExprP v = s.layout1 ? load((int)ins.size() - 1, t, {var(0), var(3)}) : load((int)ins.size() - 1, t, {var(2), var(3)});
+        ExprP here = s.layout1 ? land(bin(EOp::Eq, var(1), cidx(time)), bin(EOp::Eq, var(2), cidx(d)))
+                               : land(bin(EOp::Eq, var(0), cidx(time)), bin(EOp::Eq, var(1), cidx(d)));
+        e = e ? select(here, v, e) : v;
+      }
+    c.kernel(n.out[0], ins, e);
+  }
+  // Y_h (and Y_c): [D, B, H] or [B, D, H].
+  auto finals = [&](int out, const std::vector<int> &vals) {
+    if (out < 0) return;
+    ExprP e;
+    std::vector<int> ins;
+    for (int d = s.D; d-- > 0;) {
+      ins.push_back(vals[d]);
+      ExprP v = s.layout1 ? load((int)ins.size() - 1, t, {var(0), var(2)}) : load((int)ins.size() - 1, t, {var(1), var(2)});
+      e = e ? select(bin(EOp::Eq, s.layout1 ? var(1) : var(0), cidx(d)), v, e) : v;
+    }
+    c.kernel(out, ins, e);
+  };
+  if (n.out.size() > 1) finals(n.out[1], last_h);
+  if (cell == Cell::LSTM && n.out.size() > 2) finals(n.out[2], last_c);
+}
+
+void def_rnn(const std::string &name, Cell cell) {
+  OpDef d;
+  d.name = name;
+  d.min_opset = 7;
+  d.attrs = {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout"};
+  if (cell == Cell::GRU) d.attrs.push_back("linear_before_reset");
+  if (cell == Cell::LSTM) d.attrs.push_back("input_forget");
+  d.infer = [cell](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64});
+    Spec s = spec_of(n, g, cell);
+    DType t = in_val(g, n, 0).dtype;
+    set_out(n, g, 0, t, s.layout1 ? Shape{s.B, s.T, s.D, s.H} : Shape{s.T, s.D, s.B, s.H});
+    Shape fin = s.layout1 ? Shape{s.B, s.D, s.H} : Shape{s.D, s.B, s.H};
+    set_out(n, g, 1, t, fin);
+    if (cell == Cell::LSTM) set_out(n, g, 2, t, fin);
+  };
+  d.lower = [cell](const Node &n, LowerCtx &c) { lower_rnn(n, c, cell); };
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_recurrent_ops() {
+  def_rnn("RNN", Cell::RNN);
+  def_rnn("GRU", Cell::GRU);
+  def_rnn("LSTM", Cell::LSTM);
+}
+
+}  // namespace tinyrt
