@@ -1,5 +1,5 @@
-// resize.cpp — Resize (all modes and coordinate transformations) and
-// Upsample. Each output element is a weighted sum of input elements: per
+// resize.cpp — Resize (all modes and coordinate transformations),
+// Upsample, GridSample and RoiAlign. Each output element is a weighted sum of input elements: per
 // resized axis, 1 (nearest), 2 (linear) or 4 (cubic) neighbours with
 // weights computed from the output index; the sum runs over their
 // product. Coordinates are computed in float64, as ONNX's reference does.
@@ -193,6 +193,202 @@ void def_resize(const std::string &name, int min_opset, std::vector<std::string>
   register_op(std::move(d));
 }
 
+
+// ---------------------------------------------------------- GridSample --
+
+// Reflects x into [lo, hi] (ONNX's reference: whole reflections counted).
+E reflect(E x, double lo, double hi) {
+  double rng = hi - lo;
+  auto side = [&](E dx, double from, double to) {
+    E k = un(EOp::Floor, dx / d64(rng));
+    E r = dx - k * d64(rng);
+    E even = bin(EOp::Eq, k - d64(2) * un(EOp::Floor, k / d64(2)), d64(0));
+    return select(even, d64(from) + (from < to ? r : un(EOp::Neg, r)), d64(to) + (from < to ? un(EOp::Neg, r) : r));
+  };
+  E below = side(d64(lo) - x, lo, hi), above = side(x - d64(hi), hi, lo);
+  return select(lt(x, d64(lo)), below, select(bin(EOp::Gt, x, d64(hi)), above, x));
+}
+
+void def_grid_sample() {
+  OpDef d;
+  d.name = "GridSample";
+  d.min_opset = 16;
+  d.attrs = {"align_corners", "mode", "padding_mode"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64});
+    const Value &x = in_val(g, n, 0), &grid = in_val(g, n, 1);
+    if (x.rank() != 4 || grid.rank() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0])
+      fail_unsupported(n.where() + ": only 2-D sampling (X [N,C,H,W], grid [N,H,W,2])");
+    std::string mode = n.gets("mode", "bilinear"), pad = n.gets("padding_mode", "zeros");
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") fail_invalid(n.where() + ": mode '" + mode + "'");
+    if (pad != "zeros" && pad != "border" && pad != "reflection") fail_invalid(n.where() + ": padding_mode '" + pad + "'");
+    set_out(n, g, 0, x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &grid = in_val(c.g, n, 1);
+    DType t = x.dtype;
+    int64_t H = x.shape[2], W = x.shape[3];
+    bool ac = n.geti("align_corners", 0);
+    std::string mode = n.gets("mode", "bilinear"), pad = n.gets("padding_mode", "zeros");
+    auto denorm = [&](E g, int64_t size) {
+      return ac ? (g + d64(1)) / d64(2) * d64((double)(size - 1)) : ((g + d64(1)) * d64((double)size) - d64(1)) / d64(2);
+    };
+    double lo_x = ac ? 0 : -0.5, hi_x = ac ? (double)(W - 1) : (double)W - 0.5;
+    double lo_y = ac ? 0 : -0.5, hi_y = ac ? (double)(H - 1) : (double)H - 0.5;
+    E gx = denorm(cast(load(1, grid.dtype, {var(0), var(2), var(3), cidx(0)}), DType::F64), W);
+    E gy = denorm(cast(load(1, grid.dtype, {var(0), var(2), var(3), cidx(1)}), DType::F64), H);
+    if (pad == "border") {
+      gx = emax(d64(0), emin(d64((double)(W - 1)), gx));
+      gy = emax(d64(0), emin(d64((double)(H - 1)), gy));
+    } else if (pad == "reflection") {
+      gx = reflect(gx, lo_x, hi_x);
+      gy = reflect(gy, lo_y, hi_y);
+    }
+    // The input pixel at integer (r, c) under the padding mode.
+    auto pixel = [&](E r, E col) {
+      E v;
+      if (pad == "zeros") {
+        E in = land(in_range(r, H), in_range(col, W));
+        E rr = emax(cidx(0), emin(cidx(H - 1), r)), cc = emax(cidx(0), emin(cidx(W - 1), col));
+        return select(in, cast(load(0, t, {var(0), var(1), rr, cc}), DType::F64), d64(0));
+      }
+      if (pad == "reflection") {
+        r = cast(reflect(cast(r, DType::F64), lo_y, hi_y), kIndexType);
+        col = cast(reflect(cast(col, DType::F64), lo_x, hi_x), kIndexType);
+      }
+      E rr = emax(cidx(0), emin(cidx(H - 1), r)), cc = emax(cidx(0), emin(cidx(W - 1), col));
+      return cast(load(0, t, {var(0), var(1), rr, cc}), DType::F64);
+    };
+    E y;
+    if (mode == "nearest") {
+      y = pixel(cast(un(EOp::Round, gy), kIndexType), cast(un(EOp::Round, gx), kIndexType));
+    } else {
+      E fx = un(EOp::Floor, gx), fy = un(EOp::Floor, gy);
+      E tx = gx - fx, ty = gy - fy;
+      E ix = cast(fx, kIndexType), iy = cast(fy, kIndexType);
+      std::vector<E> wx, wy;
+      int first;
+      if (mode == "bilinear") {
+        wx = {d64(1) - tx, tx};
+        wy = {d64(1) - ty, ty};
+        first = 0;
+      } else {
+        double a = -0.75;
+        auto far = [&](E s) { return ((d64(a) * s - d64(5 * a)) * s + d64(8 * a)) * s - d64(4 * a); };
+        auto near = [&](E s) { return ((d64(a + 2) * s - d64(a + 3)) * s) * s + d64(1); };
+        wx = {far(tx + d64(1)), near(tx), near(d64(1) - tx), far(d64(2) - tx)};
+        wy = {far(ty + d64(1)), near(ty), near(d64(1) - ty), far(d64(2) - ty)};
+        first = -1;
+      }
+      for (size_t a = 0; a < wy.size(); ++a)
+        for (size_t b = 0; b < wx.size(); ++b) {
+          E term = wy[a] * wx[b] * pixel(iy + cidx(first + (int64_t)a), ix + cidx(first + (int64_t)b));
+          y = y ? y + term : term;
+        }
+    }
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, cast(y, t));
+  };
+  register_op(std::move(d));
+}
+
+
+// ------------------------------------------------------------ RoiAlign --
+
+// Average (or max) of bilinear samples on a sampling grid per output bin,
+// following ONNX Runtime's reference. The grid is static: sampling_ratio,
+// or the largest adaptive grid over constant rois (smaller ones masked).
+void def_roi_align() {
+  OpDef d;
+  d.name = "RoiAlign";
+  d.min_opset = 10;
+  d.attrs = {"coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"};
+  auto grid_of = [](const Node &n, const Graph &g, int64_t *gh, int64_t *gw) {
+    int64_t sr = n.geti("sampling_ratio", 0);
+    if (sr > 0) {
+      *gh = *gw = sr;
+      return;
+    }
+    const Value &rois = in_val(g, n, 1);
+    if (!rois.is_const())
+      fail_unsupported(n.where() + ": sampling_ratio=0 with runtime rois (the sampling grid would depend on the data)");
+    double scale = n.getf("spatial_scale", 1.0f);
+    int64_t oh = n.geti("output_height", 1), ow = n.geti("output_width", 1);
+    *gh = *gw = 1;
+    for (int64_t r = 0; r < rois.shape[0]; ++r) {
+      double w = (rois.data->get_f(r * 4 + 2) - rois.data->get_f(r * 4)) * scale;
+      double h = (rois.data->get_f(r * 4 + 3) - rois.data->get_f(r * 4 + 1)) * scale;
+      *gh = std::max<int64_t>(*gh, (int64_t)std::ceil(std::max(h, 1.0) / (double)oh));
+      *gw = std::max<int64_t>(*gw, (int64_t)std::ceil(std::max(w, 1.0) / (double)ow));
+    }
+  };
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::F32, DType::F64});
+    const Value &x = in_val(g, n, 0), &rois = in_val(g, n, 1);
+    if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4) fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
+    std::string m = n.gets("mode", "avg");
+    if (m != "avg" && m != "max") fail_invalid(n.where() + ": mode '" + m + "'");
+    set_out(n, g, 0, x.dtype, {rois.shape[0], x.shape[1], n.geti("output_height", 1), n.geti("output_width", 1)});
+  };
+  d.lower = [grid_of](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &rois = in_val(c.g, n, 1), &bi = in_val(c.g, n, 2);
+    DType t = x.dtype;
+    int64_t H = x.shape[2], W = x.shape[3], oh = n.geti("output_height", 1), ow = n.geti("output_width", 1);
+    int64_t gh, gw;
+    grid_of(n, c.g, &gh, &gw);
+    bool half = n.opset >= 16 && n.gets("coordinate_transformation_mode", "half_pixel") == "half_pixel";
+    double scale = n.getf("spatial_scale", 1.0f), off = half ? 0.5 : 0;
+    bool is_max = n.gets("mode", "avg") == "max";
+    auto roi = [&](int k) { return cast(load(1, rois.dtype, {var(0), cidx(k)}), DType::F64) * d64(scale) - d64(off); };
+    E x0 = roi(0), y0 = roi(1), x1 = roi(2), y1 = roi(3);
+    E rw = x1 - x0, rh = y1 - y0;
+    if (!half) {
+      rw = emax(rw, d64(1));
+      rh = emax(rh, d64(1));
+    }
+    E bh = rh / d64((double)oh), bw = rw / d64((double)ow);
+    int64_t sr = n.geti("sampling_ratio", 0);
+    // Per-roi grid (adaptive) and whether a grid point exists.
+    E ngh = sr > 0 ? d64((double)sr) : un(EOp::Ceil, rh / d64((double)oh));
+    E ngw = sr > 0 ? d64((double)sr) : un(EOp::Ceil, rw / d64((double)ow));
+    E count = emax(ngh * ngw, d64(1));
+    E iy = var(kFirstReduceVar), ix = var(kFirstReduceVar + 1);
+    E fy = cast(iy, DType::F64), fx = cast(ix, DType::F64);
+    E in_grid = land(lt(fy, ngh), lt(fx, ngw));
+    E yy = y0 + cast(var(2), DType::F64) * bh + (fy + d64(0.5)) * bh / ngh;
+    E xx = x0 + cast(var(3), DType::F64) * bw + (fx + d64(0.5)) * bw / ngw;
+    E outside = bin(EOp::Or, bin(EOp::Or, lt(yy, d64(-1)), bin(EOp::Gt, yy, d64((double)H))),
+                    bin(EOp::Or, lt(xx, d64(-1)), bin(EOp::Gt, xx, d64((double)W))));
+    yy = emax(yy, d64(0));
+    xx = emax(xx, d64(0));
+    auto corner = [&](E v, int64_t size, E *lo, E *hi, E *frac) {
+      E l = cast(un(EOp::Floor, v), kIndexType);
+      E last = bin(EOp::Ge, l, cidx(size - 1));
+      *lo = select(last, cidx(size - 1), l);
+      *hi = select(last, cidx(size - 1), l + cidx(1));
+      *frac = select(last, d64(0), v - cast(l, DType::F64));
+    };
+    E ylo, yhi, ly, xlo, xhi, lx;
+    corner(yy, H, &ylo, &yhi, &ly);
+    corner(xx, W, &xlo, &xhi, &lx);
+    E hy = d64(1) - ly, hx = d64(1) - lx;
+    E b = cast(load(2, bi.dtype, {var(0)}), kIndexType);
+    b = emax(cidx(0), emin(cidx(x.shape[0] - 1), b));
+    auto px = [&](E r, E col) { return cast(load(0, t, {b, var(1), r, col}), DType::F64); };
+    E v1 = hy * hx * px(ylo, xlo), v2 = hy * lx * px(ylo, xhi), v3 = ly * hx * px(yhi, xlo), v4 = ly * lx * px(yhi, xhi);
+    std::vector<RVar> rv = {{kFirstReduceVar, gh}, {kFirstReduceVar + 1, gw}};
+    E skip = bin(EOp::Or, outside, un(EOp::Not, in_grid));
+    E y;
+    if (is_max) {
+      E m = emax(emax(v1, v2), emax(v3, v4));
+      y = reduce(ReduceKind::Max, rv, select(skip, d64(0), m));
+    } else {
+      y = reduce(ReduceKind::Sum, rv, select(skip, d64(0), v1 + v2 + v3 + v4)) / count;
+    }
+    c.kernel(n.out[0], {n.in[0], n.in[1], n.in[2]}, cast(y, t));
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_resize_ops() {
@@ -201,6 +397,8 @@ void register_resize_ops() {
               "nearest_mode"},
              {1, 2, 3});
   def_resize("Upsample", 7, {"mode", "scales"}, {1});
+  def_grid_sample();
+  def_roi_align();
 }
 
 }  // namespace tinyrt
