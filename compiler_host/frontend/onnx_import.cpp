@@ -103,7 +103,8 @@ static Attr convert_attr(const onnx::AttributeProto &a, const std::string &where
       r.t = const_from_tensor_proto(a.t());
       break;
     case onnx::AttributeProto::GRAPH:
-      r.kind = Attr::Kind::Graph;  // subgraphs: only the op lowering may use them
+      r.kind = Attr::Kind::Graph;  // expanded by the op (If, Loop, Scan)
+      r.graph = std::make_shared<onnx::GraphProto>(a.g());
       break;
     default:
       fail_unsupported(where + ": attribute '" + a.name() + "' has an unsupported kind");
@@ -182,6 +183,62 @@ std::pair<std::string, Binding> parse_binding(const std::string &arg) {
   return {arg.substr(0, eq), b};
 }
 
+// Converts one NodeProto. `ids` maps names in scope to values; new output
+// values are named prefix + name (unique when a subgraph is inlined more
+// than once).
+static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int> &ids,
+                         const std::string &prefix, int &unnamed) {
+  Node n;
+  n.name = prefix + (np.name().empty() ? np.op_type() + "_" + std::to_string(unnamed++) : np.name());
+  n.op = np.op_type();
+  n.domain = np.domain();
+  auto dom = g.domain_opsets.find(n.domain.empty() ? "" : n.domain);
+  n.opset = dom != g.domain_opsets.end() ? dom->second : g.opset;
+  for (auto &a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.where());
+  for (auto &in : np.input()) {
+    if (in.empty()) {
+      n.in.push_back(-1);
+      continue;
+    }
+    auto it = ids.find(in);
+    if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
+    n.in.push_back(it->second);
+  }
+  for (auto &out : np.output()) {
+    if (out.empty()) {
+      n.out.push_back(-1);
+      continue;
+    }
+    if (ids.count(out) && prefix.empty()) fail_invalid(n.where() + ": output '" + out + "' is assigned twice");
+    int id = g.add_value(prefix + out, DType::Undefined, {});
+    g.v(id).shape_known = false;
+    ids[out] = id;
+    n.out.push_back(id);
+  }
+  return n;
+}
+
+InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::vector<int> &inputs,
+                             const std::string &prefix) {
+  if ((int)inputs.size() != body.input_size())
+    fail_invalid("subgraph '" + body.name() + "' takes " + std::to_string(body.input_size()) + " inputs, got " +
+                 std::to_string(inputs.size()));
+  // Names in scope: every value of the outer graph, then the body's own.
+  std::map<std::string, int> ids;
+  for (size_t i = 0; i < g.values.size(); ++i) ids[g.values[i].name] = (int)i;
+  for (auto &t : body.initializer()) ids[t.name()] = g.add_const(prefix + t.name(), const_from_tensor_proto(t));
+  for (int i = 0; i < body.input_size(); ++i) ids[body.input(i).name()] = inputs[i];
+  InlinedGraph r;
+  int unnamed = 0;
+  for (auto &np : body.node()) r.nodes.push_back(convert_node(np, g, ids, prefix, unnamed));
+  for (auto &vi : body.output()) {
+    auto it = ids.find(vi.name());
+    if (it == ids.end()) fail_invalid("subgraph output '" + vi.name() + "' is never produced");
+    r.outputs.push_back(it->second);
+  }
+  return r;
+}
+
 static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   auto *tt = vi->mutable_type()->mutable_tensor_type();
   auto *sh = tt->mutable_shape();
@@ -230,8 +287,10 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
 
   Graph &g = res.graph;
   g.name = gp->name();
-  for (auto &op : model.opset_import())
+  for (auto &op : model.opset_import()) {
     if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = (int)op.version();
+    g.domain_opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = (int)op.version();
+  }
   // A model without an ai.onnx opset uses only other domains; its nodes
   // are rejected one by one with their domain named.
 
@@ -271,38 +330,11 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
 
   int unnamed = 0;
   for (auto &np : gp->node()) {
-    Node n;
-    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(unnamed++) : np.name();
-    n.op = np.op_type();
-    n.domain = np.domain();
-    n.opset = g.opset;
-    for (auto &op : model.opset_import())
-      if (op.domain() == n.domain && !n.domain.empty()) n.opset = (int)op.version();
-    for (auto &a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.where());
-    for (auto &in : np.input()) {
-      if (in.empty()) {
-        n.in.push_back(-1);
-        continue;
-      }
-      auto it = ids.find(in);
-      if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
-      n.in.push_back(it->second);
-    }
-    for (auto &out : np.output()) {
-      if (out.empty()) {
-        n.out.push_back(-1);
-        continue;
-      }
-      if (ids.count(out)) fail_invalid(n.where() + ": output '" + out + "' is assigned twice");
-      int id = g.add_value(out, DType::Undefined, {});
-      g.v(id).shape_known = false;
-      auto it = infos.find(out);
-      if (it != infos.end() && it->second->type().has_tensor_type()) {
-        const auto &tt = it->second->type().tensor_type();
-        g.v(id).dtype = (DType)tt.elem_type();
-      }
-      ids[out] = id;
-      n.out.push_back(id);
+    Node n = convert_node(np, g, ids, "", unnamed);
+    for (int o : n.out) {  // ONNX's inferred type, for messages before our inference
+      auto it = o >= 0 ? infos.find(g.v(o).name) : infos.end();
+      if (it != infos.end() && it->second->type().has_tensor_type())
+        g.v(o).dtype = (DType)it->second->type().tensor_type().elem_type();
     }
     g.nodes.push_back(std::move(n));
   }

@@ -44,6 +44,17 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t);
 // Reads a serialized TensorProto file (test data sets); returns its name too.
 ConstP read_tensor_file(const std::string &path, std::string *name = nullptr);
 
+// A subgraph (If branch, Loop/Scan body) spliced into `g`: its inputs are
+// bound to `inputs`, names it does not define resolve to outer values, and
+// its values are renamed with `prefix`. The nodes are returned (in order)
+// for the caller to insert; `outputs` are the values of its outputs.
+struct InlinedGraph {
+  std::vector<Node> nodes;
+  std::vector<int> outputs;
+};
+InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::vector<int> &inputs,
+                             const std::string &prefix);
+
 // Names of the graph inputs that are not initializers, in order (the
 // order of input_K.pb files in ONNX test data sets).
 std::vector<std::string> onnx_graph_inputs(const std::string &path);

@@ -12,6 +12,10 @@
 #include "ir/dtype.h"
 #include "ir/error.h"
 
+namespace onnx {
+class GraphProto;
+}
+
 namespace tinyrt {
 
 using Bytes = std::vector<uint8_t>;
@@ -53,6 +57,7 @@ struct Attr {
   std::vector<float> floats;
   std::vector<std::string> strings;
   ConstP t;
+  std::shared_ptr<const onnx::GraphProto> graph;  // If/Loop/Scan bodies, expanded by their ops
 };
 
 struct Node {
@@ -83,6 +88,7 @@ struct Graph {
   std::vector<int> inputs;  // non-constant graph inputs
   std::vector<int> outputs;
   int opset = 0;  // ai.onnx opset of the model
+  std::map<std::string, int> domain_opsets;  // every imported domain's opset
   std::string name;
 
   int add_value(const std::string &name, DType t, Shape shape);

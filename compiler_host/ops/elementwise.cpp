@@ -191,7 +191,16 @@ void def_where() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, {DType::Bool});
     if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
-    set_out(n, g, 0, in_val(g, n, 1).dtype, broadcast_all(n, g));
+    Shape s;
+    try {
+      s = broadcast_all(n, g);
+    } catch (const CompileError &) {
+      // An If with a runtime condition whose branches differ in shape:
+      // only a constant condition can decide.
+      if (n.has("_if_condition")) throw_constant_required(g, n, n.in[0]);
+      throw;
+    }
+    set_out(n, g, 0, in_val(g, n, 1).dtype, s);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     int r = c.g.v(n.out[0]).rank();

@@ -16,6 +16,7 @@ void register_resize_ops();
 void register_quantization_ops();
 void register_signal_ops();
 void register_recurrent_ops();
+void register_control_flow_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -35,6 +36,7 @@ static std::map<std::string, OpDef> &table() {
     register_quantization_ops();
     register_signal_ops();
     register_recurrent_ops();
+    register_control_flow_ops();
     return true;
   }();
   (void)filled;
@@ -80,7 +82,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
     fail_unsupported(n.where() + ": opset " + std::to_string(n.opset) + " semantics of " + n.op +
                      " are not supported (need opset >= " + std::to_string(d->min_opset) + ")");
   for (auto &kv : n.attrs)
-    if (std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
+    if (kv.first[0] != '_' && std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
   for (int k : d->const_inputs)
     if (n.has_in(k) && !g.v(n.in[k]).is_const())

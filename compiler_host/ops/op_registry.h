@@ -44,6 +44,9 @@ struct OpDef {
   std::function<std::vector<ConstP>(const Node &, const Graph &)> fold;
   // Inputs that must be compile-time constants (they fix shapes or axes).
   std::vector<int> const_inputs;
+  // Control flow: replaces the node by ordinary nodes (inlined subgraphs)
+  // once its inputs are inferred and folded.
+  std::function<std::vector<Node>(const Node &, Graph &)> expand;
 };
 
 // Each ops/*.cpp file has a register_*_ops() function that calls

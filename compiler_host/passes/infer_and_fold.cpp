@@ -39,10 +39,23 @@ constexpr int64_t kMaxFoldElements = 1 << 22;
 
 void infer_and_fold(PassContext &c) {
   Graph &g = c.program.graph;
-  std::vector<Node> kept;
   int folded = 0;
-  for (Node &n : g.nodes) {
-    const OpDef &d = check_node(n, g);
+  // g.nodes stays complete while we go (messages trace producers through
+  // it); folded nodes are dropped at the end.
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const OpDef &d = check_node(g.nodes[i], g);
+    if (d.expand) {  // control flow: splice its expansion in its place
+      Node cf = g.nodes[i];
+      std::vector<Node> repl = d.expand(cf, g);
+      g.nodes.erase(g.nodes.begin() + (long)i);
+      drop.erase(drop.begin() + (long)i);
+      g.nodes.insert(g.nodes.begin() + (long)i, repl.begin(), repl.end());
+      drop.insert(drop.begin() + (long)i, repl.size(), false);
+      --i;
+      continue;
+    }
+    Node &n = g.nodes[i];
     for (int v : n.in)
       if (v >= 0 && !g.v(v).shape_known)
         fail_internal(n.where() + ": input '" + g.v(v).name + "' has no inferred shape");
@@ -53,6 +66,7 @@ void infer_and_fold(PassContext &c) {
       std::vector<ConstP> outs = d.fold(n, g);
       for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
         if (n.out[k] >= 0) g.v(n.out[k]).data = outs[k];
+      drop[i] = true;
       ++folded;
       continue;
     }
@@ -64,11 +78,13 @@ void infer_and_fold(PassContext &c) {
     if (all_const && d.lower && size <= kMaxFoldElements) {
       FoldCtx fc(g);
       d.lower(n, fc);
+      drop[i] = true;
       ++folded;
-      continue;
     }
-    kept.push_back(n);  // a copy: error messages trace producers through g.nodes
   }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(kept);
   g.remove_dead_nodes();
   if (c.log) *c.log << "  folded " << folded << " nodes, " << g.nodes.size() << " remain\n";

@@ -1,0 +1,245 @@
+// control_flow.cpp — If, Loop and Scan, resolved at compile time: their
+// subgraphs are inlined into the graph (infer_and_fold splices the
+// expansion in place of the node, then infers and folds it like any other
+// nodes).
+//  * If: a constant condition keeps one branch; a runtime condition keeps
+//    both and selects (outputs must then have one shape).
+//  * Loop: the trip count must be constant (it fixes the scan outputs'
+//    shape) and the body must pass its condition through; it unrolls.
+//  * Scan: unrolls over the static sequence length.
+#include <algorithm>
+
+#include "frontend/onnx_import.h"
+#include "onnx/onnx_pb.h"
+#include "ops/op_registry.h"
+
+namespace tinyrt {
+
+namespace {
+
+Node make_node(Graph &g, const std::string &op, const std::string &base, std::vector<int> in, std::vector<int> out) {
+  Node n;
+  n.op = op;
+  n.name = g.fresh_name(base);
+  n.in = std::move(in);
+  n.out = std::move(out);
+  n.opset = g.opset;
+  return n;
+}
+
+int new_value(Graph &g, const std::string &base) {
+  int v = g.add_value(g.fresh_name(base), DType::Undefined, {});
+  g.v(v).shape_known = false;
+  return v;
+}
+
+void set_int(Node &n, const std::string &name, int64_t v) {
+  n.attrs[name].kind = Attr::Kind::Int;
+  n.attrs[name].i = v;
+}
+
+// Stacks per-iteration values along `axis` (Unsqueeze then Concat) into `out`.
+void stack(Graph &g, std::vector<Node> &nodes, const std::vector<int> &parts, int64_t axis, int out,
+           const std::string &base) {
+  std::vector<int> us;
+  int axes = g.add_const(g.fresh_name(base + "_axes"), make_const_i64({1}, {axis}));
+  for (int p : parts) {
+    int u = new_value(g, base + "_unsq");
+    nodes.push_back(make_node(g, "Unsqueeze", base + "_unsq", {p, axes}, {u}));
+    nodes.back().opset = std::max(13, g.opset);
+    us.push_back(u);
+  }
+  Node cat = make_node(g, "Concat", base + "_concat", us, {out});
+  set_int(cat, "axis", axis);
+  nodes.push_back(cat);
+}
+
+Node identity(Graph &g, int in, int out, const std::string &base) { return make_node(g, "Identity", base, {in}, {out}); }
+
+// ------------------------------------------------------------------- If --
+
+std::vector<Node> expand_if(const Node &n, Graph &g) {
+  const Value &cond = in_val(g, n, 0);
+  const auto &then_g = *n.attrs.at("then_branch").graph, &else_g = *n.attrs.at("else_branch").graph;
+  std::vector<Node> nodes;
+  if (cond.is_const()) {
+    InlinedGraph b = inline_subgraph(g, cond.data->get_i(0) ? then_g : else_g, {}, n.name + "/");
+    nodes = b.nodes;
+    for (size_t k = 0; k < n.out.size(); ++k)
+      if (n.out[k] >= 0) nodes.push_back(identity(g, b.outputs.at(k), n.out[k], n.name + "_out"));
+    return nodes;
+  }
+  InlinedGraph t = inline_subgraph(g, then_g, {}, n.name + "/then/");
+  InlinedGraph e = inline_subgraph(g, else_g, {}, n.name + "/else/");
+  nodes = t.nodes;
+  nodes.insert(nodes.end(), e.nodes.begin(), e.nodes.end());
+  for (size_t k = 0; k < n.out.size(); ++k) {
+    if (n.out[k] < 0) continue;
+    Node w = make_node(g, "Where", n.name + "_select", {n.in[0], t.outputs.at(k), e.outputs.at(k)}, {n.out[k]});
+    w.attrs["_if_condition"].kind = Attr::Kind::Int;  // shapes must agree (checked by Where)
+    nodes.push_back(w);
+  }
+  return nodes;
+}
+
+// ----------------------------------------------------------------- Loop --
+
+// Is the body's condition output its condition input (or a constant true)?
+bool passes_condition_through(const onnx::GraphProto &body) {
+  std::string cond_in = body.input(1).name(), cond_out = body.output(0).name();
+  for (int hop = 0; hop < 64; ++hop) {
+    if (cond_out == cond_in) return true;
+    const onnx::NodeProto *prod = nullptr;
+    for (auto &np : body.node())
+      for (auto &o : np.output())
+        if (o == cond_out) prod = &np;
+    if (!prod) return false;
+    if (prod->op_type() == "Identity") {
+      cond_out = prod->input(0);
+      continue;
+    }
+    if (prod->op_type() == "Constant" && prod->attribute_size() == 1 && prod->attribute(0).has_t()) {
+      const auto &t = prod->attribute(0).t();
+      return t.int32_data_size() == 1 ? t.int32_data(0) != 0 : (t.raw_data().size() == 1 && t.raw_data()[0] != 0);
+    }
+    return false;
+  }
+  return false;
+}
+
+std::vector<Node> expand_loop(const Node &n, Graph &g) {
+  const onnx::GraphProto &body = *n.attrs.at("body").graph;
+  if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
+  const Value &m = in_val(g, n, 0);
+  if (!m.is_const()) throw_constant_required(g, n, n.in[0]);
+  int64_t trips = m.data->get_i(0);
+  int cond = n.has_in(1) ? n.in[1] : g.add_const(g.fresh_name(n.name + "_true"), make_const(DType::Bool, {}, {1}));
+  if (!g.v(cond).is_const()) throw_constant_required(g, n, cond);  // it decides the trip count
+  if (!g.v(cond).data->get_i(0)) trips = 0;
+  if (!passes_condition_through(body))
+    fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
+  size_t carried = n.in.size() - 2;
+  size_t scans = body.output_size() - 1 - carried;
+  std::vector<int> state(n.in.begin() + 2, n.in.end());
+  std::vector<std::vector<int>> scan_parts(scans);
+  std::vector<Node> nodes;
+  for (int64_t i = 0; i < trips; ++i) {
+    int iter = g.add_const(g.fresh_name(n.name + "_iter"), make_const_i64({}, {i}));
+    std::vector<int> ins = {iter, cond};
+    ins.insert(ins.end(), state.begin(), state.end());
+    InlinedGraph b = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(i) + "/");
+    nodes.insert(nodes.end(), b.nodes.begin(), b.nodes.end());
+    for (size_t k = 0; k < carried; ++k) state[k] = b.outputs[1 + k];
+    for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(b.outputs[1 + carried + k]);
+  }
+  for (size_t k = 0; k < carried; ++k)
+    if (k < n.out.size() && n.out[k] >= 0) nodes.push_back(identity(g, state[k], n.out[k], n.name + "_final"));
+  for (size_t k = 0; k < scans; ++k) {
+    int out = carried + k < n.out.size() ? n.out[carried + k] : -1;
+    if (out < 0) continue;
+    if (scan_parts[k].empty()) fail_unsupported(n.where() + ": scan outputs of a loop that runs zero times");
+    stack(g, nodes, scan_parts[k], 0, out, n.name + "_scan");
+  }
+  return nodes;
+}
+
+// ----------------------------------------------------------------- Scan --
+
+std::vector<Node> expand_scan(const Node &n, Graph &g) {
+  const onnx::GraphProto &body = *n.attrs.at("body").graph;
+  bool v8 = n.opset < 9;
+  size_t first = v8 ? 1 : 0;  // opset 8: input 0 is sequence_lens
+  if (v8 && n.has_in(0)) fail_unsupported(n.where() + ": sequence_lens");
+  int64_t num_scan = n.geti("num_scan_inputs", 0);
+  size_t nstate = n.in.size() - first - (size_t)num_scan;
+  size_t nscan_out = body.output_size() - nstate;
+  std::vector<int64_t> in_axes = n.getints("scan_input_axes", std::vector<int64_t>(num_scan, 0));
+  std::vector<int64_t> in_dirs = n.getints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(num_scan, 0));
+  std::vector<int64_t> out_axes = n.getints("scan_output_axes", std::vector<int64_t>(nscan_out, 0));
+  std::vector<int64_t> out_dirs = n.getints("scan_output_directions", std::vector<int64_t>(nscan_out, 0));
+  if (v8) in_axes.assign(num_scan, 1);  // [batch, sequence, ...]
+  std::vector<Node> nodes;
+  auto gather = [&](int x, int64_t index, int64_t axis, const std::string &base) {
+    int ix = g.add_const(g.fresh_name(base + "_i"), make_const_i64({}, {index}));
+    int out = new_value(g, base);
+    Node gn = make_node(g, "Gather", base, {x, ix}, {out});
+    set_int(gn, "axis", axis);
+    nodes.push_back(gn);
+    return out;
+  };
+  int64_t batches = 1;
+  if (v8) batches = in_val(g, n, first).shape.at(0);
+  std::vector<std::vector<int>> final_states(nstate), scan_outs(nscan_out);
+  for (int64_t b = 0; b < batches; ++b) {
+    std::vector<int> state, xs;
+    for (size_t k = 0; k < nstate; ++k)
+      state.push_back(v8 ? gather(n.in[first + k], b, 0, n.name + "_state") : n.in[first + k]);
+    for (int64_t j = 0; j < num_scan; ++j)
+      xs.push_back(v8 ? gather(n.in[first + nstate + j], b, 0, n.name + "_batch") : n.in[first + nstate + j]);
+    int64_t T = -1;
+    for (int64_t j = 0; j < num_scan; ++j) {
+      const Shape &s = in_val(g, n, first + nstate + j).shape;
+      int64_t ax = in_axes[j] < 0 ? in_axes[j] + (int64_t)s.size() : in_axes[j];
+      T = s.at(ax);
+      if (v8) in_axes[j] = 0;  // after removing the batch axis
+    }
+    std::vector<std::vector<int>> per_step(nscan_out);
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<int> ins = state;
+      for (int64_t j = 0; j < num_scan; ++j) {
+        int64_t at = in_dirs[j] ? T - 1 - t : t;
+        ins.push_back(gather(xs[j], at, in_axes[j], n.name + "_slice"));
+      }
+      InlinedGraph bg = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(b) + "_" + std::to_string(t) + "/");
+      nodes.insert(nodes.end(), bg.nodes.begin(), bg.nodes.end());
+      for (size_t k = 0; k < nstate; ++k) state[k] = bg.outputs[k];
+      for (size_t k = 0; k < nscan_out; ++k) per_step[k].push_back(bg.outputs[nstate + k]);
+    }
+    for (size_t k = 0; k < nstate; ++k) final_states[k].push_back(state[k]);
+    for (size_t k = 0; k < nscan_out; ++k) {
+      std::vector<int> parts = per_step[k];
+      if (out_dirs[k]) std::reverse(parts.begin(), parts.end());
+      if (!v8) {
+        scan_outs[k] = parts;
+        continue;
+      }
+      int stacked = new_value(g, n.name + "_seq");
+      stack(g, nodes, parts, 0, stacked, n.name + "_seq");
+      scan_outs[k].push_back(stacked);
+    }
+  }
+  for (size_t k = 0; k < nstate; ++k) {
+    if (k >= n.out.size() || n.out[k] < 0) continue;
+    if (v8) stack(g, nodes, final_states[k], 0, n.out[k], n.name + "_states");
+    else nodes.push_back(identity(g, final_states[k][0], n.out[k], n.name + "_final"));
+  }
+  for (size_t k = 0; k < nscan_out; ++k) {
+    int out = nstate + k < n.out.size() ? n.out[nstate + k] : -1;
+    if (out < 0) continue;
+    if (scan_outs[k].empty()) fail_unsupported(n.where() + ": empty scan");
+    stack(g, nodes, scan_outs[k], v8 ? 0 : out_axes[k], out, n.name + "_out");
+  }
+  return nodes;
+}
+
+void def_control(const std::string &name, int min_opset, std::vector<std::string> attrs,
+                 std::function<std::vector<Node>(const Node &, Graph &)> expand) {
+  OpDef d;
+  d.name = name;
+  d.min_opset = min_opset;
+  d.attrs = std::move(attrs);
+  d.expand = std::move(expand);
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_control_flow_ops() {
+  def_control("If", 1, {"then_branch", "else_branch"}, expand_if);
+  def_control("Loop", 1, {"body"}, expand_loop);
+  def_control("Scan", 8, {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
+                          "scan_output_directions", "directions"},
+              expand_scan);
+}
+
+}  // namespace tinyrt
