@@ -35,6 +35,7 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
   std::string what = "tensor '" + t.name() + "'";
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     fail_unsupported(what + " stores its data in an external file");
+  if (dt == DType::String) fail_unsupported(what + " holds strings: out of scope (strings)");
   if (!dtype_supported(dt)) fail_unsupported(what + " has unsupported type " + dtype_name(dt));
   Shape shape(t.dims().begin(), t.dims().end());
   int64_t n = shape_numel(shape);
@@ -107,7 +108,8 @@ static Attr convert_attr(const onnx::AttributeProto &a, const std::string &where
       r.graph = std::make_shared<onnx::GraphProto>(a.g());
       break;
     default:
-      fail_unsupported(where + ": attribute '" + a.name() + "' has an unsupported kind");
+      r.kind = Attr::Kind::Other;  // type protos, sparse tensors: no op of ours reads them
+      break;
   }
   return r;
 }
@@ -306,9 +308,10 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     }
     if (init_names.count(name)) continue;  // IR < 4 lists initializers as inputs
     if (!vi.type().has_tensor_type())
-      fail_unsupported("graph input '" + name + "' is not a tensor (sequences, maps and optionals are not supported)");
+      fail_unsupported("graph input '" + name + "' is not a tensor: out of scope (sequences, maps, optionals)");
     const auto &tt = vi.type().tensor_type();
     DType dt = (DType)tt.elem_type();
+    if (dt == DType::String) fail_unsupported("graph input '" + name + "' holds strings: out of scope (strings)");
     if (!dtype_supported(dt)) fail_unsupported("graph input '" + name + "' has unsupported type " + dtype_name(dt));
     Shape s;
     if (!tt.has_shape()) fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");

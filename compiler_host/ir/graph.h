@@ -49,7 +49,7 @@ struct Value {
 struct Graph;
 
 struct Attr {
-  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph } kind = Kind::Int;
+  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Other } kind = Kind::Int;
   int64_t i = 0;
   float f = 0;
   std::string s;

@@ -37,26 +37,50 @@ void def_unary(const std::string &name, int min_opset, std::vector<std::string> 
 
 using BinaryFn = std::function<ExprP(ExprP a, ExprP b)>;
 
+// Before opset 7, B broadcasts to A only with broadcast=1, its axes
+// aligned from `axis` (default: trailing). Returns B's index, or empty when
+// the numpy rules apply.
+std::vector<ExprP> legacy_broadcast(const Node &n, const Shape &a, const Shape &b) {
+  if (n.opset >= 7) return {};
+  if (!n.geti("broadcast", 0)) {
+    if (a != b) fail_invalid(n.where() + ": shapes differ and broadcast=0");
+    return out_vars((int)a.size());
+  }
+  int64_t axis = n.geti("axis", (int64_t)(a.size() - b.size()));
+  if (axis < 0) axis += (int64_t)a.size();
+  std::vector<ExprP> idx;
+  for (size_t k = 0; k < b.size(); ++k) {
+    int64_t ak = axis + (int64_t)k;
+    if (ak >= (int64_t)a.size() || (b[k] != 1 && b[k] != a[ak]))
+      fail_invalid(n.where() + ": B " + shape_str(b) + " does not broadcast to A " + shape_str(a) + " at axis " +
+                   std::to_string(axis));
+    idx.push_back(b[k] == 1 ? cidx(0) : var((int)ak));
+  }
+  return idx;
+}
+
 void def_binary(const std::string &name, int min_opset, std::vector<DType> types, BinaryFn f,
                 bool compare = false, std::vector<std::string> attrs = {}) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
+  if (min_opset < 7) d.attrs.insert(d.attrs.end(), {"broadcast", "axis", "consumed_inputs"});
   d.infer = [types, compare](Node &n, Graph &g) {
     require_types(n, g, 0, types);
     const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
     if (a.dtype != b.dtype)
       fail_invalid(n.where() + ": input types differ (" + dtype_name(a.dtype) + " vs " +
                    dtype_name(b.dtype) + ")");
-    set_out(n, g, 0, compare ? DType::Bool : a.dtype, broadcast_shapes(a.shape, b.shape, n));
+    Shape s = n.opset < 7 ? (legacy_broadcast(n, a.shape, b.shape), a.shape) : broadcast_shapes(a.shape, b.shape, n);
+    set_out(n, g, 0, compare ? DType::Bool : a.dtype, s);
   };
   d.lower = [f](const Node &n, LowerCtx &c) {
     const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
     int r = c.g.v(n.out[0]).rank();
-    c.kernel(n.out[0], {n.in[0], n.in[1]},
-             f(load(0, a.dtype, broadcast_index(a.shape, r)),
-               load(1, b.dtype, broadcast_index(b.shape, r))));
+    std::vector<ExprP> bi = legacy_broadcast(n, a.shape, b.shape);
+    if (n.opset >= 7) bi = broadcast_index(b.shape, r);
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, f(load(0, a.dtype, broadcast_index(a.shape, r)), load(1, b.dtype, bi)));
   };
   register_op(std::move(d));
 }
@@ -110,7 +134,7 @@ void def_view(const std::string &name, std::vector<std::string> attrs) {
       if (n.has_in(2)) {
         const Value &t = in_val(c.g, n, 2);
         if (!t.is_const() || t.data->get_i(0) != 0)
-          fail_unsupported(n.where() + ": training_mode must be a constant false");
+          fail_unsupported(n.where() + ": training_mode is out of scope (training, random)");
       }
       if (n.out.size() > 1 && n.out[1] >= 0)  // the mask of inference: all true
         c.kernel(n.out[1], {}, cbool(true));
@@ -164,18 +188,21 @@ void def_variadic(const std::string &name, int min_opset, EOp op, bool mean) {
 void def_pow() {
   OpDef d;
   d.name = "Pow";
-  d.min_opset = 7;
+  d.min_opset = 1;
+  d.attrs = {"broadcast", "axis"};
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
     require_types(n, g, 1, kNumeric);
-    set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_shapes(in_val(g, n, 0).shape, in_val(g, n, 1).shape, n));
+    const Shape &as = in_val(g, n, 0).shape, &bs = in_val(g, n, 1).shape;
+    set_out(n, g, 0, in_val(g, n, 0).dtype, n.opset < 7 ? (legacy_broadcast(n, as, bs), as) : broadcast_shapes(as, bs, n));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
     int r = c.g.v(n.out[0]).rank();
     DType ct = a.dtype == DType::F32 ? DType::F32 : DType::F64;
     ExprP x = cast(load(0, a.dtype, broadcast_index(a.shape, r)), ct);
-    ExprP y = cast(load(1, b.dtype, broadcast_index(b.shape, r)), ct);
+    std::vector<ExprP> bi = n.opset < 7 ? legacy_broadcast(n, a.shape, b.shape) : broadcast_index(b.shape, r);
+    ExprP y = cast(load(1, b.dtype, bi), ct);
     ExprP p = bin(EOp::Pow, x, y);
     if (!dtype_is_float(a.dtype)) p = cast(un(EOp::Round, p), a.dtype);
     c.kernel(n.out[0], {n.in[0], n.in[1]}, p);
@@ -214,18 +241,23 @@ void def_where() {
 void def_prelu() {
   OpDef d;
   d.name = "PRelu";
-  d.min_opset = 7;
-  d.infer = [](Node &n, Graph &g) {
+  d.min_opset = 6;
+  d.attrs = {"consumed_inputs"};
+  // Before opset 7 a 1-D slope runs along the channel axis.
+  auto channel_slope = [](const Node &n, const Value &x, const Value &sl) {
+    return n.opset < 7 && sl.rank() == 1 && sl.numel() > 1 && x.rank() >= 2 && sl.shape[0] == x.shape[1];
+  };
+  d.infer = [channel_slope](Node &n, Graph &g) {
     require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
-    const Value &x = in_val(g, n, 0);
-    if (broadcast_shapes(x.shape, in_val(g, n, 1).shape, n) != x.shape)
+    const Value &x = in_val(g, n, 0), &sl = in_val(g, n, 1);
+    if (!channel_slope(n, x, sl) && broadcast_shapes(x.shape, sl.shape, n) != x.shape)
       fail_invalid(n.where() + ": slope does not broadcast to the input");
     set_out(n, g, 0, x.dtype, x.shape);
   };
-  d.lower = [](const Node &n, LowerCtx &c) {
+  d.lower = [channel_slope](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0), &sl = in_val(c.g, n, 1);
     ExprP v = load(0, x.dtype, out_vars(x.rank()));
-    ExprP a = load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
+    ExprP a = channel_slope(n, x, sl) ? load(1, sl.dtype, {var(1)}) : load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
     c.kernel(n.out[0], {n.in[0], n.in[1]}, select(lt(v, cst(x.dtype, 0)), v * a, v));
   };
   register_op(std::move(d));
@@ -340,10 +372,10 @@ void register_elementwise_ops() {
   def_unary("Ceil", 6, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Ceil, x); });
   def_unary("Reciprocal", 6, {}, kFloat, [](ExprP x, const Node &) { return fc(x, 1) / x; });
 
-  def_binary("Add", 7, kNumeric, [](ExprP a, ExprP b) { return a + b; });
-  def_binary("Sub", 7, kNumeric, [](ExprP a, ExprP b) { return a - b; });
-  def_binary("Mul", 7, kNumeric, [](ExprP a, ExprP b) { return a * b; });
-  def_binary("Div", 7, kNumeric, [](ExprP a, ExprP b) { return a / b; });
+  def_binary("Add", 1, kNumeric, [](ExprP a, ExprP b) { return a + b; });
+  def_binary("Sub", 1, kNumeric, [](ExprP a, ExprP b) { return a - b; });
+  def_binary("Mul", 1, kNumeric, [](ExprP a, ExprP b) { return a * b; });
+  def_binary("Div", 1, kNumeric, [](ExprP a, ExprP b) { return a / b; });
 
 
   // Trigonometric and hyperbolic functions.
@@ -421,10 +453,11 @@ void register_elementwise_ops() {
   def_binary("And", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::And, a, b); });
   def_binary("Or", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Or, a, b); });
   def_binary("Xor", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Xor, a, b); });
-  def_variadic("Max", 8, EOp::Max, false);
-  def_variadic("Min", 8, EOp::Min, false);
-  def_variadic("Sum", 8, EOp::Add, false);
-  def_variadic("Mean", 8, EOp::Add, true);
+  // Before opset 8 these take equal shapes, which the broadcasting covers.
+  def_variadic("Max", 6, EOp::Max, false);
+  def_variadic("Min", 6, EOp::Min, false);
+  def_variadic("Sum", 6, EOp::Add, false);
+  def_variadic("Mean", 6, EOp::Add, true);
   def_pow();
   def_where();
   def_prelu();

@@ -6,6 +6,7 @@
 // over the updates. That is O(output x updates), fine for the sizes where
 // scatters appear in inference graphs; a dedicated emitter is future work.
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 
 #include "ops/op_registry.h"
@@ -362,6 +363,114 @@ void def_range() {
   register_op(std::move(d));
 }
 
+
+// Compress with a constant condition: a gather of the kept positions.
+void def_compress() {
+  OpDef d;
+  d.name = "Compress";
+  d.min_opset = 9;
+  d.attrs = {"axis"};
+  d.const_inputs = {1};
+  auto kept = [](const Node &n, const Graph &g) {
+    const Value &c = in_val(g, n, 1);
+    std::vector<int64_t> pos;
+    for (int64_t i = 0; i < c.numel(); ++i)
+      if (c.data->get_i(i)) pos.push_back(i);
+    return pos;
+  };
+  d.infer = [kept](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::Bool});
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> pos = kept(n, g);
+    if (!n.has("axis")) {
+      if (!pos.empty() && pos.back() >= x.numel()) fail_invalid(n.where() + ": condition longer than the input");
+      set_out(n, g, 0, x.dtype, {(int64_t)pos.size()});
+      return;
+    }
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    if (!pos.empty() && pos.back() >= x.shape[axis]) fail_invalid(n.where() + ": condition longer than the axis");
+    Shape s = x.shape;
+    s[axis] = (int64_t)pos.size();
+    set_out(n, g, 0, x.dtype, s);
+  };
+  d.lower = [kept](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    std::vector<int64_t> pos = kept(n, c.g);
+    int table = c.g.add_const(c.g.fresh_name(n.name + "_kept"), make_const_i64({(int64_t)pos.size()}, pos));
+    std::vector<ExprP> xi;
+    if (!n.has("axis")) {
+      ExprP p = cast(load(1, DType::I64, {var(0)}), kIndexType);
+      std::vector<int64_t> st = row_major_strides(x.shape);
+      for (int i = 0; i < x.rank(); ++i) xi.push_back(bin(EOp::Rem, bin(EOp::Div, p, cidx(st[i])), cidx(x.shape[i])));
+    } else {
+      int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+      xi = out_vars(x.rank());
+      xi[axis] = cast(load(1, DType::I64, {var(axis)}), kIndexType);
+    }
+    c.kernel(n.out[0], {n.in[0], table}, load(0, x.dtype, xi));
+  };
+  register_op(std::move(d));
+}
+
+// TfIdfVectorizer over integer tokens: per pool n-gram, the number of
+// (skip, start) placements that match, as TF, IDF or TF-IDF.
+void def_tfidf() {
+  OpDef d;
+  d.name = "TfIdfVectorizer";
+  d.min_opset = 9;
+  d.attrs = {"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts", "ngram_indexes",
+             "pool_int64s", "pool_strings", "weights"};
+  d.infer = [](Node &n, Graph &g) {
+    require_types(n, g, 0, {DType::I32, DType::I64});
+    if (n.has("pool_strings")) fail_unsupported(n.where() + ": string pools (strings are out of scope)");
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> idx = n.getints("ngram_indexes");
+    int64_t feats = 0;
+    for (int64_t i : idx) feats = std::max(feats, i + 1);
+    if (x.rank() == 1) set_out(n, g, 0, DType::F32, {feats});
+    else if (x.rank() == 2) set_out(n, g, 0, DType::F32, {x.shape[0], feats});
+    else fail_invalid(n.where() + ": input must be 1-D or 2-D");
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    bool batch = x.rank() == 2;
+    int64_t N = x.shape.back();
+    std::vector<int64_t> pool = n.getints("pool_int64s"), counts = n.getints("ngram_counts"),
+                         indexes = n.getints("ngram_indexes");
+    std::vector<float> weights = n.getfloats("weights");
+    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1), skip = n.geti("max_skip_count", 0);
+    std::string mode = n.gets("mode", "TF");
+    ExprP f = var(batch ? 1 : 0);
+    ExprP e = cst(DType::F32, 0);
+    size_t k = 0;  // n-gram number in pool order
+    for (size_t len = 1; len <= counts.size(); ++len) {
+      int64_t begin = counts[len - 1], end = len < counts.size() ? counts[len] : (int64_t)pool.size();
+      for (int64_t p = begin; p + (int64_t)len <= end; p += (int64_t)len, ++k) {
+        if ((int64_t)len < gmin || (int64_t)len > gmax || k >= indexes.size()) continue;
+        int64_t skips = len == 1 ? 1 : skip + 1;
+        ExprP s = var(kFirstReduceVar), i = var(kFirstReduceVar + 1);
+        ExprP stride = s + cidx(1);
+        ExprP last = i + stride * cidx((int64_t)len - 1);
+        ExprP match = cbool(true);
+        for (size_t j = 0; j < len; ++j) {
+          ExprP at = emin(cidx(N - 1), i + stride * cidx((int64_t)j));
+          std::vector<ExprP> xi = batch ? std::vector<ExprP>{var(0), at} : std::vector<ExprP>{at};
+          match = land(match, bin(EOp::Eq, load(0, x.dtype, xi), cst(x.dtype, (double)pool[p + j])));
+        }
+        ExprP hit = select(land(lt(last, cidx(N)), match), cst(DType::F32, 1), cst(DType::F32, 0));
+        ExprP count = reduce(ReduceKind::Sum, {{kFirstReduceVar, skips}, {kFirstReduceVar + 1, N}}, hit);
+        double w = k < weights.size() ? weights[k] : 1.0;
+        ExprP v = mode == "TF" ? count
+                  : mode == "IDF" ? select(bin(EOp::Gt, count, cst(DType::F32, 0)), cst(DType::F32, w), cst(DType::F32, 0))
+                                  : count * cst(DType::F32, w);
+        e = select(bin(EOp::Eq, f, cidx(indexes[k])), v, e);
+      }
+    }
+    c.kernel(n.out[0], {n.in[0]}, e);
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_indexing_ops() {
@@ -378,6 +487,8 @@ void register_indexing_ops() {
   def_reverse_sequence();
   def_eyelike();
   def_range();
+  def_compress();
+  def_tfidf();
 }
 
 }  // namespace tinyrt

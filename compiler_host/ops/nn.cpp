@@ -188,7 +188,7 @@ int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int6
 void def_gemm() {
   OpDef d;
   d.name = "Gemm";
-  d.attrs = {"alpha", "beta", "transA", "transB"};
+  d.attrs = {"alpha", "beta", "transA", "transB", "broadcast"};  // broadcast: opset < 7, C broadcasts either way
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, kFloat);
     const Shape &a = in_val(g, n, 0).shape, &b = in_val(g, n, 1).shape;
@@ -334,11 +334,12 @@ void def_matmul() {
 void def_batchnorm() {
   OpDef d;
   d.name = "BatchNormalization";
-  d.min_opset = 7;
-  d.attrs = {"epsilon", "momentum", "training_mode", "spatial"};
+  d.min_opset = 1;
+  d.attrs = {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"};
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, kFloat);
-    if (n.geti("training_mode", 0) != 0) fail_unsupported(n.where() + ": training_mode=1");
+    if (n.geti("training_mode", 0) != 0 || (n.opset < 7 && n.has("is_test") && n.geti("is_test", 0) == 0))
+      fail_unsupported(n.where() + ": training mode is out of scope (training)");
     if (n.geti("spatial", 1) != 1) fail_unsupported(n.where() + ": spatial=0");
     for (size_t k = 1; k < n.out.size(); ++k)
       if (n.out[k] >= 0) fail_unsupported(n.where() + ": training outputs (running mean/var)");
@@ -367,7 +368,7 @@ void def_batchnorm() {
 void def_pool(const std::string &name, bool is_max) {
   OpDef d;
   d.name = name;
-  d.min_opset = 7;
+  d.min_opset = 1;
   d.attrs = {"auto_pad", "ceil_mode", "kernel_shape", "pads", "strides"};
   if (is_max) d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
   else d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});

@@ -71,11 +71,42 @@ void throw_constant_required(const Graph &g, const Node &n, int v) {
                          from);
 }
 
+// Ops tinyrt does not implement by design, with the class they belong to
+// (docs/OPERATORS.md lists the classes).
+static const char *out_of_scope(const std::string &op) {
+  static const std::map<std::string, const char *> classes = {
+      {"NonZero", "data-dependent output shape"},
+      {"Unique", "data-dependent output shape"},
+      {"NonMaxSuppression", "data-dependent output shape"},
+      {"Bernoulli", "random"},
+      {"RandomNormal", "random"},
+      {"RandomNormalLike", "random"},
+      {"RandomUniform", "random"},
+      {"RandomUniformLike", "random"},
+      {"Multinomial", "random"},
+      {"StringNormalizer", "strings"},
+      {"RegexFullMatch", "strings"},
+      {"Optional", "optionals"},
+      {"OptionalHasElement", "optionals"},
+      {"OptionalGetElement", "optionals"},
+      {"ConcatFromSequence", "sequences"},
+      {"SplitToSequence", "sequences"},
+  };
+  auto it = classes.find(op);
+  if (it != classes.end()) return it->second;
+  if (op.rfind("Sequence", 0) == 0) return "sequences";
+  return nullptr;
+}
+
 const OpDef &check_node(const Node &n, const Graph &g) {
   const OpDef *d = find_op(n.domain, n.op);
   if (!d) {
+    if (n.domain == "ai.onnx.preview.training")
+      fail_unsupported(n.where() + ": training ops are out of scope (domain " + n.domain + ")");
     if (!n.domain.empty() && n.domain != "ai.onnx")
       fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported");
+    if (const char *cls = out_of_scope(n.op))
+      fail_unsupported(n.where() + ": out of scope (" + cls + ")");
     fail_unsupported(n.where() + ": op " + n.op + " is not supported");
   }
   if (n.opset < d->min_opset)

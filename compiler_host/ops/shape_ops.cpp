@@ -458,6 +458,8 @@ void def_cast() {
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     DType to = (DType)n.geti("to", 0);
+    if (to == DType::String || x.dtype == DType::String)
+      fail_unsupported(n.where() + ": casts to or from string are out of scope (strings)");
     if (!dtype_supported(to) || !dtype_supported(x.dtype))
       fail_unsupported(n.where() + ": cast from " + dtype_name(x.dtype) + " to " + dtype_name(to));
     set_out(n, g, 0, to, x.shape);
