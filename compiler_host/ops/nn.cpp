@@ -339,7 +339,8 @@ void def_batchnorm() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 0, kFloat);
     if (n.geti("training_mode", 0) != 0 || (n.opset < 7 && n.has("is_test") && n.geti("is_test", 0) == 0))
-      fail_unsupported(n.where() + ": training mode is out of scope (training)");
+      fail_unsupported(n.where() + (n.opset < 7 ? ": is_test=0" : ": training_mode=1") +
+                       " is out of scope (training)");
     if (n.geti("spatial", 1) != 1) fail_unsupported(n.where() + ": spatial=0");
     for (size_t k = 1; k < n.out.size(); ++k)
       if (n.out[k] >= 0) fail_unsupported(n.where() + ": training outputs (running mean/var)");
