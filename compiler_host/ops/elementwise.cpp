@@ -23,8 +23,8 @@ void def_unary(const std::string &name, int min_opset, std::vector<std::string> 
   d.name = name;
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
+  d.types = types;
   d.infer = [types, out_type](Node &n, Graph &g) {
-    require_types(n, g, 0, types);
     const Value &x = in_val(g, n, 0);
     set_out(n, g, 0, out_type == DType::Undefined ? x.dtype : out_type, x.shape);
   };
@@ -66,8 +66,8 @@ void def_binary(const std::string &name, int min_opset, std::vector<DType> types
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
   if (min_opset < 7) d.attrs.insert(d.attrs.end(), {"broadcast", "axis", "consumed_inputs"});
+  d.types = types;
   d.infer = [types, compare](Node &n, Graph &g) {
-    require_types(n, g, 0, types);
     const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
     if (a.dtype != b.dtype)
       fail_invalid(n.where() + ": input types differ (" + dtype_name(a.dtype) + " vs " +
@@ -91,8 +91,8 @@ void def_clip() {
   d.name = "Clip";
   d.min_opset = 1;
   d.attrs = {"min", "max"};
+  d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     const Value &x = in_val(g, n, 0);
     for (size_t k = 1; k < 3; ++k)
       if (n.has_in(k) && (in_val(g, n, k).numel() != 1 || in_val(g, n, k).dtype != x.dtype))
@@ -163,8 +163,8 @@ void def_variadic(const std::string &name, int min_opset, EOp op, bool mean) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
+  d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     for (size_t k = 1; k < n.in.size(); ++k)
       if (in_val(g, n, k).dtype != in_val(g, n, 0).dtype) fail_invalid(n.where() + ": input types differ");
     set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_all(n, g));
@@ -190,8 +190,8 @@ void def_pow() {
   d.name = "Pow";
   d.min_opset = 1;
   d.attrs = {"broadcast", "axis"};
+  d.types = {DType::F32, DType::F64, DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
     require_types(n, g, 1, kNumeric);
     const Shape &as = in_val(g, n, 0).shape, &bs = in_val(g, n, 1).shape;
     set_out(n, g, 0, in_val(g, n, 0).dtype, n.opset < 7 ? (legacy_broadcast(n, as, bs), as) : broadcast_shapes(as, bs, n));
@@ -215,8 +215,8 @@ void def_where() {
   OpDef d;
   d.name = "Where";
   d.min_opset = 9;
+  d.types = {DType::Bool};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::Bool});
     if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
     Shape s;
     try {
@@ -247,8 +247,8 @@ void def_prelu() {
   auto channel_slope = [](const Node &n, const Value &x, const Value &sl) {
     return n.opset < 7 && sl.rank() == 1 && sl.numel() > 1 && x.rank() >= 2 && sl.shape[0] == x.shape[1];
   };
+  d.types = {DType::F32, DType::F64, DType::I32, DType::I64};
   d.infer = [channel_slope](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
     const Value &x = in_val(g, n, 0), &sl = in_val(g, n, 1);
     if (!channel_slope(n, x, sl) && broadcast_shapes(x.shape, sl.shape, n) != x.shape)
       fail_invalid(n.where() + ": slope does not broadcast to the input");
@@ -270,8 +270,8 @@ void def_mod() {
   d.name = "Mod";
   d.min_opset = 10;
   d.attrs = {"fmod"};
+  d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
     if (a.dtype != b.dtype) fail_invalid(n.where() + ": input types differ");
     if (dtype_is_float(a.dtype) && n.geti("fmod", 0) == 0)
@@ -298,8 +298,8 @@ void def_bitshift() {
   d.name = "BitShift";
   d.min_opset = 11;
   d.attrs = {"direction"};
+  d.types = {DType::U8, DType::U16, DType::U32, DType::U64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::U8, DType::U16, DType::U32, DType::U64});
     std::string dir = n.gets("direction", "");
     if (dir != "LEFT" && dir != "RIGHT") fail_invalid(n.where() + ": direction must be LEFT or RIGHT");
     set_out(n, g, 0, in_val(g, n, 0).dtype, broadcast_shapes(in_val(g, n, 0).shape, in_val(g, n, 1).shape, n));

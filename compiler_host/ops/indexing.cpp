@@ -420,8 +420,8 @@ void def_tfidf() {
   d.min_opset = 9;
   d.attrs = {"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts", "ngram_indexes",
              "pool_int64s", "pool_strings", "weights"};
+  d.types = {DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::I32, DType::I64});
     if (n.has("pool_strings")) fail_unsupported(n.where() + ": string pools (strings are out of scope)");
     const Value &x = in_val(g, n, 0);
     std::vector<int64_t> idx = n.getints("ngram_indexes");

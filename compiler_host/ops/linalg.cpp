@@ -110,8 +110,8 @@ void def_einsum() {
   d.name = "Einsum";
   d.min_opset = 12;
   d.attrs = {"equation"};
+  d.types = {DType::F32, DType::F64, DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
     set_out(n, g, 0, in_val(g, n, 0).dtype, plan_einsum(n, g).out_shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -171,8 +171,8 @@ void def_det() {
   OpDef d;
   d.name = "Det";
   d.min_opset = 11;
+  d.types = {DType::F32, DType::F64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     const Value &x = in_val(g, n, 0);
     if (x.rank() < 2 || x.shape[x.rank() - 1] != x.shape[x.rank() - 2])
       fail_invalid(n.where() + ": input must be [..., M, M]");

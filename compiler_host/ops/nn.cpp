@@ -117,8 +117,8 @@ void def_conv() {
   OpDef d;
   d.name = "Conv";
   d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
     Shape out = conv_out_shape(n, x, w);
     if (n.has_in(2) && in_val(g, n, 2).shape != Shape{w[0]})
@@ -189,8 +189,8 @@ void def_gemm() {
   OpDef d;
   d.name = "Gemm";
   d.attrs = {"alpha", "beta", "transA", "transB", "broadcast"};  // broadcast: opset < 7, C broadcasts either way
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Shape &a = in_val(g, n, 0).shape, &b = in_val(g, n, 1).shape;
     if (a.size() != 2 || b.size() != 2) fail_invalid(n.where() + ": A and B must be 2-D");
     bool ta = n.geti("transA", 0), tb = n.geti("transB", 0);
@@ -282,8 +282,8 @@ namespace {
 void def_matmul() {
   OpDef d;
   d.name = "MatMul";
+  d.types = {DType::F32, DType::F64, DType::I32, DType::I64, DType::U32, DType::U64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64, DType::I32, DType::I64, DType::U32, DType::U64});
     set_out(n, g, 0, in_val(g, n, 0).dtype, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -336,8 +336,8 @@ void def_batchnorm() {
   d.name = "BatchNormalization";
   d.min_opset = 1;
   d.attrs = {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     if (n.geti("training_mode", 0) != 0 || (n.opset < 7 && n.has("is_test") && n.geti("is_test", 0) == 0))
       fail_unsupported(n.where() + (n.opset < 7 ? ": is_test=0" : ": training_mode=1") +
                        " is out of scope (training)");
@@ -373,8 +373,8 @@ void def_pool(const std::string &name, bool is_max) {
   d.attrs = {"auto_pad", "ceil_mode", "kernel_shape", "pads", "strides"};
   if (is_max) d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
   else d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});
+  d.types = is_max ? std::vector<DType>{DType::F32, DType::F64, DType::I8, DType::U8} : kFloat;
   d.infer = [is_max](Node &n, Graph &g) {
-    require_types(n, g, 0, is_max ? std::vector<DType>{DType::F32, DType::F64, DType::I8, DType::U8} : kFloat);
     const Value &x = in_val(g, n, 0);
     Window w = window_geometry(n, x.shape, kernel_shape_of(n, g, false), n.geti("ceil_mode", 0));
     Shape out = {x.shape[0], x.shape[1]};
@@ -434,8 +434,8 @@ void def_pool(const std::string &name, bool is_max) {
 void def_global_pool(const std::string &name, bool is_max) {
   OpDef d;
   d.name = name;
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     if (x.rank() < 3) fail_invalid(n.where() + ": input rank must be >= 3");
     Shape out = x.shape;
@@ -507,8 +507,8 @@ void def_conv_transpose() {
   OpDef d;
   d.name = "ConvTranspose";
   d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
     int64_t G = n.geti("group", 1);
     if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
@@ -567,8 +567,8 @@ void def_max_unpool() {
     for (size_t i = 0; i < k.size(); ++i) out.push_back((x.shape[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + k.size()]);
     return out;
   };
+  d.types = kFloat;
   d.infer = [unpooled](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     Shape out = unpooled(n, g);
     if (n.has_in(2)) {
       std::vector<int64_t> os = const_ints(g, n, 2);
@@ -616,8 +616,8 @@ void def_lp_pool() {
   d.name = "LpPool";
   d.min_opset = 2;
   d.attrs = {"auto_pad", "kernel_shape", "p", "pads", "strides", "dilations", "ceil_mode"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     Window w = window_geometry(n, x.shape, kernel_shape_of(n, g, false), n.geti("ceil_mode", 0));
     Shape out = {x.shape[0], x.shape[1]};
@@ -649,8 +649,8 @@ void def_global_lp_pool() {
   d.name = "GlobalLpPool";
   d.min_opset = 2;
   d.attrs = {"p"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     Shape out = in_val(g, n, 0).shape;
     for (size_t k = 2; k < out.size(); ++k) out[k] = 1;
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);

@@ -52,8 +52,8 @@ void def_layer_norm() {
   d.name = "LayerNormalization";
   d.min_opset = 17;
   d.attrs = {"axis", "epsilon", "stash_type"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
     Shape ks = x.shape;
@@ -91,8 +91,8 @@ void def_instance_norm() {
   d.name = "InstanceNormalization";
   d.min_opset = 6;
   d.attrs = {"epsilon"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     if (x.rank() < 3) fail_invalid(n.where() + ": input rank must be >= 3");
     set_out(n, g, 0, x.dtype, x.shape);
@@ -116,8 +116,8 @@ void def_lrn() {
   OpDef d;
   d.name = "LRN";
   d.attrs = {"alpha", "beta", "bias", "size"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     if (n.geti("size", 0) < 1) fail_invalid(n.where() + ": size must be >= 1");
     set_out(n, g, 0, in_val(g, n, 0).dtype, in_val(g, n, 0).shape);
   };
@@ -142,8 +142,8 @@ void def_mvn() {
   d.name = "MeanVarianceNormalization";
   d.min_opset = 9;
   d.attrs = {"axes"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     set_out(n, g, 0, in_val(g, n, 0).dtype, in_val(g, n, 0).shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -173,6 +173,34 @@ void def_mvn() {
     ExprP m = load(1, t, kept_index(red, r));
     ExprP sd = un(EOp::Sqrt, load(2, t, kept_index(red, r)) - m * m);
     c.kernel(n.out[0], {n.in[0], mean, msq}, (load(0, t, out_vars(r)) - m) / (sd + cst(t, 1e-9)));
+  };
+  register_op(std::move(d));
+}
+
+// x / ||x||_p along one axis (p = 1 or 2).
+void def_lp_normalization() {
+  OpDef d;
+  d.name = "LpNormalization";
+  d.attrs = {"axis", "p"};
+  d.types = kFloat;
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    norm_axis(n.geti("axis", -1), x.rank(), n);
+    int64_t p = n.geti("p", 2);
+    if (p != 1 && p != 2) fail_invalid(n.where() + ": p must be 1 or 2");
+    set_out(n, g, 0, x.dtype, x.shape);
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0);
+    DType t = x.dtype;
+    int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
+    std::vector<ExprP> xi = out_vars(x.rank());
+    xi[axis] = var(kFirstReduceVar);
+    ExprP v = load(0, t, xi);
+    bool l1 = n.geti("p", 2) == 1;
+    ExprP norm = reduce(ReduceKind::Sum, {{kFirstReduceVar, x.shape[axis]}}, l1 ? un(EOp::Abs, v) : v * v);
+    if (!l1) norm = un(EOp::Sqrt, norm);
+    c.kernel(n.out[0], {n.in[0]}, load(0, t, out_vars(x.rank())) / norm);
   };
   register_op(std::move(d));
 }
@@ -236,7 +264,6 @@ Shape loss_shape(const Node &n, const Graph &g) {
 }
 
 void check_loss_inputs(const Node &n, const Graph &g) {
-  require_types(n, g, 0, kFloat);
   require_types(n, g, 1, {DType::I32, DType::I64});
   const Value &x = in_val(g, n, 0), &tg = in_val(g, n, 1);
   if (x.rank() < 2 || tg.rank() != x.rank() - 1) fail_invalid(n.where() + ": targets must be [N, d...] for input [N, C, d...]");
@@ -246,6 +273,7 @@ void def_nll() {
   OpDef d;
   d.name = "NegativeLogLikelihoodLoss";
   d.min_opset = 12;
+  d.types = kFloat;
   d.attrs = {"ignore_index", "reduction"};
   d.infer = [](Node &n, Graph &g) {
     check_loss_inputs(n, g);
@@ -261,6 +289,7 @@ void def_softmax_cross_entropy() {
   OpDef d;
   d.name = "SoftmaxCrossEntropyLoss";
   d.min_opset = 12;
+  d.types = kFloat;
   d.attrs = {"ignore_index", "reduction"};
   d.infer = [](Node &n, Graph &g) {
     check_loss_inputs(n, g);
@@ -286,6 +315,7 @@ void register_normalization_ops() {
   def_instance_norm();
   def_lrn();
   def_mvn();
+  def_lp_normalization();
   def_nll();
   def_softmax_cross_entropy();
 }

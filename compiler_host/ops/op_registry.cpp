@@ -73,7 +73,7 @@ void throw_constant_required(const Graph &g, const Node &n, int v) {
 
 // Ops tinyrt does not implement by design, with the class they belong to
 // (docs/OPERATORS.md lists the classes).
-static const char *out_of_scope(const std::string &op) {
+const char *out_of_scope_class(const std::string &op) {
   static const std::map<std::string, const char *> classes = {
       {"NonZero", "data-dependent output shape"},
       {"Unique", "data-dependent output shape"},
@@ -105,7 +105,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
       fail_unsupported(n.where() + ": training ops are out of scope (domain " + n.domain + ")");
     if (!n.domain.empty() && n.domain != "ai.onnx")
       fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported");
-    if (const char *cls = out_of_scope(n.op))
+    if (const char *cls = out_of_scope_class(n.op))
       fail_unsupported(n.where() + ": out of scope (" + cls + ")");
     fail_unsupported(n.where() + ": op " + n.op + " is not supported");
   }
@@ -115,6 +115,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
   for (auto &kv : n.attrs)
     if (kv.first[0] != '_' && std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
+  if (!d->types.empty()) require_types(n, g, 0, d->types);
   for (int k : d->const_inputs)
     if (n.has_in(k) && !g.v(n.in[k]).is_const())
       throw_constant_required(g, n, n.in[k]);

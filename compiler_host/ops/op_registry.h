@@ -35,6 +35,7 @@ struct OpDef {
   std::string name;
   int min_opset = 1;               // earliest opset whose semantics we implement
   std::vector<std::string> attrs;  // accepted attribute names
+  std::vector<DType> types;        // accepted types of input 0 (empty: any)
   // Sets output dtypes and shapes from the inputs (which may be constants).
   std::function<void(Node &, Graph &)> infer;
   // Emits kernels/aliases computing the node's outputs.
@@ -58,6 +59,9 @@ std::vector<const OpDef *> all_ops();
 // Validates a node against its OpDef (known op, opset, attributes, constant
 // inputs); throws CompileError naming the node otherwise.
 const OpDef &check_node(const Node &n, const Graph &g);
+// The out-of-scope class of an op tinyrt does not implement by design
+// ("random", "sequences", ...), or nullptr.
+const char *out_of_scope_class(const std::string &op);
 
 // ---- helpers shared by op definitions ----
 

@@ -39,8 +39,8 @@ void def_quantize() {
   d.name = "QuantizeLinear";
   d.min_opset = 10;
   d.attrs = {"axis", "saturate"};
+  d.types = {DType::F32, DType::I32};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::I32});
     require_types(n, g, 2, kQuant);
     const Value &x = in_val(g, n, 0);
     set_out(n, g, 0, n.has_in(2) ? in_val(g, n, 2).dtype : DType::U8, x.shape);
@@ -66,8 +66,8 @@ void def_dequantize() {
   d.name = "DequantizeLinear";
   d.min_opset = 10;
   d.attrs = {"axis"};
+  d.types = {DType::U8, DType::I8, DType::I32};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::U8, DType::I8, DType::I32});
     set_out(n, g, 0, DType::F32, in_val(g, n, 0).shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -89,8 +89,8 @@ void def_dynamic_quantize() {
   OpDef d;
   d.name = "DynamicQuantizeLinear";
   d.min_opset = 11;
+  d.types = {DType::F32};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32});
     set_out(n, g, 0, DType::U8, in_val(g, n, 0).shape);
     set_out(n, g, 1, DType::F32, {});
     set_out(n, g, 2, DType::U8, {});
@@ -133,8 +133,8 @@ void def_matmul_integer() {
   OpDef d;
   d.name = "MatMulInteger";
   d.min_opset = 10;
+  d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kQuant);
     require_types(n, g, 1, kQuant);
     set_out(n, g, 0, DType::I32, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
   };
@@ -155,8 +155,8 @@ void def_conv_integer() {
   d.name = "ConvInteger";
   d.min_opset = 10;
   d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kQuant);
     require_types(n, g, 1, kQuant);
     set_out(n, g, 0, DType::I32, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
   };
@@ -181,8 +181,8 @@ void def_qlinear_matmul() {
   OpDef d;
   d.name = "QLinearMatMul";
   d.min_opset = 10;
+  d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kQuant);
     require_types(n, g, 3, kQuant);
     set_out(n, g, 0, in_val(g, n, 7).dtype, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
   };
@@ -209,8 +209,8 @@ void def_qlinear_conv() {
   d.name = "QLinearConv";
   d.min_opset = 10;
   d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kQuant);
     require_types(n, g, 3, kQuant);
     set_out(n, g, 0, in_val(g, n, 7).dtype, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
   };

@@ -284,8 +284,8 @@ void def_rnn(const std::string &name, Cell cell) {
   d.attrs = {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout"};
   if (cell == Cell::GRU) d.attrs.push_back("linear_before_reset");
   if (cell == Cell::LSTM) d.attrs.push_back("input_forget");
+  d.types = {DType::F32, DType::F64};
   d.infer = [cell](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     Spec s = spec_of(n, g, cell);
     DType t = in_val(g, n, 0).dtype;
     set_out(n, g, 0, t, s.layout1 ? Shape{s.B, s.T, s.D, s.H} : Shape{s.T, s.D, s.B, s.H});

@@ -74,8 +74,8 @@ void def_reduce(const std::string &name, ReduceKind kind, int axes_input_opset, 
   d.name = name;
   d.attrs = {"axes", "keepdims", "noop_with_empty_axes"};
   d.const_inputs = {1};
+  d.types = types;
   d.infer = [axes_input_opset, types](Node &n, Graph &g) {
-    require_types(n, g, 0, types);
     const Value &x = in_val(g, n, 0);
     AxisPlan p = plan_axes(x.shape, axes_from(n, g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1));
     set_out(n, g, 0, x.dtype, p.out_shape);
@@ -94,8 +94,8 @@ void def_reduce_logsumexp() {
   d.name = "ReduceLogSumExp";
   d.attrs = {"axes", "keepdims", "noop_with_empty_axes"};
   d.const_inputs = {1};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     set_out(n, g, 0, x.dtype, plan_axes(x.shape, axes_from(n, g, x.rank(), n.opset >= 18), n.geti("keepdims", 1)).out_shape);
   };
@@ -187,8 +187,8 @@ void def_softmax(const std::string &name, SoftKind kind) {
   OpDef d;
   d.name = name;
   d.attrs = {"axis"};
+  d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kFloat);
     const Value &x = in_val(g, n, 0);
     softmax_axes(n, x.rank());
     set_out(n, g, 0, x.dtype, x.shape);
@@ -205,8 +205,8 @@ void def_arg(const std::string &name, bool is_max) {
   OpDef d;
   d.name = name;
   d.attrs = {"axis", "keepdims", "select_last_index"};
+  d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     const Value &x = in_val(g, n, 0);
     std::vector<bool> red(x.rank(), false);
     red[norm_axis(n.geti("axis", 0), x.rank(), n)] = true;
@@ -251,8 +251,8 @@ void def_cumsum() {
   d.min_opset = 11;
   d.attrs = {"exclusive", "reverse"};
   d.const_inputs = {1};
+  d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     const Value &x = in_val(g, n, 0);
     norm_axis(const_ints(g, n, 1).at(0), x.rank(), n);
     set_out(n, g, 0, x.dtype, x.shape);
@@ -281,8 +281,8 @@ void def_topk() {
   d.attrs = {"axis", "largest", "sorted", "k"};
   d.const_inputs = {1};
   auto k_of = [](const Node &n, const Graph &g) { return n.opset < 10 ? n.geti("k", 1) : const_ints(g, n, 1).at(0); };
+  d.types = kNumeric;
   d.infer = [k_of](Node &n, Graph &g) {
-    require_types(n, g, 0, kNumeric);
     const Value &x = in_val(g, n, 0);
     int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
     int64_t k = k_of(n, g);

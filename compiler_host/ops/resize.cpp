@@ -185,8 +185,8 @@ void def_resize(const std::string &name, int min_opset, std::vector<std::string>
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
   d.const_inputs = std::move(const_inputs);
+  d.types = {DType::F32, DType::F64, DType::U8, DType::I8, DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64, DType::U8, DType::I8, DType::I32, DType::I64});
     set_out(n, g, 0, in_val(g, n, 0).dtype, resize_spec(n, g).out);
   };
   d.lower = lower_resize;
@@ -214,8 +214,8 @@ void def_grid_sample() {
   d.name = "GridSample";
   d.min_opset = 16;
   d.attrs = {"align_corners", "mode", "padding_mode"};
+  d.types = {DType::F32, DType::F64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     const Value &x = in_val(g, n, 0), &grid = in_val(g, n, 1);
     if (x.rank() != 4 || grid.rank() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0])
       fail_unsupported(n.where() + ": only 2-D sampling (X [N,C,H,W], grid [N,H,W,2])");
@@ -321,8 +321,8 @@ void def_roi_align() {
       *gw = std::max<int64_t>(*gw, (int64_t)std::ceil(std::max(w, 1.0) / (double)ow));
     }
   };
+  d.types = {DType::F32, DType::F64};
   d.infer = [](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     const Value &x = in_val(g, n, 0), &rois = in_val(g, n, 1);
     if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4) fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
     std::string m = n.gets("mode", "avg");
@@ -389,6 +389,47 @@ void def_roi_align() {
   register_op(std::move(d));
 }
 
+// MaxRoiPool: max over each bin of each roi (Caffe's rounding), as a
+// masked reduction over the whole feature map.
+void def_max_roi_pool() {
+  OpDef d;
+  d.name = "MaxRoiPool";
+  d.attrs = {"pooled_shape", "spatial_scale"};
+  d.types = {DType::F32, DType::F64};
+  d.infer = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0), &rois = in_val(g, n, 1);
+    std::vector<int64_t> ps = n.getints("pooled_shape");
+    if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 5 || ps.size() != 2)
+      fail_invalid(n.where() + ": X [N,C,H,W], rois [R,5] and pooled_shape [h,w] required");
+    set_out(n, g, 0, x.dtype, {rois.shape[0], x.shape[1], ps[0], ps[1]});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    const Value &x = in_val(c.g, n, 0), &rois = in_val(c.g, n, 1);
+    DType t = x.dtype;
+    int64_t H = x.shape[2], W = x.shape[3];
+    std::vector<int64_t> ps = n.getints("pooled_shape");
+    double scale = n.getf("spatial_scale", 1.0f);
+    auto r = [&](int k) { return cast(load(1, rois.dtype, {var(0), cidx(k)}), DType::F64); };
+    auto coord = [&](int k) { return cast(un(EOp::Round, r(k) * d64(scale)), kIndexType); };
+    E b = emax(cidx(0), emin(cidx(x.shape[0] - 1), cast(r(0), kIndexType)));
+    E x0 = coord(1), y0 = coord(2), x1 = coord(3), y1 = coord(4);
+    E rh = cast(emax(y1 - y0 + cidx(1), cidx(1)), DType::F64), rw = cast(emax(x1 - x0 + cidx(1), cidx(1)), DType::F64);
+    E bh = rh / d64((double)ps[0]), bw = rw / d64((double)ps[1]);
+    auto lim = [&](E v, int64_t size) { return emax(cidx(0), emin(cidx(size), v)); };
+    E hs = lim(cast(un(EOp::Floor, cast(var(2), DType::F64) * bh), kIndexType) + y0, H);
+    E he = lim(cast(un(EOp::Ceil, cast(var(2) + cidx(1), DType::F64) * bh), kIndexType) + y0, H);
+    E ws = lim(cast(un(EOp::Floor, cast(var(3), DType::F64) * bw), kIndexType) + x0, W);
+    E we = lim(cast(un(EOp::Ceil, cast(var(3) + cidx(1), DType::F64) * bw), kIndexType) + x0, W);
+    E h = var(kFirstReduceVar), w = var(kFirstReduceVar + 1);
+    E in = land(land(ge(h, hs), lt(h, he)), land(ge(w, ws), lt(w, we)));
+    E m = reduce(ReduceKind::Max, {{kFirstReduceVar, H}, {kFirstReduceVar + 1, W}},
+                 select(in, load(0, t, {b, var(1), h, w}), cst(t, -INFINITY)));
+    E empty = bin(EOp::Or, bin(EOp::Le, he, hs), bin(EOp::Le, we, ws));
+    c.kernel(n.out[0], {n.in[0], n.in[1]}, select(empty, cst(t, 0), m));
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_resize_ops() {
@@ -399,6 +440,7 @@ void register_resize_ops() {
   def_resize("Upsample", 7, {"mode", "scales"}, {1});
   def_grid_sample();
   def_roi_align();
+  def_max_roi_pool();
 }
 
 }  // namespace tinyrt

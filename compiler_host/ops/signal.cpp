@@ -145,8 +145,8 @@ void def_dft() {
     *len = n.has_in(1) && in_val(g, n, 1).numel() > 0 ? scalar_int(g, n, 1) : x.shape[*axis];
     *outlen = n.geti("onesided", 0) ? *len / 2 + 1 : *len;
   };
+  d.types = {DType::F32, DType::F64};
   d.infer = [geometry](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     int axis;
     int64_t len, outlen;
     geometry(n, g, &axis, &len, &outlen);
@@ -196,8 +196,8 @@ void def_stft() {
     r.bins = n.geti("onesided", 1) ? r.frame / 2 + 1 : r.frame;
     return r;
   };
+  d.types = {DType::F32, DType::F64};
   d.infer = [geometry](Node &n, Graph &g) {
-    require_types(n, g, 0, {DType::F32, DType::F64});
     Geo r = geometry(n, g);
     set_out(n, g, 0, in_val(g, n, 0).dtype, {in_val(g, n, 0).shape[0], r.frames, r.bins, 2});
   };

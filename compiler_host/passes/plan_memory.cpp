@@ -1,9 +1,12 @@
 // plan_memory.cpp — one arena for graph inputs, outputs and intermediates.
 // Each buffer is live from the step that writes it to the last step that
 // reads it (or a view of it); graph inputs from the start, outputs to the
-// end. Buffers are placed greedily, largest first, at the lowest 64-byte
-// aligned offset not overlapping any buffer live at the same time. The
-// lower bound reported beside it is the peak of simultaneously live bytes.
+// end. A kernel writes in place over an input that dies with it when it
+// reads that input only at the output's own index (elementwise chains,
+// residual adds in convolution epilogues). Buffers are placed greedily,
+// largest first, at the lowest 64-byte aligned offset not overlapping any
+// buffer live at the same time. The lower bound reported beside it is the
+// peak of simultaneously live bytes.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -23,6 +26,30 @@ struct Buffer {
 
 int64_t round_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
+// Can kernel k (at step t) write its output over input slot s?
+bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vector<int> &last_use,
+                    const std::vector<bool> &viewed, int t) {
+  const Graph &g = p.graph;
+  int v = k.ins[s];
+  const Value &in = g.v(v), &out = g.v(k.out);
+  if (p.root(v) != v || viewed[v] || in.is_const() || last_use[v] != t || g.is_graph_output(v)) return false;
+  for (int gi : g.inputs)
+    if (gi == v) return false;  // the application's input stays intact
+  if (in.shape != out.shape || dtype_bytes(in.dtype) != dtype_bytes(out.dtype) ||
+      p.layout_strides(v) != p.layout_strides(k.out) || p.alias.count(k.out))
+    return false;
+  ExprP e = k.expr;
+  if (k.kind == KernelKind::Gemm) {
+    if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels
+    e = k.gemm.epilogue;
+  }
+  bool identity = true;
+  visit(e, [&](const Expr &x) {
+    if (x.op == EOp::Load && x.id == (int)s && !is_identity_load(x, (int)s, in.shape)) identity = false;
+  });
+  return identity;
+}
+
 }  // namespace
 
 void plan_memory(PassContext &c) {
@@ -33,25 +60,51 @@ void plan_memory(PassContext &c) {
   p.storage.assign(nv, {});
   int end = (int)p.kernels.size() + 1;  // kernel i runs at step i + 1
 
+  // Last step reading each value (through itself or a view).
+  std::vector<int> last_use(nv, -1);
+  std::vector<bool> viewed(nv, false);
+  for (auto &kv : p.alias) viewed[p.root(kv.first)] = true;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    for (int v : p.kernels[i].ins) last_use[p.root(v)] = std::max(last_use[p.root(v)], (int)i + 1);
+  for (int o : g.outputs) last_use[p.root(o)] = end;
+
+  // Buffer owner of each value: itself, its view's root, or the input a
+  // kernel wrote over.
+  std::vector<int> owner(nv);
+  for (size_t v = 0; v < nv; ++v) owner[v] = p.root((int)v);
+  int in_place = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const Kernel &k = p.kernels[i];
+    for (size_t s = 0; s < k.ins.size(); ++s)
+      if (can_write_over(p, k, s, last_use, viewed, (int)i + 1)) {
+        owner[k.out] = owner[k.ins[s]];
+        ++in_place;
+        break;
+      }
+  }
+  for (size_t v = 0; v < nv; ++v) owner[v] = owner[p.root((int)v)];
+
   std::vector<int> first(nv, -1), last(nv, -1);
-  for (int v : g.inputs) first[v] = last[v] = 0;
+  auto touch = [&](int v, int t) {
+    int o = owner[v];
+    if (first[o] < 0 || t < first[o]) first[o] = t;
+    last[o] = std::max(last[o], t);
+  };
+  for (int v : g.inputs) touch(v, 0);
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     int t = (int)i + 1;
     for (size_t s = 0; s < k.ins.size(); ++s) {
       if (k.kind == KernelKind::Gemm && (int)s != 0 && k.ins[s] == k.gemm.weight) continue;
-      int r = p.root(k.ins[s]);
-      last[r] = std::max(last[r], t);
+      if (!g.v(k.ins[s]).is_const()) touch(k.ins[s], t);
     }
-    int o = p.root(k.out);
-    if (first[o] < 0) first[o] = t;
-    last[o] = std::max(last[o], t);
+    touch(k.out, t);
   }
-  for (int o : g.outputs) last[p.root(o)] = end;
+  for (int o : g.outputs) touch(o, end);
 
   std::vector<Buffer> bufs;
   for (size_t v = 0; v < nv; ++v) {
-    if (first[v] < 0 || g.values[v].is_const() || p.alias.count((int)v)) continue;
+    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const()) continue;
     bufs.push_back({(int)v, round_up(g.values[v].numel() * dtype_bytes(g.values[v].dtype)), first[v], last[v]});
   }
 
@@ -92,11 +145,14 @@ void plan_memory(PassContext &c) {
       p.storage[v].strides = p.layout_strides((int)v);
     }
   }
-  for (auto &b : bufs) {
-    Storage &s = p.storage[b.value];
+  std::vector<int64_t> offset_of(nv, -1);
+  for (auto &b : bufs) offset_of[b.value] = b.offset;
+  for (size_t v = 0; v < nv; ++v) {
+    if (g.values[v].is_const() || p.alias.count((int)v) || offset_of[owner[v]] < 0) continue;
+    Storage &s = p.storage[v];
     s.where = Storage::Where::Arena;
-    s.offset = b.offset;
-    s.strides = p.layout_strides(b.value);
+    s.offset = offset_of[owner[v]];
+    s.strides = p.layout_strides((int)v);
   }
   for (auto &kv : p.alias) {
     int r = p.root(kv.first);
@@ -107,7 +163,8 @@ void plan_memory(PassContext &c) {
   p.stats.arena_bytes = arena;
   p.stats.lower_bound_bytes = bound;
   if (c.log)
-    *c.log << "  arena " << arena << " bytes, lower bound " << bound << " bytes, " << bufs.size() << " buffers\n";
+    *c.log << "  arena " << arena << " bytes, lower bound " << bound << " bytes, " << bufs.size() << " buffers, "
+           << in_place << " written in place\n";
 }
 
 }  // namespace tinyrt

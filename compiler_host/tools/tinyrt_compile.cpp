@@ -3,20 +3,50 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
+#include <set>
+
 #include "driver/compiler.h"
+#include "onnx/defs/schema.h"
 #include "ops/op_registry.h"
 
-// The op table as markdown: docs/OPERATORS.md embeds this output and a test
+// Every ai.onnx operator of the onnx library's registry with its status in
+// tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test
 // keeps the two identical.
 static void list_ops() {
-  std::cout << "| op | opsets | attributes | inputs that must be constant |\n|---|---|---|---|\n";
-  for (const tinyrt::OpDef *d : tinyrt::all_ops()) {
-    std::cout << "| " << d->name << " | " << d->min_opset << "+ | ";
-    for (size_t i = 0; i < d->attrs.size(); ++i) std::cout << (i ? ", " : "") << d->attrs[i];
-    std::cout << " | ";
-    for (size_t i = 0; i < d->const_inputs.size(); ++i) std::cout << (i ? ", " : "") << d->const_inputs[i];
-    std::cout << " |\n";
+  std::map<std::string, int> latest;
+  for (const auto &s : onnx::OpSchemaRegistry::get_all_schemas_with_history())
+    if (s.domain().empty() && !s.Deprecated()) latest[s.Name()] = std::max(latest[s.Name()], s.SinceVersion());
+  for (const tinyrt::OpDef *d : tinyrt::all_ops()) latest.emplace(d->name, 0);
+  auto types = [](const std::vector<tinyrt::DType> &ts) {
+    std::string r;
+    for (auto t : ts) r += std::string(r.empty() ? "" : " ") + tinyrt::dtype_name(t);
+    return r.empty() ? std::string("any") : r;
+  };
+  int supported = 0, scoped = 0, missing = 0;
+  std::string rows;
+  for (auto &kv : latest) {
+    const tinyrt::OpDef *d = tinyrt::find_op("", kv.first);
+    std::string row = "| " + kv.first + " | ";
+    if (d) {
+      ++supported;
+      row += "supported | " + std::to_string(d->min_opset) + "+ | " + types(d->types) + " | ";
+      for (size_t i = 0; i < d->attrs.size(); ++i) row += (i ? ", " : "") + d->attrs[i];
+      row += " | ";
+      for (size_t i = 0; i < d->const_inputs.size(); ++i) row += (i ? ", " : "") + std::to_string(d->const_inputs[i]);
+    } else if (const char *cls = tinyrt::out_of_scope_class(kv.first)) {
+      ++scoped;
+      row += std::string("out of scope: ") + cls + " | | | |";
+    } else {
+      ++missing;
+      row += "not implemented | | | |";
+    }
+    rows += row + " |\n";
   }
+  std::cout << supported << " supported, " << scoped << " out of scope, " << missing << " not implemented.\n\n"
+            << "| op | status | opsets | input types | attributes | inputs that must be constant |\n"
+            << "|---|---|---|---|---|---|\n"
+            << rows;
 }
 
 int main(int argc, char **argv) {

@@ -125,3 +125,22 @@ TEST(PlanMemory, ChainReusesBuffersAndMeetsTheBound) {
   EXPECT_NE(o0, o1);
   EXPECT_EQ(o0 % 64, 0);
 }
+
+TEST(PlanMemory, ElementwiseKernelsWriteOverDyingInputs) {
+  // MatMul -> Softmax: exp(h - max) reads h at its own index and h dies
+  // there, so it writes over h.
+  OnnxBuilder b;
+  b.input("x", {4, 32});
+  b.init("w", {32, 64}, ramp(32 * 64, 0.01f));
+  b.node("MatMul", {"x", "w"}, {"h"});
+  auto &sm = b.node("Softmax", {"h"}, {"y"});
+  OnnxBuilder::attr(sm, "axis", (int64_t)1);
+  b.output("y", {4, 64});
+  Program p = run_until(b, "plan_memory");
+  int h = p.kernels[0].out, ex = -1;
+  for (const Kernel &k : p.kernels)
+    if (k.label == "Softmax" && k.ins.size() == 2 && k.ins[0] == h && p.graph.v(k.out).shape == Shape{4, 64}) ex = k.out;
+  ASSERT_GE(ex, 0);
+  EXPECT_EQ(p.storage[ex].offset, p.storage[h].offset);
+  EXPECT_LE(p.stats.arena_bytes, p.stats.lower_bound_bytes);
+}
