@@ -170,7 +170,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   ImportResult imp = import_onnx_file(onnx_path, opt.import);
   Program p;
   p.graph = std::move(imp.graph);
-  PassContext ctx{p, a.target, opt.log};
+  PassContext ctx{p, a.target, opt.log, opt.prefer_function_bodies};
   for (const Pass &pass : pipeline()) {
     auto ps = std::chrono::steady_clock::now();
     pass.run(ctx);

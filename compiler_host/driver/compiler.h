@@ -18,6 +18,7 @@ struct CompileOptions {
   ImportOptions import;
   std::string dump_dir;          // debug dumps (kernels, IR, assembly) when set
   std::ostream *log = nullptr;   // progress, one line per pass
+  bool prefer_function_bodies = false;  // see PassContext
 };
 
 struct TensorInfo {

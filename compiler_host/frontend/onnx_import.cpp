@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -188,6 +189,28 @@ std::pair<std::string, Binding> parse_binding(const std::string &arg) {
 // Converts one NodeProto. `ids` maps names in scope to values; new output
 // values are named prefix + name (unique when a subgraph is inlined more
 // than once).
+// Subgraphs refer to enclosing values by name. When the enclosing nodes are
+// inlined (renamed), rewrite the subgraph's free names to the values they
+// now denote, recursively.
+static void rename_free_names(onnx::GraphProto &sub, const std::map<std::string, int> &ids, const Graph &g) {
+  std::set<std::string> local;
+  for (auto &i : sub.input()) local.insert(i.name());
+  for (auto &t : sub.initializer()) local.insert(t.name());
+  for (auto &nd : sub.node())
+    for (auto &o : nd.output()) local.insert(o);
+  auto fix = [&](std::string *name) {
+    if (name->empty() || local.count(*name)) return;
+    auto it = ids.find(*name);
+    if (it != ids.end()) *name = g.v(it->second).name;
+  };
+  for (auto &nd : *sub.mutable_node()) {
+    for (auto &in : *nd.mutable_input()) fix(&in);
+    for (auto &a : *nd.mutable_attribute())
+      if (a.has_g()) rename_free_names(*a.mutable_g(), ids, g);
+  }
+  for (auto &o : *sub.mutable_output()) fix(o.mutable_name());
+}
+
 static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int> &ids,
                          const std::string &prefix, int &unnamed) {
   Node n;
@@ -196,7 +219,14 @@ static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::stri
   n.domain = np.domain();
   auto dom = g.domain_opsets.find(n.domain.empty() ? "" : n.domain);
   n.opset = dom != g.domain_opsets.end() ? dom->second : g.opset;
-  for (auto &a : np.attribute()) n.attrs[a.name()] = convert_attr(a, n.where());
+  for (auto &a : np.attribute()) {
+    n.attrs[a.name()] = convert_attr(a, n.where());
+    if (a.has_g() && !prefix.empty()) {
+      auto sub = std::make_shared<onnx::GraphProto>(a.g());
+      rename_free_names(*sub, ids, g);
+      n.attrs[a.name()].graph = sub;
+    }
+  }
   for (auto &in : np.input()) {
     if (in.empty()) {
       n.in.push_back(-1);
@@ -239,6 +269,116 @@ InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::
     r.outputs.push_back(it->second);
   }
   return r;
+}
+
+// Our attribute back to an AttributeProto (for building function bodies).
+static onnx::AttributeProto to_proto(const std::string &name, const Attr &a) {
+  onnx::AttributeProto p;
+  p.set_name(name);
+  switch (a.kind) {
+    case Attr::Kind::Int: p.set_type(onnx::AttributeProto::INT); p.set_i(a.i); break;
+    case Attr::Kind::Float: p.set_type(onnx::AttributeProto::FLOAT); p.set_f(a.f); break;
+    case Attr::Kind::String: p.set_type(onnx::AttributeProto::STRING); p.set_s(a.s); break;
+    case Attr::Kind::Ints:
+      p.set_type(onnx::AttributeProto::INTS);
+      for (auto v : a.ints) p.add_ints(v);
+      break;
+    case Attr::Kind::Floats:
+      p.set_type(onnx::AttributeProto::FLOATS);
+      for (auto v : a.floats) p.add_floats(v);
+      break;
+    case Attr::Kind::Strings:
+      p.set_type(onnx::AttributeProto::STRINGS);
+      for (auto &v : a.strings) p.add_strings(v);
+      break;
+    case Attr::Kind::Tensor: {
+      p.set_type(onnx::AttributeProto::TENSOR);
+      auto *t = p.mutable_t();
+      t->set_data_type((int)a.t->dtype);
+      for (auto d : a.t->shape) t->add_dims(d);
+      t->set_raw_data(std::string(a.t->bytes.begin(), a.t->bytes.end()));
+      break;
+    }
+    default: break;
+  }
+  return p;
+}
+
+bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(n.op, n.opset, n.domain);
+  if (!schema) return false;
+  // The node as a NodeProto, with input types for context-dependent bodies.
+  onnx::NodeProto np;
+  np.set_op_type(n.op);
+  np.set_domain(n.domain);
+  std::vector<onnx::TypeProto> types;
+  for (int v : n.in) {
+    np.add_input(v >= 0 ? g.v(v).name : "");
+    onnx::TypeProto tp;
+    if (v >= 0) {
+      auto *tt = tp.mutable_tensor_type();
+      tt->set_elem_type((int)g.v(v).dtype);
+      for (auto d : g.v(v).shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    types.push_back(tp);
+  }
+  for (int v : n.out) np.add_output(v >= 0 ? g.v(v).name : "");
+  for (auto &kv : n.attrs)
+    if (kv.first[0] != '_') *np.add_attribute() = to_proto(kv.first, kv.second);
+  onnx::FunctionProto fn;
+  if (schema->HasContextDependentFunction()) {
+    onnx::FunctionBodyBuildContextImpl ctx(np, types);
+    if (!schema->BuildContextDependentFunction(ctx, fn)) return false;
+  } else if (schema->HasFunction()) {
+    fn = *schema->GetFunction();
+  } else {
+    return false;
+  }
+  // Bind: formal inputs to the node's values (missing optional ones stay
+  // unnamed), attribute references to the node's attributes.
+  std::map<std::string, int> ids;
+  for (size_t i = 0; i < g.values.size(); ++i) ids[g.values[i].name] = (int)i;
+  for (int i = 0; i < fn.input_size(); ++i)
+    if (i < (int)n.in.size() && n.in[i] >= 0) ids[fn.input(i)] = n.in[i];
+    else ids.erase(fn.input(i));
+  std::string prefix = n.name + "/";
+  int unnamed = 0;
+  for (onnx::NodeProto body : fn.node()) {
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+    for (auto &a : body.attribute()) {
+      if (a.ref_attr_name().empty()) {
+        *attrs.Add() = a;
+        continue;
+      }
+      auto it = n.attrs.find(a.ref_attr_name());
+      if (it != n.attrs.end()) {
+        *attrs.Add() = to_proto(a.name(), it->second);
+        continue;
+      }
+      // Not set on the node: the op's default for that attribute, if any.
+      auto def = schema->attributes().find(a.ref_attr_name());
+      if (def != schema->attributes().end() && def->second.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        onnx::AttributeProto r = def->second.default_value;
+        r.set_name(a.name());
+        *attrs.Add() = r;
+      }
+    }
+    body.mutable_attribute()->Swap(&attrs);
+    nodes->push_back(convert_node(body, g, ids, prefix, unnamed));
+  }
+  for (int i = 0; i < fn.output_size() && i < (int)n.out.size(); ++i) {
+    if (n.out[i] < 0) continue;
+    auto it = ids.find(fn.output(i));
+    if (it == ids.end()) fail_invalid(n.where() + ": function body output '" + fn.output(i) + "' is never produced");
+    Node id;
+    id.op = "Identity";
+    id.name = prefix + "output_" + std::to_string(i);
+    id.in = {it->second};
+    id.out = {n.out[i]};
+    id.opset = g.opset;
+    nodes->push_back(id);
+  }
+  return true;
 }
 
 static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {

@@ -55,6 +55,12 @@ struct InlinedGraph {
 InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::vector<int> &inputs,
                              const std::string &prefix);
 
+// ONNX functions: when the onnx library defines `n`'s op by a function
+// body (plain or built for the node's attributes and input types), returns
+// that body inlined with its inputs and outputs bound to `n`'s; the caller
+// splices the nodes in place of `n`. Returns false when there is no body.
+bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes);
+
 // Names of the graph inputs that are not initializers, in order (the
 // order of input_K.pb files in ONNX test data sets).
 std::vector<std::string> onnx_graph_inputs(const std::string &path);

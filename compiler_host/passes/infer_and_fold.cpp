@@ -2,6 +2,7 @@
 // against the op table, infers its output shapes, and evaluates it on the
 // host when its inputs are constants (PyTorch's Shape/Gather/Concat chains
 // that compute Reshape targets disappear here).
+#include "frontend/onnx_import.h"
 #include "ir/interp.h"
 #include "ops/op_registry.h"
 #include "passes/pass.h"
@@ -44,6 +45,21 @@ void infer_and_fold(PassContext &c) {
   // it); folded nodes are dropped at the end.
   std::vector<bool> drop(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    // ONNX functions: an op defined by a function body we lack (or, on
+    // request, any) becomes the body's nodes.
+    const Node &cur = g.nodes[i];
+    if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
+      std::vector<Node> body;
+      Node fn_node = cur;
+      if (expand_function(fn_node, g, &body)) {
+        g.nodes.erase(g.nodes.begin() + (long)i);
+        drop.erase(drop.begin() + (long)i);
+        g.nodes.insert(g.nodes.begin() + (long)i, body.begin(), body.end());
+        drop.insert(drop.begin() + (long)i, body.size(), false);
+        --i;
+        continue;
+      }
+    }
     const OpDef &d = check_node(g.nodes[i], g);
     if (d.expand) {  // control flow: splice its expansion in its place
       Node cf = g.nodes[i];

@@ -16,6 +16,10 @@ struct PassContext {
   Program &program;
   const Target &target;
   std::ostream *log = nullptr;  // verbose notes, or nullptr
+  // Expand ops that have an ONNX function body into it even when tinyrt
+  // implements them natively (tests the expansion; ops without a native
+  // implementation are always expanded when they have a body).
+  bool prefer_function_bodies = false;
 };
 
 struct Pass {

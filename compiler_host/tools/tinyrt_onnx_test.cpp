@@ -28,7 +28,8 @@ struct Options {
   bool compare_threads = false;
   double max_arena_ratio = 0;  // > 0: fail cases whose arena exceeds ratio * lower bound
   bool keep = false;
-  std::string filter;
+  bool function_bodies = false;
+  std::vector<std::string> filter;
 };
 
 struct DataSet {
@@ -205,6 +206,7 @@ class CaseRunner {
         CompileOptions co;
         co.target = o_.target;
         co.name = "m";
+        co.prefer_function_bodies = o_.function_bodies;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
@@ -284,7 +286,7 @@ class CaseRunner {
   const Options &o_;
 };
 
-std::vector<fs::path> collect_cases(const std::vector<std::string> &paths, const std::string &filter) {
+std::vector<fs::path> collect_cases(const std::vector<std::string> &paths, const std::vector<std::string> &filter) {
   std::vector<fs::path> cases;
   for (auto &p : paths) {
     fs::path d(p);
@@ -301,7 +303,11 @@ std::vector<fs::path> collect_cases(const std::vector<std::string> &paths, const
   }
   if (!filter.empty())
     cases.erase(std::remove_if(cases.begin(), cases.end(),
-                               [&](const fs::path &c) { return c.filename().string().find(filter) == std::string::npos; }),
+                               [&](const fs::path &c) {
+                                 for (auto &f : filter)
+                                   if (c.filename().string().find(f) != std::string::npos) return false;
+                                 return true;
+                               }),
                 cases.end());
   return cases;
 }
@@ -322,7 +328,9 @@ int main(int argc, char **argv) {
   app.add_option("--atol", o.atol_scale, "absolute tolerance as a fraction of max|ref|")->capture_default_str();
   app.add_option("-j,--jobs", jobs, "cases run in parallel")->capture_default_str();
   app.add_option("--shard", shard, "K/N: run the K-th of N interleaved slices of the cases");
-  app.add_option("--filter", o.filter, "only cases whose name contains this");
+  app.add_option("--filter", o.filter, "only cases whose name contains this (repeatable: any)");
+  app.add_flag("--function-bodies", o.function_bodies,
+               "expand every op that has an ONNX function body into it (tests the expansion)");
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");
