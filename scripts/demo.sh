@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh
 B=build
 echo
-echo "== tinyrt-compile (host): $(grep -c '"kernel":' $B/examples/models/out/demo.json) fused kernels, arena $(sed -n 's/.*"arena_bytes": \([0-9]*\).*/\1/p' $B/examples/models/out/demo.json) bytes"
+echo "== tinyrt-compile (host): $(grep -c '"family":' $B/examples/models/out/demo.json) fused kernels for $(grep -c '"node":' $B/examples/models/out/demo.json) ONNX nodes, arena $(sed -n 's/.*"arena_bytes": \([0-9]*\).*/\1/p' $B/examples/models/out/demo.json) bytes"
 echo
 echo "== x86-64, native"
 $B/examples/classify --threads 2 --runs 50 --check
