@@ -182,12 +182,12 @@ struct GemmEmitter {
             if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
             Value *xv = b.CreateVectorSplat(L, x);
             for (int j = 0; j < nvv; ++j)
-              a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vf32}, {xv, w[j], a[i * nvv + j]});
+              a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {xv, w[j], a[i * nvv + j]});
           }
           return a;
         };
         // The ic loop, unrolled by U, then its remainder.
-        const int U = 4;
+        const int U = std::max(1, s.unroll);
         int64_t main_end = ICg / U * U;
         Values a2 = carried_loop(b, 0, main_end, U, a1, [&](Value *ic, const Values &av) {
           Values cur = av;

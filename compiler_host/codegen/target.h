@@ -12,6 +12,7 @@ namespace tinyrt {
 struct GemmTile {
   int mr;      // output pixels per register tile
   int nv;      // vectors of output channels per register tile
+  int unroll;  // input channels per iteration of the inner loop
 };
 
 struct Target {

@@ -29,6 +29,7 @@ struct GemmSpec {
   // Chosen by the pack_weights pass.
   int packed = -1;  // constant value id of the packed weights
   int mr = 0, nr = 0;  // register tile: pixels x output channels
+  int unroll = 4;      // input channels per inner-loop iteration
 };
 
 enum class KernelKind { Loop, Gemm };
@@ -41,6 +42,13 @@ struct Kernel {
   GemmSpec gemm;         // kind == Gemm
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
+
+  // The slot reading value v, or -1.
+  int slot_of(int v) const {
+    for (size_t s = 0; s < ins.size(); ++s)
+      if (ins[s] == v) return (int)s;
+    return -1;
+  }
 };
 
 // Where a value's elements live once memory is planned.

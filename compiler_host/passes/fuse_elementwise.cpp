@@ -13,23 +13,17 @@ namespace {
 
 constexpr size_t kMaxFusedExpr = 400;  // nodes; keeps compile time and code size sane
 
-int slot_of(const Kernel &k, int v) {
-  for (size_t s = 0; s < k.ins.size(); ++s)
-    if (k.ins[s] == v) return (int)s;
-  return -1;
-}
-
 bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
   const Kernel &prod = p.kernels[ki];
   int v = prod.out;
   if (prod.kind != KernelKind::Loop) return false;
   if (readers[v] != 1 || p.graph.is_graph_output(v)) return false;
   size_t ci = ki + 1;
-  while (ci < p.kernels.size() && slot_of(p.kernels[ci], v) < 0) ++ci;
+  while (ci < p.kernels.size() && p.kernels[ci].slot_of(v) < 0) ++ci;
   if (ci == p.kernels.size()) return false;
   Kernel &cons = p.kernels[ci];
   if (cons.kind != KernelKind::Loop) return false;
-  int sv = slot_of(cons, v);
+  int sv = cons.slot_of(v);
   size_t psize = expr_size(prod.expr);
   int nloads = count_loads(cons.expr, sv);
   if (has_reduce(prod.expr)) {

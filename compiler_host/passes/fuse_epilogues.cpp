@@ -10,13 +10,6 @@ namespace tinyrt {
 
 namespace {
 
-// Slot of `v` in k.ins, or -1.
-int slot_of(const Kernel &k, int v) {
-  for (size_t s = 0; s < k.ins.size(); ++s)
-    if (k.ins[s] == v) return (int)s;
-  return -1;
-}
-
 // Appends c's inputs (except `skip`) to ins; returns c's slot -> new slot.
 std::vector<int> merge_inputs(std::vector<int> &ins, const Kernel &c, int skip) {
   std::vector<int> map(c.ins.size(), -1);
@@ -48,10 +41,10 @@ void fuse_epilogues(PassContext &c) {
       if (readers[v] != 1 || p.graph.is_graph_output(v)) continue;
       // The one reader must be an elementwise loop kernel over v's shape.
       size_t ci = gi + 1;
-      while (ci < p.kernels.size() && slot_of(p.kernels[ci], v) < 0) ++ci;
+      while (ci < p.kernels.size() && p.kernels[ci].slot_of(v) < 0) ++ci;
       if (ci == p.kernels.size()) continue;
       Kernel &k = p.kernels[ci];
-      int sv = slot_of(k, v);
+      int sv = k.slot_of(v);
       if (k.kind != KernelKind::Loop || p.graph.v(k.out).shape != p.graph.v(v).shape || has_reduce(k.expr) ||
           p.graph.v(k.out).dtype != DType::F32)
         continue;

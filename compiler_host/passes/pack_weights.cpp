@@ -38,6 +38,7 @@ void pack_weights(PassContext &c) {
     s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
     s.mr = t.mr;
     s.nr = NR;
+    s.unroll = t.unroll;
     ++packed;
   }
   p.perm.resize(g.values.size());
