@@ -99,6 +99,11 @@ ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt
   return reduce(ReduceKind::Sum, rv, body);
 }
 
+const std::vector<std::string> &conv_attributes() {
+  static const std::vector<std::string> a = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  return a;
+}
+
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
   Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(w.begin() + 2, w.end()),
                                false);
@@ -116,7 +121,7 @@ namespace {
 void def_conv() {
   OpDef d;
   d.name = "Conv";
-  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.attrs = conv_attributes();
   d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;

@@ -88,6 +88,8 @@ inline const Value &in_val(const Graph &g, const Node &n, size_t k) { return g.v
 ExprP conv_sum(const Node &n, const Shape &x, const Shape &w, DType xt, DType wt, DType acc,
                const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw);
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w);
+// The attributes Conv, ConvInteger and QLinearConv share.
+const std::vector<std::string> &conv_attributes();
 // Matrix product (nn.cpp) of A (slot 0) and B (slot 1) with numpy
 // broadcasting; fa/fb get each element and its row of A / column of B.
 ExprP matmul_sum(const Shape &a, const Shape &b, int out_rank, DType at, DType bt, DType acc,

@@ -154,7 +154,7 @@ void def_conv_integer() {
   OpDef d;
   d.name = "ConvInteger";
   d.min_opset = 10;
-  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.attrs = conv_attributes();
   d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, kQuant);
@@ -208,7 +208,7 @@ void def_qlinear_conv() {
   OpDef d;
   d.name = "QLinearConv";
   d.min_opset = 10;
-  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  d.attrs = conv_attributes();
   d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 3, kQuant);
