@@ -1,6 +1,7 @@
 #include "driver/compiler.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -48,14 +49,31 @@ const char *dtype_macro(DType t) {
   }
 }
 
+}  // namespace
+
+// A C string literal holding exactly the bytes of `s`, whatever they are:
+// printable ASCII stays (with " \\ ? escaped; ? because of trigraphs), every
+// other byte becomes a three-digit octal escape, so no name can end the
+// literal, the line or the comment it sits in.
 std::string c_string(const std::string &s) {
   std::string r = "\"";
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') r += '\\';
-    r += ch;
+    unsigned char u = (unsigned char)ch;
+    if (ch == '"' || ch == '\\' || ch == '?') {
+      r += '\\';
+      r += ch;
+    } else if (u < 0x20 || u >= 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\%03o", u);
+      r += buf;
+    } else {
+      r += ch;
+    }
   }
   return r + "\"";
 }
+
+namespace {
 
 std::string make_header(const Artifact &a) {
   std::string N = upper(a.name);
@@ -127,7 +145,9 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
   }
   j["ops"] = ops;
   j["fusion_groups"] = groups;
-  return j.dump(2) + "\n";
+  // Names are arbitrary bytes: invalid UTF-8 becomes U+FFFD, never an
+  // exception or invalid JSON.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void write_file(const fs::path &path, const std::string &data) {

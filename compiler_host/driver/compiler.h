@@ -52,5 +52,7 @@ bool link_shared(const Target &t, const std::string &object_path, const std::str
                  std::string *message);
 
 std::string sanitize_identifier(const std::string &s);
+// A C string literal (quotes included) whose value is exactly `s`.
+std::string c_string(const std::string &s);
 
 }  // namespace tinyrt

@@ -39,6 +39,8 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
   if (dt == DType::String) fail_unsupported(what + " holds strings: out of scope (strings)");
   if (!dtype_supported(dt)) fail_unsupported(what + " has unsupported type " + dtype_name(dt));
   Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) fail_invalid(what + " has a negative dimension in " + shape_str(shape));
   int64_t n = shape_numel(shape);
   Bytes b;
   if (t.has_raw_data()) {
@@ -381,6 +383,33 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
   return true;
 }
 
+// ONNX's own shape inference divides by some attributes before any check
+// (a zero stride is SIGFPE inside the onnx library), so attributes that are
+// sizes, strides or counts are checked here first, in every subgraph too.
+static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
+  if (depth > 64) fail_unsupported("subgraphs nested more than 64 deep");
+  static const std::set<std::string> positive_ints = {"strides", "dilations", "kernel_shape"};
+  static const std::set<std::string> positive_int = {"blocksize", "group", "hidden_size", "size"};
+  for (const auto &np : gp.node()) {
+    std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
+    for (const auto &a : np.attribute()) {
+      if (a.type() == onnx::AttributeProto::INTS && positive_ints.count(a.name()))
+        for (int64_t v : a.ints())
+          if (v < 1 || v > INT32_MAX)
+            fail_invalid(where + ": attribute " + a.name() + " holds " + std::to_string(v) +
+                         "; each entry must be in [1, 2^31)");
+      if (a.type() == onnx::AttributeProto::INT && positive_int.count(a.name()) && (a.i() < 1 || a.i() > INT32_MAX))
+        fail_invalid(where + ": attribute " + a.name() + " = " + std::to_string(a.i()) + " must be in [1, 2^31)");
+      if (a.type() == onnx::AttributeProto::INTS && a.name() == "pads")
+        for (int64_t v : a.ints())
+          if (v < -INT32_MAX || v > INT32_MAX)
+            fail_invalid(where + ": attribute pads holds " + std::to_string(v));
+      if (a.has_g()) prevalidate_attributes(a.g(), depth + 1);
+      for (const auto &sub : a.graphs()) prevalidate_attributes(sub, depth + 1);
+    }
+  }
+}
+
 static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   auto *tt = vi->mutable_type()->mutable_tensor_type();
   auto *sh = tt->mutable_shape();
@@ -416,22 +445,62 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     bound.insert(kv.first);
   }
 
+  // Opsets: a version newer than the onnx library's table would be compiled
+  // with older semantics, so it is refused; so is a version below 1.
+  const auto &known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (auto &op : model.opset_import()) {
+    std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+    auto it = known.find(dom);
+    std::string dname = dom.empty() ? "ai.onnx" : dom;
+    if (it != known.end() && (op.version() > it->second.second || op.version() < it->second.first))
+      fail_unsupported("the model imports opset " + std::to_string(op.version()) + " of domain " + dname +
+                       "; tinyrt knows opsets " + std::to_string(it->second.first) + " to " +
+                       std::to_string(it->second.second));
+    if (op.version() < 1 || op.version() > 100000)
+      fail_invalid("the model imports opset " + std::to_string(op.version()) + " of domain " + dname);
+  }
+  prevalidate_attributes(*gp, 0);
+  // Sizes before ONNX's inference, which loops over dimensions: graph
+  // inputs and initializers within the element cap, each dimension too.
+  {
+    Limits lim = opt.limits;
+    auto check_dims = [&](const std::string &what, const Shape &s) {
+      for (int64_t d : s)
+        if (d > lim.max_tensor_elements)
+          fail_unsupported(what + " has dimension " + std::to_string(d) + ", more than the " +
+                           std::to_string(lim.max_tensor_elements) + " elements tinyrt allows per tensor");
+      check_tensor_size(s, lim, what);
+    };
+    for (auto &vi : gp->input()) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+      Shape s;
+      for (auto &d : vi.type().tensor_type().shape().dim())
+        if (d.has_dim_value()) s.push_back(d.dim_value());
+      check_dims("graph input '" + vi.name() + "'", s);
+    }
+    for (auto &t : gp->initializer()) check_dims("initializer '" + t.name() + "'", Shape(t.dims().begin(), t.dims().end()));
+  }
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
   }
   try {
-    onnx::shape_inference::InferShapes(model);
+    onnx::ShapeInferenceOptions so;
+    so.check_type = true;
+    so.error_mode = opt.strict_shape_inference ? 1 : 0;
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
   } catch (const std::exception &e) {
     fail_invalid(std::string("ONNX shape inference fails: ") + e.what());
   }
 
   Graph &g = res.graph;
   g.name = gp->name();
+  g.limits = opt.limits;
   for (auto &op : model.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = (int)op.version();
-    g.domain_opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = (int)op.version();
+    std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+    if (dom.empty()) g.opset = (int)op.version();
+    g.domain_opsets[dom] = (int)op.version();
   }
   // A model without an ai.onnx opset uses only other domains; its nodes
   // are rejected one by one with their domain named.
@@ -461,6 +530,7 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
                    "'; pass --input-shape " + name + "=D0,D1,...");
       s.push_back(d.dim_value());
     }
+    g.check_size(s, "graph input '" + name + "'");
     int id = g.add_value(name, dt, s);
     ids[name] = id;
     g.inputs.push_back(id);

@@ -24,6 +24,10 @@ struct ImportOptions {
   // Static shapes for graph inputs with symbolic or unknown dimensions.
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, Binding> bindings;
+  Limits limits;  // caps on sizes (ir/limits.h); copied into the Graph
+  // Surface errors of ONNX's own shape inference instead of continuing
+  // with what could be inferred.
+  bool strict_shape_inference = true;
 };
 
 // Parses "NAME=D0,D1,..." (an input shape) and "NAME=V0,V1,..." or

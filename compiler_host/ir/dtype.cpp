@@ -1,5 +1,7 @@
 #include "ir/dtype.h"
 
+#include "ir/error.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -119,8 +121,11 @@ bool dtype_supported(DType t) {
 }
 
 int64_t shape_numel(const Shape &s) {
+  // Dimensions come from untrusted models: the product must not wrap.
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      fail_invalid("shape " + shape_str(s) + " has more elements than a 64-bit count holds");
   return n;
 }
 

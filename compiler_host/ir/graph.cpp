@@ -134,13 +134,24 @@ std::vector<std::string> Graph::upstream_inputs(int v) const {
   return found;
 }
 
+void check_tensor_size(const Shape &s, const Limits &limits, const std::string &what) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      fail_unsupported(what + " has shape " + shape_str(s) + ": its element count overflows 64 bits");
+  if (n > limits.max_tensor_elements)
+    fail_unsupported(what + " has shape " + shape_str(s) + ": " + std::to_string(n) + " elements, more than the " +
+                     std::to_string(limits.max_tensor_elements) + " tinyrt allows per tensor" +
+                     (limits.max_tensor_elements < kMaxTensorElementsHard ? " (--max-tensor-elements)" : ""));
+}
+
 void Graph::remove_dead_nodes() {
   // Walk backwards so that a chain of dead nodes disappears in one sweep.
   std::vector<int> uses = use_counts();
   std::vector<bool> dead(nodes.size(), false);
   for (size_t k = nodes.size(); k-- > 0;) {
     bool used = false;
-    for (int o : nodes[k].out) used = used || uses[o] > 0;
+    for (int o : nodes[k].out) used = used || (o >= 0 && uses[o] > 0);  // -1: omitted output
     if (!used) {
       dead[k] = true;
       for (int i : nodes[k].in)

@@ -11,6 +11,7 @@
 
 #include "ir/dtype.h"
 #include "ir/error.h"
+#include "ir/limits.h"
 
 namespace onnx {
 class GraphProto;
@@ -47,6 +48,10 @@ struct Value {
 };
 
 struct Graph;
+
+// Throws (naming `what` and the cap) when a tensor of shape `s` exceeds
+// l.max_tensor_elements or its element count overflows.
+void check_tensor_size(const Shape &s, const Limits &l, const std::string &what);
 
 struct Attr {
   enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Other } kind = Kind::Int;
@@ -90,6 +95,7 @@ struct Graph {
   int opset = 0;  // ai.onnx opset of the model
   std::map<std::string, int> domain_opsets;  // every imported domain's opset
   std::string name;
+  Limits limits;  // caps on sizes the model asks for (ir/limits.h)
 
   int add_value(const std::string &name, DType t, Shape shape);
   int add_const(const std::string &name, ConstP data);
@@ -104,6 +110,7 @@ struct Graph {
   bool is_graph_output(int v) const;
   // Names of the graph inputs value v is computed from.
   std::vector<std::string> upstream_inputs(int v) const;
+  void check_size(const Shape &s, const std::string &what) const { check_tensor_size(s, limits, what); }
 
  private:
   std::map<std::string, int> name_counter_;

@@ -107,6 +107,15 @@ bool passes_condition_through(const onnx::GraphProto &body) {
   return false;
 }
 
+// Unrolling `steps` copies of `body` must stay within the node cap.
+void check_unroll(const Node &n, const Graph &g, int64_t steps, const onnx::GraphProto &body) {
+  int64_t per = std::max(1, body.node_size()) + 2;
+  if (steps > g.limits.max_expanded_nodes / per)
+    fail_unsupported(n.where() + ": unrolling " + std::to_string(steps) + " iterations of a " +
+                     std::to_string(body.node_size()) + "-node body exceeds the limit of " +
+                     std::to_string(g.limits.max_expanded_nodes) + " nodes (--max-expanded-nodes)");
+}
+
 std::vector<Node> expand_loop(const Node &n, Graph &g) {
   const onnx::GraphProto &body = *n.attrs.at("body").graph;
   if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
@@ -118,6 +127,12 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   if (!g.v(cond).data->get_i(0)) trips = 0;
   if (!passes_condition_through(body))
     fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
+  if (n.in.size() < 2 || body.input_size() != (int)n.in.size() || body.output_size() < (int)n.in.size() - 1)
+    fail_invalid(n.where() + ": a Loop with " + std::to_string(n.in.size()) + " inputs needs a body with as many inputs " +
+                 "and at least " + std::to_string((int)n.in.size() - 1) + " outputs; it has " +
+                 std::to_string(body.input_size()) + " and " + std::to_string(body.output_size()));
+  if (trips < 0) fail_invalid(n.where() + ": negative trip count " + std::to_string(trips));
+  check_unroll(n, g, trips, body);
   size_t carried = n.in.size() - 2;
   size_t scans = body.output_size() - 1 - carried;
   std::vector<int> state(n.in.begin() + 2, n.in.end());
@@ -151,13 +166,35 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
   size_t first = v8 ? 1 : 0;  // opset 8: input 0 is sequence_lens
   if (v8 && n.has_in(0)) fail_unsupported(n.where() + ": sequence_lens");
   int64_t num_scan = n.geti("num_scan_inputs", 0);
+  if (num_scan < 1 || num_scan > (int64_t)n.in.size() - (int64_t)first)
+    fail_invalid(n.where() + ": num_scan_inputs " + std::to_string(num_scan) + " does not fit its " +
+                 std::to_string(n.in.size() - first) + " inputs");
   size_t nstate = n.in.size() - first - (size_t)num_scan;
+  if (body.input_size() != (int)(nstate + num_scan) || body.output_size() < (int)nstate)
+    fail_invalid(n.where() + ": the body takes " + std::to_string(body.input_size()) + " inputs and gives " +
+                 std::to_string(body.output_size()) + " outputs for " + std::to_string(nstate) + " states and " +
+                 std::to_string(num_scan) + " scan inputs");
+  for (size_t i = first; i < n.in.size(); ++i)
+    if (!n.has_in(i)) fail_invalid(n.where() + ": input " + std::to_string(i) + " is missing");
   size_t nscan_out = body.output_size() - nstate;
   std::vector<int64_t> in_axes = n.getints("scan_input_axes", std::vector<int64_t>(num_scan, 0));
   std::vector<int64_t> in_dirs = n.getints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(num_scan, 0));
   std::vector<int64_t> out_axes = n.getints("scan_output_axes", std::vector<int64_t>(nscan_out, 0));
   std::vector<int64_t> out_dirs = n.getints("scan_output_directions", std::vector<int64_t>(nscan_out, 0));
+  auto need = [&](const std::vector<int64_t> &v, size_t len, const char *what) {
+    if (v.size() != len)
+      fail_invalid(n.where() + ": " + what + " has " + std::to_string(v.size()) + " entries, expected " +
+                   std::to_string(len));
+  };
+  need(in_axes, num_scan, "scan_input_axes");
+  need(in_dirs, num_scan, v8 ? "directions" : "scan_input_directions");
+  need(out_axes, nscan_out, "scan_output_axes");
+  need(out_dirs, nscan_out, "scan_output_directions");
   if (v8) in_axes.assign(num_scan, 1);  // [batch, sequence, ...]
+  for (int64_t j = 0; j < num_scan; ++j) {
+    const Shape &s = in_val(g, n, first + nstate + j).shape;
+    norm_axis(in_axes[j], (int)s.size(), n);
+  }
   std::vector<Node> nodes;
   auto gather = [&](int x, int64_t index, int64_t axis, const std::string &base) {
     int ix = g.add_const(g.fresh_name(base + "_i"), make_const_i64({}, {index}));
@@ -180,10 +217,14 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
     for (int64_t j = 0; j < num_scan; ++j) {
       const Shape &s = in_val(g, n, first + nstate + j).shape;
       int64_t ax = in_axes[j] < 0 ? in_axes[j] + (int64_t)s.size() : in_axes[j];
+      if (T >= 0 && s.at(ax) != T)
+        fail_invalid(n.where() + ": scan inputs have different sequence lengths " + std::to_string(T) + " and " +
+                     std::to_string(s.at(ax)));
       T = s.at(ax);
       if (v8) in_axes[j] = 0;  // after removing the batch axis
     }
     std::vector<std::vector<int>> per_step(nscan_out);
+    check_unroll(n, g, T * batches, body);
     for (int64_t t = 0; t < T; ++t) {
       std::vector<int> ins = state;
       for (int64_t j = 0; j < num_scan; ++j) {

@@ -162,7 +162,15 @@ void def_scatter_nd() {
   d.attrs = {"reduction"};
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, {DType::I64});
-    const Value &x = in_val(g, n, 0);
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1), &up = in_val(g, n, 2);
+    if (ix.rank() < 1 || ix.shape.back() < 1 || ix.shape.back() > x.rank())
+      fail_invalid(n.where() + ": indices " + shape_str(ix.shape) + " must end in a dimension in [1, " +
+                   std::to_string(x.rank()) + "]");
+    Shape want(ix.shape.begin(), ix.shape.end() - 1);
+    want.insert(want.end(), x.shape.begin() + ix.shape.back(), x.shape.end());
+    if (up.shape != want)
+      fail_invalid(n.where() + ": updates have shape " + shape_str(up.shape) + ", expected " + shape_str(want));
+    if (up.dtype != x.dtype) fail_invalid(n.where() + ": updates and data differ in type");
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -307,6 +315,12 @@ void def_reverse_sequence() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, {DType::I64});
     const Value &x = in_val(g, n, 0);
+    int64_t ba = n.geti("batch_axis", 1), ta = n.geti("time_axis", 0);
+    if (x.rank() < 2 || (ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
+      fail_invalid(n.where() + ": batch_axis and time_axis must be 0 and 1 (in either order) of an input of rank >= 2");
+    if (in_val(g, n, 1).shape != Shape{x.shape[ba]})
+      fail_invalid(n.where() + ": sequence_lens has shape " + shape_str(in_val(g, n, 1).shape) + ", expected [" +
+                   std::to_string(x.shape[ba]) + "]");
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {

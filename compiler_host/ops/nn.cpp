@@ -39,6 +39,7 @@ Window window_geometry(const Node &n, const Shape &x, std::vector<int64_t> kerne
   for (int i = 0; i < w.nsp; ++i) {
     if (w.s[i] < 1 || w.d[i] < 1 || w.k[i] < 1)
       fail_invalid(n.where() + ": kernel, strides and dilations must be positive");
+    if (pads[i] < 0 || pads[i + w.nsp] < 0) fail_invalid(n.where() + ": pads must not be negative");
     int64_t ext = (w.k[i] - 1) * w.d[i] + 1;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
       w.out[i] = (w.in[i] + w.s[i] - 1) / w.s[i];
@@ -105,6 +106,9 @@ const std::vector<std::string> &conv_attributes() {
 }
 
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
+  if (w.size() != x.size()) fail_invalid(n.where() + ": weight " + shape_str(w) + " and input " + shape_str(x) + " differ in rank");
+  if (n.has("kernel_shape") && n.getints("kernel_shape") != Shape(w.begin() + 2, w.end()))
+    fail_invalid(n.where() + ": kernel_shape does not match the weight " + shape_str(w));
   Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(w.begin() + 2, w.end()),
                                false);
   int64_t groups = n.geti("group", 1);
@@ -484,6 +488,23 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
   std::vector<int64_t> opad = n.getints("output_padding", std::vector<int64_t>(t.nsp, 0));
   std::vector<int64_t> oshape = n.getints("output_shape");
   if (oshape.size() == x.size()) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  auto need = [&](const std::vector<int64_t> &v, size_t len, const char *what) {
+    if (v.size() != len)
+      fail_invalid(n.where() + ": " + what + " has " + std::to_string(v.size()) + " entries for " +
+                   std::to_string(t.nsp) + " spatial dims");
+  };
+  need(t.k, t.nsp, "kernel_shape");
+  need(t.s, t.nsp, "strides");
+  need(t.d, t.nsp, "dilations");
+  need(pads, 2 * t.nsp, "pads");
+  need(opad, t.nsp, "output_padding");
+  if (!oshape.empty()) need(oshape, t.nsp, "output_shape");
+  for (int i = 0; i < t.nsp; ++i) {
+    if (t.k[i] < 1 || t.s[i] < 1 || t.d[i] < 1 || t.k[i] != w[2 + i])
+      fail_invalid(n.where() + ": kernel_shape, strides and dilations must be positive and match the weight " +
+                   shape_str(w));
+    if (opad[i] < 0) fail_invalid(n.where() + ": output_padding must not be negative");
+  }
   std::string ap = n.gets("auto_pad", "NOTSET");
   t.pb.resize(t.nsp);
   t.out.resize(t.nsp);

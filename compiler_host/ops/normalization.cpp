@@ -58,6 +58,9 @@ void def_layer_norm() {
     int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
     Shape ks = x.shape;
     for (int i = axis; i < x.rank(); ++i) ks[i] = 1;
+    Shape normalized(x.shape.begin() + axis, x.shape.end());
+    require_broadcastable(n, g, 1, normalized, "Scale");
+    require_broadcastable(n, g, 2, normalized, "B");
     set_out(n, g, 0, x.dtype, x.shape);
     set_out(n, g, 1, x.dtype, ks);
     set_out(n, g, 2, x.dtype, ks);

@@ -170,10 +170,24 @@ void set_out(Node &n, Graph &g, size_t k, DType t, Shape s) {
   if (k >= n.out.size() || n.out[k] < 0) return;
   for (int64_t d : s)
     if (d < 0) fail_invalid(n.where() + ": computed a negative dimension " + shape_str(s));
+  g.check_size(s, n.where() + ": output " + std::to_string(k));
   Value &v = g.v(n.out[k]);
   v.dtype = t;
   v.shape = std::move(s);
   v.shape_known = true;
+}
+
+void require_broadcastable(const Node &n, const Graph &g, size_t k, const Shape &target, const char *what) {
+  if (!n.has_in(k)) return;
+  const Shape &s = in_val(g, n, k).shape;
+  bool ok = s.size() <= target.size();
+  for (size_t i = 0; ok && i < s.size(); ++i) {
+    int64_t t = target[target.size() - s.size() + i];
+    ok = s[i] == 1 || s[i] == t;
+  }
+  if (!ok)
+    fail_invalid(n.where() + ": " + what + " has shape " + shape_str(s) + ", which does not broadcast to " +
+                 shape_str(target));
 }
 
 void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types) {

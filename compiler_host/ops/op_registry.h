@@ -97,6 +97,10 @@ ExprP matmul_sum(const Shape &a, const Shape &b, int out_rank, DType at, DType b
 Shape matmul_out_shape(const Node &n, Shape a, Shape b);
 // out = log_softmax(x) over the axes flagged in `axes` (reductions.cpp).
 void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes);
+// Requires input k (when present) to broadcast one way to `target`
+// (numpy rules: its dims align right and each is 1 or equal); names the
+// node, the input and both shapes otherwise. Kernels trust such shapes.
+void require_broadcastable(const Node &n, const Graph &g, size_t k, const Shape &target, const char *what);
 // Requires input types in `types`; names the node otherwise.
 void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types);
 

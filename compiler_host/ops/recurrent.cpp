@@ -67,8 +67,31 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional") fail_invalid(n.where() + ": direction '" + dir + "'");
   s.D = dir == "bidirectional" ? 2 : 1;
   s.H = n.geti("hidden_size", w.shape[1] / s.G);
-  if (w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I)
+  if (s.H < 1 || w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I)
     fail_invalid(n.where() + ": W has shape " + shape_str(w.shape));
+  // Every other input's shape follows from (D, G, H, B): generated code
+  // trusts them.
+  auto expect = [&](size_t k, const char *name, Shape want) {
+    if (!n.has_in(k)) return;
+    const Value &v = in_val(g, n, k);
+    if (v.shape != want)
+      fail_invalid(n.where() + ": " + name + " has shape " + shape_str(v.shape) + ", expected " + shape_str(want));
+    if (k != 4 && v.dtype != x.dtype)
+      fail_invalid(n.where() + ": " + name + " has type " + dtype_name(v.dtype) + ", X has " + dtype_name(x.dtype));
+  };
+  if (!n.has_in(2)) fail_invalid(n.where() + ": R is missing");
+  expect(2, "R", {s.D, s.G * s.H, s.H});
+  expect(3, "B", {s.D, 2 * s.G * s.H});
+  expect(4, "sequence_lens", {s.B});
+  Shape state = s.layout1 ? Shape{s.B, s.D, s.H} : Shape{s.D, s.B, s.H};
+  expect(5, "initial_h", state);
+  if (cell == Cell::LSTM) {
+    expect(6, "initial_c", state);
+    expect(7, "P", {s.D, 3 * s.H});
+  }
+  if (s.T * s.D > g.limits.max_expanded_nodes / 8)
+    fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
+                     std::to_string(g.limits.max_expanded_nodes) + ")");
   if (cell == Cell::LSTM && n.geti("input_forget", 0)) fail_unsupported(n.where() + ": input_forget=1");
   std::vector<std::string> names;
   for (auto &a : n.has("activations") ? n.attrs.at("activations").strings : std::vector<std::string>{}) names.push_back(a);

@@ -136,6 +136,19 @@ std::vector<bool> softmax_axes(const Node &n, int rank) {
   return red;
 }
 
+// numpy's order for sorting and arg-reductions: NaN ranks above every
+// number and equals itself, so ArgMax/ArgMin/Hardmax pick the first NaN and
+// TopK places NaNs first (largest) or last (smallest), never an invalid index.
+ExprP is_nan(const ExprP &x) { return bin(EOp::Ne, x, x); }
+ExprP same(const ExprP &a, const ExprP &b) {
+  if (!dtype_is_float(a->type)) return bin(EOp::Eq, a, b);
+  return bin(EOp::Or, bin(EOp::Eq, a, b), land(is_nan(a), is_nan(b)));
+}
+ExprP above(const ExprP &a, const ExprP &b) {
+  if (!dtype_is_float(a->type)) return bin(EOp::Gt, a, b);
+  return bin(EOp::Or, bin(EOp::Gt, a, b), land(is_nan(a), un(EOp::Not, is_nan(b))));
+}
+
 enum class SoftKind { Softmax, LogSoftmax, Hardmax };
 
 // Emits out = softmax-family(x) over `red`; returns nothing. Shared with
@@ -160,7 +173,7 @@ void lower_softmax(LowerCtx &c, int x_id, int out, const std::vector<bool> &red,
     int first = c.temp(x.name + "_argmax", kIndexType, keep.out_shape);
     std::vector<ExprP> mi;  // the max, read at the first kernel's own vars
     for (int i = 0; i < r; ++i) mi.push_back(red[i] ? cidx(0) : var(i));
-    ExprP hit = bin(EOp::Eq, load(0, t, keep.in_index), load(1, t, mi));
+    ExprP hit = same(load(0, t, keep.in_index), load(1, t, mi));  // max propagates NaN
     c.kernel(first, {x_id, mx}, reduce(ReduceKind::Min, keep.rvars, select(hit, lin_r, cidx(total))));
     c.kernel(out, {first}, select(bin(EOp::Eq, load(0, kIndexType, keep.bcast), lin), cst(t, 1), cst(t, 0)));
     return;
@@ -234,7 +247,7 @@ void def_arg(const std::string &name, bool is_max) {
       }
     }
     ExprP r = var(kFirstReduceVar + axis);
-    ExprP hit = bin(EOp::Eq, load(0, t, p.in_index), load(1, t, bi));
+    ExprP hit = same(load(0, t, p.in_index), load(1, t, bi));  // Max/Min propagate NaN
     bool last = n.geti("select_last_index", 0);
     ExprP idx = last ? reduce(ReduceKind::Max, p.rvars, select(hit, r, cidx(-1)))
                      : reduce(ReduceKind::Min, p.rvars, select(hit, r, cidx(x.shape[axis])));
@@ -303,8 +316,8 @@ void def_topk() {
     ExprP j = var(kFirstReduceVar);
     xj[axis] = j;
     ExprP a = load(0, t, xi), bj = load(0, t, xj);
-    ExprP better = largest ? bin(EOp::Gt, bj, a) : lt(bj, a);
-    ExprP before = bin(EOp::Or, better, land(bin(EOp::Eq, bj, a), lt(j, var(axis))));
+    ExprP better = largest ? above(bj, a) : above(a, bj);
+    ExprP before = bin(EOp::Or, better, land(same(bj, a), lt(j, var(axis))));
     int rank = c.temp(x.name + "_rank", kIndexType, x.shape);
     c.kernel(rank, {n.in[0]}, reduce(ReduceKind::Sum, {{kFirstReduceVar, len}}, select(before, cidx(1), cidx(0))));
     // index[k] = the i whose rank is k
@@ -317,7 +330,8 @@ void def_topk() {
     int index = c.temp(x.name + "_topk_index", kIndexType, os);
     c.kernel(index, {rank}, who);
     std::vector<ExprP> gi = out_vars(x.rank());
-    gi[axis] = load(1, kIndexType, out_vars(x.rank()));
+    // Ranks are a permutation, so the index is in range; clamp regardless.
+    gi[axis] = emin(emax(load(1, kIndexType, out_vars(x.rank())), cidx(0)), cidx(len - 1));
     if (n.out[0] >= 0) c.kernel(n.out[0], {n.in[0], index}, load(0, t, gi));
     if (n.out.size() > 1 && n.out[1] >= 0) c.kernel(n.out[1], {index}, cast(load(0, kIndexType, out_vars(x.rank())), DType::I64));
   };

@@ -348,6 +348,9 @@ void def_pad() {
     std::string mode = n.gets("mode", "constant");
     if (mode != "constant" && mode != "reflect" && mode != "edge")
       fail_unsupported(n.where() + ": mode '" + mode + "'");
+    for (int i = 0; i < x.rank(); ++i)
+      if (mode != "constant" && x.shape[i] == 0 && s[i] > 0)
+        fail_invalid(n.where() + ": " + mode + " padding of axis " + std::to_string(i) + ", which is empty");
     set_out(n, g, 0, x.dtype, s);
   };
   d.lower = [pads_of](const Node &n, LowerCtx &c) {
@@ -381,9 +384,15 @@ void def_pad() {
       } else {  // reflect: -1 -> 1, dim -> dim - 2
         if (dim == 1) {
           pos = cidx(0);
-        } else {
+        } else if (p[i] < dim && p[i + r] < dim) {
           pos = select(lt(pos, cidx(0)), cidx(0) - pos, pos);
           pos = select(lt(pos, cidx(dim)), pos, cidx(2 * (dim - 1)) - pos);
+        } else {
+          // Pads as wide as the axis or wider reflect again (numpy): a
+          // triangle wave of period 2 (dim - 1).
+          int64_t period = 2 * (dim - 1);
+          ExprP m = bin(EOp::Rem, bin(EOp::Rem, pos, cidx(period)) + cidx(period), cidx(period));
+          pos = select(lt(m, cidx(dim)), m, cidx(period) - m);
         }
       }
       idx.push_back(pos);
@@ -405,6 +414,9 @@ void def_gather() {
     require_types(n, g, 1, {DType::I32, DType::I64});
     const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
     int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    if (x.shape[axis] == 0 && ix.numel() > 0)
+      fail_invalid(n.where() + ": gathers " + std::to_string(ix.numel()) + " indices from axis " + std::to_string(axis) +
+                   " of length 0");
     Shape s(x.shape.begin(), x.shape.begin() + axis);
     s.insert(s.end(), ix.shape.begin(), ix.shape.end());
     s.insert(s.end(), x.shape.begin() + axis + 1, x.shape.end());
@@ -536,6 +548,12 @@ void register_shape_ops() {
     ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
     int eb = dtype_bytes(v->dtype);
     Shape shape(s.begin(), s.end());
+    for (int64_t d : shape)
+      if (d < 0) fail_invalid(n.where() + ": negative dimension in " + shape_str(shape));
+    g.check_size(shape, n.where() + ": output");
+    if (shape_numel(shape) * eb > g.limits.max_folded_bytes)
+      fail_unsupported(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
+                       " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
     Bytes b((size_t)(shape_numel(shape) * eb));
     for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);
     return make_const(v->dtype, shape, std::move(b));

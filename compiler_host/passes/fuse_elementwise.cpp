@@ -5,6 +5,7 @@
 // intermediates never touch memory.
 #include <algorithm>
 
+#include "passes/fusion.h"
 #include "passes/pass.h"
 
 namespace tinyrt {
@@ -13,48 +14,39 @@ namespace {
 
 constexpr size_t kMaxFusedExpr = 400;  // nodes; keeps compile time and code size sane
 
-bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
+// Inlines kernel ki into its only reader; returns the reader's index, or -1.
+int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *single) {
   const Kernel &prod = p.kernels[ki];
   int v = prod.out;
-  if (prod.kind != KernelKind::Loop) return false;
-  if (readers[v] != 1 || p.graph.is_graph_output(v)) return false;
-  size_t ci = ki + 1;
-  while (ci < p.kernels.size() && p.kernels[ci].slot_of(v) < 0) ++ci;
-  if (ci == p.kernels.size()) return false;
+  if (prod.kind != KernelKind::Loop) return -1;
+  int ci = readers.only_reader(v);
+  if (ci < 0 || p.graph.is_graph_output(v)) return -1;
   Kernel &cons = p.kernels[ci];
-  if (cons.kind != KernelKind::Loop) return false;
+  if (cons.kind != KernelKind::Loop) return -1;
   int sv = cons.slot_of(v);
+  // A value in several slots of its reader (Gemm(y, y, y)) stays in memory.
+  for (size_t s = 0; s < cons.ins.size(); ++s)
+    if ((int)s != sv && cons.ins[s] == v) return -1;
   size_t psize = expr_size(prod.expr);
   int nloads = count_loads(cons.expr, sv);
   if (has_reduce(prod.expr)) {
     // A reduction moves into its reader only when it is computed exactly
     // once per element there: one identity load, no reduction around it.
     const Shape &vs = p.graph.v(v).shape;
-    bool once = nloads == 1 && !has_reduce(cons.expr) && p.graph.v(cons.out).shape == vs;
-    visit(cons.expr, [&](const Expr &e) {
-      if (e.op == EOp::Load && e.id == sv && !is_identity_load(e, sv, vs)) once = false;
-    });
-    if (!once) return false;
+    bool once = nloads == 1 && !has_reduce(cons.expr) && p.graph.v(cons.out).shape == vs &&
+                reads_only_identity(cons.expr, cons.ins, v, vs);
+    if (!once) return -1;
   }
-  if (nloads > 1 && psize > 6) return false;                 // would recompute real work
-  if (has_reduce(cons.expr) && psize > 12) return false;     // stencils re-read inputs
+  if (nloads > 1 && psize > 6) return -1;              // would recompute real work
+  if (has_reduce(cons.expr) && psize > 12) return -1;  // stencils re-read inputs
   // Producer slots -> consumer slots (appended, deduplicated).
   std::vector<int> ins = cons.ins;
-  std::vector<int> map(prod.ins.size());
-  for (size_t s = 0; s < prod.ins.size(); ++s) {
-    auto it = std::find(ins.begin(), ins.end(), prod.ins[s]);
-    if (it != ins.end()) {
-      map[s] = (int)(it - ins.begin());
-    } else {
-      map[s] = (int)ins.size();
-      ins.push_back(prod.ins[s]);
-    }
-  }
+  std::vector<int> map = merge_inputs(ins, prod.ins, -1);
   int next_rvar = kFirstReduceVar;
   if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
   ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
   ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
-  if (expr_size(merged) > kMaxFusedExpr) return false;
+  if (expr_size(merged) > kMaxFusedExpr) return -1;
   // Drop the inlined value's slot.
   std::vector<int> compact(ins.size());
   std::vector<int> kept;
@@ -67,8 +59,8 @@ bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
   cons.ins = std::move(kept);
   cons.label = prod.label + "+" + cons.label;
   cons.nodes.insert(cons.nodes.begin(), prod.nodes.begin(), prod.nodes.end());
-  p.kernels.erase(p.kernels.begin() + (long)ki);
-  return true;
+  *single = readers.merged(ki, ci, prod.ins, v);
+  return ci;
 }
 
 }  // namespace
@@ -76,17 +68,25 @@ bool try_inline(Program &p, size_t ki, const std::vector<int> &readers) {
 void fuse_elementwise(PassContext &c) {
   Program &p = c.program;
   int fused = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::vector<int> readers = value_readers(p);
-    for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
-      if (try_inline(p, ki, readers)) {
-        ++fused;
-        changed = true;
-        break;
-      }
-    }
+  // One sweep in program order; a kernel is visited again only when a merge
+  // leaves one of its outputs with a single reader.
+  ReaderIndex readers(p);
+  std::vector<int> producer = producers(p);
+  std::vector<bool> dead(p.kernels.size(), false);
+  Worklist work(p.kernels.size());
+  while (!work.empty()) {
+    int ki = work.pop();
+    if (dead[ki]) continue;
+    std::vector<int> single;
+    int ci = try_inline(p, ki, readers, &single);
+    if (ci < 0) continue;
+    dead[ki] = true;
+    ++fused;
+    work.push(ci);
+    for (int u : single)
+      if (producer[u] >= 0 && !dead[producer[u]]) work.push(producer[u]);
   }
+  drop_kernels(p, dead);
   if (c.log) *c.log << "  inlined " << fused << " kernels\n";
 }
 

@@ -7,6 +7,8 @@
 #include "ops/op_registry.h"
 #include "passes/pass.h"
 
+#include <algorithm>
+
 namespace tinyrt {
 
 namespace {
@@ -41,6 +43,21 @@ constexpr int64_t kMaxFoldElements = 1 << 22;
 void infer_and_fold(PassContext &c) {
   Graph &g = c.program.graph;
   int folded = 0;
+  const size_t start_nodes = g.nodes.size();
+  int64_t folded_bytes = 0;
+  auto check_growth = [&](const Node &n) {
+    if ((int64_t)(g.nodes.size() - std::min(g.nodes.size(), start_nodes)) > g.limits.max_expanded_nodes)
+      fail_unsupported(n.where() + ": expanding control flow and functions exceeds the limit of " +
+                       std::to_string(g.limits.max_expanded_nodes) + " added nodes (--max-expanded-nodes)");
+  };
+  auto count_folded = [&](const Node &n) {
+    for (int v : n.out)
+      if (v >= 0 && g.v(v).data) folded_bytes += (int64_t)g.v(v).data->bytes.size();
+    if (folded_bytes > g.limits.max_folded_bytes)
+      fail_unsupported(n.where() + ": constant folding has created " + std::to_string(folded_bytes) +
+                       " bytes of constants, more than the limit of " + std::to_string(g.limits.max_folded_bytes) +
+                       " (--max-folded-bytes)");
+  };
   // g.nodes stays complete while we go (messages trace producers through
   // it); folded nodes are dropped at the end.
   std::vector<bool> drop(g.nodes.size(), false);
@@ -56,6 +73,7 @@ void infer_and_fold(PassContext &c) {
         drop.erase(drop.begin() + (long)i);
         g.nodes.insert(g.nodes.begin() + (long)i, body.begin(), body.end());
         drop.insert(drop.begin() + (long)i, body.size(), false);
+        check_growth(fn_node);
         --i;
         continue;
       }
@@ -68,6 +86,7 @@ void infer_and_fold(PassContext &c) {
       drop.erase(drop.begin() + (long)i);
       g.nodes.insert(g.nodes.begin() + (long)i, repl.begin(), repl.end());
       drop.insert(drop.begin() + (long)i, repl.size(), false);
+      check_growth(cf);
       --i;
       continue;
     }
@@ -82,6 +101,7 @@ void infer_and_fold(PassContext &c) {
       std::vector<ConstP> outs = d.fold(n, g);
       for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
         if (n.out[k] >= 0) g.v(n.out[k]).data = outs[k];
+      count_folded(n);
       drop[i] = true;
       ++folded;
       continue;
@@ -94,6 +114,7 @@ void infer_and_fold(PassContext &c) {
     if (all_const && d.lower && size <= kMaxFoldElements) {
       FoldCtx fc(g);
       d.lower(n, fc);
+      count_folded(n);
       drop[i] = true;
       ++folded;
     }

@@ -44,6 +44,9 @@ void verify_program(const Program &p, const char *after) {
     for (int v : k.ins)
       if (!is_def(v)) fail_internal(where + " reads '" + p.graph.v(v).name + "' before it is written");
     int slots = (int)k.ins.size();
+    // Generated code indexes with 32 bits: no tensor may outgrow that.
+    for (int v : k.ins) p.graph.check_size(p.graph.v(v).shape, where + ": input '" + p.graph.v(v).name + "'");
+    p.graph.check_size(p.graph.v(k.out).shape, where + ": output '" + p.graph.v(k.out).name + "'");
     visit(k.expr, [&](const Expr &e) {
       if (e.op == EOp::Load && (e.id < 0 || e.id >= slots)) fail_internal(where + " loads a missing slot");
       if (e.op == EOp::Load && (int)e.a.size() != p.graph.v(k.ins[e.id]).rank())

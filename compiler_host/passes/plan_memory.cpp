@@ -43,9 +43,14 @@ bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vect
     if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels
     e = k.gemm.epilogue;
   }
+  // v may sit in several slots (Gemm(y, y, y), ScatterElements(y, i, y)):
+  // every read of it must be at the output's own index.
+  if (k.kind == KernelKind::Gemm)
+    for (size_t o = 0; o < k.ins.size(); ++o)
+      if (o != s && k.ins[o] == v) return false;
   bool identity = true;
   visit(e, [&](const Expr &x) {
-    if (x.op == EOp::Load && x.id == (int)s && !is_identity_load(x, (int)s, in.shape)) identity = false;
+    if (x.op == EOp::Load && k.ins[x.id] == v && !is_identity_load(x, x.id, in.shape)) identity = false;
   });
   return identity;
 }
@@ -160,6 +165,12 @@ void plan_memory(PassContext &c) {
     s = p.storage[r];
     s.strides = row_major_strides(g.v(kv.first).shape);
   }
+  int64_t cap = g.limits.max_arena_bytes;
+  if (c.target.ptr_bytes == 4) cap = std::min<int64_t>(cap, int64_t(1) << 31);  // addresses are 32-bit
+  if (arena > cap)
+    fail_unsupported("the memory plan needs an arena of " + std::to_string(arena) + " bytes, more than the limit of " +
+                     std::to_string(cap) + " bytes" +
+                     (c.target.ptr_bytes == 4 ? " on a 32-bit target" : " (raise it with --max-arena-bytes)"));
   p.stats.arena_bytes = arena;
   p.stats.lower_bound_bytes = bound;
   if (c.log)

@@ -9,6 +9,7 @@
 #include "driver/compiler.h"
 #include "onnx/defs/schema.h"
 #include "ops/op_registry.h"
+#include "tools/limit_options.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
 // tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test
@@ -65,6 +66,8 @@ int main(int argc, char **argv) {
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
+  tinyrt::Limits limits;
+  tinyrt::add_limit_options(app, limits);
   CLI11_PARSE(app, argc, argv);
   if (ops) {
     list_ops();
@@ -81,6 +84,7 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.log = verbose ? &std::cerr : nullptr;
+    opt.import.limits = limits;
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
@@ -93,6 +97,10 @@ int main(int argc, char **argv) {
   } catch (const tinyrt::CompileError &e) {
     std::cerr << "tinyrt-compile: error: " << e.what() << "\n";
     return e.kind() == tinyrt::CompileError::Kind::Usage ? 2 : 1;
+  } catch (const std::bad_alloc &) {
+    std::cerr << "tinyrt-compile: error: out of memory: the model asks for more memory than this machine gives "
+                 "(lower the --max-* limits to refuse such models earlier)\n";
+    return 1;
   } catch (const std::exception &e) {
     std::cerr << "tinyrt-compile: internal error: " << e.what() << "\n";
     return 3;

@@ -53,9 +53,11 @@ TEST(Errors, UnsupportedAttributeValueIsNamed) {
   OnnxBuilder b(15);
   b.input("x", {1, 2, 3});
   for (const char *p : {"s", "b", "m", "v"}) b.init(p, {2}, {1, 1});
-  auto &n = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"});
+  auto &n = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "rm", "rv"});
   OnnxBuilder::attr(n, "training_mode", (int64_t)1);
   b.output("y", {1, 2, 3});
+  b.output("rm", {2});
+  b.output("rv", {2});
   CompileError e = compile_error(b.save());
   EXPECT_EQ(e.kind(), CompileError::Kind::Unsupported);
   EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos) << e.what();

@@ -1,0 +1,55 @@
+// fusion.h — what the fusion passes share: who reads each value (kept
+// current while kernels merge, so a pass runs in near-linear time), slot
+// merging, and the identity-read test.
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace tinyrt {
+
+class ReaderIndex {
+ public:
+  explicit ReaderIndex(const Program &p);
+  // The one kernel that reads v, or -1 (none, several, or v is also a graph
+  // output or viewed).
+  int only_reader(int v) const;
+  // Kernel `from` (reading `from_ins`) was merged into kernel `into`, which
+  // consumed `value` (from's output, or into's former input). Returns the
+  // values left with exactly one reader by the merge.
+  std::vector<int> merged(int from, int into, const std::vector<int> &from_ins, int value);
+
+ private:
+  std::vector<std::vector<int>> readers_;  // kernel indices, each once
+  std::vector<int> external_;              // graph outputs and views
+};
+
+// Kernel indices still to visit, smallest first; each index at most once.
+class Worklist {
+ public:
+  explicit Worklist(size_t n);
+  bool empty() const { return s_.empty(); }
+  int pop();
+  void push(int k) { s_.insert(k); }
+
+ private:
+  std::set<int> s_;
+};
+
+// Appends c's inputs (except slot `skip`) to `ins`, reusing slots of values
+// already there; returns c's slot -> slot in `ins` (-1 for `skip`).
+std::vector<int> merge_inputs(std::vector<int> &ins, const std::vector<int> &c_ins, int skip);
+
+// Does `e` read the value at slot(s) holding `v` only at the element being
+// computed (each index Var(k), or 0 on a broadcast axis of `shape`)?
+bool reads_only_identity(const ExprP &e, const std::vector<int> &ins, int v, const Shape &shape);
+
+// The producer kernel of each value, or -1.
+std::vector<int> producers(const Program &p);
+
+// Removes the kernels flagged dead, keeping the others' order.
+void drop_kernels(Program &p, const std::vector<bool> &dead);
+
+}  // namespace tinyrt
