@@ -400,6 +400,16 @@ static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
                          "; each entry must be in [1, 2^31)");
       if (a.type() == onnx::AttributeProto::INT && positive_int.count(a.name()) && (a.i() < 1 || a.i() > INT32_MAX))
         fail_invalid(where + ": attribute " + a.name() + " = " + std::to_string(a.i()) + " must be in [1, 2^31)");
+      // Axes index dimensions: ONNX's inference truncates them to int.
+      static const std::set<std::string> axis_like = {"axis", "axes", "batch_axis", "time_axis", "batch_dims", "perm"};
+      if (axis_like.count(a.name())) {
+        auto bad = [](int64_t v) { return v < -4096 || v > 4096; };
+        if ((a.type() == onnx::AttributeProto::INT && bad(a.i())))
+          fail_invalid(where + ": attribute " + a.name() + " = " + std::to_string(a.i()) + " is not an axis");
+        if (a.type() == onnx::AttributeProto::INTS)
+          for (int64_t v : a.ints())
+            if (bad(v)) fail_invalid(where + ": attribute " + a.name() + " holds " + std::to_string(v) + ", not an axis");
+      }
       if (a.type() == onnx::AttributeProto::INTS && a.name() == "pads")
         for (int64_t v : a.ints())
           if (v < -INT32_MAX || v > INT32_MAX)

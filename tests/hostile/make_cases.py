@@ -195,6 +195,10 @@ for ax in (3, -3, 2**31, -(2**40)):
         else:
             m = model([h.make_node(op, ["x"], ["y"], axis=ax)], [vi("x", [2, 3])], [vi("y", ["a", "b"])])
         corpus("axis", f"{op.lower()}_{ax}", m, "")
+# found by tests/hostile/mutate_models.py: libonnx's own inference crashed
+for ax in (2**31, -(2**31) - 1, 2**40):
+    corpus("axis", f"layernorm_{ax}", model([h.make_node("LayerNormalization", ["x"], ["y"], axis=ax)], [vi("x", [2, 8])],
+                                          [vi("y", [2, 8])], opset=17), "not an axis")
 for k in (-1, 4, 2**40):
     corpus("attr", f"topk_k{k}", model([h.make_node("TopK", ["x", "k"], ["y", "i"])], [vi("x", [2, 3])],
                                        [vi("y", ["a", "b"]), vi("i", ["a", "b"], T.INT64)],
