@@ -26,8 +26,10 @@ struct ImportOptions {
   std::map<std::string, Binding> bindings;
   Limits limits;  // caps on sizes (ir/limits.h); copied into the Graph
   // Surface errors of ONNX's own shape inference instead of continuing
-  // with what could be inferred.
-  bool strict_shape_inference = true;
+  // with what could be inferred. Off by default: ONNX's strict mode refuses
+  // valid older exports (a Constant of int64 in pytorch-operator's
+  // test_operator_repeat); tinyrt's own inference checks every node anyway.
+  bool strict_shape_inference = false;
 };
 
 // Parses "NAME=D0,D1,..." (an input shape) and "NAME=V0,V1,..." or
