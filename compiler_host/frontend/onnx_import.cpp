@@ -497,7 +497,6 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   }
   try {
     onnx::ShapeInferenceOptions so;
-    so.check_type = true;
     so.error_mode = opt.strict_shape_inference ? 1 : 0;
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
   } catch (const std::exception &e) {
