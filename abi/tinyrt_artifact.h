@@ -68,6 +68,11 @@ typedef enum tinyrt_arch {
 #define TINYRT_ISA_ARM_NEON (1u << 8)   /* armv7 Advanced SIMD */
 #define TINYRT_ISA_ARM_VFPV4 (1u << 9)  /* armv7 fused multiply-add */
 #define TINYRT_ISA_A64_ASIMD (1u << 10) /* AArch64 Advanced SIMD */
+#define TINYRT_ISA_X86_F16C (1u << 16)   /* half<->single conversions (VEX) */
+#define TINYRT_ISA_X86_BMI1 (1u << 17)
+#define TINYRT_ISA_X86_BMI2 (1u << 18)
+#define TINYRT_ISA_X86_POPCNT (1u << 19)
+#define TINYRT_ISA_X86_AVX512VNNI (1u << 20) /* detected; reserved for int8 */
 
 /* One generated kernel. `arena` is the caller's arena (64-byte aligned). */
 typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin,

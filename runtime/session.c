@@ -66,7 +66,9 @@ static const struct {
     {TINYRT_ISA_X86_AVX512F, "avx512f"},   {TINYRT_ISA_X86_AVX512BW, "avx512bw"},
     {TINYRT_ISA_X86_AVX512VL, "avx512vl"}, {TINYRT_ISA_X86_AVX512DQ, "avx512dq"},
     {TINYRT_ISA_ARM_NEON, "neon"},         {TINYRT_ISA_ARM_VFPV4, "vfpv4"},
-    {TINYRT_ISA_A64_ASIMD, "asimd"},
+    {TINYRT_ISA_A64_ASIMD, "asimd"},       {TINYRT_ISA_X86_F16C, "f16c"},
+    {TINYRT_ISA_X86_BMI1, "bmi1"},         {TINYRT_ISA_X86_BMI2, "bmi2"},
+    {TINYRT_ISA_X86_POPCNT, "popcnt"},     {TINYRT_ISA_X86_AVX512VNNI, "avx512vnni"},
 };
 
 static tinyrt_status fail(tinyrt_session *s, tinyrt_status st,

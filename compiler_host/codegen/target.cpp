@@ -37,7 +37,7 @@ static Target x86(const std::string &name, bool avx512) {
   t.name = name;
   t.triple = "x86_64-pc-linux-gnu";
   t.arch = TINYRT_ARCH_X86_64;
-  t.isa = TINYRT_ISA_X86_AVX2 | TINYRT_ISA_X86_FMA;
+  t.isa = TINYRT_ISA_X86_AVX2 | TINYRT_ISA_X86_FMA | TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT;
   t.cpu = avx512 ? "skylake-avx512" : "haswell";
   t.features = "+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt";
   if (avx512) {
