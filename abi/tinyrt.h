@@ -33,9 +33,21 @@
  * a human-readable explanation in tinyrt_session_message().
  *
  * Lifetimes: the model descriptor is constant data in the model object. The
- * arena and the pool storage must outlive the session and the pool. A session
- * may be run by one thread at a time; several sessions may share a pool but
- * must not run on it concurrently.
+ * arena must outlive the session, the pool storage the pool, and a pool the
+ * sessions that use it (a session has no destroy call: it is plain caller
+ * storage and may be dropped or re-initialized at any time it is not in use).
+ *
+ * Concurrency: a session is used by one call at a time. A second call on a
+ * session while one is in flight (run, input/output lookups) returns
+ * TINYRT_ERR_BUSY and changes nothing, not even the message. Several
+ * sessions may share a pool, but one run at a time uses it: a run on a pool
+ * that another run is using returns TINYRT_ERR_BUSY (nothing blocks; retry,
+ * or give each concurrent session its own pool). tinyrt_pool_destroy()
+ * during a run on that pool returns TINYRT_ERR_BUSY. A session or pool that
+ * was never initialized, failed to initialize, was destroyed, or is a copy
+ * (memcpy) of a live one is refused with TINYRT_ERR_NOT_INITIALIZED where the
+ * runtime can tell (it checks a magic number and the object's own address).
+ * tinyrt_session_init() must not race with other calls on the same session.
  */
 #ifndef TINYRT_H_
 #define TINYRT_H_
@@ -68,7 +80,8 @@ typedef enum tinyrt_status {
   TINYRT_ERR_NOT_FOUND = 8,        /* no input/output with that name */
   TINYRT_ERR_STORAGE_TOO_SMALL = 9,/* pool storage smaller than needed */
   TINYRT_ERR_THREADS = 10,         /* thread count not available on this port */
-  TINYRT_ERR_NOT_INITIALIZED = 11  /* session used before a successful init */
+  TINYRT_ERR_NOT_INITIALIZED = 11, /* session/pool not (or no longer) initialized, or a copy */
+  TINYRT_ERR_BUSY = 12             /* session or pool in use by another call */
 } tinyrt_status;
 
 /* A static English description of a status, never NULL. */
@@ -90,10 +103,20 @@ size_t tinyrt_pool_storage_bytes(int threads);
 tinyrt_status tinyrt_pool_create(void *storage, size_t storage_bytes,
                                  int threads, tinyrt_pool **out_pool);
 
-/* Stops and joins the workers. The storage may be reused afterwards. */
+/* Stops and joins the workers. The storage may be reused afterwards.
+ * Returns TINYRT_ERR_BUSY (and does nothing) while a run uses the pool, and
+ * TINYRT_ERR_NOT_INITIALIZED for a pool already destroyed. Sessions bound to
+ * the pool must not be run afterwards (while the storage is untouched they
+ * get TINYRT_ERR_NOT_INITIALIZED). */
 tinyrt_status tinyrt_pool_destroy(tinyrt_pool *pool);
 
+/* The pool's thread count; 1 for NULL (no pool), 0 for an invalid pool. */
 int tinyrt_pool_threads(const tinyrt_pool *pool);
+
+/* Microseconds an idle pool thread spins before it sleeps (default
+ * TINYRT_POOL_SPIN_US). 0 sleeps at once: lowest CPU use, slower steps.
+ * May be called at any time, also during a run. */
+tinyrt_status tinyrt_pool_set_spin_us(tinyrt_pool *pool, uint32_t microseconds);
 
 /* ------------------------------------------------------------- session -- */
 
@@ -104,13 +127,17 @@ typedef struct tinyrt_session_options {
 /* Fills `options` with the defaults (no pool). */
 void tinyrt_session_options_init(tinyrt_session_options *options);
 
-/* Session state lives in caller storage; treat the fields as private. */
+/* Session state lives in caller storage; treat the fields as private. A
+ * session is bound to its address: copy it and the copy is refused. */
 typedef struct tinyrt_session {
+  uint32_t magic;                     /* set by a successful init */
+  uint32_t busy;                      /* a call is in flight */
+  const struct tinyrt_session *self;  /* this session's own address */
   const tinyrt_model *model;
   uint8_t *arena;
   size_t arena_bytes;
   tinyrt_pool *pool;
-  uint32_t initialized;
+  uint32_t tensor_stride, step_stride; /* descriptor table strides */
   char message[160];
 } tinyrt_session;
 
@@ -127,9 +154,10 @@ typedef struct tinyrt_tensor {
 /* Arena bytes a model needs (the NAME_ARENA_BYTES macro of its header). */
 size_t tinyrt_model_arena_bytes(const tinyrt_model *model);
 
-/* Checks the descriptor (magic, ABI version, architecture), the CPU (every
- * ISA feature the code was compiled for), and the arena (size and
- * alignment), then binds them. `options` may be NULL. On failure the status
+/* Checks the descriptor (magic, ABI version, architecture, tables), the CPU
+ * (every ISA feature the code was compiled for), the pool and the arena
+ * (size and alignment), then binds them. `options` may be NULL. The session
+ * may hold anything before (init does not read it). On failure the status
  * says which check failed and tinyrt_session_message() gives the figures. */
 tinyrt_status tinyrt_session_init(tinyrt_session *session,
                                   const tinyrt_model *model, void *arena,
@@ -137,7 +165,8 @@ tinyrt_status tinyrt_session_init(tinyrt_session *session,
                                   const tinyrt_session_options *options);
 
 /* Runs the model once. Inputs must have been written since the last run:
- * the arena is reused for intermediate results. */
+ * the arena is reused for intermediate results. Returns TINYRT_ERR_BUSY if
+ * the session or its pool is in use by another call (see Concurrency). */
 tinyrt_status tinyrt_session_run(tinyrt_session *session);
 
 uint32_t tinyrt_session_num_inputs(const tinyrt_session *session);
@@ -156,7 +185,9 @@ tinyrt_status tinyrt_session_find_output(tinyrt_session *session,
                                          const char *name,
                                          tinyrt_tensor *out_tensor);
 
-/* The explanation of the session's last failed call ("" after success). */
+/* The explanation of the session's last failed call ("" after success;
+ * TINYRT_ERR_BUSY leaves it unchanged). Not to be read during a call on the
+ * session from another thread. */
 const char *tinyrt_session_message(const tinyrt_session *session);
 
 /* The CPU features of the running machine, as TINYRT_ISA_* bits. */

@@ -10,7 +10,12 @@
  *   - fields are only ever appended at the end of a struct;
  *   - appending bumps TINYRT_ABI_MINOR; anything else bumps TINYRT_ABI_MAJOR;
  *   - the runtime accepts a descriptor whose major equals its own and whose
- *     `desc_bytes` covers every field it reads.
+ *     `desc_bytes` covers every field it reads; a field that `desc_bytes`
+ *     does not cover has its older meaning (1.0 descriptors: tables are
+ *     arrays of the 1.0 structs);
+ *   - the tables are walked with the strides the descriptor gives
+ *     (`tensor_desc_bytes`, `step_desc_bytes`), so their entries may grow
+ *     too, by appending, under the same rule.
  *
  * Execution model: a model is an ordered list of steps. A step is one
  * generated function (a fused kernel) plus a task count. The runtime calls
@@ -32,7 +37,7 @@ extern "C" {
 
 #define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
 #define TINYRT_ABI_MAJOR 1
-#define TINYRT_ABI_MINOR 0
+#define TINYRT_ABI_MINOR 1
 
 /* Element types. Values match ONNX TensorProto.DataType. */
 typedef enum tinyrt_dtype {
@@ -74,6 +79,9 @@ typedef enum tinyrt_arch {
 #define TINYRT_ISA_X86_POPCNT (1u << 19)
 #define TINYRT_ISA_X86_AVX512VNNI (1u << 20) /* detected; reserved for int8 */
 
+/* Largest tensor rank a descriptor may declare. */
+#define TINYRT_MAX_RANK 16
+
 /* One generated kernel. `arena` is the caller's arena (64-byte aligned). */
 typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin,
                                  int32_t task_end);
@@ -112,7 +120,10 @@ typedef struct tinyrt_model {
   const tinyrt_tensor_desc *outputs;
   const tinyrt_step_desc *steps;
   const char *compiler_version;
-  /* ABI 1.0 ends here. Append new fields below and bump TINYRT_ABI_MINOR. */
+  /* ABI 1.0 ends here. */
+  uint32_t tensor_desc_bytes; /* stride of `inputs` and `outputs` */
+  uint32_t step_desc_bytes;   /* stride of `steps` */
+  /* ABI 1.1 ends here. Append new fields below and bump TINYRT_ABI_MINOR. */
 } tinyrt_model;
 
 #ifdef __cplusplus

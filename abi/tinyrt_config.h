@@ -15,14 +15,17 @@
 #define TINYRT_MAX_THREADS 64
 #endif
 
-/* Iterations a pool thread spins on a new step before it sleeps. Steps are
- * often tens of microseconds; waking a sleeping thread costs about as much. */
-#if !defined(TINYRT_POOL_SPIN)
-#define TINYRT_POOL_SPIN 200000
+/* Microseconds a pool thread waiting for work (or the caller waiting for
+ * the last chunks of a step) spins before it sleeps on a condition
+ * variable. Steps are often tens of microseconds and waking a sleeping
+ * thread costs about as much; spinning longer only burns a core that
+ * another thread could use. tinyrt_pool_set_spin_us() changes it per pool. */
+#if !defined(TINYRT_POOL_SPIN_US)
+#define TINYRT_POOL_SPIN_US 50
 #endif
 
 /* Upper bound of tinyrt_pool_storage_bytes(n) on every port, for static
- * allocation. */
+ * allocation (runtime/pool.c checks it at compile time). */
 #define TINYRT_POOL_STORAGE_BYTES(threads) (512u + 256u * (unsigned)(threads))
 
 #endif /* TINYRT_CONFIG_H_ */

@@ -1,9 +1,17 @@
 /* session.c — validates a model descriptor against the machine and the
  * caller's arena, and runs its steps. */
+#include <stddef.h>
 #include <string.h>
 
 #include "tinyrt.h"
+#include "tinyrt_internal.h"
 #include "tinyrt_port.h"
+
+#define SESSION_MAGIC 0x53545254u /* "TRTS" */
+#define MAX_TABLE (1u << 20)      /* sanity bound of every descriptor table */
+#define MAX_STRIDE 1024u          /* sanity bound of a table entry */
+#define ALIGNOF(T) offsetof(struct { char c; T t; }, t)
+#define AT(base, stride, i) ((const void *)((const char *)(base) + (size_t)(i) * (stride)))
 
 #if defined(__x86_64__)
 #define THIS_ARCH TINYRT_ARCH_X86_64
@@ -80,15 +88,63 @@ static tinyrt_status fail(tinyrt_session *s, tinyrt_status st,
 
 /* ------------------------------------------------------------ checks -- */
 
-static int tensor_desc_ok(const tinyrt_tensor_desc *t, uint64_t arena_bytes) {
-  return t->name && (t->rank == 0 || t->dims) &&
-         t->arena_offset % TINYRT_ARENA_ALIGN == 0 &&
-         t->arena_offset <= arena_bytes && t->bytes <= arena_bytes - t->arena_offset;
+static int mul_ok(uint64_t *p, uint64_t d) {
+#if defined(__GNUC__)
+  return !__builtin_mul_overflow(*p, d, p);
+#else
+  if (d && *p > UINT64_MAX / d) return 0;
+  *p *= d;
+  return 1;
+#endif
+}
+
+/* Bytes per element of the dtypes whose size the runtime knows (0: not). */
+static const unsigned char kDtypeBytes[17] = {0, 4, 1, 1, 2, 2, 4, 8, 0, 1, 2, 8, 4, 8, 0, 0, 2};
+
+/* NULL if the input/output descriptor is sound, else what is wrong. */
+static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena_bytes) {
+  uint64_t known = t->dtype < sizeof kDtypeBytes ? kDtypeBytes[t->dtype] : 0;
+  uint64_t n = known ? known : 1;
+  uint32_t k;
+  if (!t->name) return "has no name";
+  if (t->rank > TINYRT_MAX_RANK || (t->rank && !t->dims)) return "has a bad rank or no dims";
+  if (t->arena_offset % TINYRT_ARENA_ALIGN || t->arena_offset > arena_bytes ||
+      t->bytes > arena_bytes - t->arena_offset)
+    return "lies outside its arena";
+  for (k = 0; k < t->rank; ++k)
+    if (t->dims[k] < 0 || !mul_ok(&n, (uint64_t)t->dims[k])) return "has a bad dim";
+  return known && n != t->bytes ? "has bytes that disagree with its dims" : NULL;
+}
+
+/* A table of n entries `stride` bytes apart: a sane size, a stride that
+ * covers the fields read, aligned, NULL only when empty. */
+static int table_ok(const void *base, uint32_t n, uint32_t stride, size_t min, size_t align) {
+  return n <= MAX_TABLE && stride >= min && stride <= MAX_STRIDE && stride % align == 0 &&
+         (n == 0 || (base && (uintptr_t)base % align == 0));
+}
+
+static tinyrt_status check_tensors(tinyrt_session *s, const tinyrt_model *m, int outputs) {
+  uint32_t i, n = outputs ? m->num_outputs : m->num_inputs;
+  const void *base = outputs ? (const void *)m->outputs : (const void *)m->inputs;
+  const char *err;
+  msg_writer w;
+  for (i = 0; i < n; ++i)
+    if ((err = tensor_desc_error((const tinyrt_tensor_desc *)AT(base, s->tensor_stride, i),
+                                 m->arena_bytes)) != NULL) {
+      w = session_msg(s);
+      msg_str(&w, outputs ? "model output " : "model input ");
+      msg_u64(&w, i, 10);
+      msg_str(&w, " ");
+      msg_str(&w, err);
+      return TINYRT_ERR_BAD_MODEL;
+    }
+  return TINYRT_OK;
 }
 
 static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
   msg_writer w;
   uint32_t i;
+  tinyrt_status st;
   if (m->magic != TINYRT_ARTIFACT_MAGIC) {
     w = session_msg(s);
     msg_str(&w, "not a tinyrt model descriptor: magic is ");
@@ -104,8 +160,15 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     msg_str(&w, ".x: recompile the model with a matching tinyrt-compile");
     return TINYRT_ERR_ABI_MISMATCH;
   }
-  if (m->desc_bytes < sizeof(tinyrt_model))
+  /* ABI 1.0 ends at tensor_desc_bytes; its tables hold the 1.0 structs. */
+  if (m->desc_bytes < offsetof(tinyrt_model, tensor_desc_bytes))
     return fail(s, TINYRT_ERR_BAD_MODEL, "model descriptor is truncated");
+  s->tensor_stride = sizeof(tinyrt_tensor_desc);
+  s->step_stride = sizeof(tinyrt_step_desc);
+  if (m->desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof m->step_desc_bytes) {
+    s->tensor_stride = m->tensor_desc_bytes;
+    s->step_stride = m->step_desc_bytes;
+  }
   if (m->arch != THIS_ARCH) {
     w = session_msg(s);
     msg_str(&w, "model was compiled for ");
@@ -128,18 +191,27 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
       return TINYRT_ERR_CPU_UNSUPPORTED;
     }
   }
-  if ((m->num_inputs && !m->inputs) || (m->num_outputs && !m->outputs) ||
-      (m->num_steps && !m->steps))
-    return fail(s, TINYRT_ERR_BAD_MODEL, "model descriptor has NULL tables");
-  for (i = 0; i < m->num_inputs; ++i)
-    if (!tensor_desc_ok(&m->inputs[i], m->arena_bytes))
-      return fail(s, TINYRT_ERR_BAD_MODEL, "model input lies outside its arena");
-  for (i = 0; i < m->num_outputs; ++i)
-    if (!tensor_desc_ok(&m->outputs[i], m->arena_bytes))
-      return fail(s, TINYRT_ERR_BAD_MODEL, "model output lies outside its arena");
-  for (i = 0; i < m->num_steps; ++i)
-    if (!m->steps[i].fn || m->steps[i].tasks < 1)
+  if (!table_ok(m->inputs, m->num_inputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
+                ALIGNOF(tinyrt_tensor_desc)) ||
+      !table_ok(m->outputs, m->num_outputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
+                ALIGNOF(tinyrt_tensor_desc)) ||
+      !table_ok(m->steps, m->num_steps, s->step_stride, sizeof(tinyrt_step_desc),
+                ALIGNOF(tinyrt_step_desc))) {
+    w = session_msg(s);
+    msg_str(&w, "model descriptor has a bad table (count, NULL, alignment or stride: tensors ");
+    msg_u64(&w, s->tensor_stride, 10);
+    msg_str(&w, ", steps ");
+    msg_u64(&w, s->step_stride, 10);
+    msg_str(&w, " bytes)");
+    return TINYRT_ERR_BAD_MODEL;
+  }
+  if ((st = check_tensors(s, m, 0)) != TINYRT_OK || (st = check_tensors(s, m, 1)) != TINYRT_OK)
+    return st;
+  for (i = 0; i < m->num_steps; ++i) {
+    const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
+    if (!d->fn || d->tasks < 1)
       return fail(s, TINYRT_ERR_BAD_MODEL, "model step without code or tasks");
+  }
   return TINYRT_OK;
 }
 
@@ -155,11 +227,26 @@ void tinyrt_session_options_init(tinyrt_session_options *options) {
   if (options) memset(options, 0, sizeof *options);
 }
 
+/* Nonzero if `s` was initialized at its own address. */
+static int session_valid(const tinyrt_session *s) {
+  return s->magic == SESSION_MAGIC && s->self == s;
+}
+
+/* Takes the session for one call: OK, NOT_INITIALIZED (message set) or BUSY
+ * (message untouched: another thread owns the session). */
+static tinyrt_status enter(tinyrt_session *s) {
+  if (!session_valid(s))
+    return fail(s, TINYRT_ERR_NOT_INITIALIZED,
+                "session not initialized (init failed or was not called, or this is a copy)");
+  return TINYRT_TRY_LOCK(&s->busy) ? TINYRT_ERR_BUSY : TINYRT_OK;
+}
+
 tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
                                   void *arena, size_t arena_bytes,
                                   const tinyrt_session_options *options) {
   tinyrt_status st;
   msg_writer w;
+  tinyrt_pool *pool = options ? options->pool : NULL;
   if (!s) return TINYRT_ERR_INVALID_ARGUMENT;
   memset(s, 0, sizeof *s);
   if (!model) return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "model is NULL");
@@ -167,6 +254,8 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
     return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "arena is NULL");
   st = check_model(s, model);
   if (st != TINYRT_OK) return st;
+  if (pool && !tinyrt_internal_pool_valid(pool))
+    return fail(s, TINYRT_ERR_NOT_INITIALIZED, "options.pool is not a live tinyrt pool");
   if ((uintptr_t)arena % TINYRT_ARENA_ALIGN != 0) {
     w = session_msg(s);
     msg_str(&w, "arena at ");
@@ -189,96 +278,105 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
   s->model = model;
   s->arena = (uint8_t *)arena;
   s->arena_bytes = arena_bytes;
-  s->pool = options ? options->pool : NULL;
-  s->initialized = 1;
+  s->pool = pool;
+  s->self = s;
+  s->magic = SESSION_MAGIC;
   return TINYRT_OK;
 }
 
 tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   uint32_t i;
   const tinyrt_model *m;
+  tinyrt_status st;
   if (!s) return TINYRT_ERR_INVALID_ARGUMENT;
-  if (!s->initialized)
-    return fail(s, TINYRT_ERR_NOT_INITIALIZED, "run before a successful init");
+  if ((st = enter(s)) != TINYRT_OK) return st;
+  if (s->pool && (st = tinyrt_internal_pool_acquire(s->pool)) != TINYRT_OK) {
+    fail(s, st, st == TINYRT_ERR_BUSY ? "the pool is running another session"
+                                      : "the session's pool was destroyed");
+    TINYRT_UNLOCK(&s->busy);
+    return st;
+  }
   m = s->model;
-  for (i = 0; i < m->num_steps; ++i)
-    tinyrt_port_parallel_for(s->pool, m->steps[i].fn, s->arena, m->steps[i].tasks);
+  for (i = 0; i < m->num_steps; ++i) {
+    const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
+    tinyrt_internal_pool_step(s->pool, d->fn, s->arena, d->tasks);
+  }
+  if (s->pool) tinyrt_internal_pool_release(s->pool);
   s->message[0] = '\0';
+  TINYRT_UNLOCK(&s->busy);
   return TINYRT_OK;
 }
 
 uint32_t tinyrt_session_num_inputs(const tinyrt_session *s) {
-  return s && s->initialized ? s->model->num_inputs : 0;
+  return s && session_valid(s) ? s->model->num_inputs : 0;
 }
 
 uint32_t tinyrt_session_num_outputs(const tinyrt_session *s) {
-  return s && s->initialized ? s->model->num_outputs : 0;
+  return s && session_valid(s) ? s->model->num_outputs : 0;
 }
 
-static void make_view(tinyrt_session *s, const tinyrt_tensor_desc *d,
-                      tinyrt_tensor *t) {
-  t->name = d->name;
-  t->data = s->arena + d->arena_offset;
-  t->dims = d->dims;
-  t->rank = d->rank;
-  t->dtype = (tinyrt_dtype)d->dtype;
-  t->bytes = (size_t)d->bytes;
+static const tinyrt_tensor_desc *desc_at(const tinyrt_session *s, int outputs, uint32_t i) {
+  return (const tinyrt_tensor_desc *)AT(outputs ? (const void *)s->model->outputs
+                                                : (const void *)s->model->inputs,
+                                        s->tensor_stride, i);
 }
 
-static tinyrt_status tensor_at(tinyrt_session *s, int outputs, uint32_t index,
-                               tinyrt_tensor *t) {
+/* The tensor `index` of the inputs/outputs, or if name != NULL the one of
+ * that name. */
+static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
+                                 const char *name, tinyrt_tensor *t) {
   uint32_t n;
   msg_writer w;
+  const tinyrt_tensor_desc *d;
+  tinyrt_status st;
   if (!s || !t) return TINYRT_ERR_INVALID_ARGUMENT;
-  if (!s->initialized)
-    return fail(s, TINYRT_ERR_NOT_INITIALIZED, "tensor access before a successful init");
+  if ((st = enter(s)) != TINYRT_OK) return st;
   n = outputs ? s->model->num_outputs : s->model->num_inputs;
+  if (name)
+    for (index = 0; index < n && strcmp(desc_at(s, outputs, index)->name, name) != 0; ++index) {
+    }
   if (index >= n) {
     w = session_msg(s);
-    msg_str(&w, outputs ? "output index " : "input index ");
-    msg_u64(&w, index, 10);
-    msg_str(&w, " out of range: the model has ");
-    msg_u64(&w, n, 10);
-    return TINYRT_ERR_INVALID_ARGUMENT;
+    if (name) {
+      msg_str(&w, outputs ? "no output named '" : "no input named '");
+      msg_str(&w, name);
+      msg_str(&w, "'");
+      st = TINYRT_ERR_NOT_FOUND;
+    } else {
+      msg_str(&w, outputs ? "output index " : "input index ");
+      msg_u64(&w, index, 10);
+      msg_str(&w, " out of range: the model has ");
+      msg_u64(&w, n, 10);
+      st = TINYRT_ERR_INVALID_ARGUMENT;
+    }
+  } else {
+    d = desc_at(s, outputs, index);
+    t->name = d->name;
+    t->data = s->arena + d->arena_offset;
+    t->dims = d->dims;
+    t->rank = d->rank;
+    t->dtype = (tinyrt_dtype)d->dtype;
+    t->bytes = (size_t)d->bytes;
+    s->message[0] = '\0';
   }
-  make_view(s, outputs ? &s->model->outputs[index] : &s->model->inputs[index], t);
-  s->message[0] = '\0';
-  return TINYRT_OK;
-}
-
-static tinyrt_status tensor_named(tinyrt_session *s, int outputs,
-                                  const char *name, tinyrt_tensor *t) {
-  uint32_t i, n;
-  const tinyrt_tensor_desc *d;
-  msg_writer w;
-  if (!s || !t || !name) return TINYRT_ERR_INVALID_ARGUMENT;
-  if (!s->initialized)
-    return fail(s, TINYRT_ERR_NOT_INITIALIZED, "tensor access before a successful init");
-  n = outputs ? s->model->num_outputs : s->model->num_inputs;
-  d = outputs ? s->model->outputs : s->model->inputs;
-  for (i = 0; i < n; ++i)
-    if (strcmp(d[i].name, name) == 0) return tensor_at(s, outputs, i, t);
-  w = session_msg(s);
-  msg_str(&w, outputs ? "no output named '" : "no input named '");
-  msg_str(&w, name);
-  msg_str(&w, "'");
-  return TINYRT_ERR_NOT_FOUND;
+  TINYRT_UNLOCK(&s->busy);
+  return st;
 }
 
 tinyrt_status tinyrt_session_input(tinyrt_session *s, uint32_t index, tinyrt_tensor *t) {
-  return tensor_at(s, 0, index, t);
+  return tensor_view(s, 0, index, NULL, t);
 }
 
 tinyrt_status tinyrt_session_output(tinyrt_session *s, uint32_t index, tinyrt_tensor *t) {
-  return tensor_at(s, 1, index, t);
+  return tensor_view(s, 1, index, NULL, t);
 }
 
 tinyrt_status tinyrt_session_find_input(tinyrt_session *s, const char *name, tinyrt_tensor *t) {
-  return tensor_named(s, 0, name, t);
+  return name ? tensor_view(s, 0, 0, name, t) : TINYRT_ERR_INVALID_ARGUMENT;
 }
 
 tinyrt_status tinyrt_session_find_output(tinyrt_session *s, const char *name, tinyrt_tensor *t) {
-  return tensor_named(s, 1, name, t);
+  return name ? tensor_view(s, 1, 0, name, t) : TINYRT_ERR_INVALID_ARGUMENT;
 }
 
 const char *tinyrt_session_message(const tinyrt_session *s) {

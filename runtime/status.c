@@ -14,7 +14,8 @@ const char *tinyrt_status_string(tinyrt_status status) {
   case TINYRT_ERR_NOT_FOUND: return "no tensor with that name";
   case TINYRT_ERR_STORAGE_TOO_SMALL: return "pool storage too small";
   case TINYRT_ERR_THREADS: return "thread count not supported by this port";
-  case TINYRT_ERR_NOT_INITIALIZED: return "session not initialized";
+  case TINYRT_ERR_NOT_INITIALIZED: return "session or pool not initialized, destroyed, or a copy";
+  case TINYRT_ERR_BUSY: return "session or pool in use by another call";
   }
   return "unknown status";
 }

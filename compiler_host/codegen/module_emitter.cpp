@@ -91,7 +91,7 @@ struct DescriptorBuilder {
     model_ty = llvm::StructType::create(C,
                                         {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
                                          tensor_ty->getPointerTo(), tensor_ty->getPointerTo(),
-                                         step_ty->getPointerTo(), i8p},
+                                         step_ty->getPointerTo(), i8p, i32, i32},
                                         "tinyrt_model");
   }
 
@@ -151,7 +151,9 @@ struct DescriptorBuilder {
          llvm::ConstantInt::get(i64, p.stats.arena_bytes), llvm::ConstantInt::get(i64, weights),
          llvm::ConstantInt::get(i64, checksum), tensors(p.graph.inputs, name + ".inputs"),
          tensors(p.graph.outputs, name + ".outputs"), steps_ptr,
-         str(TINYRT_VERSION, name + ".compiler_version")});
+         str(TINYRT_VERSION, name + ".compiler_version"),
+         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(tensor_ty)),
+         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(step_ty))});
     auto *g = new llvm::GlobalVariable(m, model_ty, true, llvm::GlobalValue::ExternalLinkage, init,
                                        name + "_model");
     g->setAlignment(llvm::Align(8));

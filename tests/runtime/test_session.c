@@ -1,10 +1,16 @@
 /* test_session.c — the runtime's contract, with hand-built descriptors:
  * every validation at init names what failed, the arena is the only
- * memory used, and results do not depend on the thread count. Built and
- * run for every target (under qemu for ARM). */
+ * memory used, misuse of sessions and pools returns a status, and results
+ * do not depend on the thread count. Built and run for every target (under
+ * qemu for ARM), and under ThreadSanitizer and AddressSanitizer+UBSan on
+ * the host. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tinyrt.h"
 
@@ -24,6 +30,22 @@ static int failures;
 #else
 #define ARCH TINYRT_ARCH_ARMV7
 #endif
+
+#if defined(TINYRT_TEST_BAREMETAL)
+#define MAX_POOL_THREADS 1
+#else
+#define MAX_POOL_THREADS 4
+#endif
+
+#define ALOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ASTORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static void sleep_us(long us) {
+  struct timespec ts;
+  ts.tv_sec = us / 1000000;
+  ts.tv_nsec = (us % 1000000) * 1000;
+  nanosleep(&ts, NULL);
+}
 
 /* A two-step "model": y[i] = 2 * x[i] + i, then z[i] = y[i] + y[n-1-i]. */
 #define N 1000
@@ -64,38 +86,57 @@ static tinyrt_model good_model(void) {
   m.inputs = kIn;
   m.outputs = kOut;
   m.steps = kSteps;
+  m.tensor_desc_bytes = sizeof(tinyrt_tensor_desc);
+  m.step_desc_bytes = sizeof(tinyrt_step_desc);
   return m;
 }
 
 static unsigned char arena_mem[16384 + 64] TINYRT_ALIGNED_ARENA;
 static unsigned char pool_mem[TINYRT_POOL_STORAGE_BYTES(4)] TINYRT_ALIGNED_ARENA;
 
+static tinyrt_status init(tinyrt_session *s, const tinyrt_model *m) {
+  return tinyrt_session_init(s, m, arena_mem, sizeof arena_mem, NULL);
+}
+
+/* init fails with `st` and a message containing `text`. */
+static int refused(const tinyrt_model *m, tinyrt_status st, const char *text) {
+  tinyrt_session s;
+  tinyrt_status got = init(&s, m);
+  if (got != st || !strstr(tinyrt_session_message(&s), text)) {
+    fprintf(stderr, "  got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(&s),
+            (int)st, text);
+    return 0;
+  }
+  return tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED;
+}
+
 static void test_validation(void) {
   tinyrt_session s;
   tinyrt_model m = good_model();
-  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_OK);
+  CHECK(init(&s, &m) == TINYRT_OK);
   CHECK(strcmp(tinyrt_session_message(&s), "") == 0);
 
   m = good_model();
   m.magic = 0x12345678;
-  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_BAD_MODEL);
-  CHECK(strstr(tinyrt_session_message(&s), "magic") != NULL);
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "magic"));
 
   m = good_model();
   m.abi_major = TINYRT_ABI_MAJOR + 1;
-  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_ABI_MISMATCH);
-  CHECK(strstr(tinyrt_session_message(&s), "ABI") != NULL);
+  CHECK(refused(&m, TINYRT_ERR_ABI_MISMATCH, "ABI"));
 
   m = good_model();
   m.arch = ARCH == TINYRT_ARCH_X86_64 ? TINYRT_ARCH_AARCH64 : TINYRT_ARCH_X86_64;
-  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_WRONG_ARCH);
-  CHECK(strstr(tinyrt_session_message(&s), "compiled for") != NULL);
+  CHECK(refused(&m, TINYRT_ERR_WRONG_ARCH, "compiled for"));
 
   /* Every feature bit of another architecture is missing on this CPU. */
   m = good_model();
   m.isa_required = ARCH == TINYRT_ARCH_X86_64 ? TINYRT_ISA_A64_ASIMD : TINYRT_ISA_X86_AVX512F;
-  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_CPU_UNSUPPORTED);
-  CHECK(strstr(tinyrt_session_message(&s), ARCH == TINYRT_ARCH_X86_64 ? "asimd" : "avx512f") != NULL);
+  CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, ARCH == TINYRT_ARCH_X86_64 ? "asimd" : "avx512f"));
+  if (ARCH != TINYRT_ARCH_X86_64) {
+    m.isa_required = TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 |
+                     TINYRT_ISA_X86_POPCNT | TINYRT_ISA_X86_AVX512VNNI;
+    CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, "f16c bmi1 bmi2 popcnt avx512vnni"));
+  }
 
   m = good_model();
   CHECK(tinyrt_session_init(&s, &m, arena_mem, 1000, NULL) == TINYRT_ERR_ARENA_TOO_SMALL);
@@ -106,19 +147,261 @@ static void test_validation(void) {
   CHECK(tinyrt_session_init(&s, NULL, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_INVALID_ARGUMENT);
   CHECK(tinyrt_session_init(NULL, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_INVALID_ARGUMENT);
 
-  /* A descriptor whose output lies outside its own arena is rejected. */
+  /* Tensor descriptors: arena bounds, name, rank, dims, bytes. */
   {
-    tinyrt_tensor_desc bad_out = kOut[0];
-    bad_out.arena_offset = 1u << 20;
+    static const int64_t big[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+    static const int64_t neg[1] = {-4};
+    static const int64_t zero[2] = {0, 5};
+    static const int64_t many[TINYRT_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                      1, 1, 1, 1, 1, 1, 1, 1};
+    tinyrt_tensor_desc d = kOut[0];
     m = good_model();
-    m.outputs = &bad_out;
-    CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_BAD_MODEL);
+    m.outputs = &d;
+    d.arena_offset = 1u << 20;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "output 0 lies outside its arena"));
+    d = kOut[0];
+    d.arena_offset = 8192 + 4;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "outside its arena"));
+    d = kOut[0];
+    d.name = NULL;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "output 0 has no name"));
+    d = kOut[0];
+    d.dims = many;
+    d.rank = TINYRT_MAX_RANK + 1;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad rank"));
+    d.rank = TINYRT_MAX_RANK; /* 16 ones and N * 4 bytes: 1 element */
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "disagree with its dims"));
+    d.bytes = 4;
+    CHECK(init(&s, &m) == TINYRT_OK);
+    d = kOut[0];
+    d.dims = NULL;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "no dims"));
+    d = kOut[0];
+    d.bytes = N * 4 - 4;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "disagree"));
+    d.dtype = TINYRT_DTYPE_INT64; /* 8 bytes an element */
+    d.bytes = N * 4;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "disagree"));
+    d.dtype = 8; /* ONNX string: size unknown to the runtime, not checked */
+    CHECK(init(&s, &m) == TINYRT_OK);
+    d.dtype = 200;
+    CHECK(init(&s, &m) == TINYRT_OK);
+    d = kOut[0];
+    d.dims = neg;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad dim"));
+    d = kOut[0];
+    d.dims = big; /* 2^80 elements: the product overflows */
+    d.rank = 2;
+    d.dtype = 200;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad dim"));
+    d = kOut[0];
+    d.dims = zero;
+    d.rank = 2;
+    d.bytes = 0;
+    CHECK(init(&s, &m) == TINYRT_OK);
+    d = kIn[0];
+    d.rank = 0; /* a scalar: one element */
+    d.dims = NULL;
+    d.bytes = 4;
+    CHECK(init(&s, &m) == TINYRT_OK);
+    m = good_model();
+    m.inputs = &d;
+    d.name = NULL;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "input 0 has no name"));
   }
-  /* Use before init. */
+  /* Tables: NULL, sizes, steps. */
+  {
+    tinyrt_step_desc st[2] = {{step_scale, N, 0}, {step_mirror, 0, 0}};
+    m = good_model();
+    m.steps = st;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "without code or tasks"));
+    st[1].tasks = -5;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "without code or tasks"));
+    st[1].tasks = 1;
+    st[1].fn = NULL;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "without code or tasks"));
+    m = good_model();
+    m.steps = NULL;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad table"));
+    m = good_model();
+    m.num_steps = 1u << 30;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad table"));
+    m = good_model();
+    m.num_inputs = 0xffffffffu;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "bad table"));
+    m = good_model();
+    m.outputs = (const tinyrt_tensor_desc *)((const char *)kOut + 4);
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "alignment"));
+  }
+  /* Strides: too small, misaligned, absurd, and an ABI 1.0 descriptor. */
+  m = good_model();
+  m.tensor_desc_bytes = 8;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "tensors 8,"));
+  m.tensor_desc_bytes = 0;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
+  m = good_model();
+  m.step_desc_bytes = sizeof(tinyrt_step_desc) - 4;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
+  m = good_model();
+  m.tensor_desc_bytes = sizeof(tinyrt_tensor_desc) + 4;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
+  m = good_model();
+  m.step_desc_bytes = 1u << 20;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
+  m = good_model();
+  m.desc_bytes = offsetof(tinyrt_model, tensor_desc_bytes); /* ABI 1.0 */
+  m.abi_minor = 0;
+  m.tensor_desc_bytes = 8; /* not covered by desc_bytes: ignored */
+  m.step_desc_bytes = 8;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  m.desc_bytes -= 8;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "truncated"));
+
+  CHECK(tinyrt_status_string(TINYRT_ERR_ARENA_TOO_SMALL)[0] != '\0');
+  CHECK(strcmp(tinyrt_status_string(TINYRT_ERR_BUSY), tinyrt_status_string((tinyrt_status)999)) != 0);
+  CHECK(tinyrt_status_string((tinyrt_status)999) != NULL);
+}
+
+/* Descriptor tables whose entries are larger than this runtime's structs
+ * (a later minor ABI appended fields) are walked with their stride. */
+struct wide_tensor {
+  tinyrt_tensor_desc d;
+  uint64_t appended[3];
+};
+struct wide_step {
+  tinyrt_step_desc d;
+  void *appended[3];
+};
+
+static void test_wide_tables(void) {
+  static struct wide_tensor in[2], out[1];
+  static struct wide_step st[2];
+  static float ref[N];
+  tinyrt_session s;
+  tinyrt_tensor t;
+  tinyrt_model m = good_model();
+  int i;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK);
+  for (i = 0; i < N; ++i) ((float *)t.data)[i] = (float)(i % 5);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_session_output(&s, 0, &t) == TINYRT_OK);
+  memcpy(ref, t.data, sizeof ref);
+  memset(t.data, 0, sizeof ref);
+
+  memset(in, 0xee, sizeof in);
+  memset(out, 0xee, sizeof out);
+  memset(st, 0xee, sizeof st);
+  in[0].d = kIn[0];
+  in[1].d = kIn[0];
+  in[1].d.name = "x2";
+  in[1].d.arena_offset = 4096;
+  out[0].d = kOut[0];
+  st[0].d = kSteps[0];
+  st[1].d = kSteps[1];
+  m.num_inputs = 2;
+  m.inputs = &in[0].d;
+  m.outputs = &out[0].d;
+  m.steps = &st[0].d;
+  m.tensor_desc_bytes = sizeof in[0];
+  m.step_desc_bytes = sizeof st[0];
+  m.desc_bytes = sizeof m + 16; /* a later minor's descriptor is longer too */
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_find_input(&s, "x2", &t) == TINYRT_OK);
+  CHECK((uint8_t *)t.data == arena_mem + 4096 && t.bytes == N * 4);
+  CHECK(tinyrt_session_input(&s, 1, &t) == TINYRT_OK && strcmp(t.name, "x2") == 0);
+  CHECK(tinyrt_session_input(&s, 2, &t) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_session_find_output(&s, "z", &t) == TINYRT_OK);
+  CHECK(memcmp(t.data, ref, sizeof ref) == 0);
+}
+
+/* Sessions that were never initialized, failed to, or were copied. */
+static void test_session_misuse(void) {
+  tinyrt_session s, copy;
+  tinyrt_tensor t;
+  tinyrt_model m = good_model();
   memset(&s, 0, sizeof s);
   CHECK(tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED);
-  CHECK(tinyrt_status_string(TINYRT_ERR_ARENA_TOO_SMALL)[0] != '\0');
-  CHECK(tinyrt_status_string((tinyrt_status)999) != NULL);
+  CHECK(strstr(tinyrt_session_message(&s), "not initialized") != NULL);
+  memset(&s, 0xa5, sizeof s); /* garbage */
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_output(&s, 0, &t) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_find_input(&s, "x", &t) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_find_output(&s, "z", &t) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_num_inputs(&s) == 0 && tinyrt_session_num_outputs(&s) == 0);
+  CHECK(tinyrt_session_run(NULL) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(tinyrt_session_find_input(&s, NULL, &t) == TINYRT_ERR_INVALID_ARGUMENT);
+
+  m.magic = 0;
+  CHECK(init(&s, &m) == TINYRT_ERR_BAD_MODEL);
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED);
+
+  m = good_model();
+  CHECK(init(&s, &m) == TINYRT_OK);
+  memcpy(&copy, &s, sizeof s);
+  CHECK(tinyrt_session_run(&copy) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(strstr(tinyrt_session_message(&copy), "copy") != NULL);
+  CHECK(tinyrt_session_input(&copy, 0, &t) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_num_inputs(&copy) == 0);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_session_num_inputs(&s) == 1);
+  /* Re-initializing the copy makes it a session of its own. */
+  CHECK(init(&copy, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&copy) == TINYRT_OK);
+}
+
+/* Pools that are garbage, destroyed or copies. */
+static void test_pool_misuse(void) {
+  static unsigned char other[TINYRT_POOL_STORAGE_BYTES(4)] TINYRT_ALIGNED_ARENA;
+  tinyrt_pool *pool = NULL;
+  tinyrt_session s;
+  tinyrt_session_options opt;
+  tinyrt_model m = good_model();
+  int n;
+  for (n = 1; n <= TINYRT_MAX_THREADS; ++n)
+    CHECK(tinyrt_pool_storage_bytes(n) <= TINYRT_POOL_STORAGE_BYTES(n));
+  CHECK(tinyrt_pool_create(pool_mem, 16, 1, &pool) == TINYRT_ERR_STORAGE_TOO_SMALL);
+  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, 0, &pool) == TINYRT_ERR_THREADS);
+  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, TINYRT_MAX_THREADS + 1, &pool) == TINYRT_ERR_THREADS);
+  CHECK(tinyrt_pool_create(pool_mem + 8, sizeof pool_mem - 8, 1, &pool) == TINYRT_ERR_ARENA_MISALIGNED);
+  CHECK(tinyrt_pool_create(NULL, sizeof pool_mem, 1, &pool) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(tinyrt_pool_destroy(NULL) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(tinyrt_pool_threads(NULL) == 1);
+  CHECK(tinyrt_pool_set_spin_us(NULL, 5) == TINYRT_ERR_INVALID_ARGUMENT);
+
+  /* Zeroed or garbage storage is not a pool. */
+  memset(other, 0, sizeof other);
+  tinyrt_session_options_init(&opt);
+  opt.pool = (tinyrt_pool *)other;
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(strstr(tinyrt_session_message(&s), "pool") != NULL);
+  CHECK(tinyrt_pool_destroy((tinyrt_pool *)other) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_threads((tinyrt_pool *)other) == 0);
+  CHECK(tinyrt_pool_set_spin_us((tinyrt_pool *)other, 5) == TINYRT_ERR_NOT_INITIALIZED);
+
+  /* A copy of a live pool is refused (one thread: no worker writes it). */
+  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, 1, &pool) == TINYRT_OK);
+  memcpy(other, pool_mem, sizeof other);
+  opt.pool = (tinyrt_pool *)other;
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_destroy((tinyrt_pool *)other) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+
+  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, MAX_POOL_THREADS, &pool) == TINYRT_OK);
+  CHECK(tinyrt_pool_set_spin_us(pool, 0) == TINYRT_OK);
+
+  /* A session whose pool was destroyed is refused; so is a second destroy. */
+  opt.pool = pool;
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(strstr(tinyrt_session_message(&s), "destroyed") != NULL);
+  CHECK(tinyrt_pool_destroy(pool) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_threads(pool) == 0);
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_ERR_NOT_INITIALIZED);
 }
 
 static void run_with(tinyrt_pool *pool, float *out) {
@@ -158,12 +441,10 @@ static void test_threads(void) {
   }
   for (t = 1; t <= 4; ++t) {
     tinyrt_status st = tinyrt_pool_create(pool_mem, sizeof pool_mem, t, &pool);
-#if defined(TINYRT_TEST_BAREMETAL)
-    if (t > 1) {
+    if (t > MAX_POOL_THREADS) {
       CHECK(st == TINYRT_ERR_THREADS);
       continue;
     }
-#endif
     CHECK(st == TINYRT_OK);
     if (st != TINYRT_OK) continue;
     CHECK(tinyrt_pool_threads(pool) == t);
@@ -171,13 +452,311 @@ static void test_threads(void) {
     CHECK(memcmp(ref, got, sizeof ref) == 0);
     CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
   }
-  CHECK(tinyrt_pool_create(pool_mem, 16, 2, &pool) != TINYRT_OK);
-  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, 0, &pool) == TINYRT_ERR_THREADS);
+}
+
+/* ------------------------------------------------ task coverage model -- */
+
+/* Steps of 1, 3, 7, 1000 and 100003 tasks; task t of a step updates its own
+ * slot o[t] = o[t] * 31 + 7 t + tag, so a task run twice, or not at all,
+ * changes the result. A last step reads every slot of the previous steps
+ * (it fails if a step is not finished before the next starts). */
+#define TASKS_1 1
+#define TASKS_3 3
+#define TASKS_7 7
+#define TASKS_1000 1000
+#define TASKS_BIG 100003
+#define OFF_1 0
+#define OFF_3 64
+#define OFF_7 128
+#define OFF_1000 192
+#define OFF_BIG 4224
+#define OFF_SUM (OFF_BIG + 4 * TASKS_BIG + 60)
+#define SUM_TASKS 13
+#define COVER_ARENA (OFF_SUM + 4 * SUM_TASKS)
+static int range_errors;
+
+#define MARK_STEP(name, off, tasks, tag)                                           \
+  static void name(uint8_t *a, int32_t b, int32_t e) {                             \
+    uint32_t *o = (uint32_t *)(a + (off));                                         \
+    if (b < 0 || b >= e || e > (tasks)) __atomic_add_fetch(&range_errors, 1, __ATOMIC_RELAXED); \
+    for (; b < e; ++b) o[b] = o[b] * 31u + 7u * (uint32_t)b + (tag);               \
+  }
+MARK_STEP(mark_1, OFF_1, TASKS_1, 1u)
+MARK_STEP(mark_3, OFF_3, TASKS_3, 2u)
+MARK_STEP(mark_7, OFF_7, TASKS_7, 3u)
+MARK_STEP(mark_1000, OFF_1000, TASKS_1000, 4u)
+MARK_STEP(mark_big, OFF_BIG, TASKS_BIG, 5u)
+
+static void sum_step(uint8_t *a, int32_t b, int32_t e) {
+  const uint32_t *x = (const uint32_t *)(a + OFF_1000);
+  const uint32_t *y = (const uint32_t *)(a + OFF_BIG);
+  uint32_t *o = (uint32_t *)(a + OFF_SUM);
+  int32_t i;
+  for (; b < e; ++b) {
+    uint32_t acc = (uint32_t)b;
+    for (i = 0; i < TASKS_1000; ++i) acc = acc * 3u + x[i];
+    for (i = b; i < TASKS_BIG; i += SUM_TASKS) acc = acc * 5u + y[i];
+    o[b] = acc;
+  }
+}
+
+static const tinyrt_step_desc kCoverSteps[] = {
+    {mark_1000, TASKS_1000, 0}, {mark_1, TASKS_1, 0},     {mark_3, TASKS_3, 0},
+    {mark_7, TASKS_7, 0},       {mark_big, TASKS_BIG, 0}, {mark_1000, TASKS_1000, 0},
+    {mark_7, TASKS_7, 0},       {sum_step, SUM_TASKS, 0}, {mark_3, TASKS_3, 0},
+};
+
+static tinyrt_model cover_model(void) {
+  tinyrt_model m = good_model();
+  m.num_inputs = 0;
+  m.inputs = NULL;
+  m.num_outputs = 0;
+  m.outputs = NULL;
+  m.steps = kCoverSteps;
+  m.num_steps = sizeof kCoverSteps / sizeof kCoverSteps[0];
+  m.arena_bytes = COVER_ARENA;
+  return m;
+}
+
+static unsigned char cover_ref[COVER_ARENA] TINYRT_ALIGNED_ARENA;
+static unsigned char cover_arena[COVER_ARENA] TINYRT_ALIGNED_ARENA;
+
+/* Runs the coverage model `runs` times from a zeroed arena. */
+static void run_cover(tinyrt_pool *pool, unsigned char *arena, int runs) {
+  tinyrt_session s;
+  tinyrt_session_options opt;
+  tinyrt_model m = cover_model();
+  int r;
+  tinyrt_session_options_init(&opt);
+  opt.pool = pool;
+  memset(arena, 0, COVER_ARENA);
+  CHECK(tinyrt_session_init(&s, &m, arena, COVER_ARENA, &opt) == TINYRT_OK);
+  for (r = 0; r < runs; ++r) CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+}
+
+static void test_task_coverage(void) {
+  tinyrt_pool *pool = NULL;
+  int t, spin;
+  run_cover(NULL, cover_ref, 3);
+  CHECK(((uint32_t *)cover_ref)[0] != 0);
+  for (t = 1; t <= MAX_POOL_THREADS; ++t)
+    for (spin = 0; spin < 3; ++spin) {
+      CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, t, &pool) == TINYRT_OK);
+      if (spin == 0) CHECK(tinyrt_pool_set_spin_us(pool, 0) == TINYRT_OK);
+      if (spin == 2) CHECK(tinyrt_pool_set_spin_us(pool, 100000) == TINYRT_OK);
+      run_cover(pool, cover_arena, 3);
+      if (memcmp(cover_ref, cover_arena, COVER_ARENA) != 0) {
+        fprintf(stderr, "  %d threads, spin setting %d: results differ\n", t, spin);
+        ++failures;
+      }
+      CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+    }
+  CHECK(ALOAD(&range_errors) == 0);
+}
+
+/* Many short runs with sleeping and spinning workers: exercises the
+ * wake-up protocol (the sanitizer builds watch it). */
+static uint32_t stress_slot[64];
+static void stress_step(uint8_t *a, int32_t b, int32_t e) {
+  (void)a;
+  for (; b < e; ++b) stress_slot[b] += 1;
+}
+
+static void test_stress(void) {
+  static const tinyrt_step_desc steps[] = {{stress_step, 64, 0}, {stress_step, 5, 0},
+                                           {stress_step, 2, 0},  {stress_step, 64, 0}};
+  tinyrt_model m = good_model();
+  tinyrt_pool *pool = NULL;
+  tinyrt_session s;
+  tinyrt_session_options opt;
+  int t, r, i, ok;
+  uint32_t spins[3] = {0, 5, TINYRT_POOL_SPIN_US};
+  m.num_inputs = m.num_outputs = 0;
+  m.inputs = m.outputs = NULL;
+  m.steps = steps;
+  m.num_steps = 4;
+  for (t = 2; t <= MAX_POOL_THREADS; ++t)
+    for (i = 0; i < 3; ++i) {
+      memset(stress_slot, 0, sizeof stress_slot);
+      CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, t, &pool) == TINYRT_OK);
+      CHECK(tinyrt_pool_set_spin_us(pool, spins[i]) == TINYRT_OK);
+      tinyrt_session_options_init(&opt);
+      opt.pool = pool;
+      CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+      for (r = 0; r < 400; ++r) {
+        CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+        if (r % 100 == 99) sleep_us(300); /* let the workers fall asleep */
+      }
+      for (ok = 1, r = 0; r < 64; ++r) ok &= stress_slot[r] == (r < 2 ? 1600u : r < 5 ? 1200u : 800u);
+      CHECK(ok);
+      CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+    }
+}
+
+/* Pools created, run once and destroyed in a loop: destroy must find every
+ * worker, whether it is spinning, asleep or just back from a step. */
+static void test_pool_lifecycle(void) {
+  float out[N];
+  tinyrt_pool *pool = NULL;
+  int i;
+  for (i = 0; i < 300; ++i) {
+    CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, 1 + i % MAX_POOL_THREADS, &pool) == TINYRT_OK);
+    if (i % 3 == 0) CHECK(tinyrt_pool_set_spin_us(pool, 0) == TINYRT_OK);
+    if (i % 2) run_with(pool, out);
+    CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+  }
+}
+
+/* ------------------------------------------------------- concurrency -- */
+
+/* rows of a multiple of 64 bytes, so that both are aligned */
+static unsigned char race_arena[2][(COVER_ARENA + 63) / 64 * 64] TINYRT_ALIGNED_ARENA;
+
+/* A step that holds its run until the test opens the gate. */
+static int gate_entered, gate_open;
+static void gate_step(uint8_t *a, int32_t b, int32_t e) {
+  (void)a, (void)b, (void)e;
+  ASTORE(&gate_entered, 1);
+  while (!ALOAD(&gate_open)) sleep_us(100);
+}
+
+struct runner_arg {
+  tinyrt_session *s;
+  tinyrt_status st;
+};
+static void *run_thread(void *p) {
+  struct runner_arg *a = (struct runner_arg *)p;
+  a->st = tinyrt_session_run(a->s);
+  return NULL;
+}
+
+/* Busy session, busy pool, destroy during a run. */
+static void test_busy(void) {
+  static const tinyrt_step_desc gate_steps[2] = {{step_scale, N, 0}, {gate_step, 1, 0}};
+  tinyrt_model gm = good_model(), m = good_model();
+  tinyrt_session held, other, lone;
+  tinyrt_session_options opt;
+  tinyrt_pool *pool = NULL;
+  tinyrt_tensor t;
+  struct runner_arg arg;
+  pthread_t th;
+  gm.steps = gate_steps;
+  CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, MAX_POOL_THREADS, &pool) == TINYRT_OK);
+  tinyrt_session_options_init(&opt);
+  opt.pool = pool;
+  CHECK(tinyrt_session_init(&held, &gm, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+  CHECK(tinyrt_session_init(&other, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+  CHECK(tinyrt_session_init(&lone, &m, race_arena[0], COVER_ARENA, NULL) == TINYRT_OK);
+  CHECK(tinyrt_session_find_input(&held, "zzz", &t) == TINYRT_ERR_NOT_FOUND);
+
+  ASTORE(&gate_entered, 0);
+  ASTORE(&gate_open, 0);
+  arg.s = &held;
+  arg.st = TINYRT_ERR_INVALID_ARGUMENT;
+  CHECK(pthread_create(&th, NULL, run_thread, &arg) == 0);
+  while (!ALOAD(&gate_entered)) sleep_us(100);
+  /* `held` is inside its run. */
+  CHECK(tinyrt_session_run(&held) == TINYRT_ERR_BUSY);
+  CHECK(tinyrt_session_input(&held, 0, &t) == TINYRT_ERR_BUSY);
+  CHECK(tinyrt_session_find_output(&held, "z", &t) == TINYRT_ERR_BUSY);
+  CHECK(strstr(tinyrt_session_message(&held), "zzz") != NULL); /* BUSY left it alone */
+  CHECK(tinyrt_session_run(&other) == TINYRT_ERR_BUSY);          /* shares the pool */
+  CHECK(strstr(tinyrt_session_message(&other), "pool") != NULL);
+  CHECK(tinyrt_session_input(&other, 0, &t) == TINYRT_OK);     /* lookups need no pool */
+  CHECK(tinyrt_pool_destroy(pool) == TINYRT_ERR_BUSY);
+  CHECK(tinyrt_pool_threads(pool) == MAX_POOL_THREADS);
+  CHECK(tinyrt_pool_set_spin_us(pool, 20) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&lone) == TINYRT_OK); /* no pool: runs */
+  ASTORE(&gate_open, 1);
+  pthread_join(th, NULL);
+  CHECK(arg.st == TINYRT_OK);
+  CHECK(strcmp(tinyrt_session_message(&held), "") == 0);
+  CHECK(tinyrt_session_run(&other) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&held) == TINYRT_OK);
+  CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&other) == TINYRT_ERR_NOT_INITIALIZED);
+}
+
+/* Two threads, one session each on a shared pool, run as fast as they can:
+ * every run either completes with correct results or returns BUSY. Then a
+ * destroy races with runs: it succeeds only between runs, and later runs
+ * are refused. */
+struct racer {
+  tinyrt_session s;
+  tinyrt_pool *pool;
+  int runs, ok, busy, refused, bad;
+  int until_refused;
+};
+
+static void *race_thread(void *p) {
+  struct racer *r = (struct racer *)p;
+  int i;
+  for (i = 0; i < r->runs || r->until_refused; ++i) {
+    tinyrt_status st = tinyrt_session_run(&r->s);
+    if (st == TINYRT_OK) ++r->ok;
+    else if (st == TINYRT_ERR_BUSY) ++r->busy;
+    else if (st == TINYRT_ERR_NOT_INITIALIZED) {
+      ++r->refused;
+      break;
+    } else ++r->bad;
+  }
+  return NULL;
+}
+
+static void test_shared_pool_race(void) {
+  static struct racer rc[2];
+  tinyrt_model m = cover_model();
+  tinyrt_session_options opt;
+  tinyrt_pool *pool = NULL;
+  pthread_t th[2];
+  int i, k, total;
+  m.num_steps = 4; /* mark_1000, mark_1, mark_3, mark_7 */
+  for (k = 0; k < 2; ++k) {
+    CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, MAX_POOL_THREADS, &pool) == TINYRT_OK);
+    tinyrt_session_options_init(&opt);
+    opt.pool = pool;
+    for (i = 0; i < 2; ++i) {
+      memset(&rc[i], 0, sizeof rc[i]);
+      memset(race_arena[i], 0, COVER_ARENA);
+      CHECK(tinyrt_session_init(&rc[i].s, &m, race_arena[i], COVER_ARENA, &opt) == TINYRT_OK);
+      rc[i].runs = 300;
+      rc[i].until_refused = k == 1;
+    }
+    for (i = 0; i < 2; ++i) CHECK(pthread_create(&th[i], NULL, race_thread, &rc[i]) == 0);
+    if (k == 1) {
+      sleep_us(2000);
+      while (tinyrt_pool_destroy(pool) != TINYRT_OK) {
+      }
+    }
+    for (i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    for (total = 0, i = 0; i < 2; ++i) {
+      CHECK(rc[i].bad == 0);
+      CHECK(rc[i].refused == (k == 1));
+      total += rc[i].ok;
+      /* the first slot of mark_1000 counts this session's completed runs */
+      {
+        uint32_t want = 0;
+        int r;
+        for (r = 0; r < rc[i].ok; ++r) want = want * 31u + 4u;
+        CHECK(((uint32_t *)(race_arena[i] + OFF_1000))[0] == want);
+      }
+    }
+    if (k == 0) CHECK(total > 0); /* a destroy may come before any run */
+    if (k == 0) CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
+  }
 }
 
 int main(void) {
   test_validation();
+  test_wide_tables();
+  test_session_misuse();
+  test_pool_misuse();
   test_threads();
+  test_task_coverage();
+  test_stress();
+  test_pool_lifecycle();
+  test_busy();
+  test_shared_pool_race();
   printf("runtime features of this CPU: 0x%x\n", (unsigned)tinyrt_cpu_features());
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,15 +143,21 @@ int main(int argc, char **argv) {
   if (profile > 0) {
     uint32_t k;
     double *t = (double *)malloc(sizeof(double) * (size_t)profile), total = 0;
+    /* The step table's stride: ABI 1.1 descriptors give it, 1.0 ones hold
+     * 1.0 structs (session init has validated either). */
+    size_t stride = m->desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof(uint32_t)
+                        ? m->step_desc_bytes
+                        : sizeof(tinyrt_step_desc);
     for (k = 0; k < m->num_steps; ++k) {
+      const tinyrt_step_desc *sd = (const tinyrt_step_desc *)((const char *)m->steps + k * stride);
       for (i = 0; i < profile; ++i) {
         double t0 = now_ms();
-        m->steps[k].fn((uint8_t *)r.arena, 0, m->steps[k].tasks);
+        sd->fn((uint8_t *)r.arena, 0, sd->tasks);
         t[i] = now_ms() - t0;
       }
       qsort(t, (size_t)profile, sizeof(double), cmp_double);
       total += t[profile / 2];
-      printf("step %u: %.4f ms (%d tasks)\n", k, t[profile / 2], m->steps[k].tasks);
+      printf("step %u: %.4f ms (%d tasks)\n", k, t[profile / 2], sd->tasks);
     }
     printf("total: %.4f ms\n", total);
     free(t);
