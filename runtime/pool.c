@@ -24,6 +24,9 @@
  * only after its claim (acquire) of a chunk, which the caller cannot
  * overwrite before that chunk is finished.
  */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* a POSIX port's clock under -std=c99 */
+#endif
 #include <string.h>
 
 #include "tinyrt_internal.h"

@@ -10,7 +10,6 @@
 #define SESSION_MAGIC 0x53545254u /* "TRTS" */
 #define MAX_TABLE (1u << 20)      /* sanity bound of every descriptor table */
 #define MAX_STRIDE 1024u          /* sanity bound of a table entry */
-#define ALIGNOF(T) offsetof(struct { char c; T t; }, t)
 #define AT(base, stride, i) ((const void *)((const char *)(base) + (size_t)(i) * (stride)))
 
 #if defined(__x86_64__)
@@ -116,6 +115,10 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena
   return known && n != t->bytes ? "has bytes that disagree with its dims" : NULL;
 }
 
+/* Alignments of the table entries. */
+struct tensor_align { char c; tinyrt_tensor_desc d; };
+struct step_align { char c; tinyrt_step_desc d; };
+
 /* A table of n entries `stride` bytes apart: a sane size, a stride that
  * covers the fields read, aligned, NULL only when empty. */
 static int table_ok(const void *base, uint32_t n, uint32_t stride, size_t min, size_t align) {
@@ -192,11 +195,11 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     }
   }
   if (!table_ok(m->inputs, m->num_inputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
-                ALIGNOF(tinyrt_tensor_desc)) ||
+                offsetof(struct tensor_align, d)) ||
       !table_ok(m->outputs, m->num_outputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
-                ALIGNOF(tinyrt_tensor_desc)) ||
+                offsetof(struct tensor_align, d)) ||
       !table_ok(m->steps, m->num_steps, s->step_stride, sizeof(tinyrt_step_desc),
-                ALIGNOF(tinyrt_step_desc))) {
+                offsetof(struct step_align, d))) {
     w = session_msg(s);
     msg_str(&w, "model descriptor has a bad table (count, NULL, alignment or stride: tensors ");
     msg_u64(&w, s->tensor_stride, 10);
