@@ -99,7 +99,8 @@ size_t tinyrt_pool_storage_bytes(int threads);
  * `storage` (TINYRT_ARENA_ALIGN-aligned, at least
  * tinyrt_pool_storage_bytes(threads) bytes). Worker threads are started once
  * here and live until tinyrt_pool_destroy(). The bare-metal port accepts only
- * threads == 1. */
+ * threads == 1. The storage must not hold a live pool (create does not read
+ * it, so it cannot tell). */
 tinyrt_status tinyrt_pool_create(void *storage, size_t storage_bytes,
                                  int threads, tinyrt_pool **out_pool);
 
