@@ -63,6 +63,17 @@ typedef enum tinyrt_arch {
   TINYRT_ARCH_AARCH64 = 3
 } tinyrt_arch;
 
+/* The architecture of the code including this header (0: none of the above). */
+#if defined(__x86_64__)
+#define TINYRT_ARCH_NATIVE TINYRT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TINYRT_ARCH_NATIVE TINYRT_ARCH_AARCH64
+#elif defined(__arm__)
+#define TINYRT_ARCH_NATIVE TINYRT_ARCH_ARMV7
+#else
+#define TINYRT_ARCH_NATIVE 0
+#endif
+
 /* CPU features the generated code uses; the runtime checks them at init. */
 #define TINYRT_ISA_X86_AVX2 (1u << 0)
 #define TINYRT_ISA_X86_FMA (1u << 1)

@@ -18,13 +18,7 @@
 
 #include "tinyrt.h"
 
-#if defined(__x86_64__)
-#define ARCH TINYRT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define ARCH TINYRT_ARCH_AARCH64
-#else
-#define ARCH TINYRT_ARCH_ARMV7
-#endif
+#define ARCH TINYRT_ARCH_NATIVE
 
 #define MAX_STEPS 4096
 #define SLICE 64 /* floats per task */

@@ -12,15 +12,7 @@
 #define MAX_STRIDE 1024u          /* sanity bound of a table entry */
 #define AT(base, stride, i) ((const void *)((const char *)(base) + (size_t)(i) * (stride)))
 
-#if defined(__x86_64__)
-#define THIS_ARCH TINYRT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define THIS_ARCH TINYRT_ARCH_AARCH64
-#elif defined(__arm__)
-#define THIS_ARCH TINYRT_ARCH_ARMV7
-#else
-#define THIS_ARCH 0
-#endif
+#define THIS_ARCH TINYRT_ARCH_NATIVE
 
 /* ---- message formatting without printf (firmware may not have it) ---- */
 

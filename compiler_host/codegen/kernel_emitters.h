@@ -13,7 +13,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/expr_emitter.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/program.h"
 
 namespace tinyrt {

@@ -2,7 +2,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "tinyrt_artifact.h"
 
 namespace tinyrt {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/program.h"
 
 namespace tinyrt {

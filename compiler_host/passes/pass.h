@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/program.h"
 
 namespace tinyrt {
@@ -44,9 +44,5 @@ void fuse_elementwise(PassContext &c);
 void choose_layouts(PassContext &c);
 void pack_weights(PassContext &c);
 void plan_memory(PassContext &c);
-
-// Shared by passes: how many kernels (and graph outputs, and aliases) read
-// each value.
-std::vector<int> value_readers(const Program &p);
 
 }  // namespace tinyrt

@@ -1,6 +1,4 @@
 // pipeline.cpp — the whole compilation as one ordered list of passes.
-#include <set>
-
 #include "passes/pass.h"
 
 namespace tinyrt {
@@ -17,17 +15,6 @@ const std::vector<Pass> &pipeline() {
       {"plan_memory", "liveness intervals -> arena offsets", plan_memory},
   };
   return passes;
-}
-
-std::vector<int> value_readers(const Program &p) {
-  std::vector<int> r(p.graph.values.size(), 0);
-  for (const Kernel &k : p.kernels) {
-    std::set<int> seen(k.ins.begin(), k.ins.end());
-    for (int v : seen) r[v]++;
-  }
-  for (int o : p.graph.outputs) r[o]++;
-  for (auto &kv : p.alias) r[kv.second]++;
-  return r;
 }
 
 void verify_program(const Program &p, const char *after) {

@@ -23,13 +23,7 @@ static int failures;
     }                                                                    \
   } while (0)
 
-#if defined(__x86_64__)
-#define ARCH TINYRT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define ARCH TINYRT_ARCH_AARCH64
-#else
-#define ARCH TINYRT_ARCH_ARMV7
-#endif
+#define ARCH TINYRT_ARCH_NATIVE
 
 #if defined(TINYRT_TEST_BAREMETAL)
 #define MAX_POOL_THREADS 1

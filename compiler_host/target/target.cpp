@@ -1,4 +1,4 @@
-#include "codegen/target.h"
+#include "target/target.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,5 @@
-// target.h — what the code generators need to know about a target: the
+// target.h — a compilation target (neutral: passes and code generators both
+// read it, so it lives outside codegen/): the
 // LLVM triple/CPU/features, vector width and register budget, the runtime's
 // arch and ISA bits, and the host tools that link and run its code.
 #pragma once
