@@ -139,7 +139,6 @@ void def_conv() {
     DType t = X.dtype;
     Window win = window_geometry(n, X.shape, kernel_shape_of(n, c.g, true), false);
     int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1];
-    int r = X.rank();
     auto id = [](ExprP v) { return v; };
     ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id);
     std::vector<int> ins = {n.in[0], n.in[1]};
@@ -149,7 +148,7 @@ void def_conv() {
       bias = load(2, t, {var(1)});
     }
     ExprP expr = bias ? sum + bias : sum;
-    bool depthwise = ICg == 1;
+    bool depthwise = G > 1 && ICg == 1;
     if (!W.is_const() || t != DType::F32 || win.nsp > 2 || depthwise) {
       c.kernel(n.out[0], ins, expr);  // the generic loop emitter
       return;
@@ -160,23 +159,26 @@ void def_conv() {
     s.out_c = OC;
     s.groups = G;
     s.weight = n.in[1];
-    s.in_h = win.in[0];
-    s.out_h = win.out[0];
-    s.k_h = win.k[0];
-    s.stride_h = win.s[0];
-    s.dil_h = win.d[0];
-    s.pad_t = win.pb[0];
+    // The last spatial axis takes the w role: a 1-D convolution's output
+    // rows are then long runs of pixels the register tile walks along.
+    int wi = win.nsp - 1;
+    s.in_w = win.in[wi];
+    s.out_w = win.out[wi];
+    s.k_w = win.k[wi];
+    s.stride_w = win.s[wi];
+    s.dil_w = win.d[wi];
+    s.pad_l = win.pb[wi];
     if (win.nsp == 2) {
-      s.in_w = win.in[1];
-      s.out_w = win.out[1];
-      s.k_w = win.k[1];
-      s.stride_w = win.s[1];
-      s.dil_w = win.d[1];
-      s.pad_l = win.pb[1];
+      s.in_h = win.in[0];
+      s.out_h = win.out[0];
+      s.k_h = win.k[0];
+      s.stride_h = win.s[0];
+      s.dil_h = win.d[0];
+      s.pad_t = win.pb[0];
     } else {
-      s.out_axis[3] = s.in_axis[3] = -1;
+      s.out_axis[2] = s.in_axis[2] = -1;
+      s.out_axis[3] = s.in_axis[3] = 2;
     }
-    (void)r;
     s.epilogue = bias ? acc(t) + bias : acc(t);
     c.gemm(n.out[0], ins, expr, s);
   };

@@ -69,6 +69,40 @@ void choose_layouts(PassContext &c) {
     }
   }
 
+  // Convolutions read channels-last inputs as contiguous rows: give their
+  // inputs that layout, through a copy when the application supplies them.
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    Kernel &k = p.kernels[i];
+    int rank = g.v(k.ins[0]).rank();
+    if (k.kind != KernelKind::Gemm || k.gemm.in_axis[1] != 1 || rank < 3 || rank > 4) continue;
+    int x = k.ins[0];
+    if (!p.perm_of(x).empty() && p.perm_of(x).back() == 1) continue;
+    if (g.v(x).shape[1] == 1) continue;  // one channel: already channels-last in memory
+    bool app_owned = g.v(x).is_const() || p.alias.count(x) || g.is_graph_output(x);
+    for (int in : g.inputs) app_owned = app_owned || in == x;
+    for (auto &kv : p.alias) app_owned = app_owned || kv.second == x;
+    if (!app_owned) {
+      p.perm[x] = innermost_last(rank, 1);  // its producing loop kernel writes channels-last
+      continue;
+    }
+    const Value src = g.v(x);
+    int nx = g.add_value(g.fresh_name(src.name + "_nhwc"), src.dtype, src.shape);
+    p.perm.resize(g.values.size());
+    p.perm[nx] = innermost_last(rank, 1);
+    Kernel cp;
+    cp.out = nx;
+    cp.ins = {x};
+    std::vector<ExprP> idx;
+    for (int a = 0; a < rank; ++a) idx.push_back(var(a));
+    cp.expr = load(0, src.dtype, idx);
+    cp.label = "ToChannelsLast";
+    // Every convolution reading x reads the copy.
+    for (Kernel &other : p.kernels)
+      if (other.kind == KernelKind::Gemm && !other.ins.empty() && other.ins[0] == x) other.ins[0] = nx;
+    p.kernels.insert(p.kernels.begin() + (long)i, cp);
+    ++i;
+  }
+
   // Row-major where memory is shared with the application or a view.
   std::vector<int> producer(g.values.size(), -1);
   for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
@@ -87,6 +121,7 @@ void choose_layouts(PassContext &c) {
       const Value src = g.v(r);
       int nv = g.add_value(g.fresh_name(src.name + "_rowmajor"), src.dtype, src.shape);
       p.perm.resize(g.values.size());
+      producer.resize(g.values.size(), -1);
       Kernel cp;
       cp.out = nv;
       cp.ins = {r};
