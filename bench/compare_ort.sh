@@ -1,7 +1,16 @@
 #!/bin/sh
 # tinyrt against ONNX Runtime (onnxruntime-node's CPU provider) on the same
-# machine in the same run: median latency per model, tinyrt/ORT ratio.
+# machine in the same run: median latency per model, tinyrt/ORT ratio, and
+# the geomean of the ratios.
 #   bench/compare_ort.sh [THREADS] [RUNS] [MODEL...]
+# MODEL: the six torchvision models and the edge zoo (tests/models/
+# export_zoo.py) by default; any name of either export script. Missing
+# models are exported into $BENCH_MODELS/{torchvision,zoo}.
+# Environment:
+#   BENCH_TINYRT  build tree whose tinyrt-perf is measured (default build),
+#                 so that two trees can be compared on the same models
+#   BENCH_MODELS  where the exported models live (default build/models)
+#   ROUNDS        alternating tinyrt/ORT rounds, best median kept (default 3)
 # Needs a built tree (scripts/build.sh) and npm. ORT is a benchmark peer
 # only; nothing in tinyrt depends on it.
 set -eu
@@ -9,12 +18,25 @@ cd "$(dirname "$0")/.."
 THREADS=${1:-1}
 RUNS=${2:-30}
 shift 2 2>/dev/null || shift $# 2>/dev/null || true
-MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 mobilenet_v3_small shufflenet_v2_x0_5 googlenet"}
-MODEL_DIR=build/models/torchvision
+TINYRT=${BENCH_TINYRT:-build}
+MODEL_ROOT=${BENCH_MODELS:-build/models}
+TV_MODELS="resnet18 mobilenet_v2 squeezenet1_1 mobilenet_v3_small shufflenet_v2_x0_5 googlenet"
+ZOO_MODELS=$(/usr/bin/python3 -c 'import ast, sys
+t = ast.parse(open("tests/models/export_zoo.py").read())
+z = next(n.value for n in t.body if isinstance(n, ast.Assign) and n.targets[0].id == "ZOO")
+print(" ".join(k.value for k in z.keys))')
+MODELS=${*:-"$TV_MODELS $ZOO_MODELS"}
+[ -x "$TINYRT/tinyrt-perf" ] || { echo "no $TINYRT/tinyrt-perf (BENCH_TINYRT)" >&2; exit 1; }
+# torchvision's six by name, everything else from the zoo.
+is_tv() { case " $TV_MODELS " in *" $1 "*) return 0 ;; esac; return 1; }
+model_path() { if is_tv "$1"; then echo "$MODEL_ROOT/torchvision/$1/model.onnx"; else echo "$MODEL_ROOT/zoo/$1/model.onnx"; fi; }
+tv=""; zoo=""
+for m in $MODELS; do if is_tv "$m"; then tv="$tv $m"; else zoo="$zoo $m"; fi; done
 if [ ! -d bench/node_modules/onnxruntime-node ]; then
   (cd bench && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null 2>&1)
 fi
-/usr/bin/python3 tests/models/export_torchvision.py $MODEL_DIR $MODELS >/dev/null
+[ -z "$tv" ] || /usr/bin/python3 tests/models/export_torchvision.py "$MODEL_ROOT/torchvision" $tv >/dev/null
+[ -z "$zoo" ] || PYTHONWARNINGS=ignore /usr/bin/python3 tests/models/export_zoo.py "$MODEL_ROOT/zoo" $zoo >/dev/null
 # The VM's speed drifts: measure in ROUNDS alternating tinyrt and ORT and
 # keep each one's best median (and best single run).
 ROUNDS=${ROUNDS:-3}
@@ -22,18 +44,22 @@ field() { echo "$1" | sed "s/.*\"$2\":\([0-9.]*\).*/\1/"; }
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 echo "| model | tinyrt median ms | ORT median ms | tinyrt / ORT | tinyrt min ms | ORT min ms | arena bytes | arena lower bound |"
 echo "|---|---|---|---|---|---|---|---|"
+logsum=0; count=0
 for m in $MODELS; do
+  p=$(model_path "$m")
   tm=""; om=""; tn=""; on=""
   for r in $(seq "$ROUNDS"); do
-    t=$(build/tinyrt-perf $MODEL_DIR/$m/model.onnx --threads "$THREADS" --runs "$RUNS" --json)
-    o=$(NODE_PATH=bench/node_modules node bench/ort_latency.js $MODEL_DIR/$m/model.onnx "$THREADS" "$RUNS")
+    t=$("$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
+    o=$(NODE_PATH=bench/node_modules node bench/ort_latency.js "$p" "$THREADS" "$RUNS")
     tm=$(best "$tm" "$(field "$t" median_ms)"); tn=$(best "$tn" "$(field "$t" min_ms)")
     om=$(best "$om" "$(field "$o" median_ms)"); on=$(best "$on" "$(field "$o" min_ms)")
   done
   ar=$(field "$t" arena_bytes)
   lb=$(field "$t" arena_lower_bound_bytes)
   ratio=$(awk "BEGIN { printf \"%.2f\", $tm / $om }")
+  logsum=$(awk "BEGIN { print $logsum + log($tm / $om) }"); count=$((count + 1))
   echo "| $m | $tm | $om | $ratio | $tn | $on | $ar | $lb |"
 done
+echo "| geomean ($count models) | | | $(awk "BEGIN { printf \"%.2f\", exp($logsum / $count) }") | | | | |"
 echo
-echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"
+echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"

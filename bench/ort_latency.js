@@ -13,9 +13,13 @@ async function main() {
     graphOptimizationLevel: 'all',
   });
   const feeds = {};
-  for (const name of session.inputNames) {
-    // torchvision exports: one float input 1x3x224x224.
-    const meta = session.inputMetadata ? session.inputMetadata[name] : null;
+  for (const [i, name] of session.inputNames.entries()) {
+    // Each input's shape from the model (symbolic dimensions as 1): images,
+    // MFCCs, audio, sequences. ORT 1.30's inputMetadata is an array in
+    // input order; older versions have no metadata (torchvision's image).
+    const md = session.inputMetadata;
+    const meta = Array.isArray(md) ? md[i] : md ? md[name] : null;
+    if (meta && meta.type && meta.type !== 'float32') throw new Error(`input ${name}: type ${meta.type} is not float32`);
     const dims = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' ? d : 1)) : [1, 3, 224, 224];
     const n = dims.reduce((a, b) => a * b, 1);
     const data = new Float32Array(n);
