@@ -28,40 +28,6 @@ namespace tinyrt {
 namespace {
 
 using llvm::Value;
-using Values = std::vector<Value *>;
-
-// for (i = begin; i < end; i += step) vals = body(i, vals) with static
-// bounds; returns the final values.
-Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
-                    const std::function<Values(Value *, const Values &)> &body, const char *name) {
-  int64_t trips = end > begin ? (end - begin + step - 1) / step : 0;
-  if (trips == 0) return init;
-  if (trips == 1) return body(b.getInt32((int32_t)begin), init);
-  auto &C = b.getContext();
-  llvm::Function *f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock *pre = b.GetInsertBlock();
-  auto *header = llvm::BasicBlock::Create(C, name, f);
-  auto *exit = llvm::BasicBlock::Create(C, std::string(name) + ".exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode *iv = b.CreatePHI(b.getInt32Ty(), 2);
-  iv->addIncoming(b.getInt32((int32_t)begin), pre);
-  std::vector<llvm::PHINode *> phis;
-  Values cur;
-  for (Value *v : init) {
-    phis.push_back(b.CreatePHI(v->getType(), 2));
-    phis.back()->addIncoming(v, pre);
-    cur.push_back(phis.back());
-  }
-  Values next = body(iv, cur);
-  llvm::BasicBlock *latch = b.GetInsertBlock();
-  Value *inext = b.CreateAdd(iv, b.getInt32((int32_t)step));
-  iv->addIncoming(inext, latch);
-  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
-  b.CreateCondBr(b.CreateICmpSLT(inext, b.getInt32((int32_t)(begin + trips * step))), header, exit);
-  b.SetInsertPoint(exit);
-  return next;
-}
 
 enum class Mode { Linear, Row, General };
 
@@ -210,45 +176,10 @@ struct GemmEmitter {
     for (int i = 0; i < m; ++i) {
       Value *n, *oh, *ow;
       coords(t, i, &n, &oh, &ow);
-      for (int j = 0; j < nvv; ++j) {
-        llvm::Value *mask = nullptr;
-        if (j == nvv - 1 && last_lanes < L) {
-          std::vector<llvm::Constant *> mk;
-          for (int l = 0; l < L; ++l) mk.push_back(b.getInt1(l < last_lanes));
-          mask = llvm::ConstantVector::get(mk);
-        }
-        em.clear_cache();
-        em.set_mask(mask);
-        std::vector<VVal> idx(out.strides.size());
-        Value *role[4] = {n, nullptr, oh, ow};
-        for (int rl = 0; rl < 4; ++rl) {
-          int ax = s.out_axis[rl];
-          if (ax < 0) continue;
-          idx[ax] = rl == 1 ? em.affine(b.CreateAdd(oc0, i32(j * L)), 1) : em.uniform(role[rl]);
-          em.bind(ax, idx[ax]);
-        }
-        em.set_acc(em.vector(acc[i * nvv + j]));
-        em.store(out, idx, em.emit(s.epilogue), DType::F32);
-      }
+      for (int j = 0; j < nvv; ++j)
+        store_epilogue(em, s, out, n, oh, ow, b.CreateAdd(oc0, i32(j * L)), acc[i * nvv + j],
+                       j == nvv - 1 ? last_lanes : L);
     }
-  }
-
-  // if (cond) then_fn() else else_fn()
-  void branch(Value *cond, const std::function<void()> &then_fn, const std::function<void()> &else_fn,
-              const char *name) {
-    llvm::Function *fn = b.GetInsertBlock()->getParent();
-    auto &C = b.getContext();
-    auto *tb = llvm::BasicBlock::Create(C, name, fn);
-    auto *eb = llvm::BasicBlock::Create(C, std::string(name) + ".else", fn);
-    auto *done = llvm::BasicBlock::Create(C, std::string(name) + ".done", fn);
-    b.CreateCondBr(cond, tb, eb);
-    b.SetInsertPoint(tb);
-    then_fn();
-    b.CreateBr(done);
-    b.SetInsertPoint(eb);
-    else_fn();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
   }
 
   // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?
@@ -265,14 +196,7 @@ struct GemmEmitter {
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
-    // Slot 0 is the input rows; others are read only by the epilogue (the
-    // raw weights stay in the reference expression, never in the object).
-    std::vector<bool> used(k.ins.size(), false);
-    used[0] = true;
-    visit(s.epilogue, [&](const Expr &e) {
-      if (e.op == EOp::Load) used[e.id] = true;
-    });
-    for (size_t i = 0; i < k.ins.size(); ++i) slots.push_back(used[i] ? slot_for(env, b, arena, k.ins[i]) : SlotRef{});
+    slots = scheduled_slots(env, b, arena, k);
     X = slots.at(0);
     out = slot_for(env, b, arena, k.out);
     for (int rl = 0; rl < 4; ++rl) {
@@ -320,7 +244,7 @@ struct GemmEmitter {
             tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(it, i32(mr))}, g, wtile, oc0, nvv, lanes_last);
           }, "ptile");
           if (rem) {
-            branch(b.CreateICmpEQ(u_end, i32(units)), [&] {
+            emit_branch(b, b.CreateICmpEQ(u_end, i32(units)), [&] {
               tile({Mode::Linear, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv, lanes_last);
             }, [] {}, "ptail");
           }
@@ -330,7 +254,7 @@ struct GemmEmitter {
           Value *n = b.CreateUDiv(r, i32(s.out_h));
           Value *oh = b.CreateURem(r, i32(s.out_h));
           auto run = [&](Value *ow0, int m) {
-            branch(interior(oh, ow0, m),
+            emit_branch(b, interior(oh, ow0, m),
                    [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
                    [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
           };
@@ -342,7 +266,7 @@ struct GemmEmitter {
         columns(nv, L);
       } else {
         int nvv = (last_cols + L - 1) / L;
-        branch(b.CreateICmpEQ(oct, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L); },
+        emit_branch(b, b.CreateICmpEQ(oct, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L); },
                [&] { columns(nv, L); }, "octile");
       }
     }, "task");

@@ -1,5 +1,6 @@
 // kernel_common.cpp — what every kernel family shares: the function
-// prototype, value addressing and counted loops.
+// prototype, value addressing, loops and branches, and the scheduled
+// families' slots and epilogue.
 #include "codegen/kernel_emitters.h"
 
 namespace tinyrt {
@@ -59,6 +60,89 @@ void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *en
   iv->addIncoming(next, b.GetInsertBlock());
   b.CreateCondBr(b.CreateICmpSLT(next, end), header, exit);
   b.SetInsertPoint(exit);
+}
+
+Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
+  int64_t trips = end > begin ? (end - begin + step - 1) / step : 0;
+  if (trips == 0) return init;
+  if (trips == 1) return body(b.getInt32((int32_t)begin), init);
+  auto &C = b.getContext();
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(C, name, f);
+  auto *exit = llvm::BasicBlock::Create(C, std::string(name) + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode *iv = b.CreatePHI(b.getInt32Ty(), 2);
+  iv->addIncoming(b.getInt32((int32_t)begin), pre);
+  std::vector<llvm::PHINode *> phis;
+  Values cur;
+  for (llvm::Value *v : init) {
+    phis.push_back(b.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    cur.push_back(phis.back());
+  }
+  Values next = body(iv, cur);
+  llvm::BasicBlock *latch = b.GetInsertBlock();
+  llvm::Value *inext = b.CreateAdd(iv, b.getInt32((int32_t)step));
+  iv->addIncoming(inext, latch);
+  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
+  b.CreateCondBr(b.CreateICmpSLT(inext, b.getInt32((int32_t)(begin + trips * step))), header, exit);
+  b.SetInsertPoint(exit);
+  return next;
+}
+
+void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
+                 const std::function<void()> &else_fn, const char *name) {
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  auto &C = b.getContext();
+  auto *tb = llvm::BasicBlock::Create(C, name, fn);
+  auto *eb = llvm::BasicBlock::Create(C, std::string(name) + ".else", fn);
+  auto *done = llvm::BasicBlock::Create(C, std::string(name) + ".done", fn);
+  b.CreateCondBr(cond, tb, eb);
+  b.SetInsertPoint(tb);
+  then_fn();
+  b.CreateBr(done);
+  b.SetInsertPoint(eb);
+  else_fn();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k) {
+  std::vector<bool> used(k.ins.size(), false);
+  used[0] = true;
+  visit(k.gemm.epilogue, [&](const Expr &e) {
+    if (e.op == EOp::Load) used[e.id] = true;
+  });
+  std::vector<SlotRef> slots;
+  for (size_t i = 0; i < k.ins.size(); ++i) slots.push_back(used[i] ? slot_for(env, b, arena, k.ins[i]) : SlotRef{});
+  return slots;
+}
+
+void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm::Value *n, llvm::Value *oh,
+                    llvm::Value *ow, llvm::Value *oc, llvm::Value *acc, int lanes) {
+  llvm::IRBuilder<> &b = em.builder();
+  int L = em.lanes();
+  llvm::Value *mask = nullptr;
+  if (lanes < L) {
+    std::vector<llvm::Constant *> mk;
+    for (int l = 0; l < L; ++l) mk.push_back(b.getInt1(l < lanes));
+    mask = llvm::ConstantVector::get(mk);
+  }
+  em.clear_cache();
+  em.set_mask(mask);
+  std::vector<VVal> idx(out.strides.size());
+  llvm::Value *role[4] = {n, nullptr, oh, ow};
+  for (int rl = 0; rl < 4; ++rl) {
+    int ax = s.out_axis[rl];
+    if (ax < 0) continue;
+    idx[ax] = rl == 1 ? em.affine(oc, 1) : em.uniform(role[rl]);
+    em.bind(ax, idx[ax]);
+  }
+  em.set_acc(em.vector(acc));
+  em.store(out, idx, em.emit(s.epilogue), DType::F32);
 }
 
 }  // namespace tinyrt

@@ -4,6 +4,8 @@
 //                     physical order, vectorized along the innermost axis.
 //   gemm_emitter.cpp  convolutions and matrix products over packed weights:
 //                     register-tiled micro-kernels with a fused epilogue.
+//   depthwise_emitter.cpp  depthwise convolutions, channels-last: vectors
+//                     of channels, a run of output pixels in registers.
 #pragma once
 
 #include <functional>
@@ -38,9 +40,31 @@ SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v);
 
 EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_gemm_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position.
 void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end,
                        const std::function<void(llvm::Value *)> &body, const char *name = "loop");
+
+using Values = std::vector<llvm::Value *>;
+// for (i = begin; i < end; i += step) vals = body(i, vals) with static
+// bounds (i32); returns the final values. One trip is emitted inline.
+Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name);
+// if (cond) then_fn() else else_fn()
+void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
+                 const std::function<void()> &else_fn, const char *name);
+
+// ---- the scheduled families (GemmSpec) share these ----
+
+// Kernel k's slots, addressed for slot 0 (the convolution input) and the
+// inputs its epilogue reads; the raw weights (read only by the reference
+// expression) get none, so they never reach the object.
+std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k);
+// Applies the epilogue to one vector of accumulators, output channels
+// [oc, oc + L) of pixel (n, oh, ow) (nullptr where the role has no axis),
+// and stores the first `lanes` of them.
+void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm::Value *n, llvm::Value *oh,
+                    llvm::Value *ow, llvm::Value *oc, llvm::Value *acc, int lanes);
 
 }  // namespace tinyrt

@@ -214,7 +214,11 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     std::string fname = o.model_name + ".k" + std::to_string(i);
-    ks.push_back(k.kind == KernelKind::Gemm ? emit_gemm_kernel(env, k, fname) : emit_loop_kernel(env, k, fname));
+    switch (k.kind) {
+      case KernelKind::Gemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
+      case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
+      default: ks.push_back(emit_loop_kernel(env, k, fname));
+    }
     res.tasks.push_back(ks.back().tasks);
   }
   DescriptorBuilder(m, p).build(o.model_name, t, ks, o.checksum, res.weights_bytes);

@@ -135,12 +135,12 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
     for (auto &n : k.nodes) ops.push_back({{"node", n}, {"kernel", i}});
     json gj = {{"kernel", i},
                {"label", k.label},
-               {"family", k.kind == KernelKind::Gemm ? "gemm" : "loop"},
+               {"family", kernel_family(k.kind)},
                {"nodes", k.nodes},
                {"tasks", tasks[i]},
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
-    if (k.kind == KernelKind::Gemm) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
+    if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
     groups.push_back(gj);
   }
   j["ops"] = ops;
@@ -162,16 +162,16 @@ void dump_kernels(const Program &p, const std::string &path) {
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     const Value &out = p.graph.v(k.out);
-    o << "kernel " << i << " " << k.label << (k.kind == KernelKind::Gemm ? " [gemm]" : " [loop]") << "\n"
+    o << "kernel " << i << " " << k.label << " [" << kernel_family(k.kind) << "]\n"
       << "  out " << out.name << " " << dtype_name(out.dtype) << shape_str(out.shape) << " perm=";
     for (int a : p.perm_of(k.out)) o << a;
     o << " offset=" << p.storage[k.out].offset << "\n";
     for (size_t s = 0; s < k.ins.size(); ++s)
       o << "  in" << s << " " << p.graph.v(k.ins[s]).name << shape_str(p.graph.v(k.ins[s]).shape) << "\n";
-    std::string e = to_string(k.kind == KernelKind::Gemm ? k.gemm.epilogue : k.expr);
+    std::string e = to_string(is_scheduled(k.kind) ? k.gemm.epilogue : k.expr);
     if (e.size() > 2000) e = e.substr(0, 2000) + "...";
-    o << "  " << (k.kind == KernelKind::Gemm ? "epilogue " : "expr ") << e << "\n";
-    if (k.kind == KernelKind::Gemm)
+    o << "  " << (is_scheduled(k.kind) ? "epilogue " : "expr ") << e << "\n";
+    if (is_scheduled(k.kind))
       o << "  tile mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " groups=" << k.gemm.groups << " k=" << k.gemm.k_h
         << "x" << k.gemm.k_w << "\n";
   }

@@ -25,6 +25,14 @@ std::vector<int64_t> Program::layout_strides(int v) const {
   return st;
 }
 
+const char *kernel_family(KernelKind k) {
+  switch (k) {
+    case KernelKind::Gemm: return "gemm";
+    case KernelKind::Depthwise: return "depthwise";
+    default: return "loop";
+  }
+}
+
 bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape) {
   int last = -1;
   for (int a : perm) {

@@ -32,14 +32,19 @@ struct GemmSpec {
   int unroll = 4;      // input channels per inner-loop iteration
 };
 
-enum class KernelKind { Loop, Gemm };
+// Loop: the generic emitter over `expr`. Gemm and Depthwise are scheduled
+// families computing a GemmSpec (a depthwise convolution: groups = channels,
+// one input channel per group) with its epilogue.
+enum class KernelKind { Loop, Gemm, Depthwise };
+inline bool is_scheduled(KernelKind k) { return k != KernelKind::Loop; }
+const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise"
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;
   int out = -1;
   std::vector<int> ins;  // slot -> value id
   ExprP expr;            // full definition of an output element (always set)
-  GemmSpec gemm;         // kind == Gemm
+  GemmSpec gemm;         // is_scheduled(kind)
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
 

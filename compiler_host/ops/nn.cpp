@@ -148,8 +148,11 @@ void def_conv() {
       bias = load(2, t, {var(1)});
     }
     ExprP expr = bias ? sum + bias : sum;
+    // One input channel per group and one output channel per input channel:
+    // the depthwise family (vector over channels). A channel multiplier
+    // above 1 stays with the generic loop emitter.
     bool depthwise = G > 1 && ICg == 1;
-    if (!W.is_const() || t != DType::F32 || win.nsp > 2 || depthwise) {
+    if (!W.is_const() || t != DType::F32 || win.nsp > 2 || (depthwise && OC != G)) {
       c.kernel(n.out[0], ins, expr);  // the generic loop emitter
       return;
     }
@@ -180,7 +183,7 @@ void def_conv() {
       s.out_axis[3] = s.in_axis[3] = 2;
     }
     s.epilogue = bias ? acc(t) + bias : acc(t);
-    c.gemm(n.out[0], ins, expr, s);
+    c.scheduled(depthwise ? KernelKind::Depthwise : KernelKind::Gemm, n.out[0], ins, expr, s);
   };
   register_op(std::move(d));
 }
@@ -241,7 +244,7 @@ void def_gemm() {
     s.out_axis[0] = 0, s.out_axis[1] = 1, s.out_axis[2] = -1, s.out_axis[3] = -1;
     s.in_axis[0] = ta ? 1 : 0, s.in_axis[1] = ta ? 0 : 1, s.in_axis[2] = -1, s.in_axis[3] = -1;
     s.epilogue = tail ? acc(t) + tail : acc(t);
-    c.gemm(n.out[0], ins, expr, s);
+    c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
   };
   register_op(std::move(d));
 }
@@ -335,7 +338,7 @@ void def_matmul() {
     s.in_axis[2] = roles[1];
     s.in_axis[3] = roles[2];
     s.epilogue = acc(t);
-    c.gemm(n.out[0], ins, expr, s);
+    c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
   };
   register_op(std::move(d));
 }

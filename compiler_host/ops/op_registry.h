@@ -21,9 +21,9 @@ class LowerCtx {
   virtual ~LowerCtx() = default;
   // out[i...] = expr, where Load(s, ...) reads value ins[s].
   virtual void kernel(int out, std::vector<int> ins, ExprP expr) = 0;
-  // As kernel(), plus a schedule for the GEMM emitter; `expr` stays the
-  // reference definition.
-  virtual void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) = 0;
+  // As kernel(), plus a schedule for a scheduled family (Gemm, Depthwise);
+  // `expr` stays the reference definition.
+  virtual void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) = 0;
   // `out` is `in` with another shape (same elements, row-major order).
   virtual void alias(int out, int in) = 0;
   // A new intermediate value.

@@ -48,7 +48,7 @@ void choose_layouts(PassContext &c) {
   p.perm.assign(g.values.size(), {});
 
   for (const Kernel &k : p.kernels) {
-    if (k.kind == KernelKind::Gemm) {
+    if (is_scheduled(k.kind)) {
       int r = g.v(k.out).rank(), ca = k.gemm.out_axis[1];
       if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
       continue;
@@ -73,8 +73,9 @@ void choose_layouts(PassContext &c) {
   // inputs that layout, through a copy when the application supplies them.
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     Kernel &k = p.kernels[i];
+    if (!is_scheduled(k.kind) || k.gemm.in_axis[1] != 1) continue;
     int rank = g.v(k.ins[0]).rank();
-    if (k.kind != KernelKind::Gemm || k.gemm.in_axis[1] != 1 || rank < 3 || rank > 4) continue;
+    if (rank < 3 || rank > 4) continue;
     int x = k.ins[0];
     if (!p.perm_of(x).empty() && p.perm_of(x).back() == 1) continue;
     if (g.v(x).shape[1] == 1) continue;  // one channel: already channels-last in memory
@@ -98,7 +99,7 @@ void choose_layouts(PassContext &c) {
     cp.label = "ToChannelsLast";
     // Every convolution reading x reads the copy.
     for (Kernel &other : p.kernels)
-      if (other.kind == KernelKind::Gemm && !other.ins.empty() && other.ins[0] == x) other.ins[0] = nx;
+      if (is_scheduled(other.kind) && !other.ins.empty() && other.ins[0] == x) other.ins[0] = nx;
     p.kernels.insert(p.kernels.begin() + (long)i, cp);
     ++i;
   }

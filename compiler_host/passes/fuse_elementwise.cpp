@@ -15,13 +15,13 @@ namespace {
 constexpr size_t kMaxFusedExpr = 400;  // nodes; keeps compile time and code size sane
 
 // Inlines kernel ki into its only reader; returns the reader's index, or -1.
-int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *single) {
+int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *single, std::ostream *log) {
   const Kernel &prod = p.kernels[ki];
   int v = prod.out;
   if (prod.kind != KernelKind::Loop) return -1;
   int ci = readers.only_reader(v);
   if (ci < 0 || p.graph.is_graph_output(v)) return -1;
-  Kernel &cons = p.kernels[ci];
+  const Kernel &cons = p.kernels[ci];
   if (cons.kind != KernelKind::Loop) return -1;
   int sv = cons.slot_of(v);
   // A value in several slots of its reader (Gemm(y, y, y)) stays in memory.
@@ -29,36 +29,26 @@ int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *singl
     if ((int)s != sv && cons.ins[s] == v) return -1;
   size_t psize = expr_size(prod.expr);
   int nloads = count_loads(cons.expr, sv);
+  const Shape &vs = p.graph.v(v).shape;
   if (has_reduce(prod.expr)) {
     // A reduction moves into its reader only when it is computed exactly
     // once per element there: one identity load, no reduction around it.
-    const Shape &vs = p.graph.v(v).shape;
     bool once = nloads == 1 && !has_reduce(cons.expr) && p.graph.v(cons.out).shape == vs &&
                 reads_only_identity(cons.expr, cons.ins, v, vs);
     if (!once) return -1;
   }
-  if (nloads > 1 && psize > 6) return -1;              // would recompute real work
-  if (has_reduce(cons.expr) && psize > 12) return -1;  // stencils re-read inputs
-  // Producer slots -> consumer slots (appended, deduplicated).
-  std::vector<int> ins = cons.ins;
-  std::vector<int> map = merge_inputs(ins, prod.ins, -1);
-  int next_rvar = kFirstReduceVar;
-  if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
-  ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
-  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
-  if (expr_size(merged) > kMaxFusedExpr) return -1;
-  // Drop the inlined value's slot.
-  std::vector<int> compact(ins.size());
-  std::vector<int> kept;
-  for (size_t s = 0; s < ins.size(); ++s) {
-    if ((int)s == sv) continue;
-    compact[s] = (int)kept.size();
-    kept.push_back(ins[s]);
+  // The cost model: inlining recomputes each produced element as often as
+  // the reader evaluates it. That is free for an element read once, and
+  // cheaper than a store and a load only for a few plain operations.
+  double reads = loads_per_element(cons.expr, sv) * (double)shape_numel(p.graph.v(cons.out).shape) /
+                 (double)std::max<int64_t>(1, shape_numel(vs));
+  bool cheap = psize <= 6 && !has_costly_op(prod.expr);
+  if (reads > 1.01 && !cheap) {
+    if (log) *log << "    keep " << prod.label << " (" << p.graph.v(v).name << ") in memory: " << reads
+                  << " reads per element in " << cons.label << "\n";
+    return -1;
   }
-  cons.expr = remap_slots(merged, compact);
-  cons.ins = std::move(kept);
-  cons.label = prod.label + "+" + cons.label;
-  cons.nodes.insert(cons.nodes.begin(), prod.nodes.begin(), prod.nodes.end());
+  if (!inline_into(p, ki, ci, kMaxFusedExpr)) return -1;
   *single = readers.merged(ki, ci, prod.ins, v);
   return ci;
 }
@@ -78,7 +68,7 @@ void fuse_elementwise(PassContext &c) {
     int ki = work.pop();
     if (dead[ki]) continue;
     std::vector<int> single;
-    int ci = try_inline(p, ki, readers, &single);
+    int ci = try_inline(p, ki, readers, &single, c.log);
     if (ci < 0) continue;
     dead[ki] = true;
     ++fused;

@@ -1,6 +1,7 @@
 #include "passes/fusion.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tinyrt {
 
@@ -63,6 +64,72 @@ bool reads_only_identity(const ExprP &e, const std::vector<int> &ins, int v, con
     if (x.op == EOp::Load && ins[x.id] == v && !is_identity_load(x, x.id, shape)) ok = false;
   });
   return ok;
+}
+
+bool inline_into(Program &p, int ki, int ci, size_t max_nodes) {
+  const Kernel &prod = p.kernels[ki];
+  Kernel &cons = p.kernels[ci];
+  int sv = cons.slot_of(prod.out);
+  TINYRT_CHECK(sv >= 0, "inline_into: the reader does not read the value");
+  // Producer slots -> consumer slots (appended, deduplicated).
+  std::vector<int> ins = cons.ins;
+  std::vector<int> map = merge_inputs(ins, prod.ins, -1);
+  int next_rvar = kFirstReduceVar;
+  if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
+  ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
+  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
+  if (expr_size(merged) > max_nodes) return false;
+  // Drop the inlined value's slot.
+  std::vector<int> compact(ins.size());
+  std::vector<int> kept;
+  for (size_t s = 0; s < ins.size(); ++s) {
+    if ((int)s == sv) continue;
+    compact[s] = (int)kept.size();
+    kept.push_back(ins[s]);
+  }
+  cons.expr = remap_slots(merged, compact);
+  cons.ins = std::move(kept);
+  cons.label = prod.label + "+" + cons.label;
+  cons.nodes.insert(cons.nodes.begin(), prod.nodes.begin(), prod.nodes.end());
+  return true;
+}
+
+bool is_elementwise_over(const Program &p, const Kernel &k, const Shape &shape) {
+  return k.kind == KernelKind::Loop && !has_reduce(k.expr) && p.graph.v(k.out).shape == shape &&
+         p.graph.v(k.out).dtype == DType::F32;
+}
+
+bool has_costly_op(const ExprP &e) {
+  bool costly = false;
+  visit(e, [&](const Expr &x) {
+    switch (x.op) {
+      case EOp::Exp: case EOp::Log: case EOp::Tanh: case EOp::Sigmoid: case EOp::Erf: case EOp::Sin:
+      case EOp::Cos: case EOp::Tan: case EOp::Atan: case EOp::Pow: case EOp::Sqrt: case EOp::Recip:
+      case EOp::Reduce:
+        costly = true;
+        break;
+      case EOp::Div:  // index arithmetic divides by constants, cheaply
+        costly = costly || dtype_is_float(x.type);
+        break;
+      default:
+        break;
+    }
+  });
+  return costly;
+}
+
+double loads_per_element(const ExprP &e, int slot) {
+  std::set<const Expr *> seen;
+  std::function<double(const ExprP &)> walk = [&](const ExprP &x) -> double {
+    if (!seen.insert(x.get()).second) return 0;
+    if (x->op == EOp::Load) return x->id == slot ? 1 : 0;
+    double n = 0;
+    for (const ExprP &a : x->a) n += walk(a);
+    if (x->op == EOp::Reduce)
+      for (const RVar &r : x->rvars) n *= (double)r.extent;
+    return n;
+  };
+  return walk(e);
 }
 
 std::vector<int> producers(const Program &p) {

@@ -16,6 +16,10 @@ class ReaderIndex {
   // The one kernel that reads v, or -1 (none, several, or v is also a graph
   // output or viewed).
   int only_reader(int v) const;
+  // The kernels reading v (each once), and whether the application or a
+  // view also reads it.
+  const std::vector<int> &readers(int v) const { return readers_[v]; }
+  bool external(int v) const { return external_[v] != 0; }
   // Kernel `from` (reading `from_ins`) was merged into kernel `into`, which
   // consumed `value` (from's output, or into's former input). Returns the
   // values left with exactly one reader by the merge.
@@ -45,6 +49,25 @@ std::vector<int> merge_inputs(std::vector<int> &ins, const std::vector<int> &c_i
 // Does `e` read the value at slot(s) holding `v` only at the element being
 // computed (each index Var(k), or 0 on a broadcast axis of `shape`)?
 bool reads_only_identity(const ExprP &e, const std::vector<int> &ins, int v, const Shape &shape);
+
+// Inlines loop kernel `ki` into loop kernel `ci`, which reads ki's output
+// in one slot: ci's loads of it become ki's expression at those indices.
+// Returns false, changing nothing, if the result would exceed `max_nodes`
+// expression nodes. The caller updates its ReaderIndex and drops ki.
+bool inline_into(Program &p, int ki, int ci, size_t max_nodes);
+
+// Is k elementwise over `shape`: a loop kernel without reductions whose
+// float output has that shape?
+bool is_elementwise_over(const Program &p, const Kernel &k, const Shape &shape);
+
+// Does e compute something costly per element (exp, log, tanh, sigmoid,
+// erf, trigonometry, pow, division, square root, a reduction)?
+bool has_costly_op(const ExprP &e);
+
+// How many times the kernel's expression evaluates its loads of `slot`
+// per output element (reductions around a load multiply; shared
+// subexpressions count once).
+double loads_per_element(const ExprP &e, int slot);
 
 // The producer kernel of each value, or -1.
 std::vector<int> producers(const Program &p);

@@ -26,7 +26,7 @@ class FoldCtx : public LowerCtx {
     Value &o = g.v(out);
     o.data = interpret(expr, o.dtype, o.shape, data);
   }
-  void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &) override {
+  void scheduled(KernelKind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &) override {
     kernel(out, std::move(ins), std::move(expr));
   }
   void alias(int out, int in) override {

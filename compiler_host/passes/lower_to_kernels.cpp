@@ -19,9 +19,9 @@ class ProgramCtx : public LowerCtx {
     k.label = n_.op;
     p_.kernels.push_back(std::move(k));
   }
-  void gemm(int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
+  void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
     kernel(out, std::move(ins), std::move(expr));
-    p_.kernels.back().kind = KernelKind::Gemm;
+    p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;
   }
   void alias(int out, int in) override { p_.alias[out] = in; }

@@ -1,10 +1,30 @@
 // pack_weights.cpp — for each GEMM/conv kernel: the register tile for the
 // target (pixels x output-channel vectors) and the weights rearranged at
 // compile time into the order the micro-kernel reads them:
-// [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles.
+// [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles; for each
+// depthwise kernel: the pixels per tile and the weights as
+// [kh*kw][channels padded to whole vectors].
 #include "passes/pass.h"
 
 namespace tinyrt {
+
+namespace {
+
+// Depthwise: [kh*kw][channels rounded up to whole vectors], so one vector
+// load gives a tap's weights for `lanes` consecutive channels.
+void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes) {
+  const Value &w = g.v(s.weight);
+  int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
+  std::vector<float> out((size_t)(KK * Cp), 0.f);
+  const float *src = w.data->as<float>();
+  for (int64_t kk = 0; kk < KK; ++kk)
+    for (int64_t ch = 0; ch < C; ++ch) out[(size_t)(kk * Cp + ch)] = src[ch * KK + kk];
+  s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
+  s.mr = mr;
+  s.nr = lanes;
+}
+
+}  // namespace
 
 void pack_weights(PassContext &c) {
   Program &p = c.program;
@@ -12,13 +32,19 @@ void pack_weights(PassContext &c) {
   int L = c.target.f32_lanes();
   int packed = 0;
   for (Kernel &k : p.kernels) {
-    if (k.kind != KernelKind::Gemm) continue;
+    if (!is_scheduled(k.kind)) continue;
     GemmSpec &s = k.gemm;
-    if (p.layout_strides(k.out)[s.out_axis[1]] != 1) {
+    if (p.layout_strides(k.out)[s.out_axis[1]] != 1 ||
+        (k.kind == KernelKind::Depthwise && p.layout_strides(k.ins[0])[s.in_axis[1]] != 1)) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
       continue;
     }
     const Value &w = g.v(s.weight);
+    if (k.kind == KernelKind::Depthwise) {
+      pack_depthwise(g, s, c.target.depthwise_tile(s.k_h * s.k_w), L);
+      ++packed;
+      continue;
+    }
     int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
     GemmTile t = c.target.gemm_tile(OCg);
     int NR = t.nv * L;

@@ -39,13 +39,13 @@ bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vect
       p.layout_strides(v) != p.layout_strides(k.out) || p.alias.count(k.out))
     return false;
   ExprP e = k.expr;
-  if (k.kind == KernelKind::Gemm) {
+  if (is_scheduled(k.kind)) {
     if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels
     e = k.gemm.epilogue;
   }
   // v may sit in several slots (Gemm(y, y, y), ScatterElements(y, i, y)):
   // every read of it must be at the output's own index.
-  if (k.kind == KernelKind::Gemm)
+  if (is_scheduled(k.kind))
     for (size_t o = 0; o < k.ins.size(); ++o)
       if (o != s && k.ins[o] == v) return false;
   bool identity = true;
@@ -100,7 +100,7 @@ void plan_memory(PassContext &c) {
     const Kernel &k = p.kernels[i];
     int t = (int)i + 1;
     for (size_t s = 0; s < k.ins.size(); ++s) {
-      if (k.kind == KernelKind::Gemm && (int)s != 0 && k.ins[s] == k.gemm.weight) continue;
+      if (is_scheduled(k.kind) && (int)s != 0 && k.ins[s] == k.gemm.weight) continue;
       if (!g.v(k.ins[s]).is_const()) touch(k.ins[s], t);
     }
     touch(k.out, t);

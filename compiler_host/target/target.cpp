@@ -32,6 +32,13 @@ GemmTile Target::gemm_tile(int64_t oc) const {
   return {mr, nv, unroll};
 }
 
+int Target::depthwise_tile(int64_t taps) const {
+  // One accumulator per pixel, the tap weights held in registers when they
+  // fit, one register for the input vector.
+  int64_t free_regs = vector_regs - 1 - (taps < vector_regs / 2 ? taps : 0);
+  return (int)std::max<int64_t>(2, std::min<int64_t>(8, free_regs));
+}
+
 static Target x86(const std::string &name, bool avx512) {
   Target t;
   t.name = name;

@@ -33,6 +33,9 @@ struct Target {
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile of the GEMM micro-kernel for `oc` output channels.
   GemmTile gemm_tile(int64_t oc) const;
+  // Output pixels per register tile of the depthwise kernel with `taps`
+  // = kh*kw weights per channel vector.
+  int depthwise_tile(int64_t taps) const;
 };
 
 // Resolves a --target name ("host" picks the best x86-64 variant this CPU

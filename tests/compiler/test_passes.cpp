@@ -100,10 +100,65 @@ TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
   b.node("Flatten", {"c"}, {"y"});
   b.output("y", {1, 200});
   Program p = run_until(b, "choose_layouts");
-  ASSERT_EQ(p.kernels.size(), 2u);
+  ASSERT_EQ(p.kernels.size(), 3u);
+  EXPECT_EQ(p.kernels[0].label, "ToChannelsLast");  // the application's NCHW input
   EXPECT_EQ(p.perm_of(p.kernels[0].out), (std::vector<int>{0, 2, 3, 1}));
-  EXPECT_EQ(p.kernels[1].label, "ToRowMajor");  // Flatten views a row-major copy
-  EXPECT_TRUE(p.perm_of(p.kernels[1].out).empty());
+  EXPECT_EQ(p.kernels[1].ins[0], p.kernels[0].out);
+  EXPECT_EQ(p.perm_of(p.kernels[1].out), (std::vector<int>{0, 2, 3, 1}));
+  EXPECT_EQ(p.kernels[2].label, "ToRowMajor");  // Flatten views a row-major copy
+  EXPECT_TRUE(p.perm_of(p.kernels[2].out).empty());
+}
+
+TEST(ChooseLayouts, OneChannelInputNeedsNoCopy) {
+  OnnxBuilder b;
+  b.input("x", {1, 1, 9, 7});
+  b.init("w", {8, 1, 3, 2}, ramp(48, 0.3f));
+  b.node("Conv", {"x", "w"}, {"y"});
+  b.output("y", {1, 8, 7, 6});
+  Program p = run_until(b, "choose_layouts");
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);  // not mistaken for depthwise
+  EXPECT_EQ(p.kernels[0].ins[0], p.graph.inputs[0]);
+}
+
+// x * sigmoid(x) after a depthwise convolution: the diamond becomes the
+// convolution's epilogue.
+OnnxBuilder depthwise_silu(const std::string &reader) {
+  OnnxBuilder b;
+  b.input("x", {1, 16, 6, 6});
+  b.init("w", {16, 1, 3, 3}, ramp(144, 0.05f));
+  auto &conv = b.node("Conv", {"x", "w"}, {"c"});
+  OnnxBuilder::attr(conv, "group", (int64_t)16);
+  OnnxBuilder::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Sigmoid", {"c"}, {"s"});
+  b.node("Mul", {"c", "s"}, {"m"});
+  if (reader == "MaxPool") {
+    OnnxBuilder::attr(b.node("MaxPool", {"m"}, {"y"}), "kernel_shape", std::vector<int64_t>{3, 3});
+    b.output("y", {1, 16, 4, 4});
+  } else {
+    b.node("Relu", {"m"}, {"y"});
+    b.output("y", {1, 16, 6, 6});
+  }
+  return b;
+}
+
+TEST(FuseEpilogues, DiamondActivationBecomesTheEpilogue) {
+  OnnxBuilder b = depthwise_silu("Relu");
+  Program p = run_until(b, "fuse_elementwise");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::Depthwise);
+  EXPECT_EQ(p.kernels[0].label, "Conv+Sigmoid+Mul+Relu");
+  int sigmoids = 0;
+  visit(p.kernels[0].gemm.epilogue, [&](const Expr &e) { sigmoids += e.op == EOp::Sigmoid; });
+  EXPECT_EQ(sigmoids, 1);
+}
+
+TEST(FuseElementwise, CostlyProducerIsNotRecomputedPerWindow) {
+  // The pool reads each SiLU output up to 9 times: it stays in memory.
+  OnnxBuilder b = depthwise_silu("MaxPool");
+  Program p = run_until(b, "fuse_elementwise");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].label, "Conv+Sigmoid+Mul");
+  EXPECT_EQ(p.kernels[1].label, "MaxPool");
 }
 
 TEST(PlanMemory, ChainReusesBuffersAndMeetsTheBound) {

@@ -1,0 +1,170 @@
+// depthwise_emitter.cpp — depthwise convolutions (one input channel per
+// group, one output channel per input channel) over channels-last data.
+//
+// out(n, oh, ow, c) = epilogue(sum over (kh, kw) of X(n, ih, iw, c) * W(kh, kw, c))
+//
+// Each output pixel's channels are contiguous, and so are its input
+// pixel's, so the kernel vectorizes over channels: a tile is `mr`
+// consecutive pixels of one output row times one vector of channels, with
+// one accumulator per pixel. A tap (kh, kw) loads one weight vector (the
+// packed weights are [kh*kw][channels padded to whole vectors]; the loads
+// are invariant in the pixel loops, so LLVM keeps small kernels' weights in
+// registers) and one input vector per pixel. Tiles whose windows lie inside
+// the input address pixels from one row pointer; border tiles select, per
+// pixel and tap, the input or a zero vector. A last partial channel vector
+// loads and stores under a lane mask. The epilogue (bias, activation, ...)
+// runs on the accumulators before the only store.
+//
+// Tasks are blocks of output rows; each walks all channel vectors of a
+// pixel tile before the next tile, so it reads and writes whole pixels.
+#include "codegen/kernel_emitters.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tinyrt {
+
+namespace {
+
+using llvm::Value;
+
+struct DepthwiseEmitter {
+  EmitEnv &env;
+  const Kernel &k;
+  const GemmSpec &s;
+  const Target &T;
+  llvm::IRBuilder<> b;
+  int L, mr;
+  int64_t C, Cp;  // channels, padded to whole vectors
+  std::vector<SlotRef> slots;
+  SlotRef X, out;
+  int64_t xs[4];  // input strides per role n, c, h, w
+  Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
+  llvm::Type *f32, *vf32;
+
+  DepthwiseEmitter(EmitEnv &e, const Kernel &kk)
+      : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
+    L = T.f32_lanes();
+    mr = std::max(1, s.mr);
+    C = s.out_c;
+    Cp = (C + L - 1) / L * L;
+    f32 = b.getFloatTy();
+    vf32 = llvm::FixedVectorType::get(f32, L);
+  }
+
+  Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
+
+  llvm::Constant *lane_mask(int lanes) {
+    std::vector<llvm::Constant *> m;
+    for (int l = 0; l < L; ++l) m.push_back(b.getInt1(l < lanes));
+    return llvm::ConstantVector::get(m);
+  }
+
+  // `lanes` floats at p (a whole vector when lanes == L).
+  Value *load_vec(Value *p, int lanes) {
+    Value *vp = b.CreateBitCast(p, vf32->getPointerTo());
+    if (lanes == L) return b.CreateAlignedLoad(vf32, vp, llvm::Align(4));
+    return b.CreateMaskedLoad(vf32, vp, llvm::Align(4), lane_mask(lanes), llvm::Constant::getNullValue(vf32));
+  }
+
+  // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?
+  Value *interior(Value *oh, Value *ow0, int m) {
+    int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
+    if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
+    Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
+    Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+    Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also >= 0
+    Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
+    return b.CreateAnd(h_ok, w_ok);
+  }
+
+  // m pixels from (n, oh, ow0), channels [c0, c0 + lanes).
+  void tile(bool inside, int m, Value *n, Value *oh, Value *ow0, Value *c0, int lanes) {
+    Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
+    Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+    Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
+    Value *zero_c = b.CreateGEP(f32, zeros, c0);
+    Values acc(m, llvm::Constant::getNullValue(vf32));
+    acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
+      Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
+      Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
+      Value *row = b.CreateAdd(origin, b.CreateMul(ih, i32(xs[2])));
+      return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
+        Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
+        Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+        Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
+        Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3]))));
+        Values a = a1;
+        for (int i = 0; i < m; ++i) {
+          Value *p = b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3]));
+          if (!inside) {
+            Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
+            p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
+          }
+          a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_vec(p, lanes), w, a[i]});
+        }
+        return a;
+      }, "kw");
+    }, "kh");
+    ExprEmitter em(b, T, L);
+    em.set_slots(slots);
+    for (int i = 0; i < m; ++i)
+      store_epilogue(em, s, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
+  }
+
+  // All channel vectors of m pixels from (n, oh, ow0).
+  void pixels(int m, Value *n, Value *oh, Value *ow0) {
+    auto channels = [&](bool inside) {
+      emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
+        tile(inside, m, n, oh, ow0, b.CreateMul(cv, i32(L)), L);
+      }, "cvec");
+      if (C % L) tile(inside, m, n, oh, ow0, i32(C / L * L), (int)(C % L));
+    };
+    emit_branch(b, interior(oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
+  }
+
+  EmittedKernel emit(const std::string &name) {
+    llvm::Function *f = begin_kernel_function(env, b, name);
+    Value *arena = f->getArg(0);
+    slots = scheduled_slots(env, b, arena, k);
+    X = slots.at(0);
+    out = slot_for(env, b, arena, k.out);
+    for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[s.in_axis[rl]] : 0;
+    TINYRT_CHECK(xs[1] == 1 && out.strides[s.out_axis[1]] == 1, "depthwise channels must be contiguous");
+    xbase = b.CreateBitCast(X.base, f32->getPointerTo());
+    weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
+    auto *zt = llvm::ArrayType::get(f32, (uint64_t)Cp);
+    auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
+                                       llvm::Constant::getNullValue(zt), name + ".zero");
+    z->setAlignment(llvm::Align(64));
+    zeros = b.CreateBitCast(z, f32->getPointerTo());
+
+    int64_t rows = s.batch * s.out_h;
+    int64_t blocks = std::min<int64_t>(rows, 64);
+    int64_t per_block = (rows + blocks - 1) / blocks;
+    blocks = (rows + per_block - 1) / per_block;
+    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
+      Value *r0 = b.CreateMul(t, i32(per_block));
+      Value *r1 = b.CreateAdd(r0, i32(per_block));
+      r1 = b.CreateSelect(b.CreateICmpSLT(r1, i32(rows)), r1, i32(rows));
+      emit_counted_loop(b, r0, r1, [&](Value *r) {
+        Value *n = b.CreateUDiv(r, i32(s.out_h));
+        Value *oh = b.CreateURem(r, i32(s.out_h));
+        emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](Value *it) {
+          pixels(mr, n, oh, b.CreateMul(it, i32(mr)));
+        }, "owtile");
+        if (s.out_w % mr) pixels((int)(s.out_w % mr), n, oh, i32(s.out_w / mr * mr));
+      }, "row");
+    }, "task");
+    b.CreateRetVoid();
+    return {f, blocks};
+  }
+};
+
+}  // namespace
+
+EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
+  DepthwiseEmitter d(env, k);
+  return d.emit(name);
+}
+
+}  // namespace tinyrt

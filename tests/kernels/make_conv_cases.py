@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Single-op convolution cases with odd shapes, for every kernel family
+(the GEMM emitter, the depthwise emitter, the loop emitter's fallbacks):
+one input channel, prime widths, channel counts that are not a multiple
+of any vector width, stride 3, dilation 2, pads larger than the kernel,
+asymmetric pads, non-square kernels, 1-D, groups, batch 2, bias or not.
+
+Usage: make_conv_cases.py OUTDIR
+
+Writes OUTDIR/<case>/model.onnx and test_data_set_0/{input_0,output_0}.pb
+(the ONNX backend-test layout) with float64 numpy references, so that
+tinyrt-onnx-test checks each kernel against an independent computation."""
+import itertools
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+
+def conv_ref(x, w, b, strides, pads, dil, group):
+    """Direct convolution in float64; pads = begin..., end... (ONNX order)."""
+    nsp = x.ndim - 2
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[i], pads[i + nsp]) for i in range(nsp)])
+    n, c = x.shape[:2]
+    oc, icg = w.shape[:2]
+    k = w.shape[2:]
+    out_sp = [(x.shape[2 + i] - ((k[i] - 1) * dil[i] + 1)) // strides[i] + 1 for i in range(nsp)]
+    y = np.zeros([n, oc] + out_sp)
+    ocg = oc // group
+    for g in range(group):
+        xs = x[:, g * icg:(g + 1) * icg]
+        ws = w[g * ocg:(g + 1) * ocg].astype(np.float64)
+        for tap in itertools.product(*[range(kk) for kk in k]):
+            sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + (out_sp[i] - 1) * strides[i] + 1, strides[i])
+                       for i in range(nsp))
+            patch = xs[(slice(None), slice(None)) + sl]  # n, icg, out...
+            wt = ws[(slice(None), slice(None)) + tuple(tap)]  # ocg, icg
+            y[:, g * ocg:(g + 1) * ocg] += np.einsum("ni...,oi->no...", patch, wt)
+    if b is not None:
+        y += b.reshape([1, oc] + [1] * nsp)
+    return y.astype(np.float32)
+
+
+def save(out_dir, name, node_attrs, x, w, b, y, op="Conv"):
+    d = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    inits = [numpy_helper.from_array(w, "w")]
+    ins = ["x", "w"]
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "b"))
+        ins.append("b")
+    node = helper.make_node(op, ins, ["y"], **node_attrs)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for fname, arr, tname in (("input_0.pb", x, "x"), ("output_0.pb", y, "y")):
+        with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
+            f.write(numpy_helper.from_array(arr, tname).SerializeToString())
+
+
+# (name, N, C, spatial, OC, kernel, strides, pads(begin+end), dilations, group, bias)
+CASES = [
+    ("c1_first_layer", 1, 1, (29, 11), 8, (10, 4), (2, 2), (5, 1, 4, 2), (1, 1), 1, True),
+    ("c3_7x7_s2", 1, 3, (23, 19), 13, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, True),
+    ("prime_width", 1, 5, (7, 31), 17, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, False),
+    ("stride3", 2, 6, (17, 13), 9, (3, 2), (3, 3), (0, 1, 2, 0), (1, 1), 1, True),
+    ("dilation2", 1, 7, (15, 16), 37, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1, True),
+    ("pads_beyond_kernel", 1, 4, (5, 6), 5, (2, 2), (1, 1), (3, 4, 3, 2), (1, 1), 1, True),
+    ("non_square", 1, 11, (9, 14), 24, (1, 5), (1, 2), (0, 2, 0, 2), (1, 1), 1, True),
+    ("one_by_one_odd", 1, 19, (3, 5), 41, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
+    ("grouped", 1, 12, (8, 9), 18, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3, True),
+    ("conv1d_audio", 1, 1, (401,), 12, (20,), (4,), (0, 0), (1,), 1, True),
+    ("conv1d_stride3_dil2", 2, 9, (53,), 10, (5,), (3,), (4, 1), (2,), 1, False),
+    ("conv1d_grouped", 1, 8, (37,), 8, (3,), (1,), (1, 1), (1,), 2, True),
+    ("depthwise_3x3", 1, 24, (13, 11), 24, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 24, True),
+    ("depthwise_odd_channels", 2, 37, (9, 7), 37, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 37, True),
+    ("depthwise_5x5_s2", 1, 20, (15, 15), 20, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 20, False),
+    ("depthwise_dil2_pads", 1, 3, (6, 5), 3, (3, 3), (1, 1), (4, 3, 2, 4), (2, 2), 3, True),
+    ("depthwise_stride3_nonsquare", 1, 17, (19, 8), 17, (3, 1), (3, 1), (1, 0, 1, 0), (1, 1), 17, True),
+    ("depthwise_1d", 1, 33, (41,), 33, (7,), (1,), (3, 3), (1,), 33, True),
+    ("depthwise_multiplier2", 1, 6, (7, 7), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, True),
+    ("one_channel_one_pixel", 1, 1, (1, 1), 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
+]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    rng = np.random.default_rng(7)
+    for name, n, c, sp, oc, k, s, pads, dil, group, bias in CASES:
+        x = rng.standard_normal((n, c) + sp).astype(np.float32)
+        w = (rng.standard_normal((oc, c // group) + k) / np.sqrt(c // group * np.prod(k))).astype(np.float32)
+        b = rng.standard_normal(oc).astype(np.float32) if bias else None
+        y = conv_ref(x, w, b, s, pads, dil, group)
+        attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil), group=group)
+        save(out_dir, "conv_" + name, attrs, x, w, b, y)
+    print(f"wrote {len(CASES)} cases to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
