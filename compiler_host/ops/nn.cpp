@@ -534,6 +534,76 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
   return t;
 }
 
+// ConvTranspose with constant weights as a GEMM then col2im:
+//   Z[n, t*OC + oc, i...] = sum_ic x[n, ic, i...] * W[ic, oc, t]   (t = a tap)
+// is a 1x1 convolution with OC*taps output channels (the GEMM emitter);
+//   y[n, oc, o...] = sum_t Z[n, t*OC + oc, (o + pb - k*d) / s...]
+// over the taps whose division is exact and in range (a loop kernel; with
+// Z channels-last it reads vectors of output channels).
+void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeometry &geo) {
+  const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+  const DType t = DType::F32;
+  int64_t N = X.shape[0], IC = X.shape[1], OC = W.shape[1], taps = 1;
+  for (int i = 0; i < geo.nsp; ++i) taps *= geo.k[i];
+  // W'[t*OC + oc, ic, 1...] = W[ic, oc, t]
+  std::vector<float> wp((size_t)(taps * OC * IC));
+  const float *w = W.data->as<float>();
+  for (int64_t ic = 0; ic < IC; ++ic)
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t tp = 0; tp < taps; ++tp) wp[(size_t)((tp * OC + oc) * IC + ic)] = w[(ic * OC + oc) * taps + tp];
+  Shape wshape = {taps * OC, IC};
+  for (int i = 0; i < geo.nsp; ++i) wshape.push_back(1);
+  int wv = c.g.add_const(c.g.fresh_name(W.name + "_taps"), make_const_f32(wshape, wp));
+  Shape zshape = {N, taps * OC};
+  zshape.insert(zshape.end(), geo.in.begin(), geo.in.end());
+  c.g.check_size(zshape, n.where() + ": the ConvTranspose's intermediate");
+  int z = c.temp(n.out[0] >= 0 ? c.g.v(n.out[0]).name + "_taps" : "taps", t, zshape);
+
+  GemmSpec s;
+  s.batch = N;
+  s.in_c = IC;
+  s.out_c = taps * OC;
+  s.weight = wv;
+  s.in_w = s.out_w = geo.in[geo.nsp - 1];
+  if (geo.nsp == 2) {
+    s.in_h = s.out_h = geo.in[0];
+  } else {
+    s.out_axis[2] = s.in_axis[2] = -1;
+    s.out_axis[3] = s.in_axis[3] = 2;
+  }
+  s.epilogue = acc(t);
+  std::vector<ExprP> xi = {var(0), var(kFirstReduceVar)}, wi = {var(1), var(kFirstReduceVar)};
+  for (int i = 0; i < geo.nsp; ++i) {
+    xi.push_back(var(2 + i));
+    wi.push_back(cidx(0));
+  }
+  ExprP zexpr = reduce(ReduceKind::Sum, {{kFirstReduceVar, IC}}, load(0, t, xi) * load(1, t, wi));
+  c.scheduled(KernelKind::Gemm, z, {n.in[0], wv}, zexpr, s);
+
+  // col2im: one reduction variable per spatial axis walks the kernel.
+  ExprP ok = cbool(true), tap = cidx(0);
+  std::vector<RVar> rv;
+  std::vector<ExprP> zi = {var(0), nullptr};
+  for (int i = 0; i < geo.nsp; ++i) {
+    ExprP kv = var(kFirstReduceVar + i);
+    rv.push_back({kFirstReduceVar + i, geo.k[i]});
+    tap = tap * cidx(geo.k[i]) + kv;
+    ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
+    ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
+    ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
+                                              lt(pos, cidx(geo.in[i])))));
+    zi.push_back(pos);
+  }
+  zi[1] = tap * cidx(OC) + var(1);
+  ExprP y = reduce(ReduceKind::Sum, rv, select(ok, load(0, t, zi), cst(t, 0)));
+  std::vector<int> ins = {z};
+  if (n.has_in(2)) {
+    ins.push_back(n.in[2]);
+    y = y + load(1, t, {var(1)});
+  }
+  c.kernel(n.out[0], ins, y);
+}
+
 void def_conv_transpose() {
   OpDef d;
   d.name = "ConvTranspose";
@@ -575,6 +645,10 @@ void def_conv_transpose() {
     if (n.has_in(2)) {
       ins.push_back(n.in[2]);
       sum = sum + load(2, t, {var(1)});
+    }
+    if (W.is_const() && t == DType::F32 && G == 1 && geo.nsp <= 2) {
+      lower_conv_transpose_gemm(n, c, geo);
+      return;
     }
     c.kernel(n.out[0], ins, sum);
   };

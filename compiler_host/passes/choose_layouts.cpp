@@ -22,10 +22,19 @@ std::vector<int> innermost_last(int rank, int axis) {
   return perm;
 }
 
-// Is e Var(a) or Var(a) + constant?
+bool uses_var(const ExprP &e, int a) {
+  bool used = false;
+  visit(e, [&](const Expr &x) { used = used || (x.op == EOp::Var && x.id == a); });
+  return used;
+}
+
+// Is e Var(a) plus terms that do not depend on Var(a) (a constant, or a
+// reduction variable times a stride: col2im's tap * OC + oc)?
 bool follows_axis(const ExprP &e, int a) {
   if (e->op == EOp::Var) return e->id == a;
-  if ((e->op == EOp::Add || e->op == EOp::Sub) && e->a[1]->is_const()) return follows_axis(e->a[0], a);
+  if (e->op == EOp::Add)
+    return (follows_axis(e->a[0], a) && !uses_var(e->a[1], a)) || (follows_axis(e->a[1], a) && !uses_var(e->a[0], a));
+  if (e->op == EOp::Sub) return follows_axis(e->a[0], a) && !uses_var(e->a[1], a);
   return false;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Single-op convolution cases with odd shapes, for every kernel family
-(the GEMM emitter, the depthwise emitter, the loop emitter's fallbacks):
+(the GEMM emitter, the depthwise emitter, ConvTranspose as GEMM + col2im,
+the loop emitter's fallbacks):
 one input channel, prime widths, channel counts that are not a multiple
 of any vector width, stride 3, dilation 2, pads larger than the kernel,
 asymmetric pads, non-square kernels, 1-D, groups, batch 2, bias or not.
@@ -40,6 +41,29 @@ def conv_ref(x, w, b, strides, pads, dil, group):
             y[:, g * ocg:(g + 1) * ocg] += np.einsum("ni...,oi->no...", patch, wt)
     if b is not None:
         y += b.reshape([1, oc] + [1] * nsp)
+    return y.astype(np.float32)
+
+
+def conv_transpose_ref(x, w, b, strides, pads, dil, opad, group):
+    """Scatter form: every input pixel adds w * x at stride * i + dil * k."""
+    nsp = x.ndim - 2
+    n, c = x.shape[:2]
+    cg, ocg = c // group, w.shape[1]
+    k = w.shape[2:]
+    full = [strides[i] * (x.shape[2 + i] - 1) + opad[i] + (k[i] - 1) * dil[i] + 1 for i in range(nsp)]
+    y = np.zeros([n, ocg * group] + full)
+    for g in range(group):
+        xs = x[:, g * cg:(g + 1) * cg].astype(np.float64)
+        ws = w[g * cg:(g + 1) * cg].astype(np.float64)
+        for tap in itertools.product(*[range(kk) for kk in k]):
+            contrib = np.einsum("ni...,io->no...", xs, ws[(slice(None), slice(None)) + tuple(tap)])
+            sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + (x.shape[2 + i] - 1) * strides[i] + 1, strides[i])
+                       for i in range(nsp))
+            y[(slice(None), slice(g * ocg, (g + 1) * ocg)) + sl] += contrib
+    crop = tuple(slice(pads[i], full[i] - pads[i + nsp]) for i in range(nsp))
+    y = y[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y += b.reshape([1, -1] + [1] * nsp)
     return y.astype(np.float32)
 
 
@@ -87,6 +111,17 @@ CASES = [
 ]
 
 
+# (name, N, C, spatial, OC per group, kernel, strides, pads, dilations, output_padding, group, bias)
+TRANSPOSE_CASES = [
+    ("unet_2x2_s2", 1, 16, (8, 7), 8, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), (0, 0), 1, True),
+    ("3x3_s2_pad_opad", 1, 5, (5, 6), 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (1, 1), 1, True),
+    ("stride3_dil2", 2, 3, (4, 5), 4, (3, 2), (3, 3), (2, 0, 1, 1), (2, 2), (0, 2), 1, False),
+    ("one_channel", 1, 1, (6, 3), 1, (4, 4), (2, 1), (1, 0, 2, 0), (1, 1), (0, 0), 1, True),
+    ("conv1d", 1, 9, (23,), 13, (5,), (3,), (2, 1), (1,), (1,), 1, True),
+    ("grouped", 1, 6, (5, 5), 2, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (0, 0), 3, True),
+]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -99,7 +134,15 @@ def main():
         y = conv_ref(x, w, b, s, pads, dil, group)
         attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil), group=group)
         save(out_dir, "conv_" + name, attrs, x, w, b, y)
-    print(f"wrote {len(CASES)} cases to {out_dir}")
+    for name, n, c, sp, ocg, k, s, pads, dil, opad, group, bias in TRANSPOSE_CASES:
+        x = rng.standard_normal((n, c) + sp).astype(np.float32)
+        w = (rng.standard_normal((c, ocg) + k) / np.sqrt(c * np.prod(k))).astype(np.float32)
+        b = rng.standard_normal(ocg * group).astype(np.float32) if bias else None
+        y = conv_transpose_ref(x, w, b, s, pads, dil, opad, group)
+        attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil),
+                     output_padding=list(opad), group=group)
+        save(out_dir, "convtranspose_" + name, attrs, x, w, b, y, op="ConvTranspose")
+    print(f"wrote {len(CASES) + len(TRANSPOSE_CASES)} cases to {out_dir}")
 
 
 if __name__ == "__main__":
