@@ -103,13 +103,8 @@ struct GemmEmitter {
       iw0 = b.CreateSub(b.CreateMul(t.ow0, i32(s.stride_w)), i32(s.pad_l));
       origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
     }
-    // Row mode over a dense channels-last input: a pixel's (kw, ic) inputs
-    // are contiguous, and so are the packed weights for them, so the kw
-    // loop folds into the ic loop (3-channel first layers gain the most).
-    bool fold_kw = t.mode == Mode::Row && contiguous && s.k_w > 1 && s.dil_w * xs[3] == ICg;
-    int64_t kw_count = fold_kw ? 1 : s.k_w, inner = fold_kw ? s.k_w * ICg : ICg;
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
-      return carried_loop(b, 0, kw_count, 1, a0, [&](Value *kw, const Values &a1) {
+      return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
         // x(i, ic): pointer to pixel i's channel 0 and, in General mode
         // with strided channels, whether it is inside the input.
         Values row, valid;
@@ -159,13 +154,13 @@ struct GemmEmitter {
         };
         // The ic loop, unrolled by U, then its remainder.
         const int U = std::max(1, s.unroll);
-        int64_t main_end = inner / U * U;
+        int64_t main_end = ICg / U * U;
         Values a2 = carried_loop(b, 0, main_end, U, a1, [&](Value *ic, const Values &av) {
           Values cur = av;
           for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
           return cur;
         }, "ic");
-        return carried_loop(b, main_end, inner, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
+        return carried_loop(b, main_end, ICg, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
                             "ic.rem");
       }, "kw");
     }, "kh");

@@ -94,8 +94,8 @@ TEST(FuseElementwise, ChainsBecomeOneLoopKernel) {
 
 TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
   OnnxBuilder b;
-  b.input("x", {1, 4, 5, 5});
-  b.init("w", {8, 4, 1, 1}, ramp(32, 0.3f));
+  b.input("x", {1, 8, 5, 5});
+  b.init("w", {8, 8, 1, 1}, ramp(64, 0.3f));
   b.node("Conv", {"x", "w"}, {"c"});
   b.node("Flatten", {"c"}, {"y"});
   b.output("y", {1, 200});
@@ -109,7 +109,7 @@ TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
   EXPECT_TRUE(p.perm_of(p.kernels[2].out).empty());
 }
 
-TEST(ChooseLayouts, OneChannelInputNeedsNoCopy) {
+TEST(ChooseLayouts, FewChannelInputNeedsNoCopy) {
   OnnxBuilder b;
   b.input("x", {1, 1, 9, 7});
   b.init("w", {8, 1, 3, 2}, ramp(48, 0.3f));
