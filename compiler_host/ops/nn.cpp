@@ -237,12 +237,13 @@ void def_gemm() {
       return;
     }
     GemmSpec s;
-    s.batch = c.g.v(n.out[0]).shape[0];
+    // The M rows take the w role: the register tile walks mr of them.
+    s.in_w = s.out_w = c.g.v(n.out[0]).shape[0];
     s.in_c = K;
     s.out_c = N;
     s.weight = product_weight(c, B, !tb, alpha, K, N);
-    s.out_axis[0] = 0, s.out_axis[1] = 1, s.out_axis[2] = -1, s.out_axis[3] = -1;
-    s.in_axis[0] = ta ? 1 : 0, s.in_axis[1] = ta ? 0 : 1, s.in_axis[2] = -1, s.in_axis[3] = -1;
+    s.out_axis[0] = -1, s.out_axis[1] = 1, s.out_axis[2] = -1, s.out_axis[3] = 0;
+    s.in_axis[0] = -1, s.in_axis[1] = ta ? 0 : 1, s.in_axis[2] = -1, s.in_axis[3] = ta ? 1 : 0;
     s.epilogue = tail ? acc(t) + tail : acc(t);
     c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
   };
