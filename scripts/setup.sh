@@ -2,7 +2,7 @@
 # Installs what tinyrt needs on Debian 12 (skips when everything is there).
 set -eu
 PACKAGES="build-essential cmake ninja-build llvm-dev libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev nlohmann-json3-dev libgtest-dev googletest libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev googletest libbenchmark-dev pkgconf
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   qemu-user libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision"
 missing=""
