@@ -6,6 +6,8 @@
 //                     register-tiled micro-kernels with a fused epilogue.
 //   depthwise_emitter.cpp  depthwise convolutions, channels-last: vectors
 //                     of channels, a run of output pixels in registers.
+//   recurrent_emitter.cpp  RNN/GRU/LSTM layers: one loop over time, the
+//                     recurrent products and the cell fused per vector.
 #pragma once
 
 #include <functional>
@@ -41,6 +43,7 @@ SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v);
 EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_gemm_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position.
 void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end,

@@ -217,6 +217,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     switch (k.kind) {
       case KernelKind::Gemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
       case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
+      case KernelKind::Recurrent: ks.push_back(emit_recurrent_kernel(env, k, fname)); break;
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }
     res.tasks.push_back(ks.back().tasks);

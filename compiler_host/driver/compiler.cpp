@@ -168,6 +168,12 @@ void dump_kernels(const Program &p, const std::string &path) {
     o << " offset=" << p.storage[k.out].offset << "\n";
     for (size_t s = 0; s < k.ins.size(); ++s)
       o << "  in" << s << " " << p.graph.v(k.ins[s]).name << shape_str(p.graph.v(k.ins[s]).shape) << "\n";
+    if (k.kind == KernelKind::Recurrent) {
+      const RecurrentSpec &r = k.rnn;
+      o << "  cell " << (r.cell == CellKind::LSTM ? "LSTM" : r.cell == CellKind::GRU ? "GRU" : "RNN") << " T=" << r.T
+        << " B=" << r.B << " H=" << r.H << " directions=" << r.D << " state width=" << r.width << "\n";
+      continue;
+    }
     std::string e = to_string(is_scheduled(k.kind) ? k.gemm.epilogue : k.expr);
     if (e.size() > 2000) e = e.substr(0, 2000) + "...";
     o << "  " << (is_scheduled(k.kind) ? "epilogue " : "expr ") << e << "\n";

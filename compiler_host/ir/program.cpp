@@ -29,6 +29,7 @@ const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";
     case KernelKind::Depthwise: return "depthwise";
+    case KernelKind::Recurrent: return "recurrent";
     default: return "loop";
   }
 }

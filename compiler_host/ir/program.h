@@ -32,19 +32,49 @@ struct GemmSpec {
   int unroll = 4;      // input channels per inner-loop iteration
 };
 
+// A recurrent layer (RNN, GRU, LSTM) as one loop over time. The input
+// projection X W^T + biases of all time steps is a GEMM computed before
+// (slot 0, [T, B, D*G*H], gate g of direction d at channel (d*G + g)*H).
+// Each step computes the recurrent products H_{t-1} R^T of all gates, a
+// vector of hidden units at a time, applies the cell and writes the state
+// into the output S[T, D, B, width]: h in [0, H), then the cell's other
+// state and scratch (LSTM: c; GRU without linear_before_reset: r*h and z).
+// Directions are tasks; the code does not grow with T.
+enum class CellKind { RNN, GRU, LSTM };
+struct RecurrentSpec {
+  CellKind cell = CellKind::LSTM;
+  int64_t T = 0, B = 0, H = 0, width = 0;
+  int D = 1, G = 1;
+  bool reverse = false;              // direction "reverse" (direction 1 of a bidirectional layer always is)
+  bool linear_before_reset = false;  // GRU
+  // Per direction: the activations f, g, h as functions of Acc (the
+  // pre-activation), clip included.
+  std::vector<std::vector<ExprP>> act;
+  int r = -1;  // constant R [D, G*H, H]
+  // Kernel slots, -1 when absent: initial h and c [D, B, H] (or layout 1's
+  // [B, D, H]), peepholes [D, 3H], GRU's Rb of the h gate [D, H].
+  int h0 = -1, c0 = -1, p = -1, rbh = -1;
+  bool layout1 = false;  // h0/c0 are [B, D, H]
+  // Chosen by pack_weights: R as [D][k][G][H padded to whole vectors].
+  int packed = -1;
+  int64_t h_padded = 0;
+};
+
 // Loop: the generic emitter over `expr`. Gemm and Depthwise are scheduled
 // families computing a GemmSpec (a depthwise convolution: groups = channels,
-// one input channel per group) with its epilogue.
-enum class KernelKind { Loop, Gemm, Depthwise };
-inline bool is_scheduled(KernelKind k) { return k != KernelKind::Loop; }
-const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise"
+// one input channel per group) with its epilogue. Recurrent computes a
+// RecurrentSpec and has no element expression.
+enum class KernelKind { Loop, Gemm, Depthwise, Recurrent };
+inline bool is_scheduled(KernelKind k) { return k == KernelKind::Gemm || k == KernelKind::Depthwise; }
+const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise", "recurrent"
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;
   int out = -1;
   std::vector<int> ins;  // slot -> value id
-  ExprP expr;            // full definition of an output element (always set)
+  ExprP expr;            // full definition of an output element (not for Recurrent)
   GemmSpec gemm;         // is_scheduled(kind)
+  RecurrentSpec rnn;     // kind == Recurrent
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
 

@@ -24,6 +24,8 @@ class LowerCtx {
   // As kernel(), plus a schedule for a scheduled family (Gemm, Depthwise);
   // `expr` stays the reference definition.
   virtual void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) = 0;
+  // A recurrent layer's state sequence (ir/program.h); compilation only.
+  virtual void recurrent(int out, std::vector<int> ins, const RecurrentSpec &spec) = 0;
   // `out` is `in` with another shape (same elements, row-major order).
   virtual void alias(int out, int in) = 0;
   // A new intermediate value.

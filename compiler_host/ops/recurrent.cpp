@@ -1,4 +1,7 @@
-// recurrent.cpp — RNN, GRU and LSTM, unrolled over the (static) sequence
+// recurrent.cpp — RNN, GRU and LSTM. With constant weights (the usual
+// case) a layer is a GEMM for the input projection of all steps and one
+// recurrent kernel looping over time (lower_rnn_loop). Otherwise it is
+// unrolled over the (static) sequence
 // length: per direction and time step, one kernel computes the gates'
 // pre-activations (X_t W^T + H_{t-1} R^T + biases) and one the new state;
 // sequence_lens hold a batch entry's state once its sequence has ended.
@@ -89,9 +92,6 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
     expect(6, "initial_c", state);
     expect(7, "P", {s.D, 3 * s.H});
   }
-  if (s.T * s.D > g.limits.max_expanded_nodes / 8)
-    fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
-                     std::to_string(g.limits.max_expanded_nodes) + ")");
   if (cell == Cell::LSTM && n.geti("input_forget", 0)) fail_unsupported(n.where() + ": input_forget=1");
   std::vector<std::string> names;
   for (auto &a : n.has("activations") ? n.attrs.at("activations").strings : std::vector<std::string>{}) names.push_back(a);
@@ -120,8 +120,107 @@ struct Inputs {  // value ids, -1 when absent
   int x, w, r, b = -1, lens = -1, h0 = -1, c0 = -1, p = -1;
 };
 
+// The fast path: X W^T + biases for all steps as one GEMM, then one
+// recurrent kernel looping over time (ir/program.h, RecurrentSpec).
+// Needs constant weights and biases, and sequence lengths absent or all T.
+bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
+  Graph &g = c.g;
+  const Value &X = in_val(g, n, 0), &W = in_val(g, n, 1), &R = in_val(g, n, 2);
+  DType t = X.dtype;
+  if (t != DType::F32 || X.is_const() || !W.is_const() || !R.is_const()) return false;
+  if (n.has_in(3) && !in_val(g, n, 3).is_const()) return false;
+  if (cell == Cell::LSTM && n.has_in(7) && !in_val(g, n, 7).is_const()) return false;
+  if (n.has_in(4)) {
+    const Value &lens = in_val(g, n, 4);
+    if (!lens.is_const()) return false;
+    for (int64_t b = 0; b < s.B; ++b)
+      if (lens.data->get_i(b) != s.T) return false;
+  }
+  int64_t H = s.H, G = s.G, D = s.D, I = s.I, DGH = D * G * H;
+  bool lbr = cell == Cell::GRU && n.geti("linear_before_reset", 0) != 0;
+  // Biases of the projection: Wb + Rb, except GRU's Rb_h with
+  // linear_before_reset (it is scaled by r inside the cell).
+  std::vector<float> bias((size_t)DGH, 0.f), rbh;
+  if (n.has_in(3)) {
+    const Value &B = in_val(g, n, 3);
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t gj = 0; gj < G * H; ++gj) {
+        double wb = B.data->get_f(d * 2 * G * H + gj), rb = B.data->get_f(d * 2 * G * H + G * H + gj);
+        bool keep_rb = !(lbr && gj >= 2 * H);
+        bias[(size_t)(d * G * H + gj)] = (float)(wb + (keep_rb ? rb : 0.0));
+        if (lbr && gj >= 2 * H) rbh.push_back((float)rb);
+      }
+  }
+  // XW[time, b, (d*G + gate)*H + j]: a GEMM with the time steps as rows.
+  int wv = g.add_const(g.fresh_name(W.name + "_rows"), make_const(DType::F32, {DGH, I}, W.data->bytes));
+  int bv = g.add_const(g.fresh_name(W.name + "_bias"), make_const_f32({DGH}, bias));
+  int xw = c.temp("rnn_xw", t, {s.T, s.B, DGH});
+  GemmSpec gs;
+  gs.in_c = I;
+  gs.out_c = DGH;
+  gs.weight = wv;
+  gs.in_w = gs.out_w = s.T;
+  gs.in_h = gs.out_h = s.B;
+  gs.out_axis[0] = -1, gs.out_axis[1] = 2, gs.out_axis[2] = 1, gs.out_axis[3] = 0;
+  gs.in_axis[0] = -1, gs.in_axis[1] = 2, gs.in_axis[2] = s.layout1 ? 0 : 1, gs.in_axis[3] = s.layout1 ? 1 : 0;
+  ExprP k = var(kFirstReduceVar);
+  std::vector<ExprP> xi = s.layout1 ? std::vector<ExprP>{var(1), var(0), k} : std::vector<ExprP>{var(0), var(1), k};
+  ExprP bias_e = load(2, t, {var(2)});
+  gs.epilogue = acc(t) + bias_e;
+  ExprP proj = reduce(ReduceKind::Sum, {{kFirstReduceVar, I}}, load(0, t, xi) * load(1, t, {var(2), k})) + bias_e;
+  c.scheduled(KernelKind::Gemm, xw, {n.in[0], wv, bv}, proj, gs);
+
+  RecurrentSpec r;
+  r.cell = cell == Cell::RNN ? CellKind::RNN : cell == Cell::GRU ? CellKind::GRU : CellKind::LSTM;
+  r.T = s.T, r.B = s.B, r.H = H, r.D = s.D, r.G = s.G;
+  r.reverse = n.gets("direction", "forward") == "reverse";
+  r.linear_before_reset = lbr;
+  r.layout1 = s.layout1;
+  r.r = n.in[2];
+  r.width = cell == Cell::LSTM ? 2 * H : cell == Cell::GRU && !lbr ? 3 * H : H;
+  auto clip = [&](ExprP v) { return s.clip > 0 ? emax(cst(t, -s.clip), emin(cst(t, s.clip), v)) : v; };
+  for (int d = 0; d < s.D; ++d) {
+    std::vector<ExprP> fs;
+    for (const Activation &a : s.act[d]) fs.push_back(activate(a, clip(acc(t))));
+    r.act.push_back(fs);
+  }
+  std::vector<int> ins = {xw};
+  auto slot = [&](int v) {
+    ins.push_back(v);
+    return (int)ins.size() - 1;
+  };
+  if (n.has_in(5)) r.h0 = slot(n.in[5]);
+  if (cell == Cell::LSTM && n.has_in(6)) r.c0 = slot(n.in[6]);
+  if (cell == Cell::LSTM && n.has_in(7)) r.p = slot(n.in[7]);
+  if (!rbh.empty()) r.rbh = slot(g.add_const(g.fresh_name(W.name + "_rbh"), make_const_f32({D, H}, rbh)));
+  int state = c.temp("rnn_state", t, {s.T, s.D, s.B, r.width});
+  c.recurrent(state, ins, r);
+
+  // Y [T, D, B, H] (layout 1: [B, T, D, H]); Y_h, Y_c [D, B, H] ([B, D, H]):
+  // the state of the last step each direction processed.
+  if (n.out.size() > 0 && n.out[0] >= 0)
+    c.kernel(n.out[0], {state}, s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)})
+                                          : load(0, t, {var(0), var(1), var(2), var(3)}));
+  auto last = [&](ExprP d) {
+    if (s.D == 2) return cidx(s.T - 1) - d * cidx(s.T - 1);  // forward: T-1, backward: 0
+    return cidx(r.reverse ? 0 : s.T - 1);
+  };
+  auto final_state = [&](int out, int64_t off) {
+    if (out < 0) return;
+    ExprP d = s.layout1 ? var(1) : var(0), b = s.layout1 ? var(0) : var(1);
+    c.kernel(out, {state}, load(0, t, {last(d), d, b, var(2) + cidx(off)}));
+  };
+  if (n.out.size() > 1) final_state(n.out[1], 0);
+  if (cell == Cell::LSTM && n.out.size() > 2) final_state(n.out[2], H);
+  return true;
+}
+
 void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
   Spec s = spec_of(n, c.g, cell);
+  if (lower_rnn_loop(n, c, cell, s)) return;
+  if (s.T * s.D > c.g.limits.max_expanded_nodes / 8)
+    fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
+                     std::to_string(c.g.limits.max_expanded_nodes) + ")");
   Inputs in{n.in[0], n.in[1], n.in[2]};
   if (n.has_in(3)) in.b = n.in[3];
   if (n.has_in(4)) in.lens = n.in[4];

@@ -62,6 +62,7 @@ void choose_layouts(PassContext &c) {
       if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
       continue;
     }
+    if (k.kind == KernelKind::Recurrent) continue;  // row-major state
     // Inherit the channels-last layout of an input whose channel axis the
     // kernel carries to the same output axis.
     int r = g.v(k.out).rank();

@@ -29,6 +29,9 @@ class FoldCtx : public LowerCtx {
   void scheduled(KernelKind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &) override {
     kernel(out, std::move(ins), std::move(expr));
   }
+  void recurrent(int, std::vector<int>, const RecurrentSpec &) override {
+    fail_internal("a recurrent layer reached constant folding");
+  }
   void alias(int out, int in) override {
     Value &o = g.v(out);
     o.data = make_const(o.dtype, o.shape, g.v(in).data->bytes);

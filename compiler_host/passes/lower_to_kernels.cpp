@@ -24,6 +24,16 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;
   }
+  void recurrent(int out, std::vector<int> ins, const RecurrentSpec &spec) override {
+    Kernel k;
+    k.kind = KernelKind::Recurrent;
+    k.out = out;
+    k.ins = std::move(ins);
+    k.rnn = spec;
+    k.nodes = {n_.name};
+    k.label = n_.op;
+    p_.kernels.push_back(std::move(k));
+  }
   void alias(int out, int in) override { p_.alias[out] = in; }
 
  private:

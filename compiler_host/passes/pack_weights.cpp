@@ -24,6 +24,23 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes) {
   s.nr = lanes;
 }
 
+// Recurrent: R [D, G*H, H] as [D][k][G][Hp] (Hp = H padded to whole
+// vectors): step k of the recurrent product loads, for every gate, whole
+// vectors of hidden units.
+void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
+  const Value &w = g.v(r.r);
+  int64_t H = r.H, G = r.G, Hp = (H + lanes - 1) / lanes * lanes;
+  std::vector<float> out((size_t)(r.D * H * G * Hp), 0.f);
+  const float *src = w.data->as<float>();
+  for (int64_t d = 0; d < r.D; ++d)
+    for (int64_t k = 0; k < H; ++k)
+      for (int64_t gt = 0; gt < G; ++gt)
+        for (int64_t j = 0; j < H; ++j)
+          out[(size_t)(((d * H + k) * G + gt) * Hp + j)] = src[(d * G * H + gt * H + j) * H + k];
+  r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
+  r.h_padded = Hp;
+}
+
 }  // namespace
 
 void pack_weights(PassContext &c) {
@@ -32,6 +49,11 @@ void pack_weights(PassContext &c) {
   int L = c.target.f32_lanes();
   int packed = 0;
   for (Kernel &k : p.kernels) {
+    if (k.kind == KernelKind::Recurrent) {
+      pack_recurrent(g, k.rnn, L);
+      ++packed;
+      continue;
+    }
     if (!is_scheduled(k.kind)) continue;
     GemmSpec &s = k.gemm;
     if (p.layout_strides(k.out)[s.out_axis[1]] != 1 ||

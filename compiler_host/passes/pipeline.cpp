@@ -27,14 +27,14 @@ void verify_program(const Program &p, const char *after) {
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     std::string where = std::string("after ") + after + ": kernel " + std::to_string(i) + " (" + k.label + ")";
-    if (!k.expr) fail_internal(where + " has no expression");
+    if (!k.expr && k.kind != KernelKind::Recurrent) fail_internal(where + " has no expression");
     for (int v : k.ins)
       if (!is_def(v)) fail_internal(where + " reads '" + p.graph.v(v).name + "' before it is written");
     int slots = (int)k.ins.size();
     // Generated code indexes with 32 bits: no tensor may outgrow that.
     for (int v : k.ins) p.graph.check_size(p.graph.v(v).shape, where + ": input '" + p.graph.v(v).name + "'");
     p.graph.check_size(p.graph.v(k.out).shape, where + ": output '" + p.graph.v(k.out).name + "'");
-    visit(k.expr, [&](const Expr &e) {
+    if (k.expr) visit(k.expr, [&](const Expr &e) {
       if (e.op == EOp::Load && (e.id < 0 || e.id >= slots)) fail_internal(where + " loads a missing slot");
       if (e.op == EOp::Load && (int)e.a.size() != p.graph.v(k.ins[e.id]).rank())
         fail_internal(where + " loads with the wrong rank");

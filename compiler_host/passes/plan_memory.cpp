@@ -38,6 +38,7 @@ bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vect
   if (in.shape != out.shape || dtype_bytes(in.dtype) != dtype_bytes(out.dtype) ||
       p.layout_strides(v) != p.layout_strides(k.out) || p.alias.count(k.out))
     return false;
+  if (k.kind == KernelKind::Recurrent) return false;  // reads its inputs at every step
   ExprP e = k.expr;
   if (is_scheduled(k.kind)) {
     if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels

@@ -241,9 +241,15 @@ for trips in (10**9, 2**40, -5):
                                                 [nh.from_array(np.array(trips, np.int64), "m")]), "")
 corpus("unroll", "loop_one_input", model([h.make_node("Loop", ["m"], [], body=body)], [], [],
                                          [nh.from_array(np.array(2, np.int64), "m")]), "")
-corpus("unroll", "rnn_long_sequence", model([h.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=1)], [vi("x", [10**6, 1, 1])],
-                                            [vi("y", ["a", "b", "c", "d"])], [nh.from_array(np.ones((1, 1, 1), np.float32), "w"),
-                                                                             nh.from_array(np.ones((1, 1, 1), np.float32), "r")]), "")
+# With constant weights a recurrent layer is one loop over time: a million
+# steps compile to the same code as ten. Weights given at run time unroll,
+# and that is capped.
+corpus("unroll", "rnn_long_sequence_loop", model([h.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=1)], [vi("x", [10**6, 1, 1])],
+                                                 [vi("y", ["a", "b", "c", "d"])], [nh.from_array(np.ones((1, 1, 1), np.float32), "w"),
+                                                                                  nh.from_array(np.ones((1, 1, 1), np.float32), "r")]), "ok")
+corpus("unroll", "rnn_long_sequence_runtime_weights",
+       model([h.make_node("RNN", ["x", "w", "r"], ["y"], hidden_size=1)], [vi("x", [10**6, 1, 1]), vi("w", [1, 1, 1]), vi("r", [1, 1, 1])],
+             [vi("y", ["a", "b", "c", "d"])]), "unrolling limit")
 
 # malformed protobufs and graphs
 good = relu([2]).SerializeToString()
