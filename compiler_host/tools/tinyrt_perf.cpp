@@ -10,7 +10,6 @@
 
 #include "tinyrt_artifact.h"
 #include "tool_common.h"
-#include "tool_paths.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -26,9 +25,10 @@ double field(const std::string &out, const std::string &key) {
 // Guest instructions of one runner invocation with `runs` timed runs.
 double count_instructions(const Target &t, const BuiltModel &m, int runs, const std::string &work) {
   std::string out = (fs::path(work) / ("icount" + std::to_string(runs) + ".txt")).string();
-  if (!fs::exists(TINYRT_ICOUNT_PLUGIN)) fail_usage(std::string("QEMU plugin missing: ") + TINYRT_ICOUNT_PLUGIN);
+  std::string plugin = icount_plugin_path();
+  if (!fs::exists(plugin)) fail_usage("QEMU plugin missing: " + plugin);
   ProcessResult r = run_runner(t, m, {"--runs", std::to_string(runs)},
-                               {"-plugin", std::string(TINYRT_ICOUNT_PLUGIN) + ",out=" + out});
+                               {"-plugin", plugin + ",out=" + out});
   if (r.exit_code != 0) fail_internal("runner failed under qemu: " + r.output);
   std::ifstream f(out);
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

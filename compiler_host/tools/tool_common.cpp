@@ -10,10 +10,44 @@ namespace tinyrt {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The installation prefix when this tool runs from an installed bin/
+// directory (it has the lib/tinyrt tree beside it), else empty.
+fs::path installed_prefix() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  fs::path prefix = exe.parent_path().parent_path();
+  return fs::is_directory(prefix / TINYRT_INSTALLED_LIBDIR / "tinyrt") ? prefix : fs::path();
+}
+
+// A file of the installed lib/tinyrt tree, or empty.
+std::string installed_file(const std::string &relative_to_libdir) {
+  fs::path prefix = installed_prefix();
+  if (prefix.empty()) return {};
+  fs::path p = prefix / TINYRT_INSTALLED_LIBDIR / "tinyrt" / relative_to_libdir;
+  return fs::exists(p) ? p.string() : std::string();
+}
+
+}  // namespace
+
+std::string icount_plugin_path() {
+  std::string p = installed_file("libtinyrt_icount.so");
+  return p.empty() ? TINYRT_ICOUNT_PLUGIN : p;
+}
+
 std::string runner_path(const Target &t) {
   std::string env = "TINYRT_RUNNER_";
   for (char ch : t.name) env += ch == '-' ? '_' : (char)toupper((unsigned char)ch);
   if (const char *e = getenv(env.c_str())) return e;
+  if (t.arch == TINYRT_ARCH_ARMV7 || t.arch == TINYRT_ARCH_AARCH64) {
+    std::string inst = installed_file(t.name + "/tinyrt-runner");
+    if (!inst.empty()) return inst;
+  } else if (!installed_prefix().empty()) {
+    fs::path host = fs::read_symlink("/proc/self/exe").parent_path() / "tinyrt-runner";
+    if (fs::exists(host)) return host.string();
+  }
   std::string p = t.arch == TINYRT_ARCH_ARMV7 ? TINYRT_RUNNER_ARMV7
                   : t.arch == TINYRT_ARCH_AARCH64 ? TINYRT_RUNNER_AARCH64
                                                    : TINYRT_RUNNER_HOST;

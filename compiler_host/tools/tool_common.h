@@ -16,8 +16,12 @@ struct BuiltModel {
   std::string dir, so_path, symbol;
 };
 
-// The runner executable for a target (override: TINYRT_RUNNER_<TARGET>).
+// The runner executable for a target (override: TINYRT_RUNNER_<TARGET>):
+// beside an installed tool (P/bin, P/LIBDIR/tinyrt/<target>/), else in
+// the build tree that built the tool.
 std::string runner_path(const Target &t);
+// The QEMU instruction-count plugin, installed or in the build tree.
+std::string icount_plugin_path();
 
 // Compiles `onnx` into `dir` and links the shared object.
 BuiltModel build_model(const std::string &onnx, const CompileOptions &opt, const std::string &dir);
