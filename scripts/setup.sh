@@ -4,6 +4,7 @@ set -eu
 PACKAGES="build-essential cmake ninja-build llvm-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libgtest-dev googletest libbenchmark-dev pkgconf
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm
   qemu-user libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision"
 missing=""
 for p in $PACKAGES; do

@@ -1,7 +1,10 @@
 /* A firmware-like app: no heap, no threads, no file system. The arena is a
  * static array sized by the model header; the model is linked in as an
  * object; output goes through a one-function "board" seam (a UART on a
- * real board, write(2) here so the test can run under qemu-arm).
+ * real board). Built two ways: as a Linux program with the bare-metal port
+ * (write(2), so the test runs under qemu-arm), and as real firmware with
+ * arm-none-eabi-gcc and picolibc (baremetal/: its own startup and linker
+ * script; stdout is semihosting, so it runs under qemu-system-arm).
  *
  * It runs the demo classifier on the image in demo_data.h and checks the
  * result against PyTorch's, so the test fails if anything is off. Linked
@@ -18,7 +21,14 @@
 static uint8_t arena[DEMO_ARENA_BYTES] TINYRT_ALIGNED_ARENA;
 
 /* ---- board seam ---- */
+#if defined(__linux__)
 static void board_puts(const char *s) { (void)!write(1, s, strlen(s)); }
+#else
+/* Bare metal: the C library's stdout, which the board retargets (picolibc
+ * with --oslib=semihost: the debugger's or qemu's console). */
+#include <stdio.h>
+static void board_puts(const char *s) { fputs(s, stdout); }
+#endif
 
 static void board_put_u32(uint32_t v) {
   char buf[11];
