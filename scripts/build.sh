@@ -1,7 +1,9 @@
 #!/bin/sh
 # Configures and builds the host compiler, tools, runtime, tests and
-# examples, plus the armv7 and aarch64 cross builds, into ./build.
+# examples, plus the armv7 and aarch64 cross builds, into ./build
+# (BUILD_DIR=dir: into dir).
 set -eu
 cd "$(dirname "$0")/.."
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build
+B=${BUILD_DIR:-build}
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$B"

@@ -1,25 +1,43 @@
 #!/bin/sh
 # Sets up a fresh Debian 12 machine, builds tinyrt, and runs the main job:
-# the demo classifier (examples/models) compiled by tinyrt-compile for
-# x86-64, armv7 and aarch64 and run by the Raspberry Pi example app —
-# natively and under qemu-arm / qemu-aarch64 emulating Pi CPUs — printing
-# its top classes, its agreement with PyTorch and its latency.
+# the demo classifier, a small CNN trained at build time on scikit-learn's
+# handwritten digits (examples/models/make_demo_model.py), compiled by
+# tinyrt-compile for x86-64, armv7 and aarch64 and run by the Raspberry Pi
+# example app — natively and under qemu-arm / qemu-aarch64 emulating Pi
+# CPUs — on the held-back test images: accuracy, a few predictions, latency
+# per image and the arena, weights and code sizes.
+#
+#   BUILD_DIR=dir ./scripts/demo.sh    builds into dir instead of build/
 set -eu
 cd "$(dirname "$0")/.."
+B=${BUILD_DIR:-build}
 ./scripts/setup.sh
-./scripts/build.sh
-B=build
+BUILD_DIR=$B ./scripts/build.sh
+M=examples/models
+for d in "$B" "$B/cross/armv7" "$B/cross/aarch64"; do
+  cmp -s "$B/$M/demo/model.onnx" "$d/$M/demo/model.onnx" ||
+    { echo "demo: $d trained a different model than $B"; exit 1; }
+done
+icount() { # the repeatable cost figure under emulation
+  echo "  tinyrt-perf: $("$B/tinyrt-perf" "$B/$M/demo/model.onnx" --target "$1" | sed -n 's/^ *guest instructions per inference: //p')" \
+       "instructions per image, counted under qemu (repeatable; emulated time is not)"
+}
 echo
-echo "== tinyrt-compile (host): $(grep -c '"family":' $B/examples/models/out/demo.json) fused kernels for $(grep -c '"node":' $B/examples/models/out/demo.json) ONNX nodes, arena $(sed -n 's/.*"arena_bytes": \([0-9]*\).*/\1/p' $B/examples/models/out/demo.json) bytes"
+echo "== the model ($M/make_demo_model.py, trained at build time)"
+echo "   $(cat "$B/$M/training.txt")"
+echo "   one model.onnx for all three targets (md5 $(md5sum < "$B/$M/demo/model.onnx" | cut -c1-12));" \
+     "tinyrt-compile: $(grep -c '"family":' "$B/$M/out/demo.json") fused kernels for $(grep -c '"node":' "$B/$M/out/demo.json") ONNX nodes"
 echo
 echo "== x86-64, native"
-$B/examples/classify --threads 2 --runs 50 --check
+"$B/examples/classify" --test --pictures --check
 echo
 echo "== armv7 (Raspberry Pi 32-bit) under qemu-arm -cpu cortex-a15 (emulated: latency is not the Pi's)"
-qemu-arm -L /usr/arm-linux-gnueabihf -cpu cortex-a15 $B/cross/armv7/examples/classify --threads 2 --runs 5 --check
+qemu-arm -L /usr/arm-linux-gnueabihf -cpu cortex-a15 "$B/cross/armv7/examples/classify" --test --check
+icount armv7-neon
 echo
 echo "== aarch64 (Raspberry Pi 64-bit) under qemu-aarch64 -cpu cortex-a72 (emulated)"
-qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu cortex-a72 $B/cross/aarch64/examples/classify --threads 2 --runs 5 --check
+qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu cortex-a72 "$B/cross/aarch64/examples/classify" --test --check
+icount aarch64-neon
 echo
 echo "== firmware example (no heap, bare-metal port) under qemu-arm"
-qemu-arm -L /usr/arm-linux-gnueabihf -cpu cortex-a15 $B/cross/armv7/examples/firmware
+qemu-arm -L /usr/arm-linux-gnueabihf -cpu cortex-a15 "$B/cross/armv7/examples/firmware"
