@@ -19,6 +19,7 @@ struct CompileOptions {
   std::string dump_dir;          // debug dumps (kernels, IR, assembly) when set
   std::ostream *log = nullptr;   // progress, one line per pass
   bool prefer_function_bodies = false;  // see PassContext
+  std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
 };
 
 struct TensorInfo {

@@ -68,7 +68,10 @@ void pack_weights(PassContext &c) {
       continue;
     }
     int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
-    GemmTile t = c.target.gemm_tile(OCg);
+    // The tile walks output rows, or all pixels at once for a 1x1 stride-1
+    // unpadded convolution (the emitter's linear mode).
+    bool pointwise = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
+    GemmTile t = c.target.gemm_tile(OCg, pointwise ? s.batch * s.out_h * s.out_w : s.out_w);
     int NR = t.nv * L;
     int64_t OCt = (OCg + NR - 1) / NR;
     std::vector<float> out((size_t)(G * OCt * KK * ICg * NR), 0.f);

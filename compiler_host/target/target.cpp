@@ -1,8 +1,6 @@
 #include "target/target.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Support/Host.h>
@@ -12,24 +10,25 @@
 
 namespace tinyrt {
 
-GemmTile Target::gemm_tile(int64_t oc) const {
-  // Measured (bench/RESULTS.md): AVX-512 12x32 unrolled by 4; AArch64 6x16
-  // and ARMv7 4x8, unrolled by 2 (larger tiles or unrolls spill on NEON:
-  // squeezenet1_1 executes 15% fewer instructions on aarch64 and 40% fewer
-  // on armv7 than with 8x12 / 6x8 unrolled by 4).
+GemmTile Target::gemm_tile(int64_t oc, int64_t row) const {
   int lanes = f32_lanes();
-  bool wide = lanes >= 8;
-  int max_nv = vector_regs >= 32 ? (wide ? 2 : 4) : 2;
-  int nv = (int)std::min<int64_t>(max_nv, (oc + lanes - 1) / lanes);
-  nv = std::max(nv, 1);
-  // Accumulators + one weight vector per column + a broadcast register.
-  int mr = (vector_regs - 1 - nv) / nv;
-  int cap = vector_regs >= 32 ? (wide ? 12 : 6) : (wide ? 6 : 4);
-  mr = std::max(1, std::min(mr, cap));
-  int unroll = wide ? 4 : 2;
-  // TINYRT_GEMM_TILE=mr,nv,unroll overrides (tile experiments).
-  if (const char *e = getenv("TINYRT_GEMM_TILE")) sscanf(e, "%d,%d,%d", &mr, &nv, &unroll);
-  return {mr, nv, unroll};
+  GemmTile best{1, 1, gemm_unroll};
+  double best_score = -1;
+  for (auto [mr, nv] : gemm_tiles) {
+    int64_t nr = (int64_t)nv * lanes;
+    double pix = (double)row / (double)(((row + mr - 1) / mr) * mr);
+    double ch = (double)oc / (double)(((oc + nr - 1) / nr) * nr);
+    double latency = std::min(1.0, mr * nv / 8.0);  // FMA latency 4 x 2 pipes
+    // Useful FMAs per instruction of the inner loop (mr broadcasts, nv
+    // weight loads, mr * nv FMAs per input channel).
+    double score = pix * ch * latency * (mr * nv) / (gemm_broadcast_cost * mr + nv + mr * nv);
+    // A later entry must win clearly: the first is the measured default.
+    if (best_score < 0 ? true : score > best_score * 1.1) {
+      best_score = score;
+      best = {mr, nv, gemm_unroll};
+    }
+  }
+  return best;
 }
 
 int Target::depthwise_tile(int64_t taps) const {
@@ -54,6 +53,16 @@ static Target x86(const std::string &name, bool avx512) {
   }
   t.vector_bytes = avx512 ? 64 : 32;
   t.vector_regs = avx512 ? 32 : 16;
+  // Accumulators + a weight vector per column + a broadcast fit the
+  // registers: mr * nv + nv + 1 <= 32. Narrow rows (7 and 14 pixels) take
+  // 7x3: resnet18's layer4 convs 1.57 -> 1.48 ms. 14x2 (31 registers) was
+  // slower than 12x2 on 56-pixel rows; 9x3, 6x4 and 5x4 lost on
+  // mobilenet_v2 (4.9 -> 5.1-5.3 ms). AVX2 (16 registers) keeps 6x2, not
+  // measured on an AVX2-only CPU.
+  if (avx512) t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
+  else t.gemm_tiles = {{6, 2}, {6, 1}};
+  t.gemm_unroll = 4;
+  t.gemm_broadcast_cost = 0;  // vfmadd231ps takes the broadcast from memory
   t.masked_tail = true;
   t.cc = "gcc";
   return t;
@@ -83,6 +92,11 @@ Target resolve_target(const std::string &name) {
     t.isa = TINYRT_ISA_ARM_NEON | TINYRT_ISA_ARM_VFPV4;
     t.vector_bytes = 16;
     t.vector_regs = 16;
+    // Executed instructions (qemu): 4x2 beats 3x3, 6x2 and 8x1 on resnet18
+    // (1165 M vs 1239 M with 3x3 for narrow rows) and kws_dscnn (2.04 M vs
+    // 2.47 / 3.02 / 2.69 M).
+    t.gemm_tiles = {{4, 2}, {4, 1}};
+    t.gemm_unroll = 2;
     t.hard_float = true;
     t.ptr_bytes = 4;
     t.cc = "arm-linux-gnueabihf-gcc";
@@ -99,6 +113,11 @@ Target resolve_target(const std::string &name) {
     t.isa = TINYRT_ISA_A64_ASIMD;
     t.vector_bytes = 16;
     t.vector_regs = 32;
+    // Executed instructions (qemu): 6x4 beats 7x3, 8x3, 12x2 and 5x5 on
+    // squeezenet1_1 (160 M vs 170-181 M) and on resnet18 (688 M vs 704 M
+    // with 7x3 for narrow rows).
+    t.gemm_tiles = {{6, 4}, {6, 3}, {6, 2}, {6, 1}};
+    t.gemm_unroll = 2;
     t.cc = "aarch64-linux-gnu-gcc";
     t.emulator = {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", "cortex-a72"};
     return t;

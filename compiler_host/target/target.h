@@ -30,9 +30,19 @@ struct Target {
   std::string cc;                     // C compiler driver
   std::vector<std::string> emulator;  // empty when native
 
+  // Register tiles (pixels x channel vectors) the GEMM emitter may use on
+  // this target, and the input-channel unroll; gemm_tile picks one per
+  // layer.
+  std::vector<std::pair<int, int>> gemm_tiles;
+  int gemm_unroll = 4;
+  double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
+
   int f32_lanes() const { return vector_bytes / 4; }
-  // The register tile of the GEMM micro-kernel for `oc` output channels.
-  GemmTile gemm_tile(int64_t oc) const;
+  // The register tile for `oc` output channels (per group) and output rows
+  // of `row` pixels: the candidate with the most useful FMAs per inner-loop
+  // instruction (lanes wasted on partial tiles count against it), with at
+  // least 8 accumulators to hide FMA latency; ties go to the earlier entry.
+  GemmTile gemm_tile(int64_t oc, int64_t row) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;

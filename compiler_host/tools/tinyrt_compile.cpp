@@ -52,7 +52,7 @@ static void list_ops() {
 
 int main(int argc, char **argv) {
   CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
-  std::string model, outdir, target = "host", name, dump;
+  std::string model, outdir, target = "host", name, dump, tile;
   std::vector<std::string> shapes, binds;
   bool verbose = false, ops = false;
   app.add_option("model", model, "ONNX model file");
@@ -66,6 +66,7 @@ int main(int argc, char **argv) {
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
+  app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
   CLI11_PARSE(app, argc, argv);
@@ -83,6 +84,7 @@ int main(int argc, char **argv) {
     opt.target = target;
     opt.name = name;
     opt.dump_dir = dump;
+    opt.gemm_tile = tile;
     opt.log = verbose ? &std::cerr : nullptr;
     opt.import.limits = limits;
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));

@@ -51,11 +51,14 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
   app.add_flag("--json", json, "print one JSON object");
+  std::string tile;
+  app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
   CLI11_PARSE(app, argc, argv);
   try {
     CompileOptions co;
     co.target = target;
     co.name = "perf";
+    co.gemm_tile = tile;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
