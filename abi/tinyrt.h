@@ -121,8 +121,17 @@ tinyrt_status tinyrt_pool_set_spin_us(tinyrt_pool *pool, uint32_t microseconds);
 
 /* ------------------------------------------------------------- session -- */
 
+/* Profiling hook: called on the calling thread right before (begin = 1) and
+ * right after (begin = 0) step `step` of every run (steps are the model's
+ * fused kernels, in order; NAME.json "fusion_groups" names them). The app
+ * reads its own clock or cycle counter there. When NULL (the default) a run
+ * pays one untaken branch per step. The hook must not call the session. */
+typedef void (*tinyrt_step_hook)(void *user, uint32_t step, int begin);
+
 typedef struct tinyrt_session_options {
-  tinyrt_pool *pool; /* NULL: run on the calling thread only */
+  tinyrt_pool *pool;         /* NULL: run on the calling thread only */
+  tinyrt_step_hook on_step;  /* NULL: no profiling */
+  void *on_step_user;        /* passed to on_step */
 } tinyrt_session_options;
 
 /* Fills `options` with the defaults (no pool). */
@@ -138,6 +147,8 @@ typedef struct tinyrt_session {
   uint8_t *arena;
   size_t arena_bytes;
   tinyrt_pool *pool;
+  tinyrt_step_hook on_step;
+  void *on_step_user;
   uint32_t tensor_stride, step_stride; /* descriptor table strides */
   char message[160];
 } tinyrt_session;

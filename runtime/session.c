@@ -274,6 +274,8 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
   s->arena = (uint8_t *)arena;
   s->arena_bytes = arena_bytes;
   s->pool = pool;
+  s->on_step = options ? options->on_step : NULL;
+  s->on_step_user = options ? options->on_step_user : NULL;
   s->self = s;
   s->magic = SESSION_MAGIC;
   return TINYRT_OK;
@@ -294,7 +296,9 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   m = s->model;
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
+    if (s->on_step) s->on_step(s->on_step_user, i, 1);
     tinyrt_internal_pool_step(s->pool, d->fn, s->arena, d->tasks);
+    if (s->on_step) s->on_step(s->on_step_user, i, 0);
   }
   if (s->pool) tinyrt_internal_pool_release(s->pool);
   s->message[0] = '\0';

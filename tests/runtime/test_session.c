@@ -420,6 +420,32 @@ static void run_with(tinyrt_pool *pool, float *out) {
   memcpy(out, z.data, N * 4);
 }
 
+/* The step hook sees begin/end of every step, in order, on each run. */
+static uint32_t hook_log[16];
+static int hook_calls;
+static void hook(void *user, uint32_t step, int begin) {
+  if (hook_calls < 16) hook_log[hook_calls] = step * 2u + (begin ? 1u : 0u);
+  hook_calls++;
+  *(int *)user += 1;
+}
+
+static void test_step_hook(void) {
+  tinyrt_session s;
+  tinyrt_session_options opt;
+  tinyrt_model m = good_model();
+  int user = 0;
+  tinyrt_session_options_init(&opt);
+  CHECK(opt.on_step == NULL && opt.on_step_user == NULL);
+  opt.on_step = hook;
+  opt.on_step_user = &user;
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+  hook_calls = 0;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(hook_calls == 8 && user == 8);
+  CHECK(hook_log[0] == 1 && hook_log[1] == 0 && hook_log[2] == 3 && hook_log[3] == 2 && hook_log[4] == 1);
+}
+
 static void test_threads(void) {
   static float ref[N], got[N];
   tinyrt_pool *pool = NULL;
@@ -745,6 +771,7 @@ int main(void) {
   test_wide_tables();
   test_session_misuse();
   test_pool_misuse();
+  test_step_hook();
   test_threads();
   test_task_coverage();
   test_stress();
