@@ -108,6 +108,21 @@ std::string make_header(const Artifact &a) {
   return h.str();
 }
 
+
+// Floating-point operations of a scheduled kernel's main loop (a multiply
+// and an add per multiply-accumulate), or -1 where not defined.
+int64_t kernel_flops(const Kernel &k) {
+  if (k.kind == KernelKind::Gemm || k.kind == KernelKind::Depthwise) {
+    const GemmSpec &s = k.gemm;
+    int64_t per_output = (k.kind == KernelKind::Gemm ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
+    return 2 * s.batch * s.out_h * s.out_w * s.out_c * per_output;
+  }
+  if (k.kind == KernelKind::Recurrent) {
+    const RecurrentSpec &r = k.rnn;
+    return 2 * r.T * r.B * r.D * r.G * r.H * r.H;
+  }
+  return -1;
+}
 std::string make_json(const Artifact &a, const Program &p, const std::vector<int64_t> &tasks) {
   using nlohmann::json;
   json j;
@@ -141,6 +156,7 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
+    if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
     groups.push_back(gj);
   }
   j["ops"] = ops;

@@ -3,6 +3,9 @@
 // (counted by the project's TCG plugin); arena, weights and code bytes.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +38,76 @@ double count_instructions(const Target &t, const BuiltModel &m, int runs, const 
   return field(s, "guest_instructions");
 }
 
+// Per-step medians from the runner's --profile output, joined with the
+// artifact's fusion groups (label, ONNX nodes, family, FLOPs).
+nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
+  nlohmann::json groups = nlohmann::json::parse(a.json)["fusion_groups"];
+  std::vector<double> ms;
+  std::istringstream in(runner_out);
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned k;
+    double v;
+    if (sscanf(line.c_str(), "step %u: %lf ms", &k, &v) == 2) {
+      if (k != ms.size()) fail_internal("runner profile out of order: " + line);
+      ms.push_back(v);
+    }
+  }
+  if (ms.size() != groups.size())
+    fail_internal("runner profiled " + std::to_string(ms.size()) + " steps, the model has " + std::to_string(groups.size()));
+  double total = 0;
+  for (double v : ms) total += v;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const nlohmann::json &g = groups[i];
+    nlohmann::json r = {{"kernel", i},
+                        {"label", g["label"]},
+                        {"family", g["family"]},
+                        {"nodes", g["nodes"]},
+                        {"median_ms", ms[i]},
+                        {"share", total > 0 ? ms[i] / total : 0.0}};
+    if (g.contains("flops") && ms[i] > 0) r["gflops"] = g["flops"].get<double>() / (ms[i] * 1e6);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+void print_profile(const nlohmann::json &rows) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return rows[x]["median_ms"].get<double>() > rows[y]["median_ms"].get<double>();
+  });
+  printf("  %-6s %-10s %9s %6s %8s  %s\n", "kernel", "family", "median ms", "share", "GFLOP/s", "ops (ONNX nodes)");
+  for (size_t i : order) {
+    const nlohmann::json &r = rows[i];
+    std::string gf = r.contains("gflops") ? std::to_string((int)(r["gflops"].get<double>() + 0.5)) : "-";
+    std::string nodes;
+    for (auto &n : r["nodes"]) nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
+    if (nodes.size() > 60) nodes = nodes.substr(0, 57) + "...";
+    printf("  %-6zu %-10s %9.4f %5.1f%% %8s  %s (%s)\n", (size_t)r["kernel"].get<int>(),
+           r["family"].get<std::string>().c_str(), r["median_ms"].get<double>(), 100 * r["share"].get<double>(),
+           gf.c_str(), r["label"].get<std::string>().c_str(), nodes.c_str());
+  }
+}
+
+// Chrome trace-event format (chrome://tracing, Perfetto): the per-step
+// medians laid end to end as one inference.
+void write_trace(const std::string &path, const nlohmann::json &rows) {
+  nlohmann::json ev = nlohmann::json::array();
+  double ts = 0;
+  for (auto &r : rows) {
+    double dur = r["median_ms"].get<double>() * 1000;
+    ev.push_back({{"name", r["label"]}, {"cat", r["family"]}, {"ph", "X"}, {"ts", ts}, {"dur", dur}, {"pid", 1}, {"tid", 1},
+                  {"args", {{"kernel", r["kernel"]}, {"nodes", r["nodes"]}}}});
+    ts += dur;
+  }
+  std::ofstream f(path);
+  if (!f) fail_usage("cannot write " + path);
+  f << nlohmann::json({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+    << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -51,8 +124,11 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
   app.add_flag("--json", json, "print one JSON object");
-  std::string tile;
+  std::string tile, trace;
+  bool profile = false;
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
+  app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
+  app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CLI11_PARSE(app, argc, argv);
   try {
     CompileOptions co;
@@ -79,8 +155,20 @@ int main(int argc, char **argv) {
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);
       j["median_ms"] = field(r.output, "median_ms");
       j["min_ms"] = field(r.output, "min_ms");
+      j["p50_ms"] = j["median_ms"];
+      j["p90_ms"] = field(r.output, "p90_ms");
+      j["p99_ms"] = field(r.output, "p99_ms");
       j["runs"] = runs;
+      if (profile || !trace.empty()) {
+        ProcessResult pr = run_runner(a.target, m, {"--profile", std::to_string(std::max(runs, 1)), "--threads",
+                                                    std::to_string(threads)});
+        if (pr.exit_code != 0) fail_internal("runner failed: " + pr.output);
+        j["profile"] = profile_table(pr.output, a);
+        if (!trace.empty()) write_trace(trace, j["profile"]);
+      }
     } else {
+      if (profile || !trace.empty())
+        fail_usage("--profile times kernels on this machine: use a host target (ARM costs are counted per inference)");
       // One run costs (count(1 + n) - count(1)) / n: start-up and loading cancel out.
       int n = std::max(1, std::min(runs, 3));
       double c1 = count_instructions(a.target, m, 1, work);
@@ -97,10 +185,15 @@ int main(int argc, char **argv) {
       if (j.contains("guest_instructions"))
         std::cout << "  guest instructions per inference: " << j["guest_instructions"] << "\n";
       else
-        std::cout << "  latency: median " << j["median_ms"] << " ms, min " << j["min_ms"] << " ms over " << runs
-                  << " runs\n";
+        std::cout << "  latency: median " << j["median_ms"] << " ms, min " << j["min_ms"] << " ms, p90 "
+                  << j["p90_ms"] << " ms, p99 " << j["p99_ms"] << " ms over " << runs << " runs\n";
       std::cout << "  arena " << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes
                 << "), weights " << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
+      if (j.contains("profile")) {
+        std::cout << std::flush;
+        print_profile(j["profile"]);
+        fflush(stdout);
+      }
     }
     return 0;
   } catch (const CompileError &e) {

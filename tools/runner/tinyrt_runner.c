@@ -8,11 +8,13 @@
  *
  * --in: inputs concatenated in descriptor order (absent: zeros).
  * --out: outputs concatenated in descriptor order.
- * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y runs=N".
+ * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y p90_ms=A
+ *   p99_ms=B runs=N threads=T".
  * --compare-threads N: also runs with N threads and fails unless every
  *   output byte equals the single-thread result.
- * --profile N: calls each step directly on one thread N times and prints
- *   "step K: X ms" (median), to find the expensive kernels.
+ * --profile N: runs the model N more times with the runtime's step hook
+ *   (tinyrt_session_options.on_step) and prints "step K: X ms (T tasks)"
+ *   with each step's median, and "total: X ms" (their sum).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -40,6 +42,19 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Per-step durations of the profiled runs: [run][step]. */
+typedef struct profile_log {
+  double *ms, t0;
+  uint32_t steps;
+  int run;
+} profile_log;
+
+static void on_step(void *user, uint32_t step, int begin) {
+  profile_log *p = (profile_log *)user;
+  if (begin) p->t0 = now_ms();
+  else p->ms[(size_t)p->run * p->steps + step] = now_ms() - p->t0;
+}
+
 typedef struct runner {
   const tinyrt_model *model;
   void *arena;
@@ -48,7 +63,7 @@ typedef struct runner {
   tinyrt_session session;
 } runner;
 
-static int runner_init(runner *r, const tinyrt_model *m, int threads) {
+static int runner_init(runner *r, const tinyrt_model *m, int threads, profile_log *log) {
   tinyrt_session_options opt;
   tinyrt_status st;
   size_t bytes = tinyrt_model_arena_bytes(m);
@@ -57,6 +72,10 @@ static int runner_init(runner *r, const tinyrt_model *m, int threads) {
   if (posix_memalign(&r->arena, TINYRT_ARENA_ALIGN, bytes ? bytes : 64) != 0) return fail("out of memory", NULL);
   memset(r->arena, 0, bytes);
   tinyrt_session_options_init(&opt);
+  if (log) {
+    opt.on_step = on_step;
+    opt.on_step_user = log;
+  }
   if (threads > 1) {
     size_t pb = tinyrt_pool_storage_bytes(threads);
     if (posix_memalign(&r->pool_mem, TINYRT_ARENA_ALIGN, pb) != 0) return fail("out of memory", NULL);
@@ -124,7 +143,7 @@ int main(int argc, char **argv) {
   if (!lib) return fail("cannot load model", dlerror());
   m = (const tinyrt_model *)dlsym(lib, argv[2]);
   if (!m) return fail("model symbol not found", argv[2]);
-  if (runner_init(&r, m, threads) || load_inputs(&r, in)) return 1;
+  if (runner_init(&r, m, threads, NULL) || load_inputs(&r, in)) return 1;
   for (i = 0; i < warmup; ++i)
     if (run_once(&r)) return 1;
   if (runs > 0) {
@@ -135,37 +154,42 @@ int main(int argc, char **argv) {
       t[i] = now_ms() - t0;
     }
     qsort(t, (size_t)runs, sizeof(double), cmp_double);
-    printf("median_ms=%.4f min_ms=%.4f runs=%d threads=%d\n", t[runs / 2], t[0], runs, threads);
+    printf("median_ms=%.4f min_ms=%.4f p90_ms=%.4f p99_ms=%.4f runs=%d threads=%d\n", t[runs / 2], t[0],
+           t[(runs - 1) * 9 / 10], t[(runs - 1) * 99 / 100], runs, threads);
     free(t);
   } else if (run_once(&r)) {
     return 1;
   }
   if (profile > 0) {
+    runner rp;
+    profile_log log;
     uint32_t k;
     double *t = (double *)malloc(sizeof(double) * (size_t)profile), total = 0;
-    /* The step table's stride: ABI 1.1 descriptors give it, 1.0 ones hold
-     * 1.0 structs (session init has validated either). */
     size_t stride = m->desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof(uint32_t)
                         ? m->step_desc_bytes
                         : sizeof(tinyrt_step_desc);
+    log.steps = m->num_steps;
+    log.ms = (double *)calloc((size_t)profile * (m->num_steps ? m->num_steps : 1), sizeof(double));
+    if (!t || !log.ms) return fail("out of memory", NULL);
+    if (runner_init(&rp, m, threads, &log) || load_inputs(&rp, in)) return 1;
+    for (log.run = 0; log.run < profile; ++log.run)
+      if (run_once(&rp)) return 1;
     for (k = 0; k < m->num_steps; ++k) {
       const tinyrt_step_desc *sd = (const tinyrt_step_desc *)((const char *)m->steps + k * stride);
-      for (i = 0; i < profile; ++i) {
-        double t0 = now_ms();
-        sd->fn((uint8_t *)r.arena, 0, sd->tasks);
-        t[i] = now_ms() - t0;
-      }
+      for (i = 0; i < profile; ++i) t[i] = log.ms[(size_t)i * m->num_steps + k];
       qsort(t, (size_t)profile, sizeof(double), cmp_double);
       total += t[profile / 2];
-      printf("step %u: %.4f ms (%d tasks)\n", k, t[profile / 2], sd->tasks);
+      printf("step %u: %.6f ms (%d tasks)\n", k, t[profile / 2], sd->tasks);
     }
     printf("total: %.4f ms\n", total);
+    runner_free(&rp);
+    free(log.ms);
     free(t);
   }
   if (compare > 0) {
     runner r2;
     uint32_t k;
-    if (runner_init(&r2, m, compare) || load_inputs(&r2, in) || run_once(&r2)) return 1;
+    if (runner_init(&r2, m, compare, NULL) || load_inputs(&r2, in) || run_once(&r2)) return 1;
     for (k = 0; k < tinyrt_session_num_outputs(&r.session); ++k) {
       tinyrt_tensor a, b;
       tinyrt_session_output(&r.session, k, &a);
