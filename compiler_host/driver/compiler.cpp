@@ -133,6 +133,14 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
   j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
   j["weights_bytes"] = a.weights_bytes;
   j["code_bytes"] = a.code_bytes;
+  // The memory plan: each arena buffer, its value and live steps (step 0
+  // writes the inputs, kernel i runs at step i + 1, the last step reads the
+  // outputs).
+  json bufs = json::array();
+  for (const PlannedBuffer &b : p.stats.buffers)
+    bufs.push_back({{"value", p.graph.v(b.value).name}, {"offset", b.offset}, {"bytes", b.bytes},
+                    {"first_step", b.first}, {"last_step", b.last}});
+  j["memory_plan"] = {{"steps", p.kernels.size() + 2}, {"buffers", bufs}};
   j["compile_seconds"] = a.compile_seconds;
   auto tinfo = [](const std::vector<TensorInfo> &ts) {
     json arr = json::array();

@@ -56,4 +56,8 @@ std::string sanitize_identifier(const std::string &s);
 // A C string literal (quotes included) whose value is exactly `s`.
 std::string c_string(const std::string &s);
 
+// The memory plan as an SVG picture: buffers as rectangles (steps across,
+// arena offset down) with the lower bound marked.
+std::string plan_svg(const Artifact &a);
+
 }  // namespace tinyrt

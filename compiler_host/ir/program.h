@@ -93,10 +93,21 @@ struct Storage {
   std::vector<int64_t> strides;  // elements per logical axis
 };
 
+// One arena buffer of the memory plan: the value owning it (values written
+// in place and views share it), where it lies and the steps it is live
+// (step 0: the inputs are written; kernel i runs at step i + 1; the last
+// step: the outputs are read).
+struct PlannedBuffer {
+  int value;
+  int64_t offset, bytes;
+  int first, last;
+};
+
 struct PlanStats {
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;  // peak bytes simultaneously live
   int64_t weights_bytes = 0;
+  std::vector<PlannedBuffer> buffers;
 };
 
 struct Program {

@@ -174,6 +174,8 @@ void plan_memory(PassContext &c) {
                      (c.target.ptr_bytes == 4 ? " on a 32-bit target" : " (raise it with --max-arena-bytes)"));
   p.stats.arena_bytes = arena;
   p.stats.lower_bound_bytes = bound;
+  p.stats.buffers.clear();
+  for (auto &b : bufs) p.stats.buffers.push_back({b.value, b.offset, b.bytes, b.first, b.last});
   if (c.log)
     *c.log << "  arena " << arena << " bytes, lower bound " << bound << " bytes, " << bufs.size() << " buffers, "
            << in_place << " written in place\n";

@@ -1,4 +1,5 @@
 // tinyrt-compile — ONNX model -> object, shared object, C header, JSON.
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -52,7 +53,7 @@ static void list_ops() {
 
 int main(int argc, char **argv) {
   CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
-  std::string model, outdir, target = "host", name, dump, tile;
+  std::string model, outdir, target = "host", name, dump, tile, svg;
   std::vector<std::string> shapes, binds;
   bool verbose = false, ops = false;
   app.add_option("model", model, "ONNX model file");
@@ -66,6 +67,7 @@ int main(int argc, char **argv) {
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
+  app.add_option("--plan-svg", svg, "draw the memory plan (buffers over time and arena offset, lower bound marked) to this SVG file");
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
@@ -94,6 +96,11 @@ int main(int argc, char **argv) {
     std::cout << "compiled " << a.name << " for " << a.target.name << " in " << a.compile_seconds << " s: arena "
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
               << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
+    if (!svg.empty()) {
+      std::ofstream f(svg, std::ios::binary);
+      if (!(f << tinyrt::plan_svg(a))) throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);
+      files.push_back(svg);
+    }
     for (auto &f : files) std::cout << "  " << f << "\n";
     return 0;
   } catch (const tinyrt::CompileError &e) {

@@ -161,6 +161,33 @@ TEST(FuseElementwise, CostlyProducerIsNotRecomputedPerWindow) {
   EXPECT_EQ(p.kernels[1].label, "MaxPool");
 }
 
+TEST(PlanMemory, BuffersLiveTogetherNeverOverlap) {
+  OnnxBuilder b;
+  b.input("x", {1, 64});
+  std::string prev = "x";
+  for (int i = 0; i < 5; ++i) {
+    std::string w = "w" + std::to_string(i), y = "y" + std::to_string(i), r = "r" + std::to_string(i);
+    b.init(w, {64, 64}, ramp(64 * 64, 0.01f));
+    b.node("MatMul", {prev, w}, {y});
+    b.node("Add", {y, prev}, {r});  // the residual keeps two buffers live
+    prev = r;
+  }
+  b.output(prev, {1, 64});
+  Program p = run_until(b, "plan_memory");
+  const auto &bufs = p.stats.buffers;
+  ASSERT_GE(bufs.size(), 2u);
+  int64_t top = 0;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    top = std::max(top, bufs[i].offset + bufs[i].bytes);
+    for (size_t j = i + 1; j < bufs.size(); ++j) {
+      bool live_together = bufs[i].first <= bufs[j].last && bufs[j].first <= bufs[i].last;
+      bool apart = bufs[i].offset + bufs[i].bytes <= bufs[j].offset || bufs[j].offset + bufs[j].bytes <= bufs[i].offset;
+      EXPECT_TRUE(!live_together || apart) << "buffers " << i << " and " << j;
+    }
+  }
+  EXPECT_EQ(top, p.stats.arena_bytes);
+}
+
 TEST(PlanMemory, ChainReusesBuffersAndMeetsTheBound) {
   OnnxBuilder b;
   b.input("x", {1, 256});
