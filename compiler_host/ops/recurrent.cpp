@@ -198,9 +198,15 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
 
   // Y [T, D, B, H] (layout 1: [B, T, D, H]); Y_h, Y_c [D, B, H] ([B, D, H]):
   // the state of the last step each direction processed.
-  if (n.out.size() > 0 && n.out[0] >= 0)
-    c.kernel(n.out[0], {state}, s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)})
-                                          : load(0, t, {var(0), var(1), var(2), var(3)}));
+  // With layout 0 and a state of h alone (RNN, GRU with linear_before_reset)
+  // Y is the state itself.
+  if (n.out.size() > 0 && n.out[0] >= 0) {
+    if (!s.layout1 && r.width == H)
+      c.alias(n.out[0], state);
+    else
+      c.kernel(n.out[0], {state}, s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)})
+                                            : load(0, t, {var(0), var(1), var(2), var(3)}));
+  }
   auto last = [&](ExprP d) {
     if (s.D == 2) return cidx(s.T - 1) - d * cidx(s.T - 1);  // forward: T-1, backward: 0
     return cidx(r.reverse ? 0 : s.T - 1);
