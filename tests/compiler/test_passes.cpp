@@ -152,6 +152,27 @@ TEST(FuseEpilogues, DiamondActivationBecomesTheEpilogue) {
   EXPECT_EQ(sigmoids, 1);
 }
 
+TEST(FuseEpilogues, GeluSubgraphBecomesTheEpilogue) {
+  // x * 0.5 * (1 + erf(x / sqrt 2)), as PyTorch exports GELU at opset 13.
+  OnnxBuilder b;
+  b.input("x", {1, 8, 5, 5});
+  b.init("w", {8, 8, 1, 1}, ramp(64, 0.02f));
+  b.init("s2", {}, {1.41421356f});
+  b.init("one", {}, {1.0f});
+  b.init("half", {}, {0.5f});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Div", {"c", "s2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"c", "a"}, {"m"});
+  b.node("Mul", {"m", "half"}, {"y"});
+  b.output("y", {1, 8, 5, 5});
+  Program p = run_until(b, "fuse_elementwise");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);
+  EXPECT_EQ(p.kernels[0].label, "Conv+Div+Erf+Add+Mul+Mul");
+}
+
 TEST(FuseElementwise, CostlyProducerIsNotRecomputedPerWindow) {
   // The pool reads each SiLU output up to 9 times: it stays in memory.
   OnnxBuilder b = depthwise_silu("MaxPool");

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Single-op convolution cases with odd shapes, for every kernel family
 (the GEMM emitter, the depthwise emitter, ConvTranspose as GEMM + col2im,
-the loop emitter's fallbacks):
+the loop emitter's fallbacks), and activations written as subgraphs
+(GELU, Mish, hard-swish, SiLU) that fusion turns into conv epilogues:
 one input channel, prime widths, channel counts that are not a multiple
 of any vector width, stride 3, dilation 2, pads larger than the kernel,
 asymmetric pads, non-square kernels, 1-D, groups, batch 2, bias or not.
@@ -122,6 +123,40 @@ TRANSPOSE_CASES = [
 ]
 
 
+def activation_cases(out_dir):
+    """Conv -> activation -> conv, exported by PyTorch (its output is the
+    reference): the activation subgraph must fuse into the first conv."""
+    import warnings
+    import torch
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+
+    class Net(torch.nn.Module):
+        def __init__(self, act):
+            super().__init__()
+            self.c, self.act, self.d = torch.nn.Conv2d(8, 16, 3, padding=1), act, torch.nn.Conv2d(16, 5, 1)
+
+        def forward(self, x):
+            return self.d(self.act(self.c(x)))
+
+    acts = [("gelu", torch.nn.GELU()), ("mish", torch.nn.Mish()), ("hardswish", torch.nn.Hardswish()),
+            ("silu", torch.nn.SiLU())]
+    for name, act in acts:
+        torch.manual_seed(0)
+        net = Net(act).eval()
+        x = torch.randn(1, 8, 11, 9)
+        d = os.path.join(out_dir, "epilogue_" + name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        torch.onnx.export(net, x, os.path.join(d, "model.onnx"), opset_version=13, input_names=["x"],
+                          output_names=["y"])
+        with torch.no_grad():
+            y = net(x).numpy()
+        for fname, arr, tname in (("input_0.pb", x.numpy(), "x"), ("output_0.pb", y, "y")):
+            with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
+                f.write(numpy_helper.from_array(arr, tname).SerializeToString())
+    return len(acts)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -142,7 +177,8 @@ def main():
         attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil),
                      output_padding=list(opad), group=group)
         save(out_dir, "convtranspose_" + name, attrs, x, w, b, y, op="ConvTranspose")
-    print(f"wrote {len(CASES) + len(TRANSPOSE_CASES)} cases to {out_dir}")
+    n = activation_cases(out_dir)
+    print(f"wrote {len(CASES) + len(TRANSPOSE_CASES) + n} cases to {out_dir}")
 
 
 if __name__ == "__main__":
