@@ -203,7 +203,24 @@ void def_pow() {
     ExprP x = cast(load(0, a.dtype, broadcast_index(a.shape, r)), ct);
     std::vector<ExprP> bi = n.opset < 7 ? legacy_broadcast(n, a.shape, b.shape) : broadcast_index(b.shape, r);
     ExprP y = cast(load(1, b.dtype, bi), ct);
-    ExprP p = bin(EOp::Pow, x, y);
+    // A constant exponent of 1, 2 or 3 (LayerNorm's variance, ...) is
+    // multiplication: exact for 1 and 2, and no exp/log per element.
+    double e = 0;
+    bool uniform = b.is_const() && b.numel() > 0;
+    for (int64_t i = 0; uniform && i < b.numel(); ++i) {
+      double v = b.data->get_f(i);
+      if (i == 0) e = v;
+      uniform = v == e;
+    }
+    ExprP p;
+    if (uniform && (e == 1 || e == 2 || e == 3)) {
+      c.kernel(n.out[0], {n.in[0]}, [&] {
+        ExprP q = e == 1 ? x : e == 2 ? x * x : x * x * x;
+        return dtype_is_float(a.dtype) ? q : cast(q, a.dtype);
+      }());
+      return;
+    }
+    p = bin(EOp::Pow, x, y);
     if (!dtype_is_float(a.dtype)) p = cast(un(EOp::Round, p), a.dtype);
     c.kernel(n.out[0], {n.in[0], n.in[1]}, p);
   };
