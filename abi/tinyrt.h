@@ -81,7 +81,9 @@ typedef enum tinyrt_status {
   TINYRT_ERR_STORAGE_TOO_SMALL = 9,/* pool storage smaller than needed */
   TINYRT_ERR_THREADS = 10,         /* thread count not available on this port */
   TINYRT_ERR_NOT_INITIALIZED = 11, /* session/pool not (or no longer) initialized, or a copy */
-  TINYRT_ERR_BUSY = 12             /* session or pool in use by another call */
+  TINYRT_ERR_BUSY = 12,            /* session or pool in use by another call */
+  TINYRT_ERR_CORRUPT = 13,         /* weights differ from what the compiler wrote */
+  TINYRT_ERR_UNSUPPORTED = 14      /* the model's descriptor predates the call */
 } tinyrt_status;
 
 /* A static English description of a status, never NULL. */
@@ -196,6 +198,17 @@ tinyrt_status tinyrt_session_find_input(tinyrt_session *session,
 tinyrt_status tinyrt_session_find_output(tinyrt_session *session,
                                          const char *name,
                                          tinyrt_tensor *out_tensor);
+
+/* Checks the model's weights (the constant data its code reads) against
+ * the checksum the compiler recorded: reads every weight byte, FNV-1a 64
+ * over the descriptor's weight ranges, time proportional to weights_bytes.
+ * TINYRT_ERR_CORRUPT when they differ (corrupt flash or memory, or a
+ * patched model: the message gives the expected and found checksums),
+ * TINYRT_ERR_BAD_MODEL when the weights table is inconsistent,
+ * TINYRT_ERR_UNSUPPORTED for a model compiled before ABI 1.2 (its descriptor
+ * records no checksum: nothing was checked), TINYRT_ERR_BUSY like run.
+ * Detects accidental corruption, not a deliberate forgery (docs/SECURITY.md). */
+tinyrt_status tinyrt_session_verify(tinyrt_session *session);
 
 /* The explanation of the session's last failed call ("" after success;
  * TINYRT_ERR_BUSY leaves it unchanged). Not to be read during a call on the

@@ -37,7 +37,7 @@ extern "C" {
 
 #define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
 #define TINYRT_ABI_MAJOR 1
-#define TINYRT_ABI_MINOR 1
+#define TINYRT_ABI_MINOR 2
 
 /* Element types. Values match ONNX TensorProto.DataType. */
 typedef enum tinyrt_dtype {
@@ -113,6 +113,14 @@ typedef struct tinyrt_tensor_desc {
   uint64_t bytes;
 } tinyrt_tensor_desc;
 
+/* Where part of the weights lives (ABI 1.2): one constant array the
+ * generated code reads. The descriptor lists them all; together they hold
+ * `weights_bytes` bytes. */
+typedef struct tinyrt_weights_range {
+  const void *data;
+  uint64_t bytes;
+} tinyrt_weights_range;
+
 typedef struct tinyrt_model {
   uint32_t magic;      /* TINYRT_ARTIFACT_MAGIC */
   uint16_t abi_major;  /* TINYRT_ABI_MAJOR the compiler used */
@@ -126,7 +134,7 @@ typedef struct tinyrt_model {
   const char *name;
   uint64_t arena_bytes;   /* arena size the session needs */
   uint64_t weights_bytes; /* packed constant data in the artifact */
-  uint64_t checksum;      /* FNV-1a 64 of the source ONNX file */
+  uint64_t checksum;      /* FNV-1a 64 of the source ONNX file's bytes */
   const tinyrt_tensor_desc *inputs;
   const tinyrt_tensor_desc *outputs;
   const tinyrt_step_desc *steps;
@@ -134,7 +142,16 @@ typedef struct tinyrt_model {
   /* ABI 1.0 ends here. */
   uint32_t tensor_desc_bytes; /* stride of `inputs` and `outputs` */
   uint32_t step_desc_bytes;   /* stride of `steps` */
-  /* ABI 1.1 ends here. Append new fields below and bump TINYRT_ABI_MINOR. */
+  /* ABI 1.1 ends here. */
+  /* Integrity (docs/ABI.md). Every hash is FNV-1a 64: an identity and
+   * corruption check, not a security signature. */
+  uint64_t options_hash;     /* of the compile options text (NAME.json "compile_options") */
+  uint64_t model_hash;       /* of the ONNX file's bytes followed by that text */
+  uint64_t weights_checksum; /* of the weights: the ranges' bytes in table order */
+  const tinyrt_weights_range *weights; /* `num_weights` entries */
+  uint32_t num_weights;
+  uint32_t weights_range_bytes; /* stride of `weights` */
+  /* ABI 1.2 ends here. Append new fields below and bump TINYRT_ABI_MINOR. */
 } tinyrt_model;
 
 #ifdef __cplusplus

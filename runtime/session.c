@@ -26,18 +26,21 @@ static void msg_str(msg_writer *w, const char *s) {
   w->buf[w->len] = '\0';
 }
 
-static void msg_u64(msg_writer *w, uint64_t v, unsigned base) {
+/* v in base 10 or 16 (0x-prefixed), at least `width` digits. */
+static void msg_num(msg_writer *w, uint64_t v, unsigned base, int width) {
   char tmp[24];
   int n = 0;
   do {
     unsigned d = (unsigned)(v % base);
     tmp[n++] = (char)(d < 10 ? '0' + d : 'a' + d - 10);
     v /= base;
-  } while (v && n < (int)sizeof tmp);
+  } while ((v || n < width) && n < (int)sizeof tmp);
   if (base == 16) msg_str(w, "0x");
   while (n > 0 && w->len + 1 < w->cap) w->buf[w->len++] = tmp[--n];
   w->buf[w->len] = '\0';
 }
+
+#define msg_u64(w, v, base) msg_num((w), (v), (base), 1)
 
 static msg_writer session_msg(tinyrt_session *s) {
   msg_writer w;
@@ -376,6 +379,71 @@ tinyrt_status tinyrt_session_find_input(tinyrt_session *s, const char *name, tin
 
 tinyrt_status tinyrt_session_find_output(tinyrt_session *s, const char *name, tinyrt_tensor *t) {
   return name ? tensor_view(s, 1, 0, name, t) : TINYRT_ERR_INVALID_ARGUMENT;
+}
+
+/* ------------------------------------------------------------ verify -- */
+
+#define FNV64_OFFSET 0xcbf29ce484222325ull
+#define FNV64_PRIME 0x100000001b3ull
+
+/* FNV-1a 64, continued from `h` over n bytes (one xor and one multiply per
+ * byte, no table: small and cheap on a microcontroller). */
+static uint64_t fnv1a64(uint64_t h, const uint8_t *p, size_t n) {
+  while (n--) {
+    h ^= *p++;
+    h *= FNV64_PRIME;
+  }
+  return h;
+}
+
+struct weights_align { char c; tinyrt_weights_range d; };
+
+tinyrt_status tinyrt_session_verify(tinyrt_session *s) {
+  const tinyrt_model *m;
+  const tinyrt_weights_range *r;
+  uint64_t h = FNV64_OFFSET, total = 0;
+  uint32_t i = 0;
+  tinyrt_status st;
+  msg_writer w;
+  if (!s) return TINYRT_ERR_INVALID_ARGUMENT;
+  if ((st = enter(s)) != TINYRT_OK) return st;
+  m = s->model;
+  w = session_msg(s);
+  if (m->desc_bytes < offsetof(tinyrt_model, weights_range_bytes) + sizeof m->weights_range_bytes) {
+    msg_str(&w, "model descriptor (ABI 1.");
+    msg_u64(&w, m->abi_minor, 10);
+    msg_str(&w, ") records no weights checksum: nothing verified");
+    st = TINYRT_ERR_UNSUPPORTED;
+  } else {
+    if (table_ok(m->weights, m->num_weights, m->weights_range_bytes, sizeof *r,
+                 offsetof(struct weights_align, d)))
+      for (; i < m->num_weights; ++i) {
+        r = (const tinyrt_weights_range *)AT(m->weights, m->weights_range_bytes, i);
+        /* total <= weights_bytes holds here, so the subtraction cannot wrap */
+        if ((r->bytes && !r->data) || r->bytes > m->weights_bytes - total ||
+            r->bytes > (uint64_t)(UINTPTR_MAX - (uintptr_t)r->data))
+          break;
+        h = fnv1a64(h, (const uint8_t *)r->data, (size_t)r->bytes);
+        total += r->bytes;
+      }
+    if (i < m->num_weights || total != m->weights_bytes) {
+      msg_str(&w, "model descriptor has a bad weights table (at range ");
+      msg_u64(&w, i, 10);
+      msg_str(&w, ")");
+      st = TINYRT_ERR_BAD_MODEL;
+    } else if (h != m->weights_checksum) {
+      msg_str(&w, "weights checksum mismatch: expected ");
+      msg_num(&w, m->weights_checksum, 16, 16);
+      msg_str(&w, ", found ");
+      msg_num(&w, h, 16, 16);
+      msg_str(&w, " (FNV-1a 64 of ");
+      msg_u64(&w, total, 10);
+      msg_str(&w, " bytes)");
+      st = TINYRT_ERR_CORRUPT;
+    }
+  }
+  TINYRT_UNLOCK(&s->busy);
+  return st;
 }
 
 const char *tinyrt_session_message(const tinyrt_session *s) {

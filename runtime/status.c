@@ -16,6 +16,8 @@ const char *tinyrt_status_string(tinyrt_status status) {
   case TINYRT_ERR_THREADS: return "thread count not supported by this port";
   case TINYRT_ERR_NOT_INITIALIZED: return "session or pool not initialized, destroyed, or a copy";
   case TINYRT_ERR_BUSY: return "session or pool in use by another call";
+  case TINYRT_ERR_CORRUPT: return "model weights corrupt";
+  case TINYRT_ERR_UNSUPPORTED: return "not supported by this model's descriptor";
   }
   return "unknown status";
 }

@@ -76,8 +76,9 @@ struct DescriptorBuilder {
   llvm::Module &m;
   llvm::LLVMContext &C;
   const Program &p;
-  llvm::StructType *tensor_ty, *step_ty, *model_ty;
+  llvm::StructType *tensor_ty, *step_ty, *range_ty, *model_ty;
   llvm::Type *i8p, *i32, *i64, *i16;
+  llvm::GlobalVariable *model_g = nullptr;
 
   DescriptorBuilder(llvm::Module &mod, const Program &prog) : m(mod), C(mod.getContext()), p(prog) {
     i8p = llvm::Type::getInt8PtrTy(C);
@@ -88,10 +89,13 @@ struct DescriptorBuilder {
     // Field order and types mirror abi/tinyrt_artifact.h.
     tensor_ty = llvm::StructType::create(C, {i8p, i64->getPointerTo(), i32, i32, i64, i64}, "tinyrt_tensor_desc");
     step_ty = llvm::StructType::create(C, {fn_ty, i32, i32}, "tinyrt_step_desc");
+    range_ty = llvm::StructType::create(C, {i8p, i64}, "tinyrt_weights_range");
     model_ty = llvm::StructType::create(C,
                                         {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
                                          tensor_ty->getPointerTo(), tensor_ty->getPointerTo(),
-                                         step_ty->getPointerTo(), i8p, i32, i32},
+                                         step_ty->getPointerTo(), i8p, i32, i32,
+                                         // ABI 1.2: integrity
+                                         i64, i64, i64, range_ty->getPointerTo(), i32, i32},
                                         "tinyrt_model");
   }
 
@@ -127,8 +131,54 @@ struct DescriptorBuilder {
     return llvm::ConstantExpr::getBitCast(g, tensor_ty->getPointerTo());
   }
 
+  // The bytes a constant array holds in the object.
+  std::string initializer_bytes(const llvm::GlobalVariable &g) {
+    const llvm::Constant *init = g.getInitializer();
+    if (auto *cds = llvm::dyn_cast<llvm::ConstantDataSequential>(init)) return cds->getRawDataValues().str();
+    if (llvm::isa<llvm::ConstantAggregateZero>(init))
+      return std::string((size_t)m.getDataLayout().getTypeAllocSize(g.getValueType()), '\0');
+    fail_internal("weights array " + g.getName().str() + " has an unexpected initializer");
+  }
+
+  // After optimization, which drops the constant arrays whose every read it
+  // folded into the code: the weights table lists the arrays `names` left,
+  // in order, and the descriptor's weights_bytes and weights_checksum cover
+  // exactly their bytes (returned too).
+  void finish_weights(const std::string &name, const std::vector<std::string> &names, int64_t *bytes,
+                      uint64_t *checksum) {
+    std::vector<llvm::Constant *> elems;
+    uint64_t h = kFnv1a64Offset, total = 0;
+    for (const std::string &n : names) {
+      llvm::GlobalVariable *g = m.getNamedGlobal(n);
+      if (!g) continue;
+      std::string b = initializer_bytes(*g);
+      h = fnv1a64_update(h, b.data(), b.size());
+      total += b.size();
+      elems.push_back(llvm::ConstantStruct::get(
+          range_ty, {llvm::ConstantExpr::getBitCast(g, i8p), llvm::ConstantInt::get(i64, b.size())}));
+    }
+    llvm::Constant *table = llvm::ConstantPointerNull::get(range_ty->getPointerTo());
+    if (!elems.empty()) {
+      auto *at = llvm::ArrayType::get(range_ty, elems.size());
+      auto *g = new llvm::GlobalVariable(m, at, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(at, elems), name + ".weights");
+      table = llvm::ConstantExpr::getBitCast(g, range_ty->getPointerTo());
+    }
+    std::vector<llvm::Constant *> f;
+    for (unsigned i = 0; i < model_ty->getNumElements(); ++i)
+      f.push_back(model_g->getInitializer()->getAggregateElement(i));
+    f[11] = llvm::ConstantInt::get(i64, total);  // weights_bytes
+    f[21] = llvm::ConstantInt::get(i64, h);      // weights_checksum
+    f[22] = table;                               // weights
+    f[23] = llvm::ConstantInt::get(i32, elems.size());
+    model_g->setInitializer(llvm::ConstantStruct::get(model_ty, f));
+    *bytes = (int64_t)total;
+    *checksum = h;
+  }
+
+  // The descriptor; finish_weights() fills in the weights after optimization.
   void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks,
-             uint64_t checksum, int64_t weights) {
+             const ModuleOptions &o) {
     std::vector<llvm::Constant *> steps;
     for (auto &k : ks)
       steps.push_back(llvm::ConstantStruct::get(
@@ -148,15 +198,17 @@ struct DescriptorBuilder {
          llvm::ConstantInt::get(i32, t.arch), llvm::ConstantInt::get(i32, t.isa),
          llvm::ConstantInt::get(i32, p.graph.inputs.size()), llvm::ConstantInt::get(i32, p.graph.outputs.size()),
          llvm::ConstantInt::get(i32, steps.size()), str(name, name + ".model_name"),
-         llvm::ConstantInt::get(i64, p.stats.arena_bytes), llvm::ConstantInt::get(i64, weights),
-         llvm::ConstantInt::get(i64, checksum), tensors(p.graph.inputs, name + ".inputs"),
+         llvm::ConstantInt::get(i64, p.stats.arena_bytes), llvm::ConstantInt::get(i64, 0),
+         llvm::ConstantInt::get(i64, o.checksum), tensors(p.graph.inputs, name + ".inputs"),
          tensors(p.graph.outputs, name + ".outputs"), steps_ptr,
          str(TINYRT_VERSION, name + ".compiler_version"),
          llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(tensor_ty)),
-         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(step_ty))});
-    auto *g = new llvm::GlobalVariable(m, model_ty, true, llvm::GlobalValue::ExternalLinkage, init,
-                                       name + "_model");
-    g->setAlignment(llvm::Align(8));
+         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(step_ty)),
+         llvm::ConstantInt::get(i64, o.options_hash), llvm::ConstantInt::get(i64, o.model_hash),
+         llvm::ConstantInt::get(i64, 0), llvm::ConstantPointerNull::get(range_ty->getPointerTo()),
+         llvm::ConstantInt::get(i32, 0), llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(range_ty))});
+    model_g = new llvm::GlobalVariable(m, model_ty, true, llvm::GlobalValue::ExternalLinkage, init, name + "_model");
+    model_g->setAlignment(llvm::Align(8));
   }
 };
 
@@ -186,6 +238,15 @@ std::string codegen(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileT
 
 }  // namespace
 
+uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
+  const uint8_t *b = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o) {
   auto tm = make_target_machine(t);
   llvm::LLVMContext ctx;
@@ -195,6 +256,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   ModuleResult res;
 
   std::map<int, llvm::Constant *> consts;
+  std::vector<std::string> weight_names;  // the constant arrays, for the descriptor's table
   EmitEnv env{m, t, p, nullptr};
   env.const_data = [&](int v) -> llvm::Constant * {
     auto it = consts.find(v);
@@ -207,6 +269,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     g->setAlignment(llvm::Align(64));
     llvm::Constant *ptr = llvm::ConstantExpr::getBitCast(g, llvm::Type::getInt8PtrTy(ctx));
     consts[v] = ptr;
+    weight_names.push_back(g->getName().str());
     return ptr;
   };
 
@@ -222,7 +285,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     }
     res.tasks.push_back(ks.back().tasks);
   }
-  DescriptorBuilder(m, p).build(o.model_name, t, ks, o.checksum, res.weights_bytes);
+  DescriptorBuilder desc(m, p);
+  desc.build(o.model_name, t, ks, o);
 
   std::string err;
   llvm::raw_string_ostream es(err);
@@ -232,6 +296,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     m.print(ir, nullptr);
   }
   optimize(m, *tm);
+  desc.finish_weights(o.model_name, weight_names, &res.weights_bytes, &res.weights_checksum);
   if (o.want_ir) {
     llvm::raw_string_ostream ir(res.ir);
     m.print(ir, nullptr);

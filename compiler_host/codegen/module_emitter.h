@@ -13,7 +13,9 @@ namespace tinyrt {
 
 struct ModuleOptions {
   std::string model_name;  // C identifier; the descriptor is <name>_model
-  uint64_t checksum = 0;
+  uint64_t checksum = 0;      // FNV-1a 64 of the ONNX file
+  uint64_t options_hash = 0;  // FNV-1a 64 of the compile options text
+  uint64_t model_hash = 0;    // FNV-1a 64 of the file followed by that text
   bool want_ir = false;   // keep the optimized IR text
   bool want_asm = false;  // keep the assembly text
 };
@@ -22,9 +24,15 @@ struct ModuleResult {
   std::string object;  // ELF relocatable object
   int64_t code_bytes = 0;
   int64_t weights_bytes = 0;
+  uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
   std::vector<int64_t> tasks;  // per kernel
   std::string ir_unoptimized, ir, assembly;
 };
+
+// FNV-1a 64 continued from `h` (start from kFnv1a64Offset) over n bytes:
+// the hash of every integrity field of the descriptor.
+constexpr uint64_t kFnv1a64Offset = 0xcbf29ce484222325ull;
+uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n);
 
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o);
 

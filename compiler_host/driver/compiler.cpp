@@ -73,6 +73,49 @@ std::string c_string(const std::string &s) {
   return r + "\"";
 }
 
+std::string hex64(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
+  return buf;
+}
+
+std::string compile_options_text(const Target &t, const std::string &name, const CompileOptions &opt) {
+  std::ostringstream o;
+  auto dims = [&](const Shape &s) {
+    for (size_t k = 0; k < s.size(); ++k) o << (k ? "," : "") << s[k];
+  };
+  o << "compiler=tinyrt " << TINYRT_VERSION << "\n"
+    << "target=" << t.name << " triple=" << t.triple << " cpu=" << t.cpu << " features=" << t.features << "\n"
+    << "gemm_tile=";
+  if (opt.gemm_tile.empty()) o << "default";
+  else o << t.gemm_tiles.at(0).first << "," << t.gemm_tiles.at(0).second << "," << t.gemm_unroll;
+  o << "\nname=" << name << "\n";
+  for (const auto &kv : opt.import.input_shapes) {
+    o << "input_shape=" << c_string(kv.first) << "=";
+    dims(kv.second);
+    o << "\n";
+  }
+  for (const auto &kv : opt.import.bindings) {
+    o << "bind=" << c_string(kv.first) << "=";
+    if (kv.second.tensor) {
+      const ConstData &c = *kv.second.tensor;
+      o << "tensor " << dtype_name(c.dtype) << " [";
+      dims(c.shape);
+      o << "] " << hex64(fnv1a64_update(kFnv1a64Offset, c.bytes.data(), c.bytes.size()));
+    } else {
+      char buf[32];
+      for (size_t k = 0; k < kv.second.values.size(); ++k) {
+        snprintf(buf, sizeof buf, "%.17g", kv.second.values[k]);
+        o << (k ? "," : "") << buf;
+      }
+    }
+    o << "\n";
+  }
+  o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
+    << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
+  return o.str();
+}
+
 namespace {
 
 std::string make_header(const Artifact &a) {
@@ -87,7 +130,15 @@ std::string make_header(const Artifact &a) {
     << "/* Bytes of arena the session needs (align it to TINYRT_ARENA_ALIGN). */\n"
     << "#define " << N << "_ARENA_BYTES " << a.stats.arena_bytes << "u\n"
     << "#define " << N << "_NUM_INPUTS " << a.inputs.size() << "\n"
-    << "#define " << N << "_NUM_OUTPUTS " << a.outputs.size() << "\n";
+    << "#define " << N << "_NUM_OUTPUTS " << a.outputs.size() << "\n\n"
+    << "/* Integrity, FNV-1a 64 (docs/ABI.md): the model hash identifies the ONNX\n"
+    << " * file and the compile options; tinyrt_session_verify() recomputes the\n"
+    << " * weights checksum. */\n"
+    << "#define " << N << "_MODEL_HASH UINT64_C(" << hex64(a.model_hash) << ")\n"
+    << "#define " << N << "_SOURCE_CHECKSUM UINT64_C(" << hex64(a.source_checksum) << ")\n"
+    << "#define " << N << "_OPTIONS_HASH UINT64_C(" << hex64(a.options_hash) << ")\n"
+    << "#define " << N << "_WEIGHTS_BYTES " << a.weights_bytes << "u\n"
+    << "#define " << N << "_WEIGHTS_CHECKSUM UINT64_C(" << hex64(a.weights_checksum) << ")\n";
   auto tensors = [&](const std::vector<TensorInfo> &ts, const char *kind) {
     for (size_t i = 0; i < ts.size(); ++i) {
       const TensorInfo &t = ts[i];
@@ -133,6 +184,12 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
   j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
   j["weights_bytes"] = a.weights_bytes;
   j["code_bytes"] = a.code_bytes;
+  // 64-bit hashes as "0x..." strings (JSON numbers lose bits past 2^53).
+  j["model_hash"] = hex64(a.model_hash);
+  j["source_checksum"] = hex64(a.source_checksum);
+  j["options_hash"] = hex64(a.options_hash);
+  j["compile_options"] = a.options_text;
+  j["weights_checksum"] = hex64(a.weights_checksum);
   // The memory plan: each arena buffer, its value and live steps (step 0
   // writes the inputs, kernel i runs at step i + 1, the last step reads the
   // outputs).
@@ -238,9 +295,24 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
       *opt.log << "  " << pass.name << ": "
                << std::chrono::duration<double>(std::chrono::steady_clock::now() - ps).count() << " s\n";
   }
+  {
+    // Standard FNV-1a 64 of the file (ImportResult::checksum starts from
+    // another offset basis).
+    std::ifstream f(onnx_path, std::ios::binary);
+    std::vector<char> buf(1 << 16);
+    a.source_checksum = kFnv1a64Offset;
+    while (f.read(buf.data(), (std::streamsize)buf.size()) || f.gcount() > 0)
+      a.source_checksum = fnv1a64_update(a.source_checksum, buf.data(), (size_t)f.gcount());
+  }
+  a.options_text = compile_options_text(a.target, a.name, opt);
+  a.options_hash = fnv1a64_update(kFnv1a64Offset, a.options_text.data(), a.options_text.size());
+  // FNV-1a is a stream: continuing the file's hash over the text hashes both.
+  a.model_hash = fnv1a64_update(a.source_checksum, a.options_text.data(), a.options_text.size());
   ModuleOptions mo;
   mo.model_name = a.name;
-  mo.checksum = imp.checksum;
+  mo.checksum = a.source_checksum;
+  mo.options_hash = a.options_hash;
+  mo.model_hash = a.model_hash;
   mo.want_ir = mo.want_asm = !opt.dump_dir.empty();
   auto cs = std::chrono::steady_clock::now();
   ModuleResult mr = emit_module(p, a.target, mo);
@@ -250,6 +322,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   a.object = std::move(mr.object);
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;
+  a.weights_checksum = mr.weights_checksum;
   a.stats = p.stats;
   a.stats.weights_bytes = mr.weights_bytes;
   auto info = [&](int v) {

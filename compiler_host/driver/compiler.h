@@ -37,6 +37,12 @@ struct Artifact {
   std::string json;    // NAME.json
   PlanStats stats;
   int64_t code_bytes = 0, weights_bytes = 0;
+  // Integrity, all FNV-1a 64 (docs/ABI.md): the ONNX file's bytes; the
+  // compile options that shape the output, as text (options_text); the file
+  // followed by that text (the model hash tinyrt-compile prints); the
+  // weights in the descriptor's table order (tinyrt_session_verify).
+  uint64_t source_checksum = 0, options_hash = 0, model_hash = 0, weights_checksum = 0;
+  std::string options_text;
   double compile_seconds = 0;
   std::vector<TensorInfo> inputs, outputs;
 };
@@ -51,6 +57,16 @@ std::vector<std::string> write_artifact(const Artifact &a, const std::string &ou
 // Returns false (and the compiler's message) when that is not possible.
 bool link_shared(const Target &t, const std::string &object_path, const std::string &so_path,
                  std::string *message);
+
+// The compile options that shape the artifact, one "key=value" line each in
+// a fixed order (NAME.json "compile_options"; the options and model hashes
+// are taken over it): compiler version, resolved target, GEMM tile override,
+// model name, input shapes, bindings (by content), function bodies, strict
+// shape inference. Not the limits (they refuse models, never change an
+// artifact), dumps or logging.
+std::string compile_options_text(const Target &target, const std::string &name, const CompileOptions &opt);
+// "0x" and 16 hex digits.
+std::string hex64(uint64_t v);
 
 std::string sanitize_identifier(const std::string &s);
 // A C string literal (quotes included) whose value is exactly `s`.

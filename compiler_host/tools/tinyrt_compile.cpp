@@ -95,7 +95,8 @@ int main(int argc, char **argv) {
     auto files = tinyrt::write_artifact(a, outdir, &std::cerr);
     std::cout << "compiled " << a.name << " for " << a.target.name << " in " << a.compile_seconds << " s: arena "
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
-              << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
+              << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes; model hash "
+              << tinyrt::hex64(a.model_hash) << "\n";
     if (!svg.empty()) {
       std::ofstream f(svg, std::ios::binary);
       if (!(f << tinyrt::plan_svg(a))) throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);

@@ -6,7 +6,8 @@
  * arm-none-eabi-gcc and picolibc (baremetal/: its own startup and linker
  * script; stdout is semihosting, so it runs under qemu-system-arm).
  *
- * It runs the demo classifier on the image in demo_data.h and checks the
+ * It checks the model's weights (tinyrt_session_verify: flash corruption),
+ * runs the demo classifier on the image in demo_data.h and checks the
  * result against PyTorch's, so the test fails if anything is off. Linked
  * with -Wl,--wrap=malloc (etc.): any allocation from the app, the runtime
  * or the model aborts. */
@@ -68,6 +69,17 @@ int main(void) {
     board_puts("\n");
     return 1;
   }
+  /* At boot, check the weights in flash against the compiler's checksum. */
+  st = tinyrt_session_verify(&s);
+  if (st != TINYRT_OK) {
+    board_puts("firmware: weights check failed: ");
+    board_puts(tinyrt_session_message(&s));
+    board_puts("\n");
+    return 1;
+  }
+  board_puts("firmware: weights verified (");
+  board_put_u32((uint32_t)DEMO_WEIGHTS_BYTES);
+  board_puts(" bytes)\n");
   tinyrt_session_input(&s, 0, &in);
   memcpy(in.data, demo_input, in.bytes);
   st = tinyrt_session_run(&s);

@@ -62,6 +62,9 @@ static const int64_t kDims[1] = {N};
 static const tinyrt_tensor_desc kIn[1] = {{"x", kDims, TINYRT_DTYPE_FLOAT32, 1, 0, N * 4}};
 static const tinyrt_tensor_desc kOut[1] = {{"z", kDims, TINYRT_DTYPE_FLOAT32, 1, 8192, N * 4}};
 static const tinyrt_step_desc kSteps[2] = {{step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
+/* The same steps as an ABI 1.0/1.1 table (entries end at flags). */
+static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } kSteps_1_1[2] = {{step_scale, N, 0},
+                                                                                   {step_mirror, CHUNKS, 0}};
 
 static tinyrt_model good_model(void) {
   tinyrt_model m;
@@ -247,6 +250,7 @@ static void test_validation(void) {
   m.abi_minor = 0;
   m.tensor_desc_bytes = 8; /* not covered by desc_bytes: ignored */
   m.step_desc_bytes = 8;
+  m.steps = (const tinyrt_step_desc *)kSteps_1_1; /* its table has the 1.0 entries */
   CHECK(init(&s, &m) == TINYRT_OK);
   m.desc_bytes -= 8;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "truncated"));
@@ -427,6 +431,170 @@ static void hook(void *user, uint32_t step, int begin) {
   if (hook_calls < 16) hook_log[hook_calls] = step * 2u + (begin ? 1u : 0u);
   hook_calls++;
   *(int *)user += 1;
+}
+
+/* tinyrt_session_verify: FNV-1a 64 over the descriptor's weight ranges. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+  const unsigned char *b = (const unsigned char *)data;
+  while (n--) {
+    h ^= *b++;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+#define FNV_OFFSET 0xcbf29ce484222325ull
+
+/* verify fails with `st` and a message containing `text` (and `text2`). */
+static int verify_says(tinyrt_session *s, tinyrt_status st, const char *text, const char *text2) {
+  tinyrt_status got = tinyrt_session_verify(s);
+  if (got != st || !strstr(tinyrt_session_message(s), text) ||
+      (text2 && !strstr(tinyrt_session_message(s), text2))) {
+    fprintf(stderr, "  verify: got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(s),
+            (int)st, text);
+    return 0;
+  }
+  return 1;
+}
+
+/* A later minor's weights table entry: longer, walked with its stride. */
+struct wide_range {
+  tinyrt_weights_range r;
+  uint64_t appended[2];
+};
+
+static void test_verify(void) {
+  static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } steps_1_0[2] = {
+      {step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
+  static unsigned char w0[37], w1[1000];
+  static tinyrt_weights_range ranges[3];
+  static struct wide_range wide[2];
+  static const char letter_a[1] = {'a'}, foobar[6] = {'f', 'o', 'o', 'b', 'a', 'r'};
+  char want[64];
+  tinyrt_session s;
+  tinyrt_model m = good_model();
+  size_t i;
+  for (i = 0; i < sizeof w0; ++i) w0[i] = (unsigned char)(i * 7 + 1);
+  for (i = 0; i < sizeof w1; ++i) w1[i] = (unsigned char)(i * 13 + 5);
+  ranges[0].data = w0;
+  ranges[0].bytes = sizeof w0;
+  ranges[1].data = NULL; /* an empty constant */
+  ranges[1].bytes = 0;
+  ranges[2].data = w1;
+  ranges[2].bytes = sizeof w1;
+  m.weights = ranges;
+  m.num_weights = 3;
+  m.weights_range_bytes = sizeof ranges[0];
+  m.weights_bytes = sizeof w0 + sizeof w1;
+  m.weights_checksum = fnv(fnv(FNV_OFFSET, w0, sizeof w0), w1, sizeof w1);
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_verify(&s) == TINYRT_OK);
+  CHECK(strcmp(tinyrt_session_message(&s), "") == 0);
+
+  /* Flash corruption: one bit of one byte. The session stays usable. */
+  w1[500] ^= 0x10;
+  snprintf(want, sizeof want, "expected 0x%016llx", (unsigned long long)m.weights_checksum);
+  CHECK(verify_says(&s, TINYRT_ERR_CORRUPT, want, "1037 bytes"));
+  snprintf(want, sizeof want, "found 0x%016llx",
+           (unsigned long long)fnv(fnv(FNV_OFFSET, w0, sizeof w0), w1, sizeof w1));
+  CHECK(strstr(tinyrt_session_message(&s), want) != NULL);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  w1[500] ^= 0x10;
+  CHECK(tinyrt_session_verify(&s) == TINYRT_OK);
+  w0[0] ^= 0x80;
+  CHECK(verify_says(&s, TINYRT_ERR_CORRUPT, "weights checksum mismatch", NULL));
+  w0[0] ^= 0x80;
+
+  /* The standard FNV-1a 64 (test vectors of its authors), over ranges
+   * concatenated. */
+  ranges[0].data = letter_a;
+  ranges[0].bytes = 1;
+  m.num_weights = 1;
+  m.weights_bytes = 1;
+  m.weights_checksum = 0xaf63dc4c8601ec8cull;
+  CHECK(init(&s, &m) == TINYRT_OK && tinyrt_session_verify(&s) == TINYRT_OK);
+  ranges[0].data = foobar;
+  ranges[0].bytes = 3;
+  ranges[1].data = foobar + 3;
+  ranges[1].bytes = 3;
+  m.num_weights = 2;
+  m.weights_bytes = 6;
+  m.weights_checksum = 0x85944171f73967e8ull;
+  CHECK(init(&s, &m) == TINYRT_OK && tinyrt_session_verify(&s) == TINYRT_OK);
+
+  /* No weights at all: the checksum of nothing. */
+  m.weights = NULL;
+  m.num_weights = 0;
+  m.weights_bytes = 0;
+  m.weights_checksum = FNV_OFFSET;
+  CHECK(init(&s, &m) == TINYRT_OK && tinyrt_session_verify(&s) == TINYRT_OK);
+
+  /* A later minor's longer table entries. */
+  memset(wide, 0xee, sizeof wide);
+  wide[0].r.data = w0;
+  wide[0].r.bytes = sizeof w0;
+  wide[1].r.data = w1;
+  wide[1].r.bytes = sizeof w1;
+  m.weights = &wide[0].r;
+  m.num_weights = 2;
+  m.weights_range_bytes = sizeof wide[0];
+  m.weights_bytes = sizeof w0 + sizeof w1;
+  m.weights_checksum = fnv(fnv(FNV_OFFSET, w0, sizeof w0), w1, sizeof w1);
+  m.desc_bytes = sizeof m + 8;
+  CHECK(init(&s, &m) == TINYRT_OK && tinyrt_session_verify(&s) == TINYRT_OK);
+
+  /* Inconsistent tables: BAD_MODEL, nothing read out of bounds. */
+  m.weights_bytes += 1;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", "range 2"));
+  m.weights_bytes -= 2;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", "range 1"));
+  m.weights_bytes += 1;
+  wide[1].r.data = NULL;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", "range 1"));
+  wide[1].r.data = w1;
+  wide[0].r.bytes = ~(uint64_t)0; /* would wrap the address space */
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", "range 0"));
+  wide[0].r.bytes = sizeof w0;
+  m.weights_range_bytes = 8; /* shorter than an entry */
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", NULL));
+  m.weights_range_bytes = sizeof wide[0];
+  m.weights = NULL;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_BAD_MODEL, "weights table", NULL));
+  m.weights = &wide[0].r;
+  CHECK(init(&s, &m) == TINYRT_OK && tinyrt_session_verify(&s) == TINYRT_OK);
+
+  /* Descriptors of older compilers load and run; verify says it cannot. */
+  m.desc_bytes = offsetof(tinyrt_model, options_hash); /* ABI 1.1 */
+  m.abi_minor = 1;
+  m.weights_checksum = 12345; /* not covered by desc_bytes: ignored */
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_UNSUPPORTED, "(ABI 1.1) records no weights checksum",
+                    "nothing verified"));
+  m.desc_bytes = offsetof(tinyrt_model, tensor_desc_bytes); /* ABI 1.0 */
+  m.abi_minor = 0;
+  m.steps = (const tinyrt_step_desc *)steps_1_0; /* its table has the 1.0 entries */
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_UNSUPPORTED, "(ABI 1.0)", NULL));
+  m.steps = kSteps;
+  m.desc_bytes = offsetof(tinyrt_model, weights_range_bytes); /* cut inside 1.2 */
+  m.abi_minor = 2;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(verify_says(&s, TINYRT_ERR_UNSUPPORTED, "no weights checksum", NULL));
+
+  /* Misuse. */
+  CHECK(tinyrt_session_verify(NULL) == TINYRT_ERR_INVALID_ARGUMENT);
+  memset(&s, 0, sizeof s);
+  CHECK(tinyrt_session_verify(&s) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(strcmp(tinyrt_status_string(TINYRT_ERR_CORRUPT), tinyrt_status_string((tinyrt_status)999)) != 0);
+  CHECK(strcmp(tinyrt_status_string(TINYRT_ERR_UNSUPPORTED), tinyrt_status_string((tinyrt_status)999)) != 0);
+  CHECK(strstr(tinyrt_status_string(TINYRT_ERR_CORRUPT), "corrupt") != NULL);
 }
 
 static void test_step_hook(void) {
@@ -766,10 +934,63 @@ static void test_shared_pool_race(void) {
   }
 }
 
+/* A custom-op call step (TINYRT_STEP_CALL): run on the calling thread, its
+ * stored status stops the run and names the node; bad call steps are
+ * refused at init. */
+static int32_t call_status;
+static void call_step(uint8_t *arena, int32_t b, int32_t e) {
+  (void)b;
+  (void)e;
+  memcpy(arena + 12288, &call_status, 4);
+}
+
+static void test_call_step(void) {
+  tinyrt_step_desc st[3];
+  tinyrt_session s;
+  tinyrt_tensor t;
+  tinyrt_model m = good_model();
+  memcpy(st, kSteps, sizeof kSteps);
+  memset(&st[2], 0, sizeof st[2]);
+  st[2] = st[1];
+  st[1].fn = call_step;
+  st[1].tasks = 1;
+  st[1].flags = TINYRT_STEP_CALL;
+  st[1].call_node = "my_node";
+  st[1].status_offset = 12288;
+  m.steps = st;
+  m.num_steps = 3;
+  m.arena_bytes = 12288 + 64;
+  call_status = TINYRT_OK;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  call_status = 77;
+  CHECK(tinyrt_session_run(&s) == (tinyrt_status)77);
+  CHECK(strstr(tinyrt_session_message(&s), "custom op node 'my_node' failed with status 77") != NULL);
+  call_status = TINYRT_OK;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && tinyrt_session_message(&s)[0] == '\0');
+  st[1].status_offset = 12288 + 62; /* past the arena's end */
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  st[1].status_offset = 12288;
+  st[1].tasks = 2;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  st[1].tasks = 1;
+  {
+    /* A 1.1-sized table cannot hold the call fields. */
+    static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } narrow[3] = {
+        {step_scale, N, 0}, {call_step, 1, TINYRT_STEP_CALL}, {step_mirror, CHUNKS, 0}};
+    m.steps = (const tinyrt_step_desc *)narrow;
+    m.step_desc_bytes = sizeof narrow[0];
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  }
+}
+
 int main(void) {
   test_validation();
+  test_call_step();
   test_wide_tables();
   test_session_misuse();
+  test_verify();
   test_pool_misuse();
   test_step_hook();
   test_threads();

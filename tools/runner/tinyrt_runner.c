@@ -4,7 +4,7 @@
  * runtime it may allocate.
  *
  *   tinyrt-runner MODEL.so SYMBOL [--in FILE] [--out FILE] [--threads N]
- *                 [--runs N] [--warmup N] [--compare-threads N]
+ *                 [--runs N] [--warmup N] [--compare-threads N] [--verify]
  *
  * --in: inputs concatenated in descriptor order (absent: zeros).
  * --out: outputs concatenated in descriptor order.
@@ -15,6 +15,9 @@
  * --profile N: runs the model N more times with the runtime's step hook
  *   (tinyrt_session_options.on_step) and prints "step K: X ms (T tasks)"
  *   with each step's median, and "total: X ms" (their sum).
+ * --verify: first checks the weights against the checksum the compiler
+ *   recorded (tinyrt_session_verify) and prints "verify: ok, ..." with the
+ *   model hash and weights checksum, or fails with the runtime's message.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -120,7 +123,7 @@ static int run_once(runner *r) {
 
 int main(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, i;
+  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, verify = 0, i;
   void *lib;
   const tinyrt_model *m;
   runner r;
@@ -128,6 +131,10 @@ int main(int argc, char **argv) {
   for (i = 3; i < argc; ++i) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--verify")) {
+      verify = 1;
+      continue;
+    }
     if (!v) return fail("missing value for", a);
     if (!strcmp(a, "--in")) in = v;
     else if (!strcmp(a, "--out")) out = v;
@@ -144,6 +151,17 @@ int main(int argc, char **argv) {
   m = (const tinyrt_model *)dlsym(lib, argv[2]);
   if (!m) return fail("model symbol not found", argv[2]);
   if (runner_init(&r, m, threads, NULL) || load_inputs(&r, in)) return 1;
+  if (verify) {
+    tinyrt_status st = tinyrt_session_verify(&r.session);
+    if (st != TINYRT_OK) {
+      fprintf(stderr, "verify: %s: %s\n", tinyrt_status_string(st), tinyrt_session_message(&r.session));
+      return 1;
+    }
+    /* verify returned OK, so the descriptor has the ABI 1.2 fields */
+    printf("verify: ok, model hash 0x%016llx, weights checksum 0x%016llx (%llu bytes in %u ranges)\n",
+           (unsigned long long)m->model_hash, (unsigned long long)m->weights_checksum,
+           (unsigned long long)m->weights_bytes, (unsigned)m->num_weights);
+  }
   for (i = 0; i < warmup; ++i)
     if (run_once(&r)) return 1;
   if (runs > 0) {
