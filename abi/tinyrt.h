@@ -218,6 +218,29 @@ const char *tinyrt_session_message(const tinyrt_session *session);
 /* The CPU features of the running machine, as TINYRT_ISA_* bits. */
 uint32_t tinyrt_cpu_features(void);
 
+/* ---- custom ops (ABI 1.2; docs/ABI.md, "Custom ops") ----
+ * A node of an op declared with `tinyrt-compile --custom-op
+ * DOMAIN::OP=c_symbol` becomes a call, from the generated code, of
+ *     tinyrt_status c_symbol(const tinyrt_custom_call *call);
+ * with dense row-major views of the node's inputs and outputs in the arena
+ * (or, for constant inputs, in the model's read-only data). It runs once
+ * per tinyrt_session_run, on the thread that called run, after the steps
+ * before it finished; it must not call into the session (which is busy)
+ * and must write every element of its outputs. The views and the data of
+ * intermediate values are valid only during the call. A status other than
+ * TINYRT_OK stops the run: tinyrt_session_run returns that status and the
+ * session message names the node. */
+typedef struct tinyrt_custom_call {
+  const char *node;             /* the ONNX node's name */
+  const char *op;               /* "DOMAIN::OP" */
+  uint32_t num_inputs;          /* the node's inputs, in order */
+  uint32_t num_outputs;         /* the node's outputs, in order */
+  const tinyrt_tensor *inputs;  /* read only (constants are in read-only memory) */
+  const tinyrt_tensor *outputs; /* their data is written by the call */
+} tinyrt_custom_call;
+
+typedef tinyrt_status (*tinyrt_custom_op_fn)(const tinyrt_custom_call *call);
+
 #ifdef __cplusplus
 }
 #endif

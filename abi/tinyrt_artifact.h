@@ -30,6 +30,7 @@
 #define TINYRT_ARTIFACT_H_
 
 #include <stdint.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,8 +101,20 @@ typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin,
 typedef struct tinyrt_step_desc {
   tinyrt_kernel_fn fn;
   int32_t tasks; /* >= 1 */
-  int32_t flags; /* reserved, 0 */
+  int32_t flags; /* TINYRT_STEP_* bits (0 before ABI 1.2) */
+  /* ABI 1.1 entries end here; the fields below are read only when the
+   * descriptor's step_desc_bytes covers them. */
+  const char *call_node;  /* TINYRT_STEP_CALL: the custom op node's name */
+  uint64_t status_offset; /* TINYRT_STEP_CALL: arena offset of the int32
+                             tinyrt_status the call stores */
 } tinyrt_step_desc;
+
+/* The step calls a custom op's C function (docs/ABI.md, "Custom ops"): the
+ * runtime runs it on the calling thread (one task) and, when the status it
+ * stored at status_offset is not TINYRT_OK, stops the run and returns it. */
+#define TINYRT_STEP_CALL 1u
+/* The size of a step entry up to ABI 1.1 (fn, tasks, flags). */
+#define TINYRT_STEP_DESC_1_1_BYTES offsetof(tinyrt_step_desc, call_node)
 
 /* A graph input or output: row-major, dense, at a fixed arena offset. */
 typedef struct tinyrt_tensor_desc {

@@ -113,6 +113,10 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena
 /* Alignments of the table entries. */
 struct tensor_align { char c; tinyrt_tensor_desc d; };
 struct step_align { char c; tinyrt_step_desc d; };
+/* Step entries up to ABI 1.1 (fn, tasks, flags) need only their own
+ * alignment: a 1.2 entry's 64-bit field must not refuse older tables. */
+struct step11 { tinyrt_kernel_fn fn; int32_t tasks, flags; };
+struct step11_align { char c; struct step11 d; };
 
 /* A table of n entries `stride` bytes apart: a sane size, a stride that
  * covers the fields read, aligned, NULL only when empty. */
@@ -162,7 +166,7 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
   if (m->desc_bytes < offsetof(tinyrt_model, tensor_desc_bytes))
     return fail(s, TINYRT_ERR_BAD_MODEL, "model descriptor is truncated");
   s->tensor_stride = sizeof(tinyrt_tensor_desc);
-  s->step_stride = sizeof(tinyrt_step_desc);
+  s->step_stride = TINYRT_STEP_DESC_1_1_BYTES;
   if (m->desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof m->step_desc_bytes) {
     s->tensor_stride = m->tensor_desc_bytes;
     s->step_stride = m->step_desc_bytes;
@@ -193,8 +197,9 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
                 offsetof(struct tensor_align, d)) ||
       !table_ok(m->outputs, m->num_outputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
                 offsetof(struct tensor_align, d)) ||
-      !table_ok(m->steps, m->num_steps, s->step_stride, sizeof(tinyrt_step_desc),
-                offsetof(struct step_align, d))) {
+      !table_ok(m->steps, m->num_steps, s->step_stride, TINYRT_STEP_DESC_1_1_BYTES,
+                s->step_stride >= sizeof(tinyrt_step_desc) ? offsetof(struct step_align, d)
+                                                           : offsetof(struct step11_align, d))) {
     w = session_msg(s);
     msg_str(&w, "model descriptor has a bad table (count, NULL, alignment or stride: tensors ");
     msg_u64(&w, s->tensor_stride, 10);
@@ -209,6 +214,12 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
     if (!d->fn || d->tasks < 1)
       return fail(s, TINYRT_ERR_BAD_MODEL, "model step without code or tasks");
+    /* A custom-op call: one task and a status slot inside the arena. */
+    if ((d->flags & TINYRT_STEP_CALL) &&
+        (s->step_stride < sizeof(tinyrt_step_desc) || d->tasks != 1 || !d->call_node ||
+         d->status_offset % 4 != 0 || d->status_offset > m->arena_bytes ||
+         m->arena_bytes - d->status_offset < 4))
+      return fail(s, TINYRT_ERR_BAD_MODEL, "model call step without a status slot in the arena");
   }
   return TINYRT_OK;
 }
@@ -300,6 +311,27 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
     if (s->on_step) s->on_step(s->on_step_user, i, 1);
+    if (d->flags & TINYRT_STEP_CALL) {
+      /* A custom op: called on this thread; its status stops the run. */
+      int32_t call_st;
+      d->fn(s->arena, 0, 1);
+      memcpy(&call_st, s->arena + d->status_offset, sizeof call_st);
+      if (s->on_step) s->on_step(s->on_step_user, i, 0);
+      if (call_st != TINYRT_OK) {
+        msg_writer w = session_msg(s);
+        msg_str(&w, "custom op node '");
+        msg_str(&w, d->call_node);
+        msg_str(&w, "' failed with status ");
+        msg_u64(&w, (uint64_t)(uint32_t)call_st, 10);
+        msg_str(&w, " (step ");
+        msg_u64(&w, i, 10);
+        msg_str(&w, ")");
+        if (s->pool) tinyrt_internal_pool_release(s->pool);
+        TINYRT_UNLOCK(&s->busy);
+        return (tinyrt_status)call_st;
+      }
+      continue;
+    }
     tinyrt_internal_pool_step(s->pool, d->fn, s->arena, d->tasks);
     if (s->on_step) s->on_step(s->on_step_user, i, 0);
   }

@@ -8,6 +8,8 @@
 //                     of channels, a run of output pixels in registers.
 //   recurrent_emitter.cpp  RNN/GRU/LSTM layers: one loop over time, the
 //                     recurrent products and the cell fused per vector.
+//   call_emitter.cpp  custom ops: one call of the declared C function with
+//                     views of the node's inputs and outputs.
 #pragma once
 
 #include <functional>
@@ -44,6 +46,8 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
 EmittedKernel emit_gemm_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// A custom op's call of its C function (call_emitter.cpp).
+EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position.
 void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end,

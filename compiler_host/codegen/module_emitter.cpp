@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <set>
 
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -88,7 +89,7 @@ struct DescriptorBuilder {
     auto *fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), {i8p, i32, i32}, false)->getPointerTo();
     // Field order and types mirror abi/tinyrt_artifact.h.
     tensor_ty = llvm::StructType::create(C, {i8p, i64->getPointerTo(), i32, i32, i64, i64}, "tinyrt_tensor_desc");
-    step_ty = llvm::StructType::create(C, {fn_ty, i32, i32}, "tinyrt_step_desc");
+    step_ty = llvm::StructType::create(C, {fn_ty, i32, i32, i8p, i64}, "tinyrt_step_desc");  // 1.2: call_node, status_offset
     range_ty = llvm::StructType::create(C, {i8p, i64}, "tinyrt_weights_range");
     model_ty = llvm::StructType::create(C,
                                         {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
@@ -180,9 +181,17 @@ struct DescriptorBuilder {
   void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks,
              const ModuleOptions &o) {
     std::vector<llvm::Constant *> steps;
-    for (auto &k : ks)
+    for (size_t i = 0; i < ks.size(); ++i) {
+      // Custom-op calls (KernelKind::Call) are flagged with their node and status slot.
+      const Kernel &k = p.kernels.at(i);
+      bool call = k.kind == KernelKind::Call;
       steps.push_back(llvm::ConstantStruct::get(
-          step_ty, {k.fn, llvm::ConstantInt::get(i32, k.tasks), llvm::ConstantInt::get(i32, 0)}));
+          step_ty, {ks[i].fn, llvm::ConstantInt::get(i32, ks[i].tasks),
+                    llvm::ConstantInt::get(i32, call ? TINYRT_STEP_CALL : 0),
+                    call ? str(k.nodes.empty() ? std::string() : k.nodes[0], name + ".call_node" + std::to_string(i))
+                         : llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p)),
+                    llvm::ConstantInt::get(i64, call ? (uint64_t)p.stats.call_status_offset : 0)}));
+    }
     llvm::Constant *steps_ptr = llvm::ConstantPointerNull::get(step_ty->getPointerTo());
     if (!steps.empty()) {
       auto *at = llvm::ArrayType::get(step_ty, steps.size());
@@ -281,6 +290,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::Gemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
       case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
       case KernelKind::Recurrent: ks.push_back(emit_recurrent_kernel(env, k, fname)); break;
+      case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }
     res.tasks.push_back(ks.back().tasks);
@@ -312,7 +322,11 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   for (const auto &sec : (*obj)->sections())
     if (sec.isText()) res.code_bytes += (int64_t)sec.getSize();
   // Generated code calls nothing but the C compiler's own arithmetic helpers
-  // (64-bit division and conversions on armv7, half floats without F16C).
+  // (64-bit division and conversions on armv7, half floats without F16C)
+  // and the C functions of declared custom ops (call kernels).
+  std::set<std::string> declared_calls;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Call) declared_calls.insert(k.call.symbol);
   for (const auto &sym : (*obj)->symbols()) {
     auto flags = sym.getFlags();
     if (!flags || !(*flags & llvm::object::SymbolRef::SF_Undefined)) continue;
@@ -321,7 +335,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     llvm::StringRef n = *name;
     bool helper = n.startswith("__aeabi_") || n.startswith("__gnu_") || n == "__extendhfsf2" ||
                   n == "__truncsfhf2" || n == "__truncdfhf2" || n.startswith("__fix") || n.startswith("__float") ||
-                  n == "__divdi3" || n == "__udivdi3" || n == "__moddi3" || n == "__umoddi3";
+                  n == "__divdi3" || n == "__udivdi3" || n == "__moddi3" || n == "__umoddi3" ||
+                  declared_calls.count(n.str());
     if (!helper) fail_internal("generated code for " + t.name + " calls '" + n.str() + "'");
   }
   return res;

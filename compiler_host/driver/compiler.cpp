@@ -111,6 +111,8 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     }
     o << "\n";
   }
+  for (const CustomOpDecl &d : opt.custom_ops)
+    o << "custom_op=" << c_string(d.domain) << "::" << c_string(d.op) << "=" << d.symbol << (d.same ? ":same" : "") << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
   return o.str();
@@ -221,6 +223,7 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
+    if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
     groups.push_back(gj);
   }
@@ -249,6 +252,14 @@ void dump_kernels(const Program &p, const std::string &path) {
     o << " offset=" << p.storage[k.out].offset << "\n";
     for (size_t s = 0; s < k.ins.size(); ++s)
       o << "  in" << s << " " << p.graph.v(k.ins[s]).name << shape_str(p.graph.v(k.ins[s]).shape) << "\n";
+    if (k.kind == KernelKind::Call) {
+      for (size_t s = 1; s < k.call.outs.size(); ++s)
+        o << "  out" << s << " " << p.graph.v(k.call.outs[s]).name << shape_str(p.graph.v(k.call.outs[s]).shape)
+          << " offset=" << p.storage[k.call.outs[s]].offset << "\n";
+      o << "  call " << k.call.symbol << " (custom op " << k.call.op << "), status at arena offset "
+        << p.stats.call_status_offset << "\n";
+      continue;
+    }
     if (k.kind == KernelKind::Recurrent) {
       const RecurrentSpec &r = k.rnn;
       o << "  cell " << (r.cell == CellKind::LSTM ? "LSTM" : r.cell == CellKind::GRU ? "GRU" : "RNN") << " T=" << r.T
@@ -286,6 +297,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   ImportResult imp = import_onnx_file(onnx_path, opt.import);
   Program p;
   p.graph = std::move(imp.graph);
+  p.custom_ops = opt.custom_ops;
   PassContext ctx{p, a.target, opt.log, opt.prefer_function_bodies};
   for (const Pass &pass : pipeline()) {
     auto ps = std::chrono::steady_clock::now();

@@ -20,6 +20,11 @@ struct CompileOptions {
   std::ostream *log = nullptr;   // progress, one line per pass
   bool prefer_function_bodies = false;  // see PassContext
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
+  // --custom-op DOMAIN::OP=SYMBOL[:same] (ir/program.h, docs/ABI.md).
+  std::vector<CustomOpDecl> custom_ops;
+  // C files the tools' build_model compiles with the target's C compiler
+  // and links into NAME.so (the custom ops' implementations).
+  std::vector<std::string> link_sources;
 };
 
 struct TensorInfo {

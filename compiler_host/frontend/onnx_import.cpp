@@ -557,6 +557,18 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
       auto it = o >= 0 ? infos.find(g.v(o).name) : infos.end();
       if (it != infos.end() && it->second->type().has_tensor_type())
         g.v(o).dtype = (DType)it->second->type().tensor_type().elem_type();
+      // Declared static shapes of other domains' outputs (custom ops).
+      if (it != infos.end() && !n.domain.empty() && n.domain != "ai.onnx" && it->second->type().has_tensor_type() &&
+          it->second->type().tensor_type().has_shape()) {
+        const auto &tt = it->second->type().tensor_type();
+        Shape s;
+        bool known = dtype_supported((DType)tt.elem_type());
+        for (auto &d : tt.shape().dim()) {
+          known = known && d.has_dim_value() && d.dim_value() >= 0;
+          s.push_back(d.dim_value());
+        }
+        if (known) g.declared[o] = {(DType)tt.elem_type(), s};
+      }
     }
     g.nodes.push_back(std::move(n));
   }

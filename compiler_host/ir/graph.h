@@ -96,6 +96,10 @@ struct Graph {
   std::map<std::string, int> domain_opsets;  // every imported domain's opset
   std::string name;
   Limits limits;  // caps on sizes the model asks for (ir/limits.h)
+  // Types and static shapes the model declares (value_info, graph outputs)
+  // for outputs of nodes outside ai.onnx: custom ops, which no inference
+  // knows, take their output shapes from here.
+  std::map<int, std::pair<DType, Shape>> declared;
 
   int add_value(const std::string &name, DType t, Shape shape);
   int add_const(const std::string &name, ConstP data);

@@ -60,13 +60,33 @@ struct RecurrentSpec {
   int64_t h_padded = 0;
 };
 
+// A custom op declared with --custom-op DOMAIN::OP=SYMBOL[:same]: nodes of
+// that op call the C function SYMBOL through the ABI's tinyrt_custom_call
+// (abi/tinyrt.h). Output shapes come from the model's value_info or graph
+// outputs, or with `same` output 0 takes input 0's type and shape.
+struct CustomOpDecl {
+  std::string domain, op, symbol;
+  bool same = false;
+};
+// Parses "DOMAIN::OP=SYMBOL[:same]"; throws CompileError(Usage).
+CustomOpDecl parse_custom_op(const std::string &arg);
+
+// A custom op node as one call of an external C function (one task).
+struct CallSpec {
+  std::string symbol;  // the C function
+  std::string op;      // "DOMAIN::OP"
+  std::vector<int> outs;  // every output value (outs[0] is Kernel::out)
+};
+
 // Loop: the generic emitter over `expr`. Gemm and Depthwise are scheduled
 // families computing a GemmSpec (a depthwise convolution: groups = channels,
 // one input channel per group) with its epilogue. Recurrent computes a
-// RecurrentSpec and has no element expression.
-enum class KernelKind { Loop, Gemm, Depthwise, Recurrent };
+// RecurrentSpec and has no element expression; nor has Call (a custom op:
+// the generated code calls call.symbol).
+enum class KernelKind { Loop, Gemm, Depthwise, Recurrent, Call };
 inline bool is_scheduled(KernelKind k) { return k == KernelKind::Gemm || k == KernelKind::Depthwise; }
-const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise", "recurrent"
+inline bool has_expr(KernelKind k) { return k != KernelKind::Recurrent && k != KernelKind::Call; }
+const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise", "recurrent", "call"
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;
@@ -75,6 +95,7 @@ struct Kernel {
   ExprP expr;            // full definition of an output element (not for Recurrent)
   GemmSpec gemm;         // is_scheduled(kind)
   RecurrentSpec rnn;     // kind == Recurrent
+  CallSpec call;         // kind == Call
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
 
@@ -108,6 +129,9 @@ struct PlanStats {
   int64_t lower_bound_bytes = 0;  // peak bytes simultaneously live
   int64_t weights_bytes = 0;
   std::vector<PlannedBuffer> buffers;
+  // Arena offset of the int32 status custom-op calls store (the runtime
+  // reads it after each call step), -1 without calls.
+  int64_t call_status_offset = -1;
 };
 
 struct Program {
@@ -118,6 +142,9 @@ struct Program {
   std::vector<std::vector<int>> perm;
   std::vector<Storage> storage;
   PlanStats stats;
+  std::vector<CustomOpDecl> custom_ops;  // --custom-op declarations
+  // The declaration for a node's op, or nullptr.
+  const CustomOpDecl *custom_op(const Node &n) const;
 
   // Follows aliases to the value that owns the elements.
   int root(int v) const;

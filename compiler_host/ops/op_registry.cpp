@@ -104,7 +104,8 @@ const OpDef &check_node(const Node &n, const Graph &g) {
     if (n.domain == "ai.onnx.preview.training")
       fail_unsupported(n.where() + ": training ops are out of scope (domain " + n.domain + ")");
     if (!n.domain.empty() && n.domain != "ai.onnx")
-      fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported");
+      fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported; for a custom op implemented in C, " +
+                       "declare it with --custom-op " + n.domain + "::" + n.op + "=C_SYMBOL (docs/ABI.md)");
     if (const char *cls = out_of_scope_class(n.op))
       fail_unsupported(n.where() + ": out of scope (" + cls + ")");
     fail_unsupported(n.where() + ": op " + n.op + " is not supported");

@@ -62,7 +62,7 @@ void choose_layouts(PassContext &c) {
       if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
       continue;
     }
-    if (k.kind == KernelKind::Recurrent) continue;  // row-major state
+    if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call) continue;  // row-major state / C views
     // Inherit the channels-last layout of an input whose channel axis the
     // kernel carries to the same output axis.
     int r = g.v(k.out).rank();
@@ -151,6 +151,18 @@ void choose_layouts(PassContext &c) {
     }
     return v == r ? it->second : v;
   };
+  // A custom op's C function sees dense row-major views of its inputs.
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    if (p.kernels[i].kind != KernelKind::Call) continue;
+    for (size_t s = 0; s < p.kernels[i].ins.size(); ++s) {
+      int v = p.kernels[i].ins[s];
+      if (g.v(v).is_const()) continue;  // constants read by calls stay row-major (below)
+      size_t before = p.kernels.size();
+      int nv = need_row_major(v);
+      if (p.kernels.size() != before) ++i;  // a copy went in after v's producer, before the call
+      p.kernels[i].ins[s] = nv;
+    }
+  }
   for (auto &kv : p.alias) {
     if (kv.second == p.root(kv.second)) kv.second = need_row_major(kv.second);
     else need_row_major(kv.second);
@@ -165,14 +177,18 @@ void choose_layouts(PassContext &c) {
     }
   }
 
-  // Constants: vectorized axis innermost.
+  // Constants: vectorized axis innermost (row-major where a call reads them).
+  std::vector<bool> called(g.values.size(), false);
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Call)
+      for (int v : k.ins) called[p.root(v)] = true;
   for (const Kernel &k : p.kernels) {
     if (k.kind != KernelKind::Loop) continue;
     int va = vector_axis(p, k.out);
     if (va < 0) continue;
     for (size_t s = 0; s < k.ins.size(); ++s) {
       int v = k.ins[s];
-      if (!g.v(v).is_const() || !p.perm[v].empty() || g.v(v).rank() < 2) continue;
+      if (!g.v(v).is_const() || !p.perm[v].empty() || g.v(v).rank() < 2 || called[p.root(v)]) continue;
       int axis = -1;
       visit(k.expr, [&](const Expr &e) {
         if (e.op != EOp::Load || e.id != (int)s) return;

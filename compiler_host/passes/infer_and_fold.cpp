@@ -41,6 +41,37 @@ class FoldCtx : public LowerCtx {
 // Folding materializes the result; keep huge expansions as code instead.
 constexpr int64_t kMaxFoldElements = 1 << 22;
 
+// A custom op's outputs: declared by the model (value_info or graph
+// outputs) or, with the `same` rule, output 0 is input 0's type and shape.
+// Never folded: the call happens at run time.
+void infer_custom_op(Node &n, Graph &g, const CustomOpDecl &d) {
+  std::string decl = "--custom-op " + d.domain + "::" + d.op + "=" + d.symbol;
+  for (size_t k = 0; k < n.in.size(); ++k)
+    if (n.in[k] < 0) fail_unsupported(n.where() + ": custom op input " + std::to_string(k) + " is omitted; calls take present inputs only");
+  if (n.out.empty()) fail_invalid(n.where() + ": custom op without outputs");
+  for (size_t k = 0; k < n.out.size(); ++k) {
+    if (n.out[k] < 0) fail_unsupported(n.where() + ": custom op output " + std::to_string(k) + " is omitted; name every output");
+    const Value &o = g.v(n.out[k]);
+    auto it = g.declared.find(n.out[k]);
+    if (k == 0 && d.same) {
+      if (n.in.empty()) fail_usage(n.where() + ": " + decl + ":same needs an input 0");
+      const Value &x = g.v(n.in[0]);
+      if (it != g.declared.end() && (it->second.first != x.dtype || it->second.second != x.shape))
+        fail_invalid(n.where() + ": output '" + o.name + "' is declared " + dtype_name(it->second.first) +
+                     shape_str(it->second.second) + " in the model but " + decl + ":same makes it " +
+                     dtype_name(x.dtype) + shape_str(x.shape));
+      set_out(n, g, 0, x.dtype, x.shape);
+      continue;
+    }
+    if (it == g.declared.end())
+      fail_unsupported(n.where() + ": the type and shape of custom op output " + std::to_string(k) + " '" + o.name +
+                       "' are unknown (ONNX shape inference cannot know a custom op): declare it with a static "
+                       "shape in the model's value_info (or as a graph output)" +
+                       (k == 0 ? ", or pass " + decl + ":same if it has input 0's type and shape" : std::string()));
+    set_out(n, g, k, it->second.first, it->second.second);
+  }
+}
+
 }  // namespace
 
 void infer_and_fold(PassContext &c) {
@@ -68,6 +99,10 @@ void infer_and_fold(PassContext &c) {
     // ONNX functions: an op defined by a function body we lack (or, on
     // request, any) becomes the body's nodes.
     const Node &cur = g.nodes[i];
+    if (const CustomOpDecl *cd = c.program.custom_op(cur)) {
+      infer_custom_op(g.nodes[i], g, *cd);
+      continue;
+    }
     if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
       std::vector<Node> body;
       Node fn_node = cur;

@@ -47,6 +47,19 @@ void lower_to_kernels(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   for (const Node &n : g.nodes) {
+    if (const CustomOpDecl *cd = p.custom_op(n)) {  // one call of the C function
+      Kernel k;
+      k.kind = KernelKind::Call;
+      k.out = n.out.at(0);
+      k.ins = n.in;
+      k.call.symbol = cd->symbol;
+      k.call.op = cd->domain + "::" + cd->op;
+      k.call.outs = n.out;
+      k.nodes = {n.name};
+      k.label = n.op;
+      p.kernels.push_back(std::move(k));
+      continue;
+    }
     const OpDef *d = find_op(n.domain, n.op);
     TINYRT_CHECK(d && d->lower, "node without lowering reached lower_to_kernels");
     ProgramCtx ctx(p, n);

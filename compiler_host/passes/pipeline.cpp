@@ -27,7 +27,9 @@ void verify_program(const Program &p, const char *after) {
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     std::string where = std::string("after ") + after + ": kernel " + std::to_string(i) + " (" + k.label + ")";
-    if (!k.expr && k.kind != KernelKind::Recurrent) fail_internal(where + " has no expression");
+    if (!k.expr && has_expr(k.kind)) fail_internal(where + " has no expression");
+    if (k.kind == KernelKind::Call && (k.call.symbol.empty() || k.call.outs.empty() || k.call.outs[0] != k.out))
+      fail_internal(where + " is a call without symbol or outputs");
     for (int v : k.ins)
       if (!is_def(v)) fail_internal(where + " reads '" + p.graph.v(v).name + "' before it is written");
     int slots = (int)k.ins.size();
@@ -40,6 +42,10 @@ void verify_program(const Program &p, const char *after) {
         fail_internal(where + " loads with the wrong rank");
     });
     defined[p.root(k.out)] = true;
+    for (int o : k.call.outs) {
+      p.graph.check_size(p.graph.v(o).shape, where + ": output '" + p.graph.v(o).name + "'");
+      defined[p.root(o)] = true;
+    }
   }
 }
 

@@ -38,7 +38,7 @@ bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vect
   if (in.shape != out.shape || dtype_bytes(in.dtype) != dtype_bytes(out.dtype) ||
       p.layout_strides(v) != p.layout_strides(k.out) || p.alias.count(k.out))
     return false;
-  if (k.kind == KernelKind::Recurrent) return false;  // reads its inputs at every step
+  if (!has_expr(k.kind)) return false;  // recurrent (reads its inputs at every step) or a custom call
   ExprP e = k.expr;
   if (is_scheduled(k.kind)) {
     if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels
@@ -166,6 +166,16 @@ void plan_memory(PassContext &c) {
     s = p.storage[r];
     s.strides = row_major_strides(g.v(kv.first).shape);
   }
+  // Custom-op calls store their status in one 64-byte slot at the end of
+  // the arena (always live: it counts in the lower bound too).
+  p.stats.call_status_offset = -1;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Call) {
+      p.stats.call_status_offset = round_up(arena);
+      arena = p.stats.call_status_offset + 64;
+      bound += 64;
+      break;
+    }
   int64_t cap = g.limits.max_arena_bytes;
   if (c.target.ptr_bytes == 4) cap = std::min<int64_t>(cap, int64_t(1) << 31);  // addresses are 32-bit
   if (arena > cap)

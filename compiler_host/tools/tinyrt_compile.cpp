@@ -10,6 +10,7 @@
 #include "driver/compiler.h"
 #include "onnx/defs/schema.h"
 #include "ops/op_registry.h"
+#include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
@@ -71,6 +72,8 @@ int main(int argc, char **argv) {
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
+  tinyrt::CustomOpArgs custom;
+  tinyrt::add_custom_op_options(app, custom, false);
   CLI11_PARSE(app, argc, argv);
   if (ops) {
     list_ops();
@@ -89,6 +92,7 @@ int main(int argc, char **argv) {
     opt.gemm_tile = tile;
     opt.log = verbose ? &std::cerr : nullptr;
     opt.import.limits = limits;
+    tinyrt::apply_custom_op_options(custom, opt);
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tool_common.h"
+#include "custom_op_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -30,6 +31,7 @@ struct Options {
   bool keep = false;
   bool function_bodies = false;
   std::vector<std::string> filter;
+  CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
 
 struct DataSet {
@@ -182,6 +184,8 @@ class CaseRunner {
       // the compiler rejects; let it say why.
       CompileOptions co;
       co.target = o_.target;
+      co.custom_ops = o_.custom.custom_ops;
+      co.link_sources = o_.custom.link_sources;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -205,6 +209,8 @@ class CaseRunner {
       for (int attempt = 0; stale; ++attempt) {
         CompileOptions co;
         co.target = o_.target;
+        co.custom_ops = o_.custom.custom_ops;
+        co.link_sources = o_.custom.link_sources;
         co.name = "m";
         co.prefer_function_bodies = o_.function_bodies;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
@@ -334,10 +340,13 @@ int main(int argc, char **argv) {
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");
+  CustomOpArgs custom;
+  add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);
 
   try {
     resolve_target(o.target);
+    apply_custom_op_options(custom, o.custom);
     std::vector<fs::path> cases = collect_cases(paths, o.filter);
     if (!shard.empty()) {
       int k = 0, n = 1;

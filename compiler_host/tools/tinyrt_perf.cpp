@@ -13,6 +13,7 @@
 
 #include "tinyrt_artifact.h"
 #include "tool_common.h"
+#include "custom_op_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -129,9 +130,12 @@ int main(int argc, char **argv) {
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
+  CustomOpArgs custom;
+  add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);
   try {
     CompileOptions co;
+    apply_custom_op_options(custom, co);
     co.target = target;
     co.name = "perf";
     co.gemm_tile = tile;

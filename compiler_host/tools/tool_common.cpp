@@ -30,6 +30,33 @@ std::string installed_file(const std::string &relative_to_libdir) {
   return fs::exists(p) ? p.string() : std::string();
 }
 
+// The ABI headers for compiling custom op sources: installed, else the
+// source tree's abi/.
+std::string abi_include_dir() {
+  fs::path prefix = installed_prefix();
+  if (!prefix.empty() && fs::exists(prefix / "include" / "tinyrt" / "tinyrt.h")) return (prefix / "include" / "tinyrt").string();
+  return TINYRT_ABI_SOURCE_DIR;
+}
+
+// Compiles the custom ops' C sources with the target's C compiler and links
+// them into the model's .so beside its object (no C library, like the
+// model: the sources may use what libgcc and the compiler's builtins give).
+void link_custom_ops(BuiltModel &m, const std::vector<std::string> &sources) {
+  const Target &t = m.artifact.target;
+  std::vector<std::string> link = {t.cc, "-shared", "-nostdlib", "-o", m.so_path,
+                                   (fs::path(m.dir) / (m.artifact.name + ".o")).string()};
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string obj = (fs::path(m.dir) / ("custom_op" + std::to_string(i) + ".o")).string();
+    ProcessResult r = run_process({t.cc, "-std=c99", "-O2", "-fPIC", "-ffreestanding", "-I", abi_include_dir(), "-c",
+                                   sources[i], "-o", obj});
+    if (r.exit_code != 0) fail_usage("cannot compile --custom-op-source " + sources[i] + " with " + t.cc + ": " + r.output);
+    link.push_back(obj);
+  }
+  link.push_back("-lgcc");
+  ProcessResult r = run_process(link);
+  if (r.exit_code != 0) fail_usage("cannot link " + m.so_path + " with the custom op sources: " + r.output);
+}
+
 }  // namespace
 
 std::string icount_plugin_path() {
@@ -68,6 +95,7 @@ BuiltModel build_model(const std::string &onnx, const CompileOptions &opt, const
     if (!link_shared(m.artifact.target, (fs::path(dir) / (m.artifact.name + ".o")).string(), m.so_path, &msg))
       fail_usage("cannot link " + m.so_path + ": " + msg);
   }
+  if (!opt.link_sources.empty()) link_custom_ops(m, opt.link_sources);
   return m;
 }
 

@@ -62,6 +62,9 @@ static const int64_t kDims[1] = {N};
 static const tinyrt_tensor_desc kIn[1] = {{"x", kDims, TINYRT_DTYPE_FLOAT32, 1, 0, N * 4}};
 static const tinyrt_tensor_desc kOut[1] = {{"z", kDims, TINYRT_DTYPE_FLOAT32, 1, 8192, N * 4}};
 static const tinyrt_step_desc kSteps[2] = {{step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
+/* The same steps as an ABI 1.0/1.1 table (entries end at flags). */
+static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } kSteps_1_1[2] = {{step_scale, N, 0},
+                                                                                   {step_mirror, CHUNKS, 0}};
 
 static tinyrt_model good_model(void) {
   tinyrt_model m;
@@ -234,7 +237,7 @@ static void test_validation(void) {
   m.tensor_desc_bytes = 0;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
   m = good_model();
-  m.step_desc_bytes = sizeof(tinyrt_step_desc) - 4;
+  m.step_desc_bytes = TINYRT_STEP_DESC_1_1_BYTES - 4;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "stride"));
   m = good_model();
   m.tensor_desc_bytes = sizeof(tinyrt_tensor_desc) + 4;
@@ -247,6 +250,7 @@ static void test_validation(void) {
   m.abi_minor = 0;
   m.tensor_desc_bytes = 8; /* not covered by desc_bytes: ignored */
   m.step_desc_bytes = 8;
+  m.steps = (const tinyrt_step_desc *)kSteps_1_1; /* its table has the 1.0 entries */
   CHECK(init(&s, &m) == TINYRT_OK);
   m.desc_bytes -= 8;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "truncated"));
@@ -930,8 +934,60 @@ static void test_shared_pool_race(void) {
   }
 }
 
+/* A custom-op call step (TINYRT_STEP_CALL): run on the calling thread, its
+ * stored status stops the run and names the node; bad call steps are
+ * refused at init. */
+static int32_t call_status;
+static void call_step(uint8_t *arena, int32_t b, int32_t e) {
+  (void)b;
+  (void)e;
+  memcpy(arena + 12288, &call_status, 4);
+}
+
+static void test_call_step(void) {
+  tinyrt_step_desc st[3];
+  tinyrt_session s;
+  tinyrt_tensor t;
+  tinyrt_model m = good_model();
+  memcpy(st, kSteps, sizeof kSteps);
+  memset(&st[2], 0, sizeof st[2]);
+  st[2] = st[1];
+  st[1].fn = call_step;
+  st[1].tasks = 1;
+  st[1].flags = TINYRT_STEP_CALL;
+  st[1].call_node = "my_node";
+  st[1].status_offset = 12288;
+  m.steps = st;
+  m.num_steps = 3;
+  m.arena_bytes = 12288 + 64;
+  call_status = TINYRT_OK;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  call_status = 77;
+  CHECK(tinyrt_session_run(&s) == (tinyrt_status)77);
+  CHECK(strstr(tinyrt_session_message(&s), "custom op node 'my_node' failed with status 77") != NULL);
+  call_status = TINYRT_OK;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && tinyrt_session_message(&s)[0] == '\0');
+  st[1].status_offset = 12288 + 62; /* past the arena's end */
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  st[1].status_offset = 12288;
+  st[1].tasks = 2;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  st[1].tasks = 1;
+  {
+    /* A 1.1-sized table cannot hold the call fields. */
+    static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } narrow[3] = {
+        {step_scale, N, 0}, {call_step, 1, TINYRT_STEP_CALL}, {step_mirror, CHUNKS, 0}};
+    m.steps = (const tinyrt_step_desc *)narrow;
+    m.step_desc_bytes = sizeof narrow[0];
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
+  }
+}
+
 int main(void) {
   test_validation();
+  test_call_step();
   test_wide_tables();
   test_session_misuse();
   test_verify();
