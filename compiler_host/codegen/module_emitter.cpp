@@ -283,8 +283,13 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   };
 
   std::vector<EmittedKernel> ks;
+  auto progress = [&](const std::string &what) {
+    if (o.progress) o.progress(what);
+  };
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
+    size_t every = std::max<size_t>(1, p.kernels.size() / 10);
+    if (i % every == 0) progress("codegen: kernel " + std::to_string(i + 1) + "/" + std::to_string(p.kernels.size()));
     std::string fname = o.model_name + ".k" + std::to_string(i);
     switch (k.kind) {
       case KernelKind::Gemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
@@ -305,6 +310,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     llvm::raw_string_ostream ir(res.ir_unoptimized);
     m.print(ir, nullptr);
   }
+  progress("codegen: LLVM optimization");
   optimize(m, *tm);
   desc.finish_weights(o.model_name, weight_names, &res.weights_bytes, &res.weights_checksum);
   if (o.want_ir) {
@@ -315,6 +321,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     auto clone = llvm::CloneModule(m);
     res.assembly = codegen(*clone, *tm, llvm::CGFT_AssemblyFile);
   }
+  progress("codegen: machine code");
   res.object = codegen(m, *tm, llvm::CGFT_ObjectFile);
 
   auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(res.object, "model.o"));

@@ -3,6 +3,7 @@
 // emitted as a relocatable object for the target.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct ModuleOptions {
   uint64_t model_hash = 0;    // FNV-1a 64 of the file followed by that text
   bool want_ir = false;   // keep the optimized IR text
   bool want_asm = false;  // keep the assembly text
+  // Called as the work advances ("kernel 12/117", "LLVM optimization",
+  // "machine code"), for progress output on long compiles.
+  std::function<void(const std::string &)> progress;
 };
 
 struct ModuleResult {

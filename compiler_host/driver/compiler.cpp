@@ -299,7 +299,20 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   p.graph = std::move(imp.graph);
   p.custom_ops = opt.custom_ops;
   PassContext ctx{p, a.target, opt.log, opt.prefer_function_bodies};
+  // Progress: quiet for the first two seconds, then at most twice a second.
+  auto last_report = t0;
+  auto report = [&](const std::string &what) {
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - t0).count();
+    if (opt.log && what.rfind("codegen", 0) == 0) *opt.log << "  " << what << " (" << elapsed << " s)\n";
+    if (!opt.progress || elapsed < 2 || std::chrono::duration<double>(now - last_report).count() < 0.5) return;
+    last_report = now;
+    char buf[32];
+    snprintf(buf, sizeof buf, " (%.1f s)", elapsed);
+    opt.progress(what + buf);
+  };
   for (const Pass &pass : pipeline()) {
+    report(std::string("pass ") + pass.name);
     auto ps = std::chrono::steady_clock::now();
     pass.run(ctx);
     verify_program(p, pass.name);
@@ -326,6 +339,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   mo.options_hash = a.options_hash;
   mo.model_hash = a.model_hash;
   mo.want_ir = mo.want_asm = !opt.dump_dir.empty();
+  mo.progress = report;
   auto cs = std::chrono::steady_clock::now();
   ModuleResult mr = emit_module(p, a.target, mo);
   if (opt.log)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ostream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct CompileOptions {
   std::ostream *log = nullptr;   // progress, one line per pass
   bool prefer_function_bodies = false;  // see PassContext
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
+  // Progress of a compile that has taken more than a couple of seconds
+  // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
+  // 40/117", ... with the elapsed time. With `log` set, codegen's stages
+  // also go to the log.
+  std::function<void(const std::string &)> progress;
   // --custom-op DOMAIN::OP=SYMBOL[:same] (ir/program.h, docs/ABI.md).
   std::vector<CustomOpDecl> custom_ops;
   // C files the tools' build_model compiles with the target's C compiler

@@ -2,6 +2,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -90,12 +92,22 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
+    // Long compiles show where they are: one line rewritten in place on a
+    // terminal, otherwise a line per report.
+    bool tty = isatty(2);
+    bool shown = false;
+    opt.progress = [&](const std::string &what) {
+      if (tty) std::cerr << "\rtinyrt-compile: " << what << "\033[K" << std::flush;
+      else std::cerr << "tinyrt-compile: " << what << "\n";
+      shown = true;
+    };
     opt.log = verbose ? &std::cerr : nullptr;
     opt.import.limits = limits;
     tinyrt::apply_custom_op_options(custom, opt);
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
+    if (shown && tty) std::cerr << "\r\033[K" << std::flush;
     auto files = tinyrt::write_artifact(a, outdir, &std::cerr);
     std::cout << "compiled " << a.name << " for " << a.target.name << " in " << a.compile_seconds << " s: arena "
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
