@@ -53,17 +53,8 @@ struct DepthwiseEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  llvm::Constant *lane_mask(int lanes) {
-    std::vector<llvm::Constant *> m;
-    for (int l = 0; l < L; ++l) m.push_back(b.getInt1(l < lanes));
-    return llvm::ConstantVector::get(m);
-  }
-
-  // `lanes` floats at p (a whole vector when lanes == L).
   Value *load_vec(Value *p, int lanes) {
-    Value *vp = b.CreateBitCast(p, vf32->getPointerTo());
-    if (lanes == L) return b.CreateAlignedLoad(vf32, vp, llvm::Align(4));
-    return b.CreateMaskedLoad(vf32, vp, llvm::Align(4), lane_mask(lanes), llvm::Constant::getNullValue(vf32));
+    return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
   }
 
   // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?

@@ -110,6 +110,29 @@ void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<vo
   b.SetInsertPoint(done);
 }
 
+llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes) {
+  std::vector<llvm::Constant *> m;
+  for (int l = 0; l < L; ++l) m.push_back(b.getInt1(l < lanes));
+  return llvm::ConstantVector::get(m);
+}
+
+llvm::Value *load_lanes(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, llvm::Value *p, int lanes) {
+  int L = (int)vty->getNumElements();
+  llvm::Value *vp = b.CreateBitCast(p, vty->getPointerTo());
+  llvm::Align align(vty->getElementType()->getScalarSizeInBits() / 8);
+  if (lanes == L) return b.CreateAlignedLoad(vty, vp, align);
+  return b.CreateMaskedLoad(vty, vp, align, lane_mask(b, L, lanes), llvm::Constant::getNullValue(vty));
+}
+
+void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes) {
+  auto *vty = llvm::cast<llvm::FixedVectorType>(v->getType());
+  int L = (int)vty->getNumElements();
+  llvm::Value *vp = b.CreateBitCast(p, vty->getPointerTo());
+  llvm::Align align(vty->getElementType()->getScalarSizeInBits() / 8);
+  if (lanes == L) b.CreateAlignedStore(v, vp, align);
+  else b.CreateMaskedStore(v, vp, align, lane_mask(b, L, lanes));
+}
+
 std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k) {
   std::vector<bool> used(k.ins.size(), false);
   used[0] = true;
@@ -125,14 +148,8 @@ void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm
                     llvm::Value *ow, llvm::Value *oc, llvm::Value *acc, int lanes) {
   llvm::IRBuilder<> &b = em.builder();
   int L = em.lanes();
-  llvm::Value *mask = nullptr;
-  if (lanes < L) {
-    std::vector<llvm::Constant *> mk;
-    for (int l = 0; l < L; ++l) mk.push_back(b.getInt1(l < lanes));
-    mask = llvm::ConstantVector::get(mk);
-  }
   em.clear_cache();
-  em.set_mask(mask);
+  em.set_mask(lanes < L ? lane_mask(b, L, lanes) : nullptr);
   std::vector<VVal> idx(out.strides.size());
   llvm::Value *role[4] = {n, nullptr, oh, ow};
   for (int rl = 0; rl < 4; ++rl) {

@@ -62,6 +62,14 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
 void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
                  const std::function<void()> &else_fn, const char *name);
 
+// <L x i1> with the first `lanes` lanes set.
+llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes);
+// The first `lanes` elements at p as a vector of type `vty` (the other
+// lanes zero, nothing read past them), and the matching store; whole
+// vectors use plain unaligned loads and stores.
+llvm::Value *load_lanes(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, llvm::Value *p, int lanes);
+void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes);
+
 // ---- the scheduled families (GemmSpec) share these ----
 
 // Kernel k's slots, addressed for slot 0 (the convolution input) and the

@@ -59,21 +59,10 @@ struct RecurrentEmitter {
     return o;
   }
 
-  llvm::Constant *lane_mask(int lanes) {
-    std::vector<llvm::Constant *> m;
-    for (int l = 0; l < L; ++l) m.push_back(b.getInt1(l < lanes));
-    return llvm::ConstantVector::get(m);
-  }
   Value *load_vec(Value *p, int lanes) {
-    Value *vp = b.CreateBitCast(p, vf32->getPointerTo());
-    if (lanes == L) return b.CreateAlignedLoad(vf32, vp, llvm::Align(4));
-    return b.CreateMaskedLoad(vf32, vp, llvm::Align(4), lane_mask(lanes), llvm::Constant::getNullValue(vf32));
+    return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
   }
-  void store_vec(Value *v, Value *p, int lanes) {
-    Value *vp = b.CreateBitCast(p, vf32->getPointerTo());
-    if (lanes == L) b.CreateAlignedStore(v, vp, llvm::Align(4));
-    else b.CreateMaskedStore(v, vp, llvm::Align(4), lane_mask(lanes));
-  }
+  void store_vec(Value *v, Value *p, int lanes) { store_lanes(b, v, p, lanes); }
   Value *splat(double v) { return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), llvm::ConstantFP::get(f32, v)); }
 
   // f(x) for an activation expression of Acc.
