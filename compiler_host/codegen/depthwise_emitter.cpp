@@ -57,17 +57,6 @@ struct DepthwiseEmitter {
     return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
   }
 
-  // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?
-  Value *interior(Value *oh, Value *ow0, int m) {
-    int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
-    if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
-    Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
-    Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
-    Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also >= 0
-    Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
-    return b.CreateAnd(h_ok, w_ok);
-  }
-
   // m pixels from (n, oh, ow0), channels [c0, c0 + lanes).
   void tile(bool inside, int m, Value *n, Value *oh, Value *ow0, Value *c0, int lanes) {
     Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
@@ -110,7 +99,7 @@ struct DepthwiseEmitter {
       }, "cvec");
       if (C % L) tile(inside, m, n, oh, ow0, i32(C / L * L), (int)(C % L));
     };
-    emit_branch(b, interior(oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
+    emit_branch(b, window_interior(b, s, oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
   }
 
   EmittedKernel emit(const std::string &name) {
@@ -123,11 +112,7 @@ struct DepthwiseEmitter {
     TINYRT_CHECK(xs[1] == 1 && out.strides[s.out_axis[1]] == 1, "depthwise channels must be contiguous");
     xbase = b.CreateBitCast(X.base, f32->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
-    auto *zt = llvm::ArrayType::get(f32, (uint64_t)Cp);
-    auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
-                                       llvm::Constant::getNullValue(zt), name + ".zero");
-    z->setAlignment(llvm::Align(64));
-    zeros = b.CreateBitCast(z, f32->getPointerTo());
+    zeros = zero_floats(env, b, Cp, name);
 
     int64_t rows = s.batch * s.out_h;
     int64_t blocks = std::min<int64_t>(rows, 64);

@@ -177,17 +177,6 @@ struct GemmEmitter {
     }
   }
 
-  // Does every window of the pixels [ow0, ow0 + m) in row oh lie inside?
-  Value *interior(Value *oh, Value *ow0, int m) {
-    Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
-    Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
-    int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
-    Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also ih0 >= 0
-    Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
-    if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
-    return b.CreateAnd(h_ok, w_ok);
-  }
-
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
@@ -202,13 +191,7 @@ struct GemmEmitter {
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
     xbase = b.CreateBitCast(X.base, f32->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
-    if (xs[1] == 1) {
-      auto *zt = llvm::ArrayType::get(f32, (uint64_t)std::max<int64_t>(ICg, 1));
-      auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
-                                         llvm::Constant::getNullValue(zt), name + ".zero");
-      z->setAlignment(llvm::Align(64));
-      zero_row = b.CreateBitCast(z, f32->getPointerTo());
-    }
+    if (xs[1] == 1) zero_row = zero_floats(env, b, ICg, name);
     // Linear addressing: consecutive pixels are consecutive input pixels.
     bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                   s.pad_l == 0 && s.in_h == s.out_h && s.in_w == s.out_w && xs[2] == s.in_w * xs[3] &&
@@ -249,7 +232,7 @@ struct GemmEmitter {
           Value *n = b.CreateUDiv(r, i32(s.out_h));
           Value *oh = b.CreateURem(r, i32(s.out_h));
           auto run = [&](Value *ow0, int m) {
-            emit_branch(b, interior(oh, ow0, m),
+            emit_branch(b, window_interior(b, s, oh, ow0, m),
                    [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
                    [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
           };

@@ -133,6 +133,25 @@ void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes
   else b.CreateMaskedStore(v, vp, align, lane_mask(b, L, lanes));
 }
 
+llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const std::string &name) {
+  auto *zt = llvm::ArrayType::get(b.getFloatTy(), (uint64_t)std::max<int64_t>(n, 1));
+  auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
+                                     llvm::Constant::getNullValue(zt), name + ".zero");
+  z->setAlignment(llvm::Align(64));
+  return b.CreateBitCast(z, b.getFloatTy()->getPointerTo());
+}
+
+llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {
+  int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
+  if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  llvm::Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
+  llvm::Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+  llvm::Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also >= 0
+  llvm::Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
+  return b.CreateAnd(h_ok, w_ok);
+}
+
 std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k) {
   std::vector<bool> used(k.ins.size(), false);
   used[0] = true;

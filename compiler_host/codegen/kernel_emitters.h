@@ -70,7 +70,15 @@ llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes);
 llvm::Value *load_lanes(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, llvm::Value *p, int lanes);
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes);
 
+// A read-only array of n zero floats (at least one), 64-byte aligned: the
+// input that padding reads. Returns a float pointer to it.
+llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const std::string &name);
+
 // ---- the scheduled families (GemmSpec) share these ----
+
+// Does every input window of the m output pixels [ow0, ow0 + m) of row oh
+// lie inside the input (no padding read)?
+llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m);
 
 // Kernel k's slots, addressed for slot 0 (the convolution input) and the
 // inputs its epilogue reads; the raw weights (read only by the reference

@@ -286,9 +286,9 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   auto progress = [&](const std::string &what) {
     if (o.progress) o.progress(what);
   };
+  const size_t every = std::max<size_t>(1, p.kernels.size() / 10);  // progress about every 10%
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
-    size_t every = std::max<size_t>(1, p.kernels.size() / 10);
     if (i % every == 0) progress("codegen: kernel " + std::to_string(i + 1) + "/" + std::to_string(p.kernels.size()));
     std::string fname = o.model_name + ".k" + std::to_string(i);
     switch (k.kind) {

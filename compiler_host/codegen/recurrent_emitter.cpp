@@ -203,11 +203,7 @@ struct RecurrentEmitter {
     for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
     S = slot_for(env, b, arena, k.out);
     rp = b.CreateBitCast(env.const_data(r.packed), f32->getPointerTo());
-    auto *zt = llvm::ArrayType::get(f32, (uint64_t)Hp);
-    auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
-                                       llvm::Constant::getNullValue(zt), name + ".zero");
-    z->setAlignment(llvm::Align(64));
-    zeros = b.CreateBitCast(z, f32->getPointerTo());
+    zeros = zero_floats(env, b, Hp, name);
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
       if (r.D == 1) direction(0);
       else emit_branch(b, b.CreateICmpEQ(t, i32(0)), [&] { direction(0); }, [&] { direction(1); }, "dir");

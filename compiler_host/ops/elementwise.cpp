@@ -208,19 +208,15 @@ void def_pow() {
     double e = 0;
     bool uniform = b.is_const() && b.numel() > 0;
     for (int64_t i = 0; uniform && i < b.numel(); ++i) {
-      double v = b.data->get_f(i);
-      if (i == 0) e = v;
-      uniform = v == e;
+      if (i == 0) e = b.data->get_f(0);
+      uniform = b.data->get_f(i) == e;
     }
-    ExprP p;
     if (uniform && (e == 1 || e == 2 || e == 3)) {
-      c.kernel(n.out[0], {n.in[0]}, [&] {
-        ExprP q = e == 1 ? x : e == 2 ? x * x : x * x * x;
-        return dtype_is_float(a.dtype) ? q : cast(q, a.dtype);
-      }());
+      ExprP q = e == 1 ? x : e == 2 ? x * x : x * x * x;
+      c.kernel(n.out[0], {n.in[0]}, dtype_is_float(a.dtype) ? q : cast(q, a.dtype));
       return;
     }
-    p = bin(EOp::Pow, x, y);
+    ExprP p = bin(EOp::Pow, x, y);
     if (!dtype_is_float(a.dtype)) p = cast(un(EOp::Round, p), a.dtype);
     c.kernel(n.out[0], {n.in[0], n.in[1]}, p);
   };

@@ -25,14 +25,9 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().gemm = spec;
   }
   void recurrent(int out, std::vector<int> ins, const RecurrentSpec &spec) override {
-    Kernel k;
-    k.kind = KernelKind::Recurrent;
-    k.out = out;
-    k.ins = std::move(ins);
-    k.rnn = spec;
-    k.nodes = {n_.name};
-    k.label = n_.op;
-    p_.kernels.push_back(std::move(k));
+    kernel(out, std::move(ins), nullptr);
+    p_.kernels.back().kind = KernelKind::Recurrent;
+    p_.kernels.back().rnn = spec;
   }
   void alias(int out, int in) override { p_.alias[out] = in; }
 
@@ -48,16 +43,12 @@ void lower_to_kernels(PassContext &c) {
   Graph &g = p.graph;
   for (const Node &n : g.nodes) {
     if (const CustomOpDecl *cd = p.custom_op(n)) {  // one call of the C function
-      Kernel k;
+      ProgramCtx(p, n).kernel(n.out.at(0), n.in, nullptr);
+      Kernel &k = p.kernels.back();
       k.kind = KernelKind::Call;
-      k.out = n.out.at(0);
-      k.ins = n.in;
       k.call.symbol = cd->symbol;
       k.call.op = cd->domain + "::" + cd->op;
       k.call.outs = n.out;
-      k.nodes = {n.name};
-      k.label = n.op;
-      p.kernels.push_back(std::move(k));
       continue;
     }
     const OpDef *d = find_op(n.domain, n.op);

@@ -34,10 +34,9 @@ def build(name):
     return model.eval()
 
 
-def export(name, out_dir):
-    torch.manual_seed(0)
-    model = build(name)
-    x = torch.rand(1, 3, 224, 224)
+def write_case(model, x, out_dir, name):
+    """Exports `model` at input `x` as OUT/<name> in the backend-test layout,
+    with PyTorch's output as the reference. Shared with export_zoo.py."""
     case = os.path.join(out_dir, name)
     data = os.path.join(case, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
@@ -45,13 +44,20 @@ def export(name, out_dir):
     torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"],
                       do_constant_folding=True)
     onnx.checker.check_model(onnx.load(path))
-    with torch.no_grad():
-        y = model(x).numpy()
+    # With autograd on, as the export traced it (no_grad would let PyTorch
+    # take fused fast paths, e.g. in transformer layers, that were not traced).
+    y = model(x).detach().numpy()
     for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", y, "output")):
         t = numpy_helper.from_array(np.ascontiguousarray(arr), tname)
         with open(os.path.join(data, fname), "wb") as f:
             f.write(t.SerializeToString())
     print(f"exported {name}: {path}", flush=True)
+
+
+def export(name, out_dir):
+    torch.manual_seed(0)
+    model = build(name)
+    write_case(model, torch.rand(1, 3, 224, 224), out_dir, name)
 
 
 def main():

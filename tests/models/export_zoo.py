@@ -14,12 +14,11 @@ it (tests/CMakeLists.txt, bench/*.sh)."""
 import os
 import sys
 
-import numpy as np
-import onnx
 import torch
 import torchvision
-from onnx import numpy_helper
 from torch import nn
+
+from export_torchvision import write_case  # same directory
 
 # name: input shape
 ZOO = {
@@ -222,22 +221,9 @@ def export(name, out_dir):
     model = build(name)
     randomize_batchnorm(model)
     model.eval()
-    x = make_input(name, ZOO[name])
-    case = os.path.join(out_dir, name)
-    data = os.path.join(case, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    path = os.path.join(case, "model.onnx")
     # Traced with autograd on (parameters require grad), so that PyTorch's
     # fused transformer fast path, which has no ONNX export, is not taken.
-    torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
-    onnx.checker.check_model(onnx.load(path))
-    y = model(x).detach().numpy()
-    for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", y, "output")):
-        t = numpy_helper.from_array(np.ascontiguousarray(arr), tname)
-        with open(os.path.join(data, fname), "wb") as f:
-            f.write(t.SerializeToString())
-    print(f"exported {name}: {path}", flush=True)
+    write_case(model, make_input(name, ZOO[name]), out_dir, name)
 
 
 def main():
