@@ -89,7 +89,7 @@ typedef enum tinyrt_arch {
 #define TINYRT_ISA_X86_BMI1 (1u << 17)
 #define TINYRT_ISA_X86_BMI2 (1u << 18)
 #define TINYRT_ISA_X86_POPCNT (1u << 19)
-#define TINYRT_ISA_X86_AVX512VNNI (1u << 20) /* detected; reserved for int8 */
+#define TINYRT_ISA_X86_AVX512VNNI (1u << 20) /* int8 dot products (vpdpbusd) */
 
 /* Largest tensor rank a descriptor may declare. */
 #define TINYRT_MAX_RANK 16

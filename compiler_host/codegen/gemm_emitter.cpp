@@ -1,4 +1,5 @@
-// gemm_emitter.cpp — convolutions and matrix products over packed weights.
+// gemm_emitter.cpp — convolutions and matrix products over packed weights,
+// in float (KernelKind::Gemm) and int8 (KernelKind::QGemm).
 //
 // out(pixel, oc) = epilogue(sum over (kh, kw, ic) of X(pixel, kh, kw, ic) *
 // W(kh, kw, ic, oc)). A register tile holds `mr` pixels x `nv` vectors of
@@ -6,7 +7,15 @@
 // mr*nv FMAs. Weights are packed at compile time as
 // [group][oc tile][kh*kw][ic][nr] (nr = nv * lanes, zero padded), so the
 // loop reads them sequentially. The epilogue (bias, activation, residual,
-// ...) runs on the accumulators before the only store.
+// requantization, ...) runs on the accumulators before the only store.
+//
+// int8: the accumulators are int32 lanes and the ic loop steps over groups
+// of 4 input channels: weights are packed [group][oc tile][kh*kw][ic/4]
+// [nr][4] (int8), 4 input bytes are broadcast to every lane and each lane
+// adds the 4-element dot product (target.dot_i8: vpdpbusd with AVX-512
+// VNNI, widening multiplies and pairwise adds elsewhere). Accumulators
+// start at -x_zero * (sum of the channel's weights), so they hold
+// sum (x - x_zero) * w; padding reads x_zero, i.e. contributes nothing.
 //
 // How a tile finds its input pixels decides register pressure, so there
 // are three addressing modes:
@@ -22,6 +31,7 @@
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 namespace tinyrt {
 
@@ -39,11 +49,16 @@ struct GemmEmitter {
   llvm::IRBuilder<> b;
   int L, mr, nv, NR;
   int64_t G, ICg, OCg, OCt, P, KK;
+  bool q;        // int8 (QGemm)
+  int64_t ICk;   // ic steps of the inner loop: ICg, or groups of 4 (int8)
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4], os[4];  // strides per role n, c, h, w
-  Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr;
+  Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
+  llvm::Type *xel;       // element of X: float or i8
+  llvm::Type *accv;      // accumulator vector: <L x float> or <L x i32>
+  llvm::Type *wv;        // one weight vector: <L x float> or <4L x i8>
 
   GemmEmitter(EmitEnv &e, const Kernel &kk)
       : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
@@ -59,10 +74,60 @@ struct GemmEmitter {
     KK = s.k_h * s.k_w;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
+    q = k.kind == KernelKind::QGemm;
+    ICk = q ? (ICg + 3) / 4 : ICg;
+    xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
+    accv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt32Ty(), L) : vf32;
+    wv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L) : vf32;
   }
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
-  Value *xptr(Value *elem_offset) { return b.CreateGEP(f32, xbase, elem_offset); }
+  Value *xptr(Value *elem_offset) { return b.CreateGEP(xel, xbase, elem_offset); }
+  // Weight elements per ic step and output channel: 1 float or 4 bytes.
+  int64_t wstep() const { return q ? 4 : 1; }
+
+  // int8: the 4 input bytes at p as one i32 (channels ic .. ic+3; only
+  // `have` of them exist, the others read as 0 and meet zero weights),
+  // flipped to uint8 when the dot product needs it.
+  Value *x_quad(Value *p, int have) {
+    Value *v;
+    if (have == 4) {
+      v = b.CreateAlignedLoad(b.getInt32Ty(), b.CreateBitCast(p, b.getInt32Ty()->getPointerTo()), llvm::Align(1));
+    } else {
+      v = i32(0);
+      for (int j = 0; j < have; ++j) {
+        Value *byte = b.CreateZExt(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), p, i32(j))), b.getInt32Ty());
+        v = b.CreateOr(v, b.CreateShl(byte, (uint64_t)(8 * j)));
+      }
+    }
+    return s.x_flip ? b.CreateXor(v, i32(0x80808080u)) : v;
+  }
+
+  // acc + per lane the dot product of the 4 bytes of x4 (uint8 after the
+  // flip, or X's type) with the lane's 4 weight bytes (int8).
+  Value *dot4(Value *acc, Value *x4, Value *w) {
+    auto *vi32 = llvm::cast<llvm::FixedVectorType>(accv);
+    Value *xv = b.CreateVectorSplat(L, x4);
+    if (T.dot_i8 == DotI8::X86Vnni) {
+      llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                               : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                        : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+      return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w, vi32)});
+    }
+    // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
+    auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
+    auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
+    Value *xb = b.CreateBitCast(xv, wv);
+    bool xs8 = X.type == DType::I8 && !s.x_flip;
+    Value *x16 = xs8 ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
+    Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w, v16)), v32);
+    auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
+      std::vector<int> ev, od;
+      for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
+      return b.CreateAdd(b.CreateShuffleVector(v, ev), b.CreateShuffleVector(v, od));
+    };
+    return b.CreateAdd(acc, pairs(pairs(prod, 2 * L), L));
+  }
 
   // The pixels of one tile: where the epilogue writes them and where the
   // ic loop reads their inputs.
@@ -92,7 +157,15 @@ struct GemmEmitter {
   void tile(const TileSpec &t, Value *g, Value *wtile, Value *oc0, int nvv, int last_lanes) {
     int m = t.m;
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
-    Values acc(m * nvv, llvm::Constant::getNullValue(vf32));
+    Values acc(m * nvv, llvm::Constant::getNullValue(accv));
+    if (q)  // int8: start from -x_zero * (sum of the channel's weights)
+      for (int j = 0; j < nvv; ++j) {
+        // packed per oc tile: [group][OCt * NR]
+        Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(g, i32(OCt * NR - OCg)), oc0), i32(j * L));
+        Value *bj = b.CreateAlignedLoad(accv, b.CreateBitCast(b.CreateGEP(b.getInt32Ty(), qbias, at), accv->getPointerTo()),
+                                        llvm::Align(4));
+        for (int i = 0; i < m; ++i) acc[i * nvv + j] = bj;
+      }
     bool contiguous = xs[1] == 1;
     // Row/General: element offset of the window origin of pixel 0.
     Value *ih0 = nullptr, *iw0 = nullptr, *origin = nullptr;
@@ -110,20 +183,20 @@ struct GemmEmitter {
         Values row, valid;
         if (t.mode == Mode::Linear) {
           Value *base = xptr(origin);
-          for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(f32, base, i32(i * xs[3])));
+          for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
         } else {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
           Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
           Value *roff = b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3]))));
           Value *base = xptr(roff);
           if (t.mode == Mode::Row) {
-            for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3])));
+            for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
           } else {
             Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
             for (int i = 0; i < m; ++i) {
               Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
               Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
-              Value *ptr = b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3]));
+              Value *ptr = b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]));
               if (contiguous) {
                 ptr = b.CreateSelect(ok, ptr, zero_row);
               } else {
@@ -135,7 +208,8 @@ struct GemmEmitter {
           }
         }
         Value *kk = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
-        Value *wk = b.CreateGEP(f32, wtile, b.CreateMul(kk, i32(ICg * NR)));
+        Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
+        if (q) return qsteps(row, wk, nvv, a1);
         auto step = [&](Value *ic, Values a) {
           Values w;
           for (int j = 0; j < nvv; ++j) {
@@ -177,6 +251,35 @@ struct GemmEmitter {
     }
   }
 
+  // int8: the ic loop over groups of 4 channels (the last one partial
+  // when ICg % 4), unrolled like the float one.
+  Values qsteps(const Values &row, Value *wk, int nvv, const Values &a0) {
+    auto step = [&](Value *icq, Values a, int have) {
+      Values w;
+      for (int j = 0; j < nvv; ++j) {
+        Value *wp = b.CreateGEP(b.getInt8Ty(), wk, b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4)));
+        w.push_back(b.CreateAlignedLoad(wv, b.CreateBitCast(wp, wv->getPointerTo()), llvm::Align(4)));
+      }
+      Value *ic = b.CreateMul(icq, i32(4));
+      for (size_t i = 0; i < row.size(); ++i) {
+        Value *x4 = x_quad(b.CreateGEP(b.getInt8Ty(), row[i], ic), have);
+        for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], x4, w[j]);
+      }
+      return a;
+    };
+    int64_t full = ICg / 4;
+    const int U = std::max(1, s.unroll / 2);
+    int64_t main_end = full / U * U;
+    Values a = carried_loop(b, 0, main_end, U, a0, [&](Value *icq, const Values &av) {
+      Values cur = av;
+      for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(icq, i32(u)), cur, 4);
+      return cur;
+    }, "icq");
+    a = carried_loop(b, main_end, full, 1, a, [&](Value *icq, const Values &av) { return step(icq, av, 4); }, "icq.rem");
+    if (ICg % 4) a = step(i32(full), a, (int)(ICg % 4));
+    return a;
+  }
+
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
@@ -189,9 +292,15 @@ struct GemmEmitter {
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
-    xbase = b.CreateBitCast(X.base, f32->getPointerTo());
-    weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
-    if (xs[1] == 1) zero_row = zero_floats(env, b, ICg, name);
+    TINYRT_CHECK(!q || xs[1] == 1, "int8 GEMM input channels must be contiguous");
+    xbase = b.CreateBitCast(X.base, xel->getPointerTo());
+    weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
+    if (q) {
+      qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
+      zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);
+    } else if (xs[1] == 1) {
+      zero_row = zero_floats(env, b, ICg, name);
+    }
     // Linear addressing: consecutive pixels are consecutive input pixels.
     bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                   s.pad_l == 0 && s.in_h == s.out_h && s.in_w == s.out_w && xs[2] == s.in_w * xs[3] &&
@@ -208,7 +317,7 @@ struct GemmEmitter {
       Value *rest = b.CreateUDiv(t, i32(blocks));
       Value *oct = b.CreateURem(rest, i32(OCt));
       Value *g = b.CreateUDiv(rest, i32(OCt));
-      Value *wtile = b.CreateGEP(f32, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICg * NR)));
+      Value *wtile = b.CreateGEP(xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
       Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
       Value *u_begin = b.CreateMul(blk, i32(per_block));
       Value *u_end = b.CreateAdd(u_begin, i32(per_block));

@@ -141,6 +141,15 @@ llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const st
   return b.CreateBitCast(z, b.getFloatTy()->getPointerTo());
 }
 
+llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t byte, const std::string &name) {
+  auto *zt = llvm::ArrayType::get(b.getInt8Ty(), (uint64_t)std::max<int64_t>(n, 1));
+  std::vector<uint8_t> data((size_t)std::max<int64_t>(n, 1), byte);
+  auto *z = new llvm::GlobalVariable(env.module, zt, true, llvm::GlobalValue::PrivateLinkage,
+                                     llvm::ConstantDataArray::get(env.module.getContext(), data), name + ".pad");
+  z->setAlignment(llvm::Align(64));
+  return b.CreateBitCast(z, b.getInt8PtrTy());
+}
+
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {
   int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
   if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
@@ -178,7 +187,7 @@ void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm
     em.bind(ax, idx[ax]);
   }
   em.set_acc(em.vector(acc));
-  em.store(out, idx, em.emit(s.epilogue), DType::F32);
+  em.store(out, idx, em.emit(s.epilogue), out.type);
 }
 
 }  // namespace tinyrt

@@ -73,6 +73,9 @@ void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes
 // A read-only array of n zero floats (at least one), 64-byte aligned: the
 // input that padding reads. Returns a float pointer to it.
 llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const std::string &name);
+// A read-only array of n bytes (at least one) equal to `byte`, 64-byte
+// aligned: what int8 padding reads (the zero point). Returns an i8 pointer.
+llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t byte, const std::string &name);
 
 // ---- the scheduled families (GemmSpec) share these ----
 

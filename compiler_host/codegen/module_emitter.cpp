@@ -292,7 +292,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     if (i % every == 0) progress("codegen: kernel " + std::to_string(i + 1) + "/" + std::to_string(p.kernels.size()));
     std::string fname = o.model_name + ".k" + std::to_string(i);
     switch (k.kind) {
-      case KernelKind::Gemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
+      case KernelKind::Gemm:
+      case KernelKind::QGemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
       case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
       case KernelKind::Recurrent: ks.push_back(emit_recurrent_kernel(env, k, fname)); break;
       case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;

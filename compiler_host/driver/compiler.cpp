@@ -165,9 +165,9 @@ std::string make_header(const Artifact &a) {
 // Floating-point operations of a scheduled kernel's main loop (a multiply
 // and an add per multiply-accumulate), or -1 where not defined.
 int64_t kernel_flops(const Kernel &k) {
-  if (k.kind == KernelKind::Gemm || k.kind == KernelKind::Depthwise) {
+  if (is_scheduled(k.kind)) {
     const GemmSpec &s = k.gemm;
-    int64_t per_output = (k.kind == KernelKind::Gemm ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
+    int64_t per_output = (k.kind != KernelKind::Depthwise ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
     return 2 * s.batch * s.out_h * s.out_w * s.out_c * per_output;
   }
   if (k.kind == KernelKind::Recurrent) {

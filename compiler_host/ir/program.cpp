@@ -29,6 +29,7 @@ std::vector<int64_t> Program::layout_strides(int v) const {
 const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";
+    case KernelKind::QGemm: return "qgemm";
     case KernelKind::Depthwise: return "depthwise";
     case KernelKind::Recurrent: return "recurrent";
     case KernelKind::Call: return "call";

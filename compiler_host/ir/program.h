@@ -26,8 +26,13 @@ struct GemmSpec {
   int out_axis[4] = {0, 1, 2, 3};  // n, c, h, w
   int in_axis[4] = {0, 1, 2, 3};
   ExprP epilogue;  // element of the output in terms of Acc (the sum)
+  // Integer GEMM (KernelKind::QGemm): X is uint8 or int8, the weight int8,
+  // Acc the int32 sum of (x - x_zero) * w; padding reads x_zero.
+  int64_t x_zero = 0;
   // Chosen by the pack_weights pass.
   int packed = -1;  // constant value id of the packed weights
+  int packed_bias = -1;  // QGemm: int32 per output channel, -x_zero * sum of its weights
+  bool x_flip = false;   // QGemm: X's bytes xor 0x80 before the products (int8 <-> uint8)
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
 };
@@ -78,15 +83,18 @@ struct CallSpec {
   std::vector<int> outs;  // every output value (outs[0] is Kernel::out)
 };
 
-// Loop: the generic emitter over `expr`. Gemm and Depthwise are scheduled
-// families computing a GemmSpec (a depthwise convolution: groups = channels,
-// one input channel per group) with its epilogue. Recurrent computes a
+// Loop: the generic emitter over `expr`. Gemm, QGemm (its int8 version) and
+// Depthwise are scheduled families computing a GemmSpec (a depthwise
+// convolution: groups = channels, one input channel per group) with its
+// epilogue. Recurrent computes a
 // RecurrentSpec and has no element expression; nor has Call (a custom op:
 // the generated code calls call.symbol).
-enum class KernelKind { Loop, Gemm, Depthwise, Recurrent, Call };
-inline bool is_scheduled(KernelKind k) { return k == KernelKind::Gemm || k == KernelKind::Depthwise; }
+enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call };
+inline bool is_scheduled(KernelKind k) {
+  return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
+}
 inline bool has_expr(KernelKind k) { return k != KernelKind::Recurrent && k != KernelKind::Call; }
-const char *kernel_family(KernelKind k);  // "loop", "gemm", "depthwise", "recurrent", "call"
+const char *kernel_family(KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call"
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;

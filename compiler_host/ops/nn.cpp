@@ -120,6 +120,40 @@ Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
   return out;
 }
 
+GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight) {
+  const Shape &X = in_val(g, n, 0).shape, &W = g.v(weight).shape;
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(W.begin() + 2, W.end()),
+                               false);
+  TINYRT_CHECK(win.nsp <= 2, "a scheduled convolution has at most 2 spatial axes");
+  GemmSpec s;
+  s.batch = X[0];
+  s.in_c = X[1];
+  s.out_c = W[0];
+  s.groups = n.geti("group", 1);
+  s.weight = weight;
+  // The last spatial axis takes the w role: a 1-D convolution's output
+  // rows are then long runs of pixels the register tile walks along.
+  int wi = win.nsp - 1;
+  s.in_w = win.in[wi];
+  s.out_w = win.out[wi];
+  s.k_w = win.k[wi];
+  s.stride_w = win.s[wi];
+  s.dil_w = win.d[wi];
+  s.pad_l = win.pb[wi];
+  if (win.nsp == 2) {
+    s.in_h = win.in[0];
+    s.out_h = win.out[0];
+    s.k_h = win.k[0];
+    s.stride_h = win.s[0];
+    s.dil_h = win.d[0];
+    s.pad_t = win.pb[0];
+  } else {
+    s.out_axis[2] = s.in_axis[2] = -1;
+    s.out_axis[3] = s.in_axis[3] = 2;
+  }
+  return s;
+}
+
 namespace {
 
 void def_conv() {
@@ -156,32 +190,7 @@ void def_conv() {
       c.kernel(n.out[0], ins, expr);  // the generic loop emitter
       return;
     }
-    GemmSpec s;
-    s.batch = X.shape[0];
-    s.in_c = X.shape[1];
-    s.out_c = OC;
-    s.groups = G;
-    s.weight = n.in[1];
-    // The last spatial axis takes the w role: a 1-D convolution's output
-    // rows are then long runs of pixels the register tile walks along.
-    int wi = win.nsp - 1;
-    s.in_w = win.in[wi];
-    s.out_w = win.out[wi];
-    s.k_w = win.k[wi];
-    s.stride_w = win.s[wi];
-    s.dil_w = win.d[wi];
-    s.pad_l = win.pb[wi];
-    if (win.nsp == 2) {
-      s.in_h = win.in[0];
-      s.out_h = win.out[0];
-      s.k_h = win.k[0];
-      s.stride_h = win.s[0];
-      s.dil_h = win.d[0];
-      s.pad_t = win.pb[0];
-    } else {
-      s.out_axis[2] = s.in_axis[2] = -1;
-      s.out_axis[3] = s.in_axis[3] = 2;
-    }
+    GemmSpec s = conv_gemm_spec(n, c.g, n.in[1]);
     s.epilogue = bias ? acc(t) + bias : acc(t);
     c.scheduled(depthwise ? KernelKind::Depthwise : KernelKind::Gemm, n.out[0], ins, expr, s);
   };
@@ -190,14 +199,25 @@ void def_conv() {
 
 // -------------------------------------------------------- Gemm / MatMul --
 
-// A constant [N, K, 1, 1] weight from a constant B (alpha folded in).
+}  // namespace
+
+// A constant [N, K, 1, 1] weight from a constant B (alpha folded in; an
+// int8 B is copied as int8).
 int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N) {
+  if (B.dtype == DType::I8) {
+    Bytes w((size_t)(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) w[(size_t)(j * K + k)] = B.data->bytes[(size_t)(b_is_kn ? k * N + j : j * K + k)];
+    return c.g.add_const(c.g.fresh_name(B.name + "_w"), make_const(DType::I8, {N, K, 1, 1}, std::move(w)));
+  }
   std::vector<float> w((size_t)(K * N));
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j)
       w[j * K + k] = (float)(alpha * B.data->get_f(b_is_kn ? k * N + j : j * K + k));
   return c.g.add_const(c.g.fresh_name(B.name + "_w"), make_const_f32({N, K, 1, 1}, w));
 }
+
+namespace {
 
 void def_gemm() {
   OpDef d;
@@ -292,6 +312,33 @@ ExprP matmul_sum(const Shape &A, const Shape &B, int out_rank, DType at, DType b
   return reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, operand(A, true) * operand(B, false));
 }
 
+GemmSpec matmul_gemm_spec(const Shape &A, int yr, int weight, const Graph &g) {
+  const Shape &W = g.v(weight).shape;  // [N, K, 1, 1]
+  GemmSpec s;
+  s.in_c = W[1];
+  s.out_c = W[0];
+  s.weight = weight;
+  int ar = (int)A.size();
+  // Pixel roles n, h, w take A's leading axes (a 1x1 convolution).
+  int roles[3] = {-1, -1, -1};
+  for (int i = 0; i < ar - 1; ++i) roles[3 - (ar - 1) + i] = i;
+  int64_t ext[3];
+  for (int i = 0; i < 3; ++i) ext[i] = roles[i] >= 0 ? A[roles[i]] : 1;
+  s.batch = ext[0];
+  s.in_h = s.out_h = ext[1];
+  s.in_w = s.out_w = ext[2];
+  int ymap = yr - ar;  // Y has the broadcast batch rank; equals A's when B is 2-D
+  s.out_axis[0] = roles[0] >= 0 ? roles[0] + ymap : -1;
+  s.out_axis[1] = yr - 1;
+  s.out_axis[2] = roles[1] >= 0 ? roles[1] + ymap : -1;
+  s.out_axis[3] = roles[2] >= 0 ? roles[2] + ymap : -1;
+  s.in_axis[0] = roles[0];
+  s.in_axis[1] = ar - 1;
+  s.in_axis[2] = roles[1];
+  s.in_axis[3] = roles[2];
+  return s;
+}
+
 namespace {
 
 void def_matmul() {
@@ -315,29 +362,7 @@ void def_matmul() {
       c.kernel(n.out[0], ins, expr);
       return;
     }
-    int64_t N = B.shape[1];
-    GemmSpec s;
-    s.in_c = K;
-    s.out_c = N;
-    s.weight = product_weight(c, B, true, 1.0, K, N);
-    int ar = A.rank();
-    // Pixel roles n, h, w take A's leading axes (a 1x1 convolution).
-    int roles[3] = {-1, -1, -1};
-    for (int i = 0; i < ar - 1; ++i) roles[3 - (ar - 1) + i] = i;
-    int64_t ext[3];
-    for (int i = 0; i < 3; ++i) ext[i] = roles[i] >= 0 ? A.shape[roles[i]] : 1;
-    s.batch = ext[0];
-    s.in_h = s.out_h = ext[1];
-    s.in_w = s.out_w = ext[2];
-    int ymap = yr - ar;  // Y has the broadcast batch rank; equals A's when B is 2-D
-    s.out_axis[0] = roles[0] >= 0 ? roles[0] + ymap : -1;
-    s.out_axis[1] = yr - 1;
-    s.out_axis[2] = roles[1] >= 0 ? roles[1] + ymap : -1;
-    s.out_axis[3] = roles[2] >= 0 ? roles[2] + ymap : -1;
-    s.in_axis[0] = roles[0];
-    s.in_axis[1] = ar - 1;
-    s.in_axis[2] = roles[1];
-    s.in_axis[3] = roles[2];
+    GemmSpec s = matmul_gemm_spec(A.shape, yr, product_weight(c, B, true, 1.0, K, B.shape[1]), c.g);
     s.epilogue = acc(t);
     c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
   };

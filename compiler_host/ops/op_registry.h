@@ -97,6 +97,15 @@ const std::vector<std::string> &conv_attributes();
 ExprP matmul_sum(const Shape &a, const Shape &b, int out_rank, DType at, DType bt, DType acc,
                  const std::function<ExprP(ExprP, ExprP)> &fa, const std::function<ExprP(ExprP, ExprP)> &fb);
 Shape matmul_out_shape(const Node &n, Shape a, Shape b);
+// GemmSpecs of the scheduled families (nn.cpp): a convolution with Conv's
+// attributes of input 0 by `weight` ([OC, IC/groups, k...], 1 or 2 spatial
+// axes), and A (any rank >= 2) times `weight` ([N, K, 1, 1]) into a
+// rank-yr output. The epilogue is left to the caller.
+GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight);
+GemmSpec matmul_gemm_spec(const Shape &a, int yr, int weight, const Graph &g);
+// A constant [N, K, 1, 1] copy of a constant B ([K, N] when b_is_kn, else
+// [N, K]) for matmul_gemm_spec: float (times alpha), or int8 as it is.
+int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N);
 // out = log_softmax(x) over the axes flagged in `axes` (reductions.cpp).
 void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes);
 // Requires input k (when present) to broadcast one way to `target`

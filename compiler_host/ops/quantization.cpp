@@ -1,7 +1,10 @@
 // quantization.cpp — QuantizeLinear, DequantizeLinear,
 // DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul and
 // QLinearConv. Integer products accumulate in int32; requantization rounds
-// half to even and saturates, as the spec says.
+// half to even and saturates, as the spec says. With constant int8 weights
+// (zero point 0) and a constant input zero point, the products run in the
+// scheduled int8 GEMM (KernelKind::QGemm) and the rest of the op becomes
+// its epilogue; otherwise the expression is lowered as it is.
 #include <cmath>
 
 #include "ops/op_registry.h"
@@ -129,6 +132,59 @@ ExprP minus_zp(ExprP v, const Node &n, const Graph &g, int input, int slot, Expr
   return x - cast(zp, DType::I32);
 }
 
+// The scheduled int8 GEMM applies: int8 constant weights `w` with zero
+// point 0 (input `wz` absent or all zeros) and a constant scalar zero point
+// of input `x` (input `xz`, or none). Sets *x_zero.
+bool qgemm_applies(const Node &n, const Graph &g, int x, int w, int xz, int wz, int64_t *x_zero) {
+  const Value &W = g.v(n.in[w]);
+  if (!W.is_const() || W.dtype != DType::I8) return false;
+  DType xt = in_val(g, n, x).dtype;
+  if (xt != DType::U8 && xt != DType::I8) return false;
+  *x_zero = 0;
+  if (n.has_in(xz)) {
+    const Value &z = in_val(g, n, xz);
+    if (!z.is_const() || z.numel() != 1) return false;
+    *x_zero = z.data->get_i(0);
+  }
+  if (n.has_in(wz)) {
+    const Value &z = in_val(g, n, wz);
+    if (!z.is_const()) return false;
+    for (int64_t i = 0; i < z.numel(); ++i)
+      if (z.data->get_i(i) != 0) return false;
+  }
+  return true;
+}
+
+// Conv-like node n (Conv's attributes, x at input 0, int8 weights at input
+// w): the int8 GEMM with `epilogue`, if the layer fits it.
+bool qgemm_conv(const Node &n, LowerCtx &c, int w, int xz, int wz, std::vector<int> ins, ExprP expr,
+                const std::function<ExprP(ExprP)> &epilogue) {
+  int64_t x_zero;
+  const Value &W = in_val(c.g, n, w);
+  if (!qgemm_applies(n, c.g, 0, w, xz, wz, &x_zero) || W.rank() < 3 || W.rank() > 4) return false;
+  GemmSpec s = conv_gemm_spec(n, c.g, n.in[w]);
+  s.x_zero = x_zero;
+  s.epilogue = epilogue(acc(DType::I32));
+  c.scheduled(KernelKind::QGemm, n.out[0], std::move(ins), std::move(expr), s);
+  return true;
+}
+
+// MatMul-like node n (A at input 0, int8 B at input b): the int8 GEMM.
+bool qgemm_matmul(const Node &n, LowerCtx &c, int bi, int xz, int wz, std::vector<int> ins, ExprP expr,
+                  const std::function<ExprP(ExprP)> &epilogue) {
+  int64_t x_zero;
+  const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, bi);
+  if (!qgemm_applies(n, c.g, 0, bi, xz, wz, &x_zero) || B.rank() != 2 || A.rank() < 2 || A.rank() > 4) return false;
+  int64_t K = B.shape[0], N = B.shape[1];
+  GemmSpec s = matmul_gemm_spec(A.shape, c.g.v(n.out[0]).rank(), product_weight(c, B, true, 1.0, K, N), c.g);
+  s.x_zero = x_zero;
+  s.epilogue = epilogue(acc(DType::I32));
+  c.scheduled(KernelKind::QGemm, n.out[0], std::move(ins), std::move(expr), s);
+  return true;
+}
+
+ExprP same(ExprP a) { return a; }
+
 void def_matmul_integer() {
   OpDef d;
   d.name = "MatMulInteger";
@@ -145,7 +201,7 @@ void def_matmul_integer() {
         A.shape, B.shape, c.g.v(n.out[0]).rank(), A.dtype, B.dtype, DType::I32,
         [&](ExprP v, ExprP row) { return minus_zp(v, n, c.g, 2, 2, row); },
         [&](ExprP v, ExprP col) { return minus_zp(v, n, c.g, 3, 3, col); });
-    c.kernel(n.out[0], ins, e);
+    if (!qgemm_matmul(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
   register_op(std::move(d));
 }
@@ -167,7 +223,7 @@ void def_conv_integer() {
         n, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
         [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
         [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); });
-    c.kernel(n.out[0], ins, e);
+    if (!qgemm_conv(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
   register_op(std::move(d));
 }
@@ -199,7 +255,9 @@ void def_qlinear_matmul() {
         [&](ExprP v, ExprP col) { return minus_zp(v, m, c.g, 3, 3, col); });
     auto scalar = [&](int slot, int input) { return param(in_val(c.g, n, input), slot, Y.rank() - 1); };
     ExprP scale = scalar(4, 1) * scalar(5, 4) / scalar(6, 6);
-    c.kernel(n.out[0], ins, requantize(sum, scale, cast(scalar(7, 7), DType::F32), Y.dtype));
+    auto rq = [&](ExprP a) { return requantize(a, scale, cast(scalar(7, 7), DType::F32), Y.dtype); };
+    // inputs: 0 A, 1 a_scale, 2 a_zp, 3 B, 4 b_scale, 5 b_zp
+    if (!qgemm_matmul(n, c, 3, 2, 5, ins, rq(sum), rq)) c.kernel(n.out[0], ins, rq(sum));
   };
   register_op(std::move(d));
 }
@@ -225,13 +283,16 @@ void def_qlinear_conv() {
         m, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
         [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
         [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); });
+    ExprP bias;
     if (n.has_in(8)) {
       ins.push_back(n.in[8]);
-      sum = sum + cast(load(8, in_val(c.g, n, 8).dtype, {var(1)}), DType::I32);
+      bias = cast(load(8, in_val(c.g, n, 8).dtype, {var(1)}), DType::I32);
     }
     auto p = [&](int slot, int input) { return param(in_val(c.g, n, input), slot, 1); };
     ExprP scale = p(4, 1) * p(5, 4) / p(6, 6);
-    c.kernel(n.out[0], ins, requantize(sum, scale, cast(p(7, 7), DType::F32), Y.dtype));
+    auto rq = [&](ExprP a) { return requantize(bias ? a + bias : a, scale, cast(p(7, 7), DType::F32), Y.dtype); };
+    // inputs: 0 x, 1 x_scale, 2 x_zp, 3 w, 4 w_scale, 5 w_zp
+    if (!qgemm_conv(n, c, 3, 2, 5, ins, rq(sum), rq)) c.kernel(n.out[0], ins, rq(sum));
   };
   register_op(std::move(d));
 }

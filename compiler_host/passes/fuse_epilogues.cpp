@@ -18,6 +18,10 @@ namespace {
 
 constexpr size_t kMaxEpilogue = 200;  // expression nodes
 
+// Types an epilogue may store: float, and the 8-bit and 32-bit integers of
+// quantized models (the accumulators' vector width covers them).
+bool epilogue_type(DType t) { return t == DType::F32 || t == DType::U8 || t == DType::I8 || t == DType::I32; }
+
 // v's readers are elementwise kernels over v's shape whose chains (each
 // kernel the only reader of the one before) all end in the last of them:
 // inlines the chains there and returns true.
@@ -81,7 +85,7 @@ void fuse_epilogues(PassContext &c) {
     Kernel &k = p.kernels[ci];
     int sv = k.slot_of(v);
     if (k.kind != KernelKind::Loop || p.graph.v(k.out).shape != p.graph.v(v).shape || has_reduce(k.expr) ||
-        p.graph.v(k.out).dtype != DType::F32 || !reads_only_identity(k.expr, k.ins, v, p.graph.v(v).shape))
+        !epilogue_type(p.graph.v(k.out).dtype) || !reads_only_identity(k.expr, k.ins, v, p.graph.v(v).shape))
       continue;
     std::vector<int> ins = g.ins;
     std::vector<int> map = merge_inputs(ins, k.ins, sv);

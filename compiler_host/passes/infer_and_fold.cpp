@@ -149,7 +149,10 @@ void infer_and_fold(PassContext &c) {
     int64_t size = 0;
     for (int v : n.out)
       if (v >= 0) size += g.v(v).numel();
-    if (all_const && d.lower && size <= kMaxFoldElements) {
+    // Quantized weights stay integers for fuse_qdq, which folds the rest.
+    bool quantized_weight = n.op == "DequantizeLinear" && n.domain.empty() &&
+                            (in_val(g, n, 0).dtype == DType::I8 || in_val(g, n, 0).dtype == DType::U8);
+    if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight) {
       FoldCtx fc(g);
       d.lower(n, fc);
       count_folded(n);

@@ -1,9 +1,10 @@
 // pack_weights.cpp — for each GEMM/conv kernel: the register tile for the
 // target (pixels x output-channel vectors) and the weights rearranged at
 // compile time into the order the micro-kernel reads them:
-// [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles; for each
-// depthwise kernel: the pixels per tile and the weights as
-// [kh*kw][channels padded to whole vectors].
+// [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles (int8:
+// [group][oc tile][kh*kw][ic/4][nr][4] plus an int32 accumulator start per
+// output channel); for each depthwise kernel: the pixels per tile and the
+// weights as [kh*kw][channels padded to whole vectors].
 #include "passes/pass.h"
 
 namespace tinyrt {
@@ -41,6 +42,37 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
   r.h_padded = Hp;
 }
 
+// int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
+// padded) and, per output channel, the accumulators' start
+// -x_zero * sum of the channel's weights, so that the kernel's sums of
+// x * w become sums of (x - x_zero) * w. With vpdpbusd (uint8 x int8) an
+// int8 input is flipped to uint8 (x + 128), and its zero point with it.
+void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
+  const Value &w = g.v(s.weight);
+  int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+  int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICg + 3) / 4;
+  s.x_flip = target.dot_i8 == DotI8::X86Vnni && xt == DType::I8;
+  int64_t zero = s.x_zero + (s.x_flip ? 128 : 0);
+  std::vector<int8_t> out((size_t)(G * OCt * KK * ICq * NR * 4), 0);
+  std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
+  const int8_t *src = w.data->as<int8_t>();
+  for (int64_t gi = 0; gi < G; ++gi)
+    for (int64_t ocg = 0; ocg < OCg; ++ocg) {
+      int64_t ot = ocg / NR, r = ocg % NR, oc = gi * OCg + ocg, sum = 0;
+      for (int64_t kk = 0; kk < KK; ++kk)
+        for (int64_t ic = 0; ic < ICg; ++ic) {
+          int8_t v = src[(oc * ICg + ic) * KK + kk];
+          out[(size_t)(((((gi * OCt + ot) * KK + kk) * ICq + ic / 4) * NR + r) * 4 + ic % 4)] = v;
+          sum += v;
+        }
+      start[(size_t)(gi * OCt * NR + ocg)] = (int32_t)(-zero * sum);
+    }
+  Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
+  s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
+  Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
+  s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
+}
+
 }  // namespace
 
 void pack_weights(PassContext &c) {
@@ -56,8 +88,10 @@ void pack_weights(PassContext &c) {
     }
     if (!is_scheduled(k.kind)) continue;
     GemmSpec &s = k.gemm;
-    if (p.layout_strides(k.out)[s.out_axis[1]] != 1 ||
-        (k.kind == KernelKind::Depthwise && p.layout_strides(k.ins[0])[s.in_axis[1]] != 1)) {
+    // Depthwise reads vectors of channels, the int8 GEMM groups of 4.
+    bool dense_in = p.layout_strides(k.ins[0])[s.in_axis[1]] == 1;
+    if (k.kind == KernelKind::QGemm) dense_in = dense_in || s.in_c / s.groups == 1;
+    if (p.layout_strides(k.out)[s.out_axis[1]] != 1 || (k.kind != KernelKind::Gemm && !dense_in)) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
       continue;
     }
@@ -73,6 +107,14 @@ void pack_weights(PassContext &c) {
     bool pointwise = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
     GemmTile t = c.target.gemm_tile(OCg, pointwise ? s.batch * s.out_h * s.out_w : s.out_w);
     int NR = t.nv * L;
+    s.mr = t.mr;
+    s.nr = NR;
+    s.unroll = t.unroll;
+    ++packed;
+    if (k.kind == KernelKind::QGemm) {
+      pack_qgemm(g, s, g.v(k.ins[0]).dtype, c.target, NR);
+      continue;
+    }
     int64_t OCt = (OCg + NR - 1) / NR;
     std::vector<float> out((size_t)(G * OCt * KK * ICg * NR), 0.f);
     const float *src = w.data->as<float>();
@@ -87,10 +129,6 @@ void pack_weights(PassContext &c) {
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
     s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
-    s.mr = t.mr;
-    s.nr = NR;
-    s.unroll = t.unroll;
-    ++packed;
   }
   p.perm.resize(g.values.size());
   if (c.log) *c.log << "  packed " << packed << " weight tensors\n";

@@ -37,6 +37,7 @@ void verify_program(const Program &p, const char *after_pass);
 
 // Pass entry points (one per file in passes/).
 void infer_and_fold(PassContext &c);
+void fuse_qdq(PassContext &c);
 void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);
 void fuse_epilogues(PassContext &c);

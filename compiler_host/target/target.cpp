@@ -38,7 +38,7 @@ int Target::depthwise_tile(int64_t taps) const {
   return (int)std::max<int64_t>(2, std::min<int64_t>(8, free_regs));
 }
 
-static Target x86(const std::string &name, bool avx512) {
+static Target x86(const std::string &name, bool avx512, bool vnni = false) {
   Target t;
   t.name = name;
   t.triple = "x86_64-pc-linux-gnu";
@@ -50,6 +50,12 @@ static Target x86(const std::string &name, bool avx512) {
     t.features += ",+avx512f,+avx512bw,+avx512vl,+avx512dq,-prefer-256-bit";
     t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512BW | TINYRT_ISA_X86_AVX512VL |
              TINYRT_ISA_X86_AVX512DQ;
+  }
+  if (vnni) {  // Cascade Lake, Ice Lake, Zen 4 and later
+    t.cpu = "cascadelake";
+    t.features += ",+avx512vnni";
+    t.isa |= TINYRT_ISA_X86_AVX512VNNI;
+    t.dot_i8 = DotI8::X86Vnni;
   }
   t.vector_bytes = avx512 ? 64 : 32;
   t.vector_regs = avx512 ? 32 : 16;
@@ -75,13 +81,15 @@ Target resolve_target(const std::string &name) {
     bool avx512 = f.lookup("avx512f") && f.lookup("avx512bw") && f.lookup("avx512vl") &&
                   f.lookup("avx512dq");
 #if defined(__x86_64__)
-    return x86(avx512 ? "x86-64-avx512" : "x86-64-avx2", avx512);
+    bool vnni = avx512 && f.lookup("avx512vnni");
+    return x86(vnni ? "x86-64-avx512-vnni" : avx512 ? "x86-64-avx512" : "x86-64-avx2", avx512, vnni);
 #else
     fail_usage("--target host is only implemented on x86-64 hosts; name the target");
 #endif
   }
   if (name == "x86-64-avx2") return x86(name, false);
   if (name == "x86-64-avx512") return x86(name, true);
+  if (name == "x86-64-avx512-vnni") return x86(name, true, true);
   if (name == "armv7-neon") {
     Target t;
     t.name = name;
@@ -128,7 +136,7 @@ Target resolve_target(const std::string &name) {
 }
 
 std::vector<std::string> target_names() {
-  return {"host", "x86-64-avx2", "x86-64-avx512", "armv7-neon", "aarch64-neon"};
+  return {"host", "x86-64-avx2", "x86-64-avx512", "x86-64-avx512-vnni", "armv7-neon", "aarch64-neon"};
 }
 
 }  // namespace tinyrt

@@ -16,8 +16,14 @@ struct GemmTile {
   int unroll;  // input channels per iteration of the inner loop
 };
 
+// How the int8 GEMM forms 4-element dot products into int32 lanes.
+enum class DotI8 {
+  Widen,    // widened multiplies and pairwise adds (any SIMD target)
+  X86Vnni,  // vpdpbusd: u8 x s8, 4 products per int32 lane
+};
+
 struct Target {
-  std::string name;  // x86-64-avx2, x86-64-avx512, armv7-neon, aarch64-neon
+  std::string name;  // x86-64-avx2, x86-64-avx512(-vnni), armv7-neon, aarch64-neon
   std::string triple, cpu, features;
   uint32_t arch = 0;  // TINYRT_ARCH_*
   uint32_t isa = 0;   // TINYRT_ISA_* the code needs
@@ -36,6 +42,7 @@ struct Target {
   std::vector<std::pair<int, int>> gemm_tiles;
   int gemm_unroll = 4;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
+  DotI8 dot_i8 = DotI8::Widen;
 
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows
