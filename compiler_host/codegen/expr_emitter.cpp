@@ -1,5 +1,7 @@
 #include "codegen/expr_emitter.h"
 
+#include <cmath>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "target/target.h"
@@ -211,7 +213,6 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
     if (out.strides[k] == 0) continue;
     off = add(off, mul_const(idx[k], out.strides[k]));
   }
-  Type *mt = mem_type(t);
   llvm::Align al(dtype_bytes(t));
   Value *v = narrow(vec(value), t);
   if (lanes_ == 1) {
@@ -249,7 +250,26 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
   } else if (dtype_is_float(from)) {
     // Saturating conversions: out-of-range floats and NaN never produce poison.
     auto id = dtype_is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    r = b_.CreateIntrinsic(id, {tt, xv->getType()}, {xv});
+    int bits = dtype_bytes(to) * 8;
+    bool sg = dtype_is_signed(to);
+    if (vecd && lanes_ > 1 && to != DType::Bool && (bits < 32 || (bits == 32 && sg)) && from == DType::F32) {
+      // LLVM 14 scalarizes vector fptosi/fptoui.sat: clamp in float (NaN
+      // to 0) and convert in range instead. Same results.
+      double lo = sg ? -std::ldexp(1.0, bits - 1) : 0.0;
+      double hi = bits == 32 ? 2147483520.0 : (sg ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1);
+      Type *ft = xv->getType();
+      Value *c = b_.CreateSelect(b_.CreateFCmpUNO(xv, xv), llvm::Constant::getNullValue(ft), xv);
+      Value *flo = llvm::ConstantFP::get(ft, lo), *fhi = llvm::ConstantFP::get(ft, hi);
+      c = b_.CreateSelect(b_.CreateFCmpOLT(c, flo), flo, c);  // compares: armv7 has no vector maxnum
+      c = b_.CreateSelect(b_.CreateFCmpOGT(c, fhi), fhi, c);
+      Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
+      r = b_.CreateFPToSI(c, t32);
+      if (bits < 32) r = b_.CreateTrunc(r, tt);
+      else r = b_.CreateSelect(b_.CreateFCmpOGE(xv, llvm::ConstantFP::get(ft, 2147483648.0)),
+                               llvm::ConstantInt::get(t32, 2147483647), r);
+    } else {
+      r = b_.CreateIntrinsic(id, {tt, xv->getType()}, {xv});
+    }
   } else if (dtype_is_float(to)) {
     r = (dtype_is_signed(from) && from != DType::Bool) ? b_.CreateSIToFP(xv, tt) : b_.CreateUIToFP(xv, tt);
     if (dtype_is_half(to)) r = widen(narrow(r, to), to);

@@ -86,17 +86,17 @@ struct GemmEmitter {
   // Weight elements per ic step and output channel: 1 float or 4 bytes.
   int64_t wstep() const { return q ? 4 : 1; }
 
-  // int8: the 4 input bytes at p as one i32 (channels ic .. ic+3; only
-  // `have` of them exist, the others read as 0 and meet zero weights),
-  // flipped to uint8 when the dot product needs it.
+  // int8: the 4 input bytes of channels ic .. ic+3 at p (channel stride
+  // xs[1]) as one i32; only `have` of them exist, the others read as 0 and
+  // meet zero weights. Flipped to uint8 when the dot product needs it.
   Value *x_quad(Value *p, int have) {
     Value *v;
-    if (have == 4) {
+    if (have == 4 && xs[1] == 1) {
       v = b.CreateAlignedLoad(b.getInt32Ty(), b.CreateBitCast(p, b.getInt32Ty()->getPointerTo()), llvm::Align(1));
     } else {
       v = i32(0);
       for (int j = 0; j < have; ++j) {
-        Value *byte = b.CreateZExt(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), p, i32(j))), b.getInt32Ty());
+        Value *byte = b.CreateZExt(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), p, i32(j * xs[1]))), b.getInt32Ty());
         v = b.CreateOr(v, b.CreateShl(byte, (uint64_t)(8 * j)));
       }
     }
@@ -209,7 +209,7 @@ struct GemmEmitter {
         }
         Value *kk = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
         Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
-        if (q) return qsteps(row, wk, nvv, a1);
+        if (q) return qsteps(row, valid, wk, nvv, a1);
         auto step = [&](Value *ic, Values a) {
           Values w;
           for (int j = 0; j < nvv; ++j) {
@@ -253,16 +253,21 @@ struct GemmEmitter {
 
   // int8: the ic loop over groups of 4 channels (the last one partial
   // when ICg % 4), unrolled like the float one.
-  Values qsteps(const Values &row, Value *wk, int nvv, const Values &a0) {
+  // `valid` (strided channels in General mode): pixels inside the input;
+  // the others read the zero point.
+  Values qsteps(const Values &row, const Values &valid, Value *wk, int nvv, const Values &a0) {
+    uint32_t zb = (uint8_t)s.x_zero ^ (s.x_flip ? 0x80u : 0u);
+    Value *zero4 = i32(zb * 0x01010101u);
     auto step = [&](Value *icq, Values a, int have) {
       Values w;
       for (int j = 0; j < nvv; ++j) {
         Value *wp = b.CreateGEP(b.getInt8Ty(), wk, b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4)));
         w.push_back(b.CreateAlignedLoad(wv, b.CreateBitCast(wp, wv->getPointerTo()), llvm::Align(4)));
       }
-      Value *ic = b.CreateMul(icq, i32(4));
+      Value *ic = b.CreateMul(icq, i32(4 * xs[1]));
       for (size_t i = 0; i < row.size(); ++i) {
         Value *x4 = x_quad(b.CreateGEP(b.getInt8Ty(), row[i], ic), have);
+        if (!valid.empty()) x4 = b.CreateSelect(valid[i], x4, zero4);
         for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], x4, w[j]);
       }
       return a;
@@ -292,12 +297,11 @@ struct GemmEmitter {
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
-    TINYRT_CHECK(!q || xs[1] == 1, "int8 GEMM input channels must be contiguous");
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
     if (q) {
       qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
-      zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);
+      if (xs[1] == 1) zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);
     } else if (xs[1] == 1) {
       zero_row = zero_floats(env, b, ICg, name);
     }

@@ -10,9 +10,15 @@
 // that follow it, become its epilogue (fuse_epilogues). This is exact up
 // to float rounding: sum (xq - zx) * wq * sx * sw is the float op's sum.
 //
+// Ops that only move or select elements (Concat, MaxPool, Reshape, ...)
+// between DequantizeLinear and QuantizeLinear of one scale and zero point
+// run on the integers: Q(op(DQ(q))) = op(q) exactly, as DQ and Q are
+// increasing maps that are inverse on the integers.
+//
 // infer_and_fold leaves DequantizeLinear of 8-bit constants (quantized
 // weights) unfolded so this pass can see them; those it does not use are
 // folded to float here.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/op_registry.h"
@@ -154,6 +160,54 @@ std::vector<double> values(const Graph &g, int v) {
   return r;
 }
 
+// Ops that commute with increasing maps: they move, select or take the
+// maximum of elements, so they may work on the quantized integers.
+bool moves_elements(const Node &n) {
+  static const std::vector<std::string> ops = {"Concat",  "MaxPool", "GlobalMaxPool", "Reshape", "Flatten",
+                                               "Squeeze", "Unsqueeze", "Transpose",   "Identity", "Slice",
+                                               "SpaceToDepth", "DepthToSpace"};
+  return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op) != ops.end() && n.out.size() == 1;
+}
+
+bool same_quantization(const Graph &g, const Node &a, const Node &b) {
+  auto scalar = [&](const Node &n, size_t k, double *v) {
+    if (!n.has_in(k)) return *v = 0, true;
+    const Value &x = in_val(g, n, k);
+    if (!x.is_const() || x.numel() != 1) return false;
+    *v = x.data->get_f(0);
+    return true;
+  };
+  double sa, sb, za, zb;
+  DType ta = a.has_in(2) ? in_val(g, a, 2).dtype : DType::U8, tb = b.has_in(2) ? in_val(g, b, 2).dtype : DType::U8;
+  return scalar(a, 1, &sa) && scalar(b, 1, &sb) && scalar(a, 2, &za) && scalar(b, 2, &zb) && sa == sb && za == zb &&
+         ta == tb;
+}
+
+// Q(op(DQ(q0), DQ(q1), ...)) with one quantization throughout -> op(q0, q1,
+// ...) writing Q's output. Float data inputs must all be such DQs.
+bool rewrite_passthrough(Graph &g, const Producers &p, const std::vector<int> &uses, const std::vector<int> &reader,
+                         const Node &n, Node *out_q, Rewriter &r) {
+  if (!moves_elements(n) || n.out[0] < 0 || uses[n.out[0]] != 1 || reader[n.out[0]] < 0) return false;
+  const Node &q = g.nodes[reader[n.out[0]]];
+  if (q.op != "QuantizeLinear" || !q.domain.empty() || q.in[0] != n.out[0] || g.is_graph_output(n.out[0])) return false;
+  Node m = n;
+  int dq_inputs = 0;
+  for (size_t k = 0; k < n.in.size(); ++k) {
+    if (n.in[k] < 0 || g.v(n.in[k]).dtype != DType::F32) continue;  // shapes, axes
+    const Node *d = p.dq(g, n.in[k]);
+    if (!d || !activation_dq(g, d) || !same_quantization(g, *d, q)) return false;
+    m.in[k] = d->in[0];
+    ++dq_inputs;
+  }
+  if (!dq_inputs) return false;
+  m.out = {q.out[0]};
+  const OpDef &def = check_node(m, g);
+  def.infer(m, g);
+  r.nodes.push_back(std::move(m));
+  *out_q = q;
+  return true;
+}
+
 // Conv(DQ(x), DQ(w), b) -> ConvInteger + float tail.
 bool rewrite_conv(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
   const Node *dx = p.dq(g, n.in[0]), *dw = p.dq(g, n.in[1]);
@@ -213,11 +267,27 @@ bool rewrite_product(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
 
 void fuse_qdq(PassContext &c) {
   Graph &g = c.program.graph;
-  int rewritten = 0, folded = 0;
+  int rewritten = 0, moved = 0, folded = 0;
   Producers p(g);
+  std::vector<int> uses = g.use_counts(), reader(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].in)
+      if (v >= 0) reader[v] = (int)i;
   std::vector<Node> out;
-  for (const Node &n : g.nodes) {
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (drop[i]) continue;
+    const Node &n = g.nodes[i];
     Rewriter r(g);
+    Node q;
+    if (rewrite_passthrough(g, p, uses, reader, n, &q, r)) {
+      // The Q node is dropped: its output is now written by the op.
+      drop[reader[n.out[0]]] = true;
+      if (c.log) *c.log << "    " << n.where() << " works on the quantized integers\n";
+      for (Node &m : r.nodes) out.push_back(std::move(m));
+      ++moved;
+      continue;
+    }
     bool done = false;
     if (n.domain.empty() && n.op == "Conv") done = rewrite_conv(g, p, n, r);
     else if (n.domain.empty() && (n.op == "MatMul" || n.op == "Gemm")) done = rewrite_product(g, p, n, r);
@@ -245,7 +315,9 @@ void fuse_qdq(PassContext &c) {
   }
   g.nodes = std::move(kept);
   g.remove_dead_nodes();
-  if (c.log) *c.log << "  " << rewritten << " convolutions and products in int8, " << folded << " weight dequantizations folded\n";
+  if (c.log)
+    *c.log << "  " << rewritten << " convolutions and products in int8, " << moved << " ops on quantized integers, "
+           << folded << " weight dequantizations folded\n";
 }
 
 }  // namespace tinyrt

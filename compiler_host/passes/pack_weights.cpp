@@ -88,10 +88,9 @@ void pack_weights(PassContext &c) {
     }
     if (!is_scheduled(k.kind)) continue;
     GemmSpec &s = k.gemm;
-    // Depthwise reads vectors of channels, the int8 GEMM groups of 4.
+    // Depthwise reads vectors of channels.
     bool dense_in = p.layout_strides(k.ins[0])[s.in_axis[1]] == 1;
-    if (k.kind == KernelKind::QGemm) dense_in = dense_in || s.in_c / s.groups == 1;
-    if (p.layout_strides(k.out)[s.out_axis[1]] != 1 || (k.kind != KernelKind::Gemm && !dense_in)) {
+    if (p.layout_strides(k.out)[s.out_axis[1]] != 1 || (k.kind == KernelKind::Depthwise && !dense_in)) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
       continue;
     }
