@@ -17,6 +17,12 @@
 //
 // Tasks are blocks of output rows; each walks all channel vectors of a
 // pixel tile before the next tile, so it reads and writes whole pixels.
+//
+// int8 (a uint8/int8 input with int8 weights): each input vector is
+// widened to float minus the zero point, and the weights are packed as
+// floats. Every product and sum is an integer below 2^24 (at most 514
+// taps of |x - x_zero| <= 255 times |w| <= 128), so the float sums are the
+// exact int32 results; padding reads the zero point.
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -40,6 +46,8 @@ struct DepthwiseEmitter {
   int64_t xs[4];  // input strides per role n, c, h, w
   Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
   llvm::Type *f32, *vf32;
+  bool q = false;          // int8 input
+  llvm::Type *xel = nullptr;  // element of X
 
   DepthwiseEmitter(EmitEnv &e, const Kernel &kk)
       : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
@@ -56,13 +64,20 @@ struct DepthwiseEmitter {
   Value *load_vec(Value *p, int lanes) {
     return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
   }
+  // An input vector as floats (int8: minus the zero point).
+  Value *load_x(Value *p, int lanes) {
+    if (!q) return load_vec(p, lanes);
+    Value *v = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), L), p, lanes);
+    v = X.type == DType::I8 ? b.CreateSIToFP(v, vf32) : b.CreateUIToFP(v, vf32);
+    return b.CreateFSub(v, llvm::ConstantFP::get(vf32, (double)s.x_zero));
+  }
 
   // m pixels from (n, oh, ow0), channels [c0, c0 + lanes).
   void tile(bool inside, int m, Value *n, Value *oh, Value *ow0, Value *c0, int lanes) {
     Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
     Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
-    Value *zero_c = b.CreateGEP(f32, zeros, c0);
+    Value *zero_c = b.CreateGEP(xel, zeros, c0);
     Values acc(m, llvm::Constant::getNullValue(vf32));
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
       Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
@@ -72,15 +87,15 @@ struct DepthwiseEmitter {
         Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
         Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
         Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-        Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3]))));
+        Value *base = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3]))));
         Values a = a1;
         for (int i = 0; i < m; ++i) {
-          Value *p = b.CreateGEP(f32, base, i32(i * s.stride_w * xs[3]));
+          Value *p = b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]));
           if (!inside) {
             Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
             p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
           }
-          a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_vec(p, lanes), w, a[i]});
+          a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});
         }
         return a;
       }, "kw");
@@ -110,9 +125,11 @@ struct DepthwiseEmitter {
     out = slot_for(env, b, arena, k.out);
     for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[s.in_axis[rl]] : 0;
     TINYRT_CHECK(xs[1] == 1 && out.strides[s.out_axis[1]] == 1, "depthwise channels must be contiguous");
-    xbase = b.CreateBitCast(X.base, f32->getPointerTo());
+    q = X.type == DType::U8 || X.type == DType::I8;
+    xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
+    xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
-    zeros = zero_floats(env, b, Cp, name);
+    zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
     int64_t rows = s.batch * s.out_h;
     int64_t blocks = std::min<int64_t>(rows, 64);

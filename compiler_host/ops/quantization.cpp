@@ -164,8 +164,11 @@ bool qgemm_conv(const Node &n, LowerCtx &c, int w, int xz, int wz, std::vector<i
   if (!qgemm_applies(n, c.g, 0, w, xz, wz, &x_zero) || W.rank() < 3 || W.rank() > 4) return false;
   GemmSpec s = conv_gemm_spec(n, c.g, n.in[w]);
   s.x_zero = x_zero;
-  s.epilogue = epilogue(acc(DType::I32));
-  c.scheduled(KernelKind::QGemm, n.out[0], std::move(ins), std::move(expr), s);
+  // Depthwise: the depthwise family sums in float, exactly (see
+  // depthwise_emitter.cpp) up to 514 taps.
+  bool depthwise = s.groups > 1 && s.in_c == s.groups && s.out_c == s.groups && s.k_h * s.k_w <= 514;
+  s.epilogue = epilogue(depthwise ? cast(acc(DType::F32), DType::I32) : acc(DType::I32));
+  c.scheduled(depthwise ? KernelKind::Depthwise : KernelKind::QGemm, n.out[0], std::move(ins), std::move(expr), s);
   return true;
 }
 

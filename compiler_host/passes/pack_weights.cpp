@@ -17,9 +17,8 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes) {
   const Value &w = g.v(s.weight);
   int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
   std::vector<float> out((size_t)(KK * Cp), 0.f);
-  const float *src = w.data->as<float>();
-  for (int64_t kk = 0; kk < KK; ++kk)
-    for (int64_t ch = 0; ch < C; ++ch) out[(size_t)(kk * Cp + ch)] = src[ch * KK + kk];
+  for (int64_t kk = 0; kk < KK; ++kk)  // float, or int8 widened exactly
+    for (int64_t ch = 0; ch < C; ++ch) out[(size_t)(kk * Cp + ch)] = (float)w.data->get_f(ch * KK + kk);
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   s.mr = mr;
   s.nr = lanes;
