@@ -186,7 +186,7 @@ bool same_quantization(const Graph &g, const Node &a, const Node &b) {
 // Q(op(DQ(q0), DQ(q1), ...)) with one quantization throughout -> op(q0, q1,
 // ...) writing Q's output. Float data inputs must all be such DQs.
 bool rewrite_passthrough(Graph &g, const Producers &p, const std::vector<int> &uses, const std::vector<int> &reader,
-                         const Node &n, Node *out_q, Rewriter &r) {
+                         const Node &n, Rewriter &r) {
   if (!moves_elements(n) || n.out[0] < 0 || uses[n.out[0]] != 1 || reader[n.out[0]] < 0) return false;
   const Node &q = g.nodes[reader[n.out[0]]];
   if (q.op != "QuantizeLinear" || !q.domain.empty() || q.in[0] != n.out[0] || g.is_graph_output(n.out[0])) return false;
@@ -204,7 +204,6 @@ bool rewrite_passthrough(Graph &g, const Producers &p, const std::vector<int> &u
   const OpDef &def = check_node(m, g);
   def.infer(m, g);
   r.nodes.push_back(std::move(m));
-  *out_q = q;
   return true;
 }
 
@@ -279,8 +278,7 @@ void fuse_qdq(PassContext &c) {
     if (drop[i]) continue;
     const Node &n = g.nodes[i];
     Rewriter r(g);
-    Node q;
-    if (rewrite_passthrough(g, p, uses, reader, n, &q, r)) {
+    if (rewrite_passthrough(g, p, uses, reader, n, r)) {
       // The Q node is dropped: its output is now written by the op.
       drop[reader[n.out[0]]] = true;
       if (c.log) *c.log << "    " << n.where() << " works on the quantized integers\n";
