@@ -164,4 +164,27 @@ void Graph::remove_dead_nodes() {
   nodes = std::move(kept);
 }
 
+Node make_node(Graph &g, const std::string &op, const std::string &base, std::vector<int> in, std::vector<int> out) {
+  Node n;
+  n.op = op;
+  n.name = g.fresh_name(base);
+  n.in = std::move(in);
+  n.out = std::move(out);
+  n.opset = g.opset;
+  return n;
+}
+
+int new_value(Graph &g, const std::string &base) {
+  int v = g.add_value(g.fresh_name(base), DType::Undefined, {});
+  g.v(v).shape_known = false;
+  return v;
+}
+
+Attr int_attr(int64_t v) {
+  Attr a;
+  a.kind = Attr::Kind::Int;
+  a.i = v;
+  return a;
+}
+
 }  // namespace tinyrt

@@ -120,4 +120,11 @@ struct Graph {
   std::map<std::string, int> name_counter_;
 };
 
+// Builders for passes and expansions that add nodes: a node of ai.onnx op
+// `op` (the model's opset) named after `base`, a value whose type and
+// shape inference sets, an int attribute.
+Node make_node(Graph &g, const std::string &op, const std::string &base, std::vector<int> in, std::vector<int> out);
+int new_value(Graph &g, const std::string &base);
+Attr int_attr(int64_t v);
+
 }  // namespace tinyrt

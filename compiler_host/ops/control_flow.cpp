@@ -17,26 +17,7 @@ namespace tinyrt {
 
 namespace {
 
-Node make_node(Graph &g, const std::string &op, const std::string &base, std::vector<int> in, std::vector<int> out) {
-  Node n;
-  n.op = op;
-  n.name = g.fresh_name(base);
-  n.in = std::move(in);
-  n.out = std::move(out);
-  n.opset = g.opset;
-  return n;
-}
-
-int new_value(Graph &g, const std::string &base) {
-  int v = g.add_value(g.fresh_name(base), DType::Undefined, {});
-  g.v(v).shape_known = false;
-  return v;
-}
-
-void set_int(Node &n, const std::string &name, int64_t v) {
-  n.attrs[name].kind = Attr::Kind::Int;
-  n.attrs[name].i = v;
-}
+void set_int(Node &n, const std::string &name, int64_t v) { n.attrs[name] = int_attr(v); }
 
 // Stacks per-iteration values along `axis` (Unsqueeze then Concat) into `out`.
 void stack(Graph &g, std::vector<Node> &nodes, const std::vector<int> &parts, int64_t axis, int out,

@@ -106,14 +106,9 @@ class Rewriter {
   // output, a new value (or `out` when given); returns the output.
   int add(const std::string &op, const std::string &name, std::vector<int> ins, std::map<std::string, Attr> attrs,
           int out = -1) {
-    Node n;
-    n.op = op;
-    n.name = g_.fresh_name(name);
-    n.in = std::move(ins);
+    if (out < 0) out = new_value(g_, name + "_out");
+    Node n = make_node(g_, op, name, std::move(ins), {out});
     n.attrs = std::move(attrs);
-    n.opset = g_.opset;
-    if (out < 0) out = g_.add_value(g_.fresh_name(n.name + "_out"), DType::Undefined, {});
-    n.out = {out};
     const OpDef &d = check_node(n, g_);
     d.infer(n, g_);
     nodes.push_back(std::move(n));
@@ -127,13 +122,6 @@ class Rewriter {
  private:
   Graph &g_;
 };
-
-Attr int_attr(int64_t v) {
-  Attr a;
-  a.kind = Attr::Kind::Int;
-  a.i = v;
-  return a;
-}
 
 // y = Cast(acc) * scale [+ bias], the per-channel vectors shaped to
 // broadcast along `channel_axis` of a rank-`rank` output.
