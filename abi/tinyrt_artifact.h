@@ -85,6 +85,7 @@ typedef enum tinyrt_arch {
 #define TINYRT_ISA_ARM_NEON (1u << 8)   /* armv7 Advanced SIMD */
 #define TINYRT_ISA_ARM_VFPV4 (1u << 9)  /* armv7 fused multiply-add */
 #define TINYRT_ISA_A64_ASIMD (1u << 10) /* AArch64 Advanced SIMD */
+#define TINYRT_ISA_A64_DOTPROD (1u << 11) /* Armv8.2 int8 dot product (sdot/udot) */
 #define TINYRT_ISA_X86_F16C (1u << 16)   /* half<->single conversions (VEX) */
 #define TINYRT_ISA_X86_BMI1 (1u << 17)
 #define TINYRT_ISA_X86_BMI2 (1u << 18)

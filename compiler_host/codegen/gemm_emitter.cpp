@@ -13,7 +13,9 @@
 // of 4 input channels: weights are packed [group][oc tile][kh*kw][ic/4]
 // [nr][4] (int8), 4 input bytes are broadcast to every lane and each lane
 // adds the 4-element dot product (target.dot_i8: vpdpbusd with AVX-512
-// VNNI, widening multiplies and pairwise adds elsewhere). Accumulators
+// VNNI, sdot with Armv8.2 dot product, smull/vmull.s8 + sadalp/vpadal on
+// other NEON CPUs, generic widening multiplies and pairwise adds
+// elsewhere). Accumulators
 // start at -x_zero * (sum of the channel's weights), so they hold
 // sum (x - x_zero) * w; padding reads x_zero, i.e. contributes nothing.
 //
@@ -29,8 +31,11 @@
 // the static width OW % mr) and each tile picks row or general at run time.
 // Tasks are (group, oc tile, block of pixel tiles or of rows).
 #include "codegen/kernel_emitters.h"
+#include "tinyrt_artifact.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsARM.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
 namespace tinyrt {
@@ -88,8 +93,9 @@ struct GemmEmitter {
 
   // int8: the 4 input bytes of channels ic .. ic+3 at p (channel stride
   // xs[1]) as one i32; only `have` of them exist, the others read as 0 and
-  // meet zero weights. Flipped to uint8 when the dot product needs it.
-  Value *x_quad(Value *p, int have) {
+  // meet zero weights. Flipped to the dot product's signedness unless
+  // `flip` is false.
+  Value *x_quad(Value *p, int have, bool flip = true) {
     Value *v;
     if (have == 4 && xs[1] == 1) {
       v = b.CreateAlignedLoad(b.getInt32Ty(), b.CreateBitCast(p, b.getInt32Ty()->getPointerTo()), llvm::Align(1));
@@ -100,27 +106,72 @@ struct GemmEmitter {
         v = b.CreateOr(v, b.CreateShl(byte, (uint64_t)(8 * j)));
       }
     }
-    return s.x_flip ? b.CreateXor(v, i32(0x80808080u)) : v;
+    return s.x_flip && flip ? b.CreateXor(v, i32(0x80808080u)) : v;
   }
 
-  // acc + per lane the dot product of the 4 bytes of x4 (uint8 after the
-  // flip, or X's type) with the lane's 4 weight bytes (int8).
-  Value *dot4(Value *acc, Value *x4, Value *w) {
+  // An operand of dot4: a vector, or for the NEON pair products two
+  // halves (lo, hi) of 2L bytes each.
+  struct Operand {
+    Value *lo, *hi = nullptr;
+  };
+
+  // X's 4 bytes at p laid out for dot4: in every lane, or for the pair
+  // products as x0 x1 x0 x1 ... (lo) and x2 x3 x2 x3 ... (hi), two
+  // 16-bit lane broadcasts flipped as a vector. `quad`: the bytes
+  // already gathered and flipped (x_quad), or null to load them here.
+  Operand x_vec(Value *p, int have, Value *quad) {
+    if (T.dot_i8 != DotI8::NeonPairs) return {b.CreateVectorSplat(L, quad ? quad : x_quad(p, have))};
+    // In a 64-bit vector (a legal type on both NEON targets).
+    auto *v2 = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
+    Value *pairs = b.CreateInsertElement(llvm::UndefValue::get(v2), quad ? quad : x_quad(p, have, false), (uint64_t)0);
+    if (!quad && s.x_flip) pairs = b.CreateXor(pairs, llvm::ConstantInt::get(v2, 0x80808080u));
+    pairs = b.CreateBitCast(pairs, llvm::FixedVectorType::get(b.getInt16Ty(), 4));
+    auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
+    auto lane = [&](int i) { return b.CreateBitCast(b.CreateShuffleVector(pairs, std::vector<int>(L, i)), half); };
+    return {lane(0), lane(1)};
+  }
+
+  // acc + per lane the dot product of X's 4 bytes (x_vec; uint8 or int8
+  // per the target, X's type with Widen) with the lane's 4 weight bytes
+  // (int8).
+  Value *dot4(Value *acc, const Operand &xo, const Operand &w) {
     auto *vi32 = llvm::cast<llvm::FixedVectorType>(accv);
-    Value *xv = b.CreateVectorSplat(L, x4);
-    if (T.dot_i8 == DotI8::X86Vnni) {
-      llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
-                               : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
-                                        : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
-      return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w, vi32)});
+    auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
+    Value *xv = xo.lo;
+    switch (T.dot_i8) {
+      case DotI8::X86Vnni: {
+        llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                 : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                          : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+        return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w.lo, vi32)});
+      }
+      case DotI8::NeonSdot:
+        return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {acc, b.CreateBitCast(xv, wv), w.lo});
+      case DotI8::NeonPairs: {
+        // smull (vmull.s8) of each half, summed in 16 bits when no weight
+        // is -128, then sadalp (vpadal.s16): lane i += pair 2i + pair 2i+1.
+        auto *h16 = llvm::FixedVectorType::get(b.getInt16Ty(), 2 * L);
+        auto prod = [&](Value *xh, Value *wh) -> Value * {
+          if (T.arch == TINYRT_ARCH_ARMV7) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vmulls, {h16}, {xh, wh});
+          return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_smull, {h16}, {xh, wh});
+        };
+        auto padal = [&](Value *a, Value *t) -> Value * {
+          if (T.arch == TINYRT_ARCH_ARMV7)
+            return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vpadals, {accv, h16}, {a, t});
+          return b.CreateAdd(a, b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_saddlp, {accv, h16}, {t}));
+        };
+        Value *lo = prod(xo.lo, w.lo), *hi = prod(xo.hi, w.hi);
+        if (s.pair16) return padal(acc, b.CreateAdd(lo, hi));
+        return padal(padal(acc, lo), hi);
+      }
+      case DotI8::Widen:
+        break;
     }
     // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
-    auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
     auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
     Value *xb = b.CreateBitCast(xv, wv);
-    bool xs8 = X.type == DType::I8 && !s.x_flip;
-    Value *x16 = xs8 ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
-    Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w, v16)), v32);
+    Value *x16 = X.type == DType::I8 ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
+    Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w.lo, v16)), v32);
     auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
       std::vector<int> ev, od;
       for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
@@ -259,16 +310,24 @@ struct GemmEmitter {
     uint32_t zb = (uint8_t)s.x_zero ^ (s.x_flip ? 0x80u : 0u);
     Value *zero4 = i32(zb * 0x01010101u);
     auto step = [&](Value *icq, Values a, int have) {
-      Values w;
+      std::vector<Operand> w;
+      bool halves = T.dot_i8 == DotI8::NeonPairs;
+      auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : wv;
+      auto wload = [&](Value *at) {
+        return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wt->getPointerTo()),
+                                   llvm::Align(4));
+      };
       for (int j = 0; j < nvv; ++j) {
-        Value *wp = b.CreateGEP(b.getInt8Ty(), wk, b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4)));
-        w.push_back(b.CreateAlignedLoad(wv, b.CreateBitCast(wp, wv->getPointerTo()), llvm::Align(4)));
+        Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4));
+        if (halves) w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
+        else w.push_back({wload(at)});
       }
       Value *ic = b.CreateMul(icq, i32(4 * xs[1]));
       for (size_t i = 0; i < row.size(); ++i) {
-        Value *x4 = x_quad(b.CreateGEP(b.getInt8Ty(), row[i], ic), have);
-        if (!valid.empty()) x4 = b.CreateSelect(valid[i], x4, zero4);
-        for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], x4, w[j]);
+        Value *xp = b.CreateGEP(b.getInt8Ty(), row[i], ic);
+        Operand xv = valid.empty() ? x_vec(xp, have, nullptr)
+                                   : x_vec(xp, have, b.CreateSelect(valid[i], x_quad(xp, have), zero4));
+        for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], xv, w[j]);
       }
       return a;
     };

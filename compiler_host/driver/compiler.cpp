@@ -289,7 +289,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
     if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
       fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
-    a.target.gemm_tiles = {{mr, nv}};
+    a.target.gemm_tiles = a.target.qgemm_tiles = {{mr, nv}};
     a.target.gemm_unroll = unroll;
   }
   a.name = sanitize_identifier(opt.name.empty() ? fs::path(onnx_path).stem().string() : opt.name);

@@ -33,6 +33,9 @@ struct GemmSpec {
   int packed = -1;  // constant value id of the packed weights
   int packed_bias = -1;  // QGemm: int32 per output channel, -x_zero * sum of its weights
   bool x_flip = false;   // QGemm: X's bytes xor 0x80 before the products (int8 <-> uint8)
+  // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
+  // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).
+  bool pair16 = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
 };

@@ -44,28 +44,44 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
 // padded) and, per output channel, the accumulators' start
 // -x_zero * sum of the channel's weights, so that the kernel's sums of
-// x * w become sums of (x - x_zero) * w. With vpdpbusd (uint8 x int8) an
-// int8 input is flipped to uint8 (x + 128), and its zero point with it.
+// x * w become sums of (x - x_zero) * w. When the target's dot product
+// takes the other signedness than X (vpdpbusd: uint8, NEON: int8), X's
+// bytes are flipped (xor 0x80: x +- 128), and its zero point with them.
+// DotI8::NeonPairs packs each vector of 4 channels x 4 inputs as lane
+// pairs, [input pair h][channel][2]: a widening multiply of one half with
+// X's pairs and a pairwise add of 16-bit lanes give each channel's lane.
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   const Value &w = g.v(s.weight);
   int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
   int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICg + 3) / 4;
-  s.x_flip = target.dot_i8 == DotI8::X86Vnni && xt == DType::I8;
-  int64_t zero = s.x_zero + (s.x_flip ? 128 : 0);
+  int sign = dot_i8_x_sign(target.dot_i8);
+  s.x_flip = (sign > 0 && xt == DType::I8) || (sign < 0 && xt == DType::U8);
+  int64_t zero = s.x_zero + (s.x_flip ? (xt == DType::I8 ? 128 : -128) : 0);
+  bool pairs = target.dot_i8 == DotI8::NeonPairs;
+  int L = target.f32_lanes();
+  // Byte of (channel r of the tile, input k of the quad) within the quad's
+  // NR * 4 bytes.
+  auto at = [&](int64_t r, int64_t k) {
+    if (!pairs) return r * 4 + k;
+    return (r / L) * 4 * L + (k / 2) * 2 * L + (r % L) * 2 + k % 2;
+  };
   std::vector<int8_t> out((size_t)(G * OCt * KK * ICq * NR * 4), 0);
   std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
   const int8_t *src = w.data->as<int8_t>();
+  bool has_min = false;
   for (int64_t gi = 0; gi < G; ++gi)
     for (int64_t ocg = 0; ocg < OCg; ++ocg) {
       int64_t ot = ocg / NR, r = ocg % NR, oc = gi * OCg + ocg, sum = 0;
       for (int64_t kk = 0; kk < KK; ++kk)
         for (int64_t ic = 0; ic < ICg; ++ic) {
           int8_t v = src[(oc * ICg + ic) * KK + kk];
-          out[(size_t)(((((gi * OCt + ot) * KK + kk) * ICq + ic / 4) * NR + r) * 4 + ic % 4)] = v;
+          out[(size_t)((((gi * OCt + ot) * KK + kk) * ICq + ic / 4) * NR * 4 + at(r, ic % 4))] = v;
           sum += v;
+          has_min |= v == -128;
         }
       start[(size_t)(gi * OCt * NR + ocg)] = (int32_t)(-zero * sum);
     }
+  s.pair16 = !has_min;
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
   Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
@@ -103,7 +119,7 @@ void pack_weights(PassContext &c) {
     // The tile walks output rows, or all pixels at once for a 1x1 stride-1
     // unpadded convolution (the emitter's linear mode).
     bool pointwise = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
-    GemmTile t = c.target.gemm_tile(OCg, pointwise ? s.batch * s.out_h * s.out_w : s.out_w);
+    GemmTile t = c.target.gemm_tile(OCg, pointwise ? s.batch * s.out_h * s.out_w : s.out_w, k.kind == KernelKind::QGemm);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

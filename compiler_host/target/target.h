@@ -18,9 +18,17 @@ struct GemmTile {
 
 // How the int8 GEMM forms 4-element dot products into int32 lanes.
 enum class DotI8 {
-  Widen,    // widened multiplies and pairwise adds (any SIMD target)
-  X86Vnni,  // vpdpbusd: u8 x s8, 4 products per int32 lane
+  Widen,      // widened multiplies and pairwise adds (any SIMD target)
+  X86Vnni,    // vpdpbusd: u8 x s8, 4 products per int32 lane
+  NeonPairs,  // s8 x s8 widening multiplies (smull/vmull.s8), two products
+              // summed in 16 bits, pairwise add-accumulate into int32
+              // (sadalp/vpadal.s16); weights packed as lane pairs
+  NeonSdot,   // sdot (Armv8.2 dot product): s8 x s8, 4 products per lane
 };
+
+// Whether the dot product takes X's bytes as uint8 (+1), int8 (-1) or
+// either (0): the emitter flips X (xor 0x80) when its type differs.
+int dot_i8_x_sign(DotI8 d);
 
 struct Target {
   std::string name;  // x86-64-avx2, x86-64-avx512(-vnni), armv7-neon, aarch64-neon
@@ -40,6 +48,9 @@ struct Target {
   // this target, and the input-channel unroll; gemm_tile picks one per
   // layer.
   std::vector<std::pair<int, int>> gemm_tiles;
+  // The same for the int8 GEMM, when its register needs differ (empty:
+  // gemm_tiles).
+  std::vector<std::pair<int, int>> qgemm_tiles;
   int gemm_unroll = 4;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::Widen;
@@ -49,7 +60,7 @@ struct Target {
   // of `row` pixels: the candidate with the most useful FMAs per inner-loop
   // instruction (lanes wasted on partial tiles count against it), with at
   // least 8 accumulators to hide FMA latency; ties go to the earlier entry.
-  GemmTile gemm_tile(int64_t oc, int64_t row) const;
+  GemmTile gemm_tile(int64_t oc, int64_t row, bool int8 = false) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;

@@ -36,6 +36,9 @@ uint32_t tinyrt_port_cpu_features(void) {
   uint32_t f = 0;
 #if defined(__ARM_NEON) && defined(__aarch64__)
   f |= TINYRT_ISA_A64_ASIMD;
+#if defined(__ARM_FEATURE_DOTPROD)
+  f |= TINYRT_ISA_A64_DOTPROD;
+#endif
 #elif defined(__ARM_NEON)
   f |= TINYRT_ISA_ARM_NEON;
 #endif

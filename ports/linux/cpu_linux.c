@@ -47,9 +47,16 @@ uint32_t tinyrt_port_cpu_features(void) {
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
 
 uint32_t tinyrt_port_cpu_features(void) {
-  return (getauxval(AT_HWCAP) & HWCAP_ASIMD) ? TINYRT_ISA_A64_ASIMD : 0;
+  unsigned long hw = getauxval(AT_HWCAP);
+  uint32_t f = 0;
+  if (hw & HWCAP_ASIMD) f |= TINYRT_ISA_A64_ASIMD;
+  if (hw & HWCAP_ASIMDDP) f |= TINYRT_ISA_A64_DOTPROD;
+  return f;
 }
 
 #elif defined(__arm__)
