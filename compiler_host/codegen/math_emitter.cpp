@@ -34,11 +34,13 @@ Value *MathEmitter::abs(Value *x) {
 
 Value *MathEmitter::sqrt(Value *x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
 
-// Rounding for float and double. Adding and removing 2^23 (2^52) rounds to
-// nearest-even in the default mode; values that large are integers already.
+// Rounding for float and double: the instruction where the ISA has one;
+// on ARMv7 NEON, adding and removing 2^23 (2^52) rounds to nearest-even in
+// the default mode (values that large are integers already).
 static double magic_for(Type *ft) { return ft->getScalarType()->isDoubleTy() ? 4503599627370496.0 : 8388608.0; }
 
 Value *MathEmitter::round_even(Value *x) {
+  if (native_rounding()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);  // frintn, vroundps $8
   Type *ft = x->getType();
   Value *a = abs(x);
   Value *m = c(magic_for(ft), ft);

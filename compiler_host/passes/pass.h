@@ -42,6 +42,7 @@ void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);
 void fuse_epilogues(PassContext &c);
 void fuse_elementwise(PassContext &c);
+void fold_epilogue_constants(PassContext &c);
 void choose_layouts(PassContext &c);
 void pack_weights(PassContext &c);
 void plan_memory(PassContext &c);
