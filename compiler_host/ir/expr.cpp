@@ -271,10 +271,22 @@ ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f) {
 }
 
 ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars) {
-  return rewrite(e, [&](const ExprP &x) -> ExprP {
-    if (x->op == EOp::Var && x->id < (int)vars.size()) return vars[x->id];
-    return nullptr;
-  });
+  // Not rewrite(): a node that folds to a Var while rebuilding ((i + 2) -
+  // 2 -> i) must not be substituted a second time.
+  std::unordered_map<const Expr *, ExprP> memo;
+  std::function<ExprP(const ExprP &)> go = [&](const ExprP &x) -> ExprP {
+    if (x->op == EOp::Var) return x->id < (int)vars.size() ? vars[x->id] : x;
+    auto it = memo.find(x.get());
+    if (it != memo.end()) return it->second;
+    std::vector<ExprP> ops;
+    bool changed = false;
+    for (auto &k : x->a) {
+      ops.push_back(go(k));
+      changed = changed || ops.back() != k;
+    }
+    return memo[x.get()] = changed ? rebuild(*x, std::move(ops)) : x;
+  };
+  return go(e);
 }
 
 ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Expr &)> &f) {

@@ -18,6 +18,19 @@ TEST(Expr, IndexArithmeticFolds) {
   EXPECT_EQ(land(cbool(true), lt(var(0), cidx(3)))->op, EOp::Lt);
 }
 
+TEST(Expr, SubstitutionIsAppliedOnce) {
+  // in[i0 - 2] with i0 := i0 + 2 is in[i0]: the index folds back to Var(0),
+  // which must not be substituted again (it once became in[i0 + 2]).
+  ExprP e = load(0, DType::F32, {var(0) - 2});
+  ExprP s = substitute_vars(e, {var(0) + 2});
+  ASSERT_EQ(s->op, EOp::Load);
+  ASSERT_EQ(s->a[0]->op, EOp::Var);
+  EXPECT_EQ(s->a[0]->id, 0);
+  // Fusion substitutes a producer's indices the same way.
+  ExprP fused = substitute_vars(load(0, DType::F32, {var(0) + 1, var(1)}), {var(0) + (-1), var(0)});
+  EXPECT_EQ(to_string(fused), "in0[i0,i0]");
+}
+
 TEST(Expr, RangesRemovePaddingChecksOfAValidConvolution) {
   // ih = oh + kh with oh < 6, kh < 3 always lies in [0, 8).
   ExprP ih = var(0) + var(kFirstReduceVar);
