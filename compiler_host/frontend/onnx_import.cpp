@@ -41,13 +41,16 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
   Shape shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) fail_invalid(what + " has a negative dimension in " + shape_str(shape));
-  int64_t n = shape_numel(shape);
+  int64_t n = shape_numel(shape), bytes;
+  // The byte count must not wrap either: 4 bytes of raw_data would else
+  // "match" 2^62 + 1 floats.
+  if (__builtin_mul_overflow(n, (int64_t)dtype_bytes(dt), &bytes))
+    fail_invalid(what + " has shape " + shape_str(shape) + ": its size in bytes overflows 64 bits");
   Bytes b;
   if (t.has_raw_data()) {
     const std::string &raw = t.raw_data();
-    if ((int64_t)raw.size() != n * dtype_bytes(dt))
-      fail_invalid(what + ": raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
-                   std::to_string(n * dtype_bytes(dt)));
+    if ((int64_t)raw.size() != bytes)
+      fail_invalid(what + ": raw_data has " + std::to_string(raw.size()) + " bytes, expected " + std::to_string(bytes));
     b.assign(raw.begin(), raw.end());
     return make_const(dt, shape, std::move(b));
   }
@@ -252,14 +255,41 @@ static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::stri
   return n;
 }
 
+// Names a subgraph reads but does not define, its nested subgraphs' included.
+static void free_names(const onnx::GraphProto &sub, std::set<std::string> *out) {
+  std::set<std::string> local, read;
+  for (auto &i : sub.input()) local.insert(i.name());
+  for (auto &t : sub.initializer()) local.insert(t.name());
+  for (auto &nd : sub.node()) {
+    read.insert(nd.input().begin(), nd.input().end());
+    for (auto &a : nd.attribute()) {
+      if (a.has_g()) free_names(a.g(), &read);
+      for (auto &gr : a.graphs()) free_names(gr, &read);
+    }
+    local.insert(nd.output().begin(), nd.output().end());
+  }
+  for (auto &o : sub.output()) read.insert(o.name());
+  for (auto &r : read)
+    if (!r.empty() && !local.count(r)) out->insert(r);
+}
+
+Scope body_scope(const Graph &g, const onnx::GraphProto &body) {
+  std::set<std::string> wanted;
+  free_names(body, &wanted);
+  Scope s;
+  size_t left = wanted.size();
+  for (size_t i = g.values.size(); i-- > 0 && left > 0;)  // the latest value of a name wins
+    if (wanted.count(g.values[i].name) && s.emplace(g.values[i].name, (int)i).second) --left;
+  return s;
+}
+
 InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::vector<int> &inputs,
-                             const std::string &prefix) {
+                             const std::string &prefix, const Scope *outer) {
   if ((int)inputs.size() != body.input_size())
     fail_invalid("subgraph '" + body.name() + "' takes " + std::to_string(body.input_size()) + " inputs, got " +
                  std::to_string(inputs.size()));
-  // Names in scope: every value of the outer graph, then the body's own.
-  std::map<std::string, int> ids;
-  for (size_t i = 0; i < g.values.size(); ++i) ids[g.values[i].name] = (int)i;
+  // Names in scope: the outer values the body reads, then the body's own.
+  std::map<std::string, int> ids = outer ? *outer : body_scope(g, body);
   for (auto &t : body.initializer()) ids[t.name()] = g.add_const(prefix + t.name(), const_from_tensor_proto(t));
   for (int i = 0; i < body.input_size(); ++i) ids[body.input(i).name()] = inputs[i];
   InlinedGraph r;
@@ -534,7 +564,9 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     Shape s;
     if (!tt.has_shape()) fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");
     for (auto &d : tt.shape().dim()) {
-      if (!d.has_dim_value() || d.dim_value() < 0)
+      if (d.has_dim_value() && d.dim_value() < 0)
+        fail_invalid("graph input '" + name + "' has a negative dimension " + std::to_string(d.dim_value()));
+      if (!d.has_dim_value())
         fail_usage("graph input '" + name + "' has a dynamic dimension '" + d.dim_param() +
                    "'; pass --input-shape " + name + "=D0,D1,...");
       s.push_back(d.dim_value());

@@ -58,8 +58,15 @@ struct InlinedGraph {
   std::vector<Node> nodes;
   std::vector<int> outputs;
 };
+// The outer values a subgraph reads (the names it and its nested subgraphs
+// use but do not define), each the latest value of that name in `g`. A
+// Loop or Scan resolves them once for all its iterations (resolving all of
+// g's names per iteration made unrolling quadratic), so values an iteration
+// adds are not in scope of the next.
+using Scope = std::map<std::string, int>;
+Scope body_scope(const Graph &g, const onnx::GraphProto &body);
 InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::vector<int> &inputs,
-                             const std::string &prefix);
+                             const std::string &prefix, const Scope *outer = nullptr);
 
 // ONNX functions: when the onnx library defines `n`'s op by a function
 // body (plain or built for the node's attributes and input types), returns

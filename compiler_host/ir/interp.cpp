@@ -73,18 +73,21 @@ int64_t eval_int_op(EOp op, int64_t a, int64_t b, DType t) {
   bool u = !dtype_is_signed(t);
   int64_t r = 0;
   switch (op) {
-    case EOp::Neg: r = -a; break;
-    case EOp::Abs: r = a < 0 ? -a : a; break;
+    case EOp::Neg: r = (int64_t)(0 - (uint64_t)a); break;  // wraps, as the generated code does
+    case EOp::Abs: r = a < 0 ? (int64_t)(0 - (uint64_t)a) : a; break;
     case EOp::Not: r = !a; break;
     case EOp::Add: r = (int64_t)((uint64_t)a + (uint64_t)b); break;
     case EOp::Sub: r = (int64_t)((uint64_t)a - (uint64_t)b); break;
     case EOp::Mul: r = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    // As the generated code (safe_int_div): x / 0 = x % 0 = 0, and
+    // INT64_MIN / -1, which traps, is -x (wrapped), x % -1 = 0.
     case EOp::Div:
       if (b == 0) return 0;
-      r = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
+      if (!u && b == -1) r = (int64_t)(0 - (uint64_t)a);
+      else r = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
       break;
     case EOp::Rem:
-      if (b == 0) return 0;
+      if (b == 0 || (!u && b == -1)) return 0;
       r = u ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b;
       break;
     case EOp::Min: r = u ? ((uint64_t)a < (uint64_t)b ? a : b) : std::min(a, b); break;

@@ -39,9 +39,19 @@ Node identity(Graph &g, int in, int out, const std::string &base) { return make_
 
 // ------------------------------------------------------------------- If --
 
+// Each branch must give every output of the node.
+void require_outputs(const Node &n, const onnx::GraphProto &body, const char *what) {
+  if (body.output_size() < (int)n.out.size())
+    fail_invalid(n.where() + ": " + what + " has " + std::to_string(body.output_size()) + " outputs, the node " +
+                 std::to_string(n.out.size()));
+}
+
 std::vector<Node> expand_if(const Node &n, Graph &g) {
   const Value &cond = in_val(g, n, 0);
   const auto &then_g = *n.attrs.at("then_branch").graph, &else_g = *n.attrs.at("else_branch").graph;
+  require_one_element(n, g, 0, "the condition");
+  require_outputs(n, then_g, "then_branch");
+  require_outputs(n, else_g, "else_branch");
   std::vector<Node> nodes;
   if (cond.is_const()) {
     InlinedGraph b = inline_subgraph(g, cond.data->get_i(0) ? then_g : else_g, {}, n.name + "/");
@@ -102,16 +112,18 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
   const Value &m = in_val(g, n, 0);
   if (!m.is_const()) throw_constant_required(g, n, n.in[0]);
+  require_one_element(n, g, 0, "the trip count");
   int64_t trips = m.data->get_i(0);
   int cond = n.has_in(1) ? n.in[1] : g.add_const(g.fresh_name(n.name + "_true"), make_const(DType::Bool, {}, {1}));
   if (!g.v(cond).is_const()) throw_constant_required(g, n, cond);  // it decides the trip count
+  require_one_element(n, g, 1, "the condition");
   if (!g.v(cond).data->get_i(0)) trips = 0;
-  if (!passes_condition_through(body))
-    fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
   if (n.in.size() < 2 || body.input_size() != (int)n.in.size() || body.output_size() < (int)n.in.size() - 1)
     fail_invalid(n.where() + ": a Loop with " + std::to_string(n.in.size()) + " inputs needs a body with as many inputs " +
                  "and at least " + std::to_string((int)n.in.size() - 1) + " outputs; it has " +
                  std::to_string(body.input_size()) + " and " + std::to_string(body.output_size()));
+  if (!passes_condition_through(body))
+    fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
   if (trips < 0) fail_invalid(n.where() + ": negative trip count " + std::to_string(trips));
   check_unroll(n, g, trips, body);
   size_t carried = n.in.size() - 2;
@@ -119,11 +131,12 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   std::vector<int> state(n.in.begin() + 2, n.in.end());
   std::vector<std::vector<int>> scan_parts(scans);
   std::vector<Node> nodes;
+  const Scope scope = body_scope(g, body);
   for (int64_t i = 0; i < trips; ++i) {
     int iter = g.add_const(g.fresh_name(n.name + "_iter"), make_const_i64({}, {i}));
     std::vector<int> ins = {iter, cond};
     ins.insert(ins.end(), state.begin(), state.end());
-    InlinedGraph b = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(i) + "/");
+    InlinedGraph b = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(i) + "/", &scope);
     nodes.insert(nodes.end(), b.nodes.begin(), b.nodes.end());
     for (size_t k = 0; k < carried; ++k) state[k] = b.outputs[1 + k];
     for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(b.outputs[1 + carried + k]);
@@ -185,7 +198,10 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
     nodes.push_back(gn);
     return out;
   };
+  const Scope scope = body_scope(g, body);
   int64_t batches = 1;
+  for (size_t i = first; v8 && i < n.in.size(); ++i)
+    if (in_val(g, n, i).rank() < 1) fail_invalid(n.where() + ": input " + std::to_string(i) + " has no batch axis");
   if (v8) batches = in_val(g, n, first).shape.at(0);
   std::vector<std::vector<int>> final_states(nstate), scan_outs(nscan_out);
   for (int64_t b = 0; b < batches; ++b) {
@@ -212,7 +228,7 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
         int64_t at = in_dirs[j] ? T - 1 - t : t;
         ins.push_back(gather(xs[j], at, in_axes[j], n.name + "_slice"));
       }
-      InlinedGraph bg = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(b) + "_" + std::to_string(t) + "/");
+      InlinedGraph bg = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(b) + "_" + std::to_string(t) + "/", &scope);
       nodes.insert(nodes.end(), bg.nodes.begin(), bg.nodes.end());
       for (size_t k = 0; k < nstate; ++k) state[k] = bg.outputs[k];
       for (size_t k = 0; k < nscan_out; ++k) per_step[k].push_back(bg.outputs[nstate + k]);

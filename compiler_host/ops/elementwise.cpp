@@ -133,6 +133,7 @@ void def_view(const std::string &name, std::vector<std::string> attrs) {
     if (n.op == "Dropout") {
       if (n.has_in(2)) {
         const Value &t = in_val(c.g, n, 2);
+        require_one_element(n, c.g, 2, "training_mode");
         if (!t.is_const() || t.data->get_i(0) != 0)
           fail_unsupported(n.where() + ": training_mode is out of scope (training, random)");
       }

@@ -39,7 +39,7 @@ void def_gather_elements() {
     require_types(n, g, 1, kIndex);
     const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
     if (ix.rank() != x.rank()) fail_invalid(n.where() + ": indices must have the data's rank");
-    norm_axis(n.geti("axis", 0), x.rank(), n);
+    require_indices_in_range(n, g, 1, {x.shape[norm_axis(n.geti("axis", 0), x.rank(), n)]});
     set_out(n, g, 0, x.dtype, ix.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -60,8 +60,16 @@ void def_gather_nd() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, {DType::I64});
     const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    if (ix.rank() < 1) fail_invalid(n.where() + ": indices must have rank >= 1");
     int64_t b = n.geti("batch_dims", 0), q = ix.rank(), kk = ix.shape.back();
-    if (b + kk > x.rank()) fail_invalid(n.where() + ": indices address more axes than the data has");
+    if (b < 0 || b >= q || kk < 1 || b + kk > x.rank())
+      fail_invalid(n.where() + ": batch_dims " + std::to_string(b) + " and indices " + shape_str(ix.shape) +
+                   " do not fit data " + shape_str(x.shape) + " (indices address more axes than the data has)");
+    for (int64_t i = 0; i < b; ++i)  // the kernel indexes data's batch axes with the indices' ones
+      if (x.shape[i] != ix.shape[i])
+        fail_invalid(n.where() + ": batch axis " + std::to_string(i) + " of data " + shape_str(x.shape) +
+                     " and indices " + shape_str(ix.shape) + " differ");
+    require_indices_in_range(n, g, 1, std::vector<int64_t>(x.shape.begin() + b, x.shape.begin() + b + kk));
     Shape s(ix.shape.begin(), ix.shape.end() - 1);
     s.insert(s.end(), x.shape.begin() + b + kk, x.shape.end());
     (void)q;
@@ -140,7 +148,7 @@ void def_scatter_elements(const std::string &name, int min_opset) {
     require_types(n, g, 1, kIndex);
     const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1), &u = in_val(g, n, 2);
     if (ix.shape != u.shape || ix.rank() != x.rank()) fail_invalid(n.where() + ": indices and updates must match");
-    norm_axis(n.geti("axis", 0), x.rank(), n);
+    require_indices_in_range(n, g, 1, {x.shape[norm_axis(n.geti("axis", 0), x.rank(), n)]});
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -171,6 +179,7 @@ void def_scatter_nd() {
     if (up.shape != want)
       fail_invalid(n.where() + ": updates have shape " + shape_str(up.shape) + ", expected " + shape_str(want));
     if (up.dtype != x.dtype) fail_invalid(n.where() + ": updates and data differ in type");
+    require_indices_in_range(n, g, 1, std::vector<int64_t>(x.shape.begin(), x.shape.begin() + ix.shape.back()));
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -198,6 +207,9 @@ void def_onehot() {
   d.const_inputs = {1};
   d.infer = [](Node &n, Graph &g) {
     const Value &ix = in_val(g, n, 0), &depth = in_val(g, n, 1), &vals = in_val(g, n, 2);
+    require_one_element(n, g, 1, "depth");
+    if (!(std::fabs(depth.data->get_f(0)) < 0x1p62))
+      fail_invalid(n.where() + ": depth " + std::to_string(depth.data->get_f(0)) + " is not a size");
     int64_t dep = (int64_t)depth.data->get_f(0);
     if (vals.numel() != 2) fail_invalid(n.where() + ": values must have two elements");
     Shape s = ix.shape;
@@ -230,6 +242,7 @@ void def_trilu() {
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     if (x.rank() < 2) fail_invalid(n.where() + ": input rank must be >= 2");
+    require_one_element(n, g, 1, "k");
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -253,7 +266,10 @@ void def_tile() {
     std::vector<int64_t> rep = const_ints(g, n, 1);
     if ((int)rep.size() != x.rank()) fail_invalid(n.where() + ": repeats must have one entry per axis");
     Shape s = x.shape;
-    for (int i = 0; i < x.rank(); ++i) s[i] *= rep[i];
+    for (int i = 0; i < x.rank(); ++i)
+      if (__builtin_mul_overflow(s[i], rep[i], &s[i]))
+        fail_invalid(n.where() + ": axis " + std::to_string(i) + " of " + shape_str(x.shape) + " repeated " +
+                     std::to_string(rep[i]) + " times has more elements than a 64-bit count holds");
     set_out(n, g, 0, x.dtype, s);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -362,9 +378,16 @@ void def_range() {
   d.min_opset = 11;
   d.const_inputs = {0, 1, 2};
   auto count = [](const Node &n, const Graph &g) {
+    for (size_t k = 0; k < 3; ++k)
+      if (in_val(g, n, k).numel() != 1)
+        fail_invalid(n.where() + ": start, limit and delta must be scalars; input " + std::to_string(k) + " has shape " +
+                     shape_str(in_val(g, n, k).shape));
     double s = in_val(g, n, 0).data->get_f(0), l = in_val(g, n, 1).data->get_f(0), dl = in_val(g, n, 2).data->get_f(0);
     if (dl == 0) fail_invalid(n.where() + ": delta is 0");
-    return std::max<int64_t>(0, (int64_t)std::ceil((l - s) / dl));
+    double c = std::ceil((l - s) / dl);
+    if (!(c < 0x1p62))  // NaN and infinities too: the cast below would be undefined
+      fail_invalid(n.where() + ": (limit - start) / delta is " + std::to_string(c) + ", not an element count");
+    return c > 0 ? (int64_t)c : int64_t(0);
   };
   d.infer = [count](Node &n, Graph &g) {
     set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)});
@@ -438,7 +461,19 @@ void def_tfidf() {
   d.infer = [](Node &n, Graph &g) {
     if (n.has("pool_strings")) fail_unsupported(n.where() + ": string pools (strings are out of scope)");
     const Value &x = in_val(g, n, 0);
-    std::vector<int64_t> idx = n.getints("ngram_indexes");
+    std::vector<int64_t> idx = n.getints("ngram_indexes"), counts = n.getints("ngram_counts");
+    // The lowering reads the pool at these positions.
+    int64_t pool = (int64_t)n.getints("pool_int64s").size();
+    for (size_t i = 0; i < counts.size(); ++i)
+      if (counts[i] < (i ? counts[i - 1] : 0) || counts[i] > pool)
+        fail_invalid(n.where() + ": ngram_counts must rise from 0 to at most the pool's " + std::to_string(pool) +
+                     " entries; entry " + std::to_string(i) + " is " + std::to_string(counts[i]));
+    for (int64_t i : idx)
+      if (i < 0) fail_invalid(n.where() + ": ngram_indexes holds " + std::to_string(i));
+    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1), skip = n.geti("max_skip_count", 0);
+    if (gmin < 1 || gmax < gmin || skip < 0)
+      fail_invalid(n.where() + ": min_gram_length " + std::to_string(gmin) + ", max_gram_length " + std::to_string(gmax) +
+                   " and max_skip_count " + std::to_string(skip) + " must be >= 1, >= min_gram_length and >= 0");
     int64_t feats = 0;
     for (int64_t i : idx) feats = std::max(feats, i + 1);
     if (x.rank() == 1) set_out(n, g, 0, DType::F32, {feats});
@@ -461,7 +496,7 @@ void def_tfidf() {
       int64_t begin = counts[len - 1], end = len < counts.size() ? counts[len] : (int64_t)pool.size();
       for (int64_t p = begin; p + (int64_t)len <= end; p += (int64_t)len, ++k) {
         if ((int64_t)len < gmin || (int64_t)len > gmax || k >= indexes.size()) continue;
-        int64_t skips = len == 1 ? 1 : skip + 1;
+        int64_t skips = len == 1 ? 1 : std::min(skip, N) + 1;  // longer skips match nothing
         ExprP s = var(kFirstReduceVar), i = var(kFirstReduceVar + 1);
         ExprP stride = s + cidx(1);
         ExprP last = i + stride * cidx((int64_t)len - 1);

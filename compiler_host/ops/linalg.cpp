@@ -35,6 +35,8 @@ EinsumPlan plan_einsum(const Node &n, const Graph &g) {
   auto compact = [&](std::string t) {  // "..." -> '.'
     size_t e = t.find("...");
     if (e != std::string::npos) t.replace(e, 3, ".");
+    if (std::count(t.begin(), t.end(), '.') > (e != std::string::npos ? 1 : 0))
+      fail_invalid(n.where() + ": term '" + t + "' of the equation has a '.' outside its one ellipsis");
     return t;
   };
   size_t start = 0;

@@ -703,6 +703,10 @@ void def_max_unpool() {
     Shape out = unpooled(n, g);
     if (n.has_in(2)) {
       std::vector<int64_t> os = const_ints(g, n, 2);
+      for (size_t i = 0; i < out.size(); ++i)  // the kernel indexes both alike
+        if (os.size() != out.size() || os[i] < out[i])
+          fail_invalid(n.where() + ": output_shape " + shape_str(Shape(os.begin(), os.end())) +
+                       " is not the unpooled shape " + shape_str(out) + " or larger");
       out.assign(os.begin(), os.end());  // larger: the extra rows/columns stay zero
     }
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);

@@ -98,6 +98,12 @@ void def_instance_norm() {
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     if (x.rank() < 3) fail_invalid(n.where() + ": input rank must be >= 3");
+    for (size_t k : {1, 2}) {  // read per channel
+      const Value &p = in_val(g, n, k);
+      if (p.shape != Shape{x.shape[1]} || p.dtype != x.dtype)
+        fail_invalid(n.where() + ": " + (k == 1 ? "scale" : "B") + " is " + dtype_name(p.dtype) + " " +
+                     shape_str(p.shape) + ", expected " + dtype_name(x.dtype) + " [" + std::to_string(x.shape[1]) + "]");
+    }
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -122,6 +128,7 @@ void def_lrn() {
   d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
     if (n.geti("size", 0) < 1) fail_invalid(n.where() + ": size must be >= 1");
+    if (in_val(g, n, 0).rank() < 2) fail_invalid(n.where() + ": input rank must be >= 2 (axis 1 holds the channels)");
     set_out(n, g, 0, in_val(g, n, 0).dtype, in_val(g, n, 0).shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {

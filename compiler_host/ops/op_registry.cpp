@@ -151,7 +151,7 @@ Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n) {
 }
 
 int norm_axis(int64_t axis, int rank, const Node &n) {
-  if (axis < -rank || axis >= std::max(rank, 1))
+  if (axis < -rank || axis >= rank)  // a scalar has no axis
     fail_invalid(n.where() + ": axis " + std::to_string(axis) + " out of range for rank " +
                  std::to_string(rank));
   return (int)(axis < 0 ? axis + rank : axis);
@@ -197,6 +197,25 @@ void require_types(const Node &n, const Graph &g, size_t input, const std::vecto
   if (std::find(types.begin(), types.end(), t) != types.end()) return;
   fail_unsupported(n.where() + ": input " + std::to_string(input) + " of type " + dtype_name(t) +
                    " is not supported");
+}
+
+void require_one_element(const Node &n, const Graph &g, size_t k, const char *what) {
+  if (!n.has_in(k)) return;
+  const Value &v = in_val(g, n, k);
+  if (v.numel() != 1)
+    fail_invalid(n.where() + ": " + what + " has shape " + shape_str(v.shape) + "; it must hold one element");
+}
+
+void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std::vector<int64_t> &dims) {
+  if (!n.has_in(k) || dims.empty()) return;
+  const Value &v = in_val(g, n, k);
+  if (!v.is_const()) return;
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    int64_t ix = v.data->get_i(i), dim = dims[(size_t)i % dims.size()];
+    if (ix < -dim || ix >= dim)
+      fail_invalid(n.where() + ": index " + std::to_string(ix) + " of '" + v.name + "' is out of range for an axis of " +
+                   std::to_string(dim));
+  }
 }
 
 }  // namespace tinyrt

@@ -114,5 +114,12 @@ void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axe
 void require_broadcastable(const Node &n, const Graph &g, size_t k, const Shape &target, const char *what);
 // Requires input types in `types`; names the node otherwise.
 void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types);
+// Requires input k, when present, to hold exactly one element (a scalar or
+// [1]): constant inputs that are read as one number (a depth, k, an axis).
+void require_one_element(const Node &n, const Graph &g, size_t k, const char *what);
+// Requires the entries of input k, when it is a constant, to be indices
+// into axes of the lengths `dims` (entry i into dims[i % dims.size()]):
+// in [-dim, dim). Kernels clamp data-dependent indices instead.
+void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std::vector<int64_t> &dims);
 
 }  // namespace tinyrt

@@ -37,6 +37,28 @@ int quant_axis(const Node &n, const Graph &g, int rank) {
   return norm_axis(n.geti("axis", 1), rank, n);
 }
 
+// Scales and zero points are read by index without a bound (param(),
+// minus_zp()): input k, when present, must hold one element or, where
+// len > 0, be 1-D with len entries; of type t unless t is Undefined.
+void check_param(const Node &n, const Graph &g, size_t k, const char *what, DType t, int64_t len) {
+  if (!n.has_in(k)) return;
+  const Value &p = in_val(g, n, k);
+  if (t != DType::Undefined && p.dtype != t)
+    fail_invalid(n.where() + ": " + what + " has type " + dtype_name(p.dtype) + ", expected " + dtype_name(t));
+  if (p.numel() == 1 || (len > 0 && p.shape == Shape{len})) return;
+  fail_invalid(n.where() + ": " + what + " has shape " + shape_str(p.shape) + "; expected one element" +
+               (len > 0 ? " or [" + std::to_string(len) + "]" : std::string()));
+}
+
+// QuantizeLinear, DequantizeLinear: scale (input 1) and zero point (input
+// 2) per tensor or along the axis, the zero point shaped as the scale.
+void check_linear_params(const Node &n, const Graph &g, const char *scale, const char *zero_point, DType zp_type) {
+  const Value &x = in_val(g, n, 0);
+  int64_t len = in_val(g, n, 1).numel() == 1 ? 0 : x.shape[quant_axis(n, g, x.rank())];
+  check_param(n, g, 1, scale, DType::F32, len);
+  check_param(n, g, 2, zero_point, zp_type, len);
+}
+
 void def_quantize() {
   OpDef d;
   d.name = "QuantizeLinear";
@@ -45,6 +67,7 @@ void def_quantize() {
   d.types = {DType::F32, DType::I32};
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 2, kQuant);
+    check_linear_params(n, g, "y_scale", "y_zero_point", DType::Undefined);
     const Value &x = in_val(g, n, 0);
     set_out(n, g, 0, n.has_in(2) ? in_val(g, n, 2).dtype : DType::U8, x.shape);
   };
@@ -71,6 +94,7 @@ void def_dequantize() {
   d.attrs = {"axis"};
   d.types = {DType::U8, DType::I8, DType::I32};
   d.infer = [](Node &n, Graph &g) {
+    check_linear_params(n, g, "x_scale", "x_zero_point", in_val(g, n, 0).dtype);
     set_out(n, g, 0, DType::F32, in_val(g, n, 0).shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -130,6 +154,15 @@ ExprP minus_zp(ExprP v, const Node &n, const Graph &g, int input, int slot, Expr
   const Value &z = in_val(g, n, input);
   ExprP zp = z.numel() == 1 ? load(slot, z.dtype, std::vector<ExprP>(z.rank(), cidx(0))) : load(slot, z.dtype, {row});
   return x - cast(zp, DType::I32);
+}
+
+// MatMulInteger, QLinearMatMul: A's zero point (input az) per tensor or per
+// row of A, B's (input bz) per tensor or per column of B, each of its
+// matrix's type.
+void check_matmul_params(const Node &n, const Graph &g, size_t a, size_t az, size_t b, size_t bz) {
+  const Value &A = in_val(g, n, a), &B = in_val(g, n, b);
+  check_param(n, g, az, "a_zero_point", A.dtype, A.rank() >= 2 ? A.shape[A.rank() - 2] : 0);
+  check_param(n, g, bz, "b_zero_point", B.dtype, B.rank() >= 2 ? B.shape.back() : 0);
 }
 
 // The scheduled int8 GEMM applies: int8 constant weights `w` with zero
@@ -196,6 +229,7 @@ void def_matmul_integer() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, kQuant);
     set_out(n, g, 0, DType::I32, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
+    check_matmul_params(n, g, 0, 2, 1, 3);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
@@ -218,6 +252,9 @@ void def_conv_integer() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, kQuant);
     set_out(n, g, 0, DType::I32, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 1).shape));
+    const Value &x = in_val(g, n, 0), &w = in_val(g, n, 1);
+    check_param(n, g, 2, "x_zero_point", x.dtype, 0);
+    check_param(n, g, 3, "w_zero_point", w.dtype, w.shape[0]);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
@@ -243,7 +280,16 @@ void def_qlinear_matmul() {
   d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 3, kQuant);
+    require_types(n, g, 7, kQuant);
     set_out(n, g, 0, in_val(g, n, 7).dtype, matmul_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
+    // Scales and y's zero point are read per output column (or once);
+    // a_scale per row is not implemented.
+    int64_t cols = in_val(g, n, 3).rank() >= 2 ? in_val(g, n, 3).shape.back() : 0;
+    check_matmul_params(n, g, 0, 2, 3, 5);
+    check_param(n, g, 1, "a_scale", DType::F32, 0);
+    check_param(n, g, 4, "b_scale", DType::F32, cols);
+    check_param(n, g, 6, "y_scale", DType::F32, cols);
+    check_param(n, g, 7, "y_zero_point", DType::Undefined, cols);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 3);
@@ -273,7 +319,20 @@ void def_qlinear_conv() {
   d.types = kQuant;
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 3, kQuant);
+    require_types(n, g, 7, kQuant);
     set_out(n, g, 0, in_val(g, n, 7).dtype, conv_out_shape(n, in_val(g, n, 0).shape, in_val(g, n, 3).shape));
+    // Per tensor, except w's scale and zero point and the bias: per output channel.
+    const Value &x = in_val(g, n, 0), &w = in_val(g, n, 3);
+    int64_t m = w.shape[0];
+    check_param(n, g, 1, "x_scale", DType::F32, 0);
+    check_param(n, g, 2, "x_zero_point", x.dtype, 0);
+    check_param(n, g, 4, "w_scale", DType::F32, m);
+    check_param(n, g, 5, "w_zero_point", w.dtype, m);
+    check_param(n, g, 6, "y_scale", DType::F32, 0);
+    check_param(n, g, 7, "y_zero_point", DType::Undefined, 0);
+    if (n.has_in(8) && (in_val(g, n, 8).shape != Shape{m} || in_val(g, n, 8).dtype != DType::I32))
+      fail_invalid(n.where() + ": B must be int32 of shape [" + std::to_string(m) + "], got " +
+                   dtype_name(in_val(g, n, 8).dtype) + " " + shape_str(in_val(g, n, 8).shape));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 3);

@@ -72,6 +72,8 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
   s.H = n.geti("hidden_size", w.shape[1] / s.G);
   if (s.H < 1 || w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I)
     fail_invalid(n.where() + ": W has shape " + shape_str(w.shape));
+  if (w.dtype != x.dtype)
+    fail_invalid(n.where() + ": W has type " + dtype_name(w.dtype) + ", X has " + dtype_name(x.dtype));
   // Every other input's shape follows from (D, G, H, B): generated code
   // trusts them.
   auto expect = [&](size_t k, const char *name, Shape want) {

@@ -267,6 +267,7 @@ void def_cumsum() {
   d.types = kNumeric;
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
+    require_one_element(n, g, 1, "axis");
     norm_axis(const_ints(g, n, 1).at(0), x.rank(), n);
     set_out(n, g, 0, x.dtype, x.shape);
   };
@@ -298,6 +299,7 @@ void def_topk() {
   d.infer = [k_of](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
+    if (n.opset >= 10) require_one_element(n, g, 1, "k");
     int64_t k = k_of(n, g);
     if (k < 0 || k > x.shape[axis]) fail_invalid(n.where() + ": k out of range");
     Shape s = x.shape;

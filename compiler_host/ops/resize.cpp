@@ -64,7 +64,13 @@ ResizeSpec resize_spec(const Node &n, const Graph &g) {
   }
   if ((int)r.scales.size() != rank) fail_invalid(n.where() + ": scales must have one entry per axis");
   if (r.out.empty())
-    for (int i = 0; i < rank; ++i) r.out.push_back((int64_t)std::floor((double)x.shape[i] * r.scales[i]));
+    for (int i = 0; i < rank; ++i) {
+      double d = std::floor((double)x.shape[i] * r.scales[i]);
+      if (!(std::fabs(d) < 0x1p62))  // NaN, infinite or absurd: the cast would be undefined
+        fail_invalid(n.where() + ": scale " + std::to_string(r.scales[i]) + " of axis " + std::to_string(i) +
+                     " gives no output dimension");
+      r.out.push_back((int64_t)d);
+    }
   static const char *modes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                 "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   bool known = false;
@@ -314,11 +320,18 @@ void def_roi_align() {
     double scale = n.getf("spatial_scale", 1.0f);
     int64_t oh = n.geti("output_height", 1), ow = n.geti("output_width", 1);
     *gh = *gw = 1;
+    // ceil(roi size / output size) samples per bin; a roi that is not finite
+    // or needs more than 2^16 per axis is refused (the cast would be undefined,
+    // the sums absurd).
+    auto grid = [&](double size, int64_t out, int64_t *gv) {
+      double v = std::ceil(std::max(size, 1.0) / (double)out);
+      if (!(v <= 65536)) fail_unsupported(n.where() + ": a roi of size " + std::to_string(size) + " needs " +
+                                          std::to_string(v) + " samples per bin (give sampling_ratio)");
+      *gv = std::max(*gv, (int64_t)v);
+    };
     for (int64_t r = 0; r < rois.shape[0]; ++r) {
-      double w = (rois.data->get_f(r * 4 + 2) - rois.data->get_f(r * 4)) * scale;
-      double h = (rois.data->get_f(r * 4 + 3) - rois.data->get_f(r * 4 + 1)) * scale;
-      *gh = std::max<int64_t>(*gh, (int64_t)std::ceil(std::max(h, 1.0) / (double)oh));
-      *gw = std::max<int64_t>(*gw, (int64_t)std::ceil(std::max(w, 1.0) / (double)ow));
+      grid((rois.data->get_f(r * 4 + 3) - rois.data->get_f(r * 4 + 1)) * scale, oh, gh);
+      grid((rois.data->get_f(r * 4 + 2) - rois.data->get_f(r * 4)) * scale, ow, gw);
     }
   };
   d.types = {DType::F32, DType::F64};
@@ -327,6 +340,8 @@ void def_roi_align() {
     if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4) fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
     std::string m = n.gets("mode", "avg");
     if (m != "avg" && m != "max") fail_invalid(n.where() + ": mode '" + m + "'");
+    if (n.geti("output_height", 1) < 1 || n.geti("output_width", 1) < 1)
+      fail_invalid(n.where() + ": output_height and output_width must be >= 1");
     set_out(n, g, 0, x.dtype, {rois.shape[0], x.shape[1], n.geti("output_height", 1), n.geti("output_width", 1)});
   };
   d.lower = [grid_of](const Node &n, LowerCtx &c) {

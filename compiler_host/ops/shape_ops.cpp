@@ -49,7 +49,8 @@ Shape reshape_shape(const Node &n, const Graph &g) {
     } else {
       s[i] = req[i];
     }
-    known *= s[i];
+    if (__builtin_mul_overflow(known, s[i], &known))
+      fail_invalid(n.where() + ": shape " + shape_str(req) + " has more elements than a 64-bit count holds");
   }
   if (infer >= 0) {
     if (known == 0 || shape_numel(x) % known)
@@ -338,11 +339,14 @@ void def_pad() {
       return full;
     }
     if ((int)p.size() != 2 * r) fail_invalid(n.where() + ": pads must have 2*rank entries");
+    for (int64_t v : p)  // as the attribute's (prevalidate_attributes): sums stay far from wrapping
+      if (v < -INT32_MAX || v > INT32_MAX) fail_invalid(n.where() + ": pads holds " + std::to_string(v));
     return p;
   };
   d.infer = [pads_of](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     std::vector<int64_t> p = pads_of(n, g);
+    if (n.opset >= 11) require_one_element(n, g, 2, "constant_value");
     Shape s = x.shape;
     for (int i = 0; i < x.rank(); ++i) s[i] += p[i] + p[i + x.rank()];
     std::string mode = n.gets("mode", "constant");
@@ -417,6 +421,7 @@ void def_gather() {
     if (x.shape[axis] == 0 && ix.numel() > 0)
       fail_invalid(n.where() + ": gathers " + std::to_string(ix.numel()) + " indices from axis " + std::to_string(axis) +
                    " of length 0");
+    require_indices_in_range(n, g, 1, {x.shape[axis]});
     Shape s(x.shape.begin(), x.shape.begin() + axis);
     s.insert(s.end(), ix.shape.begin(), ix.shape.end());
     s.insert(s.end(), x.shape.begin() + axis + 1, x.shape.end());
@@ -546,6 +551,9 @@ void register_shape_ops() {
   def_folding("ConstantOfShape", {"value"}, {0}, [](const Node &n, const Graph &g) {
     std::vector<int64_t> s = const_ints(g, n, 0);
     ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
+    if (!v || shape_numel(v->shape) != 1)
+      fail_invalid(n.where() + ": value must be a tensor of one element" +
+                   (v ? ", it has shape " + shape_str(v->shape) : std::string()));
     int eb = dtype_bytes(v->dtype);
     Shape shape(s.begin(), s.end());
     for (int64_t d : shape)

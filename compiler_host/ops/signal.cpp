@@ -19,6 +19,16 @@ int64_t scalar_int(const Graph &g, const Node &n, size_t k) {
   return v[0];
 }
 
+// A folded output of shape `s`, checked against the tensor and folding
+// caps before its values (doubles) are computed.
+void check_folded(const Node &n, const Graph &g, const Shape &s) {
+  g.check_size(s, n.where() + ": output 0");
+  int64_t bytes = shape_numel(s) * (int64_t)sizeof(double);
+  if (bytes > g.limits.max_folded_bytes)
+    fail_unsupported(n.where() + ": a constant of " + std::to_string(bytes) + " bytes exceeds --max-folded-bytes " +
+                     std::to_string(g.limits.max_folded_bytes));
+}
+
 // A constant of `t` from doubles.
 ConstP const_of(DType t, Shape shape, const std::vector<double> &v) {
   int eb = dtype_bytes(t);
@@ -49,6 +59,7 @@ void def_window(const std::string &name, double a0, double a1, double a2) {
   auto compute = [a0, a1, a2](const Node &n, const Graph &g) {
     int64_t N = scalar_int(g, n, 0);
     if (N < 0) fail_invalid(n.where() + ": negative size");
+    check_folded(n, g, {N});
     double den = n.geti("periodic", 1) ? (double)N : (double)(N - 1);
     std::vector<double> w(N);
     for (int64_t i = 0; i < N; ++i)
@@ -72,14 +83,23 @@ void def_mel_weight_matrix() {
   d.const_inputs = {0, 1, 2, 3, 4};
   auto compute = [](const Node &n, const Graph &g) {
     int64_t mels = scalar_int(g, n, 0), dft = scalar_int(g, n, 1), rate = scalar_int(g, n, 2);
+    require_one_element(n, g, 3, "lower_edge_hertz");
+    require_one_element(n, g, 4, "upper_edge_hertz");
     double lo = in_val(g, n, 3).data->get_f(0), hi = in_val(g, n, 4).data->get_f(0);
+    if (mels < 0 || dft < 0 || rate < 1 || !std::isfinite(lo) || !std::isfinite(hi))
+      fail_invalid(n.where() + ": num_mel_bins " + std::to_string(mels) + ", dft_length " + std::to_string(dft) +
+                   ", sample_rate " + std::to_string(rate) + ", edges " + std::to_string(lo) + " and " + std::to_string(hi) +
+                   ": counts must be >= 0, the rate >= 1, the edges finite");
     int64_t bins = dft / 2 + 1;
+    check_folded(n, g, {bins, mels});
     double lo_mel = 2595 * std::log10(1 + lo / 700), hi_mel = 2595 * std::log10(1 + hi / 700);
     double step = (hi_mel - lo_mel) / (double)(mels + 2);
     std::vector<int64_t> f(mels + 2);
     for (int64_t i = 0; i < mels + 2; ++i) {
       double hz = 700 * (std::pow(10.0, ((double)i * step + lo_mel) / 2595) - 1);
-      f[i] = (int64_t)std::floor((double)(dft + 1) * hz / (double)rate);
+      double bin = std::floor(((double)dft + 1) * hz / (double)rate);
+      if (!(std::fabs(bin) < 0x1p62)) fail_invalid(n.where() + ": a filter falls outside the spectrum");
+      f[i] = (int64_t)bin;
     }
     std::vector<double> w(bins * mels, 0.0);
     auto at = [&](int64_t j, int64_t i) -> double & {
@@ -189,9 +209,13 @@ void def_stft() {
     Geo r;
     r.step = scalar_int(g, n, 1);
     if (n.has_in(3)) r.frame = scalar_int(g, n, 3);
-    else if (n.has_in(2)) r.frame = in_val(g, n, 2).shape.at(0);
-    else fail_invalid(n.where() + ": needs a window or a frame_length");
+    else if (n.has_in(2) && in_val(g, n, 2).rank() == 1) r.frame = in_val(g, n, 2).shape[0];
+    else fail_invalid(n.where() + ": needs a 1-D window or a frame_length");
     if (r.step < 1 || r.frame < 1 || r.frame > x.shape[1]) fail_invalid(n.where() + ": bad frame_step or frame_length");
+    if (x.shape[2] != 1 && x.shape[2] != 2) fail_invalid(n.where() + ": signal must be [batch, length, 1 or 2]");
+    if (n.has_in(2) && in_val(g, n, 2).shape != Shape{r.frame})  // read at each of the frame's positions
+      fail_invalid(n.where() + ": window has shape " + shape_str(in_val(g, n, 2).shape) + ", expected [" +
+                   std::to_string(r.frame) + "]");
     r.frames = (x.shape[1] - r.frame) / r.step + 1;
     r.bins = n.geti("onesided", 1) ? r.frame / 2 + 1 : r.frame;
     return r;
