@@ -30,12 +30,16 @@ def check_ok(name, path, out, abi):
             return f"JSON does not parse: {e}"
     m = onnx.load(path, load_external_data=False)
     base = hdr[0][:-2].upper()
-    # The header's name macros must hold the ONNX names byte for byte.
+    # The header's name macros must hold the ONNX names byte for byte (names
+    # that are not UTF-8 come back from protobuf as bytes). Inputs that have
+    # an initializer are constants, not inputs of the artifact.
     src = f'#include <string.h>\n#include "{hdr[0]}"\nint main(void) {{\n'
-    want = [(f"{base}_INPUT_{i}_NAME", vi.name) for i, vi in enumerate(m.graph.input)] + \
+    inits = {t.name for t in m.graph.initializer}
+    inputs = [vi for vi in m.graph.input if vi.name not in inits]
+    want = [(f"{base}_INPUT_{i}_NAME", vi.name) for i, vi in enumerate(inputs)] + \
            [(f"{base}_OUTPUT_{i}_NAME", vi.name) for i, vi in enumerate(m.graph.output)]
     for k, (macro, val) in enumerate(want):
-        b = val.encode("utf-8")
+        b = val if isinstance(val, bytes) else val.encode("utf-8")
         arr = ",".join(str(c) for c in b) or "0"
         src += f"  {{ static const unsigned char w[] = {{{arr}}}; if (sizeof({macro}) - 1 != {len(b)} || memcmp({macro}, w, {len(b)})) return {k + 1}; }}\n"
     src += "  return 0;\n}\n"
