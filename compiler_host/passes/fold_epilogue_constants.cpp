@@ -9,7 +9,7 @@
 //   Runtime's and TFLite's requantization do. Not exact: the quotient is
 //   rounded at another place, which can move a value lying on a rounding
 //   boundary by one quantization step (QDQ graphs' fused kernels already
-//   differ from op-by-op evaluation by that much; docs/OPERATORS.md).
+//   differ from op-by-op evaluation by that much; docs/ARCHITECTURE.md).
 // * Channel tables (exact). A subexpression that reads only constants and
 //   the output channel index, such as QLinearConv's multiplier x_scale *
 //   w_scale[c] / y_scale or the quotients above, is evaluated with the code
