@@ -23,6 +23,8 @@
 // floats. Every product and sum is an integer below 2^24 (at most 514
 // taps of |x - x_zero| <= 255 times |w| <= 128), so the float sums are the
 // exact int32 results; padding reads the zero point.
+#include <tuple>
+
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -132,24 +134,14 @@ struct DepthwiseEmitter {
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
     int64_t rows = s.batch * s.out_h;
-    int64_t blocks = std::min<int64_t>(rows, 64);
-    int64_t per_block = (rows + blocks - 1) / blocks;
-    blocks = (rows + per_block - 1) / per_block;
+    UnitBlocks blocks = split_units(rows, 64);
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *r0 = b.CreateMul(t, i32(per_block));
-      Value *r1 = b.CreateAdd(r0, i32(per_block));
-      r1 = b.CreateSelect(b.CreateICmpSLT(r1, i32(rows)), r1, i32(rows));
-      emit_counted_loop(b, r0, r1, [&](Value *r) {
-        Value *n = b.CreateUDiv(r, i32(s.out_h));
-        Value *oh = b.CreateURem(r, i32(s.out_h));
-        emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](Value *it) {
-          pixels(mr, n, oh, b.CreateMul(it, i32(mr)));
-        }, "owtile");
-        if (s.out_w % mr) pixels((int)(s.out_w % mr), n, oh, i32(s.out_w / mr * mr));
-      }, "row");
+      Value *r0, *r1;
+      std::tie(r0, r1) = block_range(b, t, blocks, rows);
+      for_row_runs(b, s, r0, r1, mr, [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); });
     }, "task");
     b.CreateRetVoid();
-    return {f, blocks};
+    return {f, blocks.count};
   }
 };
 

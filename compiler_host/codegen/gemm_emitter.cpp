@@ -30,6 +30,8 @@
 // Without the linear mode, tiles follow output rows (a row's tail tile has
 // the static width OW % mr) and each tile picks row or general at run time.
 // Tasks are (group, oc tile, block of pixel tiles or of rows).
+#include <tuple>
+
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -370,21 +372,18 @@ struct GemmEmitter {
                   (s.batch == 1 || xs[0] == s.in_h * xs[2]);
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
     int64_t units = linear ? (P + mr - 1) / mr : s.batch * s.out_h;  // pixel tiles, or output rows
-    int64_t want = std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt));
-    int64_t per_block = (units + std::min(units, want) - 1) / std::min(units, want);
-    int64_t blocks = (units + per_block - 1) / per_block;
-    int64_t tasks = G * OCt * blocks;
+    UnitBlocks blocks = split_units(units, std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt)));
+    int64_t tasks = G * OCt * blocks.count;
 
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *blk = b.CreateURem(t, i32(blocks));
-      Value *rest = b.CreateUDiv(t, i32(blocks));
+      Value *blk = b.CreateURem(t, i32(blocks.count));
+      Value *rest = b.CreateUDiv(t, i32(blocks.count));
       Value *oct = b.CreateURem(rest, i32(OCt));
       Value *g = b.CreateUDiv(rest, i32(OCt));
       Value *wtile = b.CreateGEP(xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
       Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
-      Value *u_begin = b.CreateMul(blk, i32(per_block));
-      Value *u_end = b.CreateAdd(u_begin, i32(per_block));
-      u_end = b.CreateSelect(b.CreateICmpSLT(u_end, i32(units)), u_end, i32(units));
+      Value *u_begin, *u_end;
+      std::tie(u_begin, u_end) = block_range(b, blk, blocks, units);
       auto columns = [&](int nvv, int lanes_last) {
         if (linear) {
           // Tiles of mr pixels; only the very last one may be shorter.
@@ -400,17 +399,11 @@ struct GemmEmitter {
           }
           return;
         }
-        emit_counted_loop(b, u_begin, u_end, [&](Value *r) {
-          Value *n = b.CreateUDiv(r, i32(s.out_h));
-          Value *oh = b.CreateURem(r, i32(s.out_h));
-          auto run = [&](Value *ow0, int m) {
-            emit_branch(b, window_interior(b, s, oh, ow0, m),
-                   [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
-                   [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
-          };
-          emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](Value *it) { run(b.CreateMul(it, i32(mr)), mr); }, "owtile");
-          if (s.out_w % mr) run(i32(s.out_w / mr * mr), (int)(s.out_w % mr));
-        }, "row");
+        for_row_runs(b, s, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+          emit_branch(b, window_interior(b, s, oh, ow0, m),
+                      [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
+                      [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
+        });
       };
       if (last_cols == NR) {
         columns(nv, L);

@@ -3,6 +3,8 @@
 // families' slots and epilogue.
 #include "codegen/kernel_emitters.h"
 
+#include <algorithm>
+
 namespace tinyrt {
 
 llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const std::string &name) {
@@ -148,6 +150,32 @@ llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t b
                                      llvm::ConstantDataArray::get(env.module.getContext(), data), name + ".pad");
   z->setAlignment(llvm::Align(64));
   return b.CreateBitCast(z, b.getInt8PtrTy());
+}
+
+UnitBlocks split_units(int64_t units, int64_t want) {
+  int64_t n = std::max<int64_t>(1, std::min(units, want));
+  int64_t per = std::max<int64_t>(1, (units + n - 1) / n);
+  return {per, (units + per - 1) / per};
+}
+
+std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::Value *blk, const UnitBlocks &u,
+                                                    int64_t units) {
+  llvm::Value *begin = b.CreateMul(blk, b.getInt32((int32_t)u.per_block));
+  llvm::Value *end = b.CreateAdd(begin, b.getInt32((int32_t)u.per_block));
+  end = b.CreateSelect(b.CreateICmpSLT(end, b.getInt32((int32_t)units)), end, b.getInt32((int32_t)units));
+  return {begin, end};
+}
+
+void for_row_runs(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *r0, llvm::Value *r1, int mr,
+                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run) {
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  emit_counted_loop(b, r0, r1, [&](llvm::Value *r) {
+    llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
+    llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
+    emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](llvm::Value *it) { run(n, oh, b.CreateMul(it, i32(mr)), mr); },
+                      "owtile");
+    if (s.out_w % mr) run(n, oh, i32(s.out_w / mr * mr), (int)(s.out_w % mr));
+  }, "row");
 }
 
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {

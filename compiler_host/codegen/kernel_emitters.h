@@ -83,6 +83,20 @@ llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t b
 // lie inside the input (no padding read)?
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m);
 
+// Tasks over `units` (output rows or pixel tiles): at most `want` blocks
+// of per_block units each (the last one shorter).
+struct UnitBlocks {
+  int64_t per_block, count;
+};
+UnitBlocks split_units(int64_t units, int64_t want);
+// Units [begin, end) of block `blk`.
+std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::Value *blk, const UnitBlocks &u,
+                                                    int64_t units);
+// Output rows [r0, r1) (row r = n * out_h + oh) in runs of `mr` pixels,
+// the row's last run out_w % mr: run(n, oh, ow0, m).
+void for_row_runs(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *r0, llvm::Value *r1, int mr,
+                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run);
+
 // Kernel k's slots, addressed for slot 0 (the convolution input) and the
 // inputs its epilogue reads; the raw weights (read only by the reference
 // expression) get none, so they never reach the object.

@@ -250,43 +250,42 @@ static ExprP rebuild(const Expr &x, std::vector<ExprP> ops) {
   return mk(copy);
 }
 
-ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f) {
+// One memoized walk of the DAG: `pre` may replace an original node
+// outright (its operands are then not visited); otherwise the operands are
+// rewritten, the node rebuilt and `post` may replace the rebuilt node.
+using RewriteFn = std::function<ExprP(const ExprP &)>;
+static ExprP walk(const ExprP &e, const RewriteFn *pre, const RewriteFn *post) {
   std::unordered_map<const Expr *, ExprP> memo;
   std::function<ExprP(const ExprP &)> go = [&](const ExprP &x) -> ExprP {
     auto it = memo.find(x.get());
     if (it != memo.end()) return it->second;
-    std::vector<ExprP> ops;
-    bool changed = false;
-    for (auto &k : x->a) {
-      ops.push_back(go(k));
-      changed = changed || ops.back() != k;
+    ExprP r = pre ? (*pre)(x) : nullptr;
+    if (!r) {
+      std::vector<ExprP> ops;
+      bool changed = false;
+      for (auto &k : x->a) {
+        ops.push_back(go(k));
+        changed = changed || ops.back() != k;
+      }
+      ExprP cur = changed ? rebuild(*x, std::move(ops)) : x;
+      r = post ? (*post)(cur) : nullptr;
+      if (!r) r = cur;
     }
-    ExprP cur = changed ? rebuild(*x, std::move(ops)) : x;
-    ExprP r = f(cur);
-    if (!r) r = cur;
-    memo[x.get()] = r;
-    return r;
+    return memo[x.get()] = r;
   };
   return go(e);
 }
 
+ExprP rewrite(const ExprP &e, const RewriteFn &f) { return walk(e, nullptr, &f); }
+
+ExprP rewrite_top_down(const ExprP &e, const RewriteFn &f) { return walk(e, &f, nullptr); }
+
 ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars) {
-  // Not rewrite(): a node that folds to a Var while rebuilding ((i + 2) -
-  // 2 -> i) must not be substituted a second time.
-  std::unordered_map<const Expr *, ExprP> memo;
-  std::function<ExprP(const ExprP &)> go = [&](const ExprP &x) -> ExprP {
-    if (x->op == EOp::Var) return x->id < (int)vars.size() ? vars[x->id] : x;
-    auto it = memo.find(x.get());
-    if (it != memo.end()) return it->second;
-    std::vector<ExprP> ops;
-    bool changed = false;
-    for (auto &k : x->a) {
-      ops.push_back(go(k));
-      changed = changed || ops.back() != k;
-    }
-    return memo[x.get()] = changed ? rebuild(*x, std::move(ops)) : x;
-  };
-  return go(e);
+  // Top down: a node that folds to a Var while rebuilding ((i + 2) - 2 ->
+  // i) is not substituted a second time.
+  return rewrite_top_down(e, [&](const ExprP &x) -> ExprP {
+    return x->op == EOp::Var && x->id < (int)vars.size() ? vars[x->id] : nullptr;
+  });
 }
 
 ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Expr &)> &f) {

@@ -114,6 +114,10 @@ int max_var_id(const ExprP &e);
 // Rebuilds bottom-up; `f` may return a replacement for a node (after its
 // operands were rewritten) or nullptr to keep it.
 ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f);
+// Visits nodes from the root: `f` may replace a node of `e` (its operands
+// are then not visited) or return nullptr to rewrite its operands; the
+// replacements are not visited again.
+ExprP rewrite_top_down(const ExprP &e, const std::function<ExprP(const ExprP &)> &f);
 // Replaces Var(k) for k < vars.size() by vars[k] (reduction variables stay).
 ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars);
 // Replaces every Load of `slot` by f(load).

@@ -115,29 +115,11 @@ struct EpilogueFolder {
 
   // Replaces each maximal channel-only subexpression that computes
   // something (not a bare load or literal).
-  ExprP fold(const ExprP &e, std::map<const Expr *, ExprP> &done) {
-    auto it = done.find(e.get());
-    if (it != done.end()) return it->second;
-    ExprP r;
-    bool computes = e->op != EOp::Load && e->op != EOp::Const && e->op != EOp::Var;
-    if (computes && channel_only(e) && channels <= kMaxTable) {
-      r = table(e);
-    } else {
-      bool changed = false;
-      std::vector<ExprP> a;
-      for (const ExprP &x : e->a) {
-        a.push_back(fold(x, done));
-        changed |= a.back() != x;
-      }
-      if (changed) {
-        auto n = std::make_shared<Expr>(*e);
-        n->a = std::move(a);
-        r = n;
-      } else {
-        r = e;
-      }
-    }
-    return done[e.get()] = r;
+  ExprP fold(const ExprP &e) {
+    return rewrite_top_down(e, [&](const ExprP &x) -> ExprP {
+      bool computes = x->op != EOp::Load && x->op != EOp::Const && x->op != EOp::Var;
+      return computes && channels <= kMaxTable && channel_only(x) ? table(x) : nullptr;
+    });
   }
 };
 
@@ -152,13 +134,8 @@ void fold_epilogue_constants(PassContext &c) {
     if (cvar < 0) continue;
     EpilogueFolder f{p.graph, k, cvar, p.graph.v(k.out).shape[(size_t)cvar]};
     // Requantization rewrites only epilogues that quantize.
-    std::map<const Expr *, ExprP> done;
-    ExprP e = f.fold(k.gemm.epilogue, done);
-    if (!dtype_is_float(p.graph.v(k.out).dtype)) {
-      e = f.requantize(e);
-      done.clear();
-      e = f.fold(e, done);
-    }
+    ExprP e = f.fold(k.gemm.epilogue);
+    if (!dtype_is_float(p.graph.v(k.out).dtype)) e = f.fold(f.requantize(e));
     k.gemm.epilogue = e;
     tables += f.tables;
     requants += f.requants;

@@ -127,8 +127,8 @@ Target resolve_target(const std::string &name) {
     Target t;
     t.name = name;
     t.triple = "aarch64-unknown-linux-gnu";
-    t.cpu = "cortex-a72";
-    t.features = "+neon,+fp-armv8";
+    t.cpu = dot ? "cortex-a76" : "cortex-a72";  // the Pi 5's and the Pi 4's cores
+    t.features = dot ? "+neon,+fp-armv8,+dotprod" : "+neon,+fp-armv8";
     t.arch = TINYRT_ARCH_AARCH64;
     t.isa = TINYRT_ISA_A64_ASIMD;
     t.vector_bytes = 16;
@@ -139,7 +139,7 @@ Target resolve_target(const std::string &name) {
     t.gemm_tiles = {{6, 4}, {6, 3}, {6, 2}, {6, 1}};
     t.gemm_unroll = 2;
     t.cc = "aarch64-linux-gnu-gcc";
-    t.emulator = {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", "cortex-a72"};
+    t.emulator = {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", t.cpu};
     t.dot_i8 = DotI8::NeonPairs;
     // int8 pair products: each pixel costs 4 instructions per 4 input
     // channels to broadcast its pairs, so wide tiles win; 16-bit products
@@ -148,11 +148,8 @@ Target resolve_target(const std::string &name) {
     // / 159 M, 3x5 148 / 162, 3x4 149 / 164, 1x8 149 / 165, 2x8 161 / 175,
     // 4x4 175 / 168 (spills).
     t.qgemm_tiles = {{2, 6}, {3, 4}, {2, 4}, {3, 2}, {3, 1}};
-    if (dot) {
-      t.cpu = "cortex-a76";
-      t.features += ",+dotprod";
+    if (dot) {  // one sdot per 16 products: the float tiles (not tuned for int8)
       t.isa |= TINYRT_ISA_A64_DOTPROD;
-      t.emulator[4] = "cortex-a76";
       t.dot_i8 = DotI8::NeonSdot;
       t.qgemm_tiles.clear();
     }

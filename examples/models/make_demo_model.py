@@ -34,6 +34,9 @@ import torch
 from onnx import numpy_helper
 from sklearn.datasets import load_digits
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "training"))
+import seeded  # noqa: E402
+
 TEST_COUNT = 360
 EPOCHS = 15
 BATCH = 64
@@ -75,24 +78,8 @@ def c_array(name, arr):
 
 
 def train(x, y):
-    """Adam, one-cycle learning rate, minibatches in a seeded order."""
     model = Demo()
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    steps = EPOCHS * ((len(x) + BATCH - 1) // BATCH)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.02, total_steps=steps)
-    gen = torch.Generator().manual_seed(1)
-    model.train()
-    for _ in range(EPOCHS):
-        order = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), BATCH):
-            idx = order[i:i + BATCH]
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model.logits(x[idx]), y[idx])
-            loss.backward()
-            opt.step()
-            sched.step()
-    model.eval()
-    return model
+    return seeded.train(model, x, y, EPOCHS, BATCH, logits=model.logits)
 
 
 def main():

@@ -33,7 +33,9 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "training"))
 from quantize_static import quantize_static, run_graph  # noqa: E402
+import seeded  # noqa: E402
 
 TEST_COUNT = 360
 EPOCHS = 20
@@ -53,22 +55,7 @@ class Net(torch.nn.Module):
 
 
 def train(x, y):
-    model = Net()
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    steps = EPOCHS * ((len(x) + BATCH - 1) // BATCH)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.02, total_steps=steps)
-    gen = torch.Generator().manual_seed(1)
-    model.train()
-    for _ in range(EPOCHS):
-        order = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), BATCH):
-            idx = order[i:i + BATCH]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(x[idx]), y[idx]).backward()
-            opt.step()
-            sched.step()
-    model.eval()
-    return model
+    return seeded.train(Net(), x, y, EPOCHS, BATCH)
 
 
 def accuracy(logits, labels):

@@ -256,22 +256,31 @@ def qlinear_conv_cases(out_dir, rng):
     return len(QLINEAR_CONV)
 
 
+def integer_op_inputs(w, w_name, x_zp, xt, x_zp_name, w_zp, n, w_zp_name):
+    """Inputs and initializers of ConvInteger/MatMulInteger: x, the weight,
+    then the optional zero points (x_zp None: omitted; w_zp "none":
+    omitted, "chan"/"col": n zeros, else a scalar 0), trailing omitted
+    ones dropped."""
+    inits = [numpy_helper.from_array(w, w_name)]
+    ins = ["x", w_name, "", ""]
+    if x_zp is not None:
+        inits.append(numpy_helper.from_array(scalar(x_zp, TYPES[xt][0]), x_zp_name))
+        ins[2] = x_zp_name
+    if w_zp != "none":
+        per = w_zp in ("chan", "col")
+        inits.append(numpy_helper.from_array(np.zeros(n, np.int8) if per else scalar(0, np.int8), w_zp_name))
+        ins[3] = w_zp_name
+    while ins[-1] == "":
+        ins.pop()
+    return ins, inits
+
+
 def conv_integer_cases(out_dir, rng):
     for name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, wzp, full in CONV_INTEGER:
         x = random_act(rng, (n, c) + sp, xt)
         w = random_weight(rng, (oc, c // group) + k, full)
         y = to_int32(conv_nd(x.astype(np.int64) - (x_zp or 0), w.astype(np.int64), s, pads, dil, group))
-        inits = [numpy_helper.from_array(w, "w")]
-        ins = ["x", "w", "", ""]
-        if x_zp is not None:
-            inits.append(numpy_helper.from_array(scalar(x_zp, TYPES[xt][0]), "x_zero_point"))
-            ins[2] = "x_zero_point"
-        if wzp != "none":
-            inits.append(numpy_helper.from_array(np.zeros(oc, np.int8) if wzp == "chan" else scalar(0, np.int8),
-                                                 "w_zero_point"))
-            ins[3] = "w_zero_point"
-        while ins[-1] == "":
-            ins.pop()
+        ins, inits = integer_op_inputs(w, "w", x_zp, xt, "x_zero_point", wzp, oc, "w_zero_point")
         node = helper.make_node("ConvInteger", ins, ["y"], **conv_attrs(k, s, pads, dil, group))
         write_case(out_dir, "convinteger_" + name, [node], inits, x, onnx_type(xt), y, TensorProto.INT32)
     return len(CONV_INTEGER)
@@ -302,17 +311,7 @@ def matmul_integer_cases(out_dir, rng):
         a = random_act(rng, ashape, at)
         b = random_weight(rng, (ashape[-1], nn), full)
         y = to_int32(np.matmul(a.astype(np.int64) - (a_zp or 0), b.astype(np.int64)))
-        inits = [numpy_helper.from_array(b, "b")]
-        ins = ["x", "b", "", ""]
-        if a_zp is not None:
-            inits.append(numpy_helper.from_array(scalar(a_zp, TYPES[at][0]), "a_zero_point"))
-            ins[2] = "a_zero_point"
-        if bzp != "none":
-            inits.append(numpy_helper.from_array(np.zeros(nn, np.int8) if bzp == "col" else scalar(0, np.int8),
-                                                 "b_zero_point"))
-            ins[3] = "b_zero_point"
-        while ins[-1] == "":
-            ins.pop()
+        ins, inits = integer_op_inputs(b, "b", a_zp, at, "a_zero_point", bzp, nn, "b_zero_point")
         node = helper.make_node("MatMulInteger", ins, ["y"])
         write_case(out_dir, "matmulinteger_" + name, [node], inits, a, onnx_type(at), y, TensorProto.INT32)
     return len(MATMUL_INTEGER)
