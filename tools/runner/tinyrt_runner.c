@@ -115,6 +115,45 @@ static int load_inputs(runner *r, const char *path) {
   return 0;
 }
 
+/* The inputs as loaded, written back before every run: a run may reuse the
+ * input's arena bytes for intermediate values, and timing a later run on
+ * such leftovers (NaNs, subnormals) would not measure the model. */
+typedef struct saved_inputs {
+  unsigned char *bytes;
+  size_t size;
+} saved_inputs;
+
+static int save_inputs(runner *r, saved_inputs *s) {
+  uint32_t i;
+  size_t n = 0;
+  for (i = 0; i < tinyrt_session_num_inputs(&r->session); ++i) {
+    tinyrt_tensor t;
+    tinyrt_session_input(&r->session, i, &t);
+    n += t.bytes;
+  }
+  s->size = n;
+  s->bytes = (unsigned char *)malloc(n ? n : 1);
+  if (!s->bytes) return fail("out of memory", NULL);
+  for (n = 0, i = 0; i < tinyrt_session_num_inputs(&r->session); ++i) {
+    tinyrt_tensor t;
+    tinyrt_session_input(&r->session, i, &t);
+    memcpy(s->bytes + n, t.data, t.bytes);
+    n += t.bytes;
+  }
+  return 0;
+}
+
+static void restore_inputs(runner *r, const saved_inputs *s) {
+  uint32_t i;
+  size_t n = 0;
+  for (i = 0; i < tinyrt_session_num_inputs(&r->session); ++i) {
+    tinyrt_tensor t;
+    tinyrt_session_input(&r->session, i, &t);
+    memcpy(t.data, s->bytes + n, t.bytes);
+    n += t.bytes;
+  }
+}
+
 static int run_once(runner *r) {
   tinyrt_status st = tinyrt_session_run(&r->session);
   if (st != TINYRT_OK) return fail(tinyrt_status_string(st), tinyrt_session_message(&r->session));
@@ -127,6 +166,7 @@ int main(int argc, char **argv) {
   void *lib;
   const tinyrt_model *m;
   runner r;
+  saved_inputs saved;
   if (argc < 3) return fail("usage: tinyrt-runner MODEL.so SYMBOL [options]", NULL);
   for (i = 3; i < argc; ++i) {
     const char *a = argv[i];
@@ -162,12 +202,17 @@ int main(int argc, char **argv) {
            (unsigned long long)m->model_hash, (unsigned long long)m->weights_checksum,
            (unsigned long long)m->weights_bytes, (unsigned)m->num_weights);
   }
-  for (i = 0; i < warmup; ++i)
+  if (save_inputs(&r, &saved)) return 1;
+  for (i = 0; i < warmup; ++i) {
+    restore_inputs(&r, &saved);
     if (run_once(&r)) return 1;
+  }
   if (runs > 0) {
     double *t = (double *)malloc(sizeof(double) * (size_t)runs);
     for (i = 0; i < runs; ++i) {
-      double t0 = now_ms();
+      double t0;
+      restore_inputs(&r, &saved);
+      t0 = now_ms();
       if (run_once(&r)) return 1;
       t[i] = now_ms() - t0;
     }
@@ -175,8 +220,9 @@ int main(int argc, char **argv) {
     printf("median_ms=%.4f min_ms=%.4f p90_ms=%.4f p99_ms=%.4f runs=%d threads=%d\n", t[runs / 2], t[0],
            t[(runs - 1) * 9 / 10], t[(runs - 1) * 99 / 100], runs, threads);
     free(t);
-  } else if (run_once(&r)) {
-    return 1;
+  } else {
+    restore_inputs(&r, &saved);
+    if (run_once(&r)) return 1;
   }
   if (profile > 0) {
     runner rp;
@@ -190,8 +236,10 @@ int main(int argc, char **argv) {
     log.ms = (double *)calloc((size_t)profile * (m->num_steps ? m->num_steps : 1), sizeof(double));
     if (!t || !log.ms) return fail("out of memory", NULL);
     if (runner_init(&rp, m, threads, &log) || load_inputs(&rp, in)) return 1;
-    for (log.run = 0; log.run < profile; ++log.run)
+    for (log.run = 0; log.run < profile; ++log.run) {
+      restore_inputs(&rp, &saved);
       if (run_once(&rp)) return 1;
+    }
     for (k = 0; k < m->num_steps; ++k) {
       const tinyrt_step_desc *sd = (const tinyrt_step_desc *)((const char *)m->steps + k * stride);
       for (i = 0; i < profile; ++i) t[i] = log.ms[(size_t)i * m->num_steps + k];
@@ -227,6 +275,7 @@ int main(int argc, char **argv) {
     }
     fclose(f);
   }
+  free(saved.bytes);
   runner_free(&r);
   return 0;
 }
