@@ -8,6 +8,8 @@
 // segments, each with the comparisons decided: a Concat becomes plain
 // copies instead of two masked loads and a select per element.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "codegen/kernel_emitters.h"
@@ -43,6 +45,71 @@ void split_points(const ExprP &e, int axis, std::set<int64_t> *points) {
       points->insert(op == EOp::Lt || op == EOp::Ge ? p : p + 1);
     }
   });
+}
+
+// Whether every value `e` computes (not counting index arithmetic) is a
+// byte: such a row runs a vector of bytes at a time instead of a vector
+// of floats' worth (tables of 256 bytes read at a byte, copies, byte
+// selects).
+bool bytes_only(const ExprP &e) {
+  if (e->op == EOp::Load) {
+    bool flip;
+    ExprP x = byte_table_index(*e, &flip);
+    return dtype_bytes(e->type) == 1 && (!x || bytes_only(x));
+  }
+  if (e->op == EOp::Reduce || dtype_bytes(e->type) != 1) return false;
+  for (const ExprP &a : e->a)
+    if (!bytes_only(a)) return false;
+  return true;
+}
+
+constexpr int64_t kMinRow = 512;  // elements; shorter rows merge with the next axis out
+
+// Whether the index variables of `axes` (physical order, innermost last)
+// can run as one flattened row: they are used only as load indices at
+// their own axis, and every tensor read through them, and the output, is
+// either dense over them in that order or not indexed by them at all.
+// Element j of the flattened row is then at offset j of each tensor's
+// (broadcast or dense) block.
+bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vector<SlotRef> &slots,
+                 const SlotRef &out, const Shape &shape) {
+  auto merged = [&](int id) { return std::find(axes.begin(), axes.end(), id) != axes.end(); };
+  auto dense = [&](const std::vector<int64_t> &eff) {
+    bool none = true;
+    for (int a : axes) none = none && eff[(size_t)a] == 0;
+    if (none) return true;
+    int64_t want = 1;
+    for (size_t i = axes.size(); i-- > 0;) {
+      if (eff[(size_t)axes[i]] != want) return false;
+      want *= shape[(size_t)axes[i]];
+    }
+    return true;
+  };
+  std::map<const Expr *, bool> memo;
+  std::function<bool(const ExprP &)> clean = [&](const ExprP &e) -> bool {
+    auto it = memo.find(e.get());
+    if (it != memo.end()) return it->second;
+    bool ok = true;
+    if (e->op == EOp::Var) {
+      ok = !merged(e->id);
+    } else if (e->op == EOp::Load) {
+      std::vector<int64_t> eff(shape.size(), 0);
+      for (size_t a = 0; a < e->a.size() && ok; ++a) {
+        const ExprP &i = e->a[a];
+        if (i->op == EOp::Var && merged(i->id)) {
+          ok = i->id == (int)a && a < eff.size();
+          if (ok) eff[a] = slots[(size_t)e->id].strides[a];
+        } else {
+          ok = clean(i);
+        }
+      }
+      ok = ok && dense(eff);
+    } else {
+      for (const ExprP &a : e->a) ok = ok && clean(a);
+    }
+    return memo[e.get()] = ok;
+  };
+  return clean(expr) && dense(out.strides);
 }
 
 }  // namespace
@@ -81,7 +148,24 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   std::vector<SlotRef> slots;
   for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
   SlotRef out_slot = slot_for(env, b, arena, k.out);
-  int L = T.f32_lanes();
+
+  // Short rows (a channels-last tensor of few channels) merge with the
+  // axes around them into one row of at least kMinRow elements where the
+  // addressing allows (can_flatten): vectors stay full, loops long.
+  size_t row_axes = phys.empty() ? 0 : 1;
+  for (;;) {
+    if (row_axes == 0 || row_axes >= phys.size() || inner >= kMinRow) break;
+    std::vector<int> axes(phys.end() - (long)row_axes - 1, phys.end());
+    std::set<int64_t> cmp;
+    for (int a : axes) split_points(expr, a, &cmp);
+    if (!cmp.empty() || !can_flatten(expr, axes, slots, out_slot, out.shape)) break;
+    ++row_axes;
+    inner *= out.shape[(size_t)axes.front()];
+    tasks /= out.shape[(size_t)axes.front()];
+  }
+  std::vector<int> row_outer(phys.end() - (long)row_axes, phys.end() - (row_axes ? 1 : 0));
+  result.tasks = tasks;
+  int L = bytes_only(k.expr) && dtype_bytes(out.dtype) == 1 ? T.vector_bytes : T.f32_lanes();
 
   // The row's segments: [begin, end) of the inner axis, each with the
   // expression in terms of the index within the segment, its comparisons
@@ -112,8 +196,9 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
     // Task index -> the outer physical axes.
     std::map<int, llvm::Value *> outer;
+    for (int a : row_outer) outer[a] = b.getInt32(0);  // flattened into the row
     llvm::Value *rem = t;
-    for (size_t i = phys.size() - (phys.empty() ? 0 : 1); i-- > 0;) {
+    for (size_t i = phys.size() - row_axes; i-- > 0;) {
       llvm::Value *ext = b.getInt32((int32_t)out.shape[phys[i]]);
       outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
       if (i > 0) rem = b.CreateUDiv(rem, ext);
