@@ -3,8 +3,12 @@
 #include <cmath>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsARM.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include "target/target.h"
+#include "tinyrt_artifact.h"
 #include "ir/error.h"
 
 namespace tinyrt {
@@ -184,8 +188,123 @@ VVal ExprEmitter::emit_uncached(const Expr &e, const ExprP &ep) {
   return emit_binary(e.op, e.a[0]->type, a, b, e.a[1].get());
 }
 
+ExprP byte_table_index(const Expr &load, bool *flip) {
+  if (load.op != EOp::Load || load.a.size() != 1) return nullptr;
+  const Expr *i = load.a[0].get();
+  *flip = false;
+  if (i->op == EOp::Add && i->a[1]->is_const_int(128)) {
+    *flip = true;
+    i = i->a[0].get();
+  }
+  if (i->op != EOp::Cast || i->type != kIndexType) return nullptr;
+  const ExprP &x = i->a[0];
+  if (x->type != (*flip ? DType::I8 : DType::U8)) return nullptr;
+  return x;
+}
+
+// t[x] for 256 bytes t and a vector x of bytes, with byte shuffles: 16-byte
+// shuffles (pshufb) of each 16-entry part, lanes outside the part zeroed by
+// an index with bit 7 set (x86); four-register lookups, later ones keeping
+// the lanes out of their range (tbl/tbx, vtbl/vtbx). nullptr: no such
+// instructions for this vector.
+Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
+  auto &C = b_.getContext();
+  Type *i8 = b_.getInt8Ty();
+  int n = (int)llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
+  auto part = [&](int offset, int bytes) -> Value * {  // table[offset .. offset+bytes)
+    auto *vt = llvm::FixedVectorType::get(i8, bytes);
+    Value *p = b_.CreateBitCast(b_.CreateConstGEP1_32(i8, table, offset), vt->getPointerTo());
+    return b_.CreateAlignedLoad(vt, p, llvm::Align(1));
+  };
+  auto splat = [&](int v, int lanes) { return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), b_.getInt8((uint8_t)v)); };
+  // Chunks of `w` lanes of x, looked up by `f`, concatenated again.
+  auto chunked = [&](int w, const std::function<Value *(Value *)> &f) -> Value * {
+    std::vector<Value *> outs;
+    for (int c = 0; c < n; c += w) {
+      std::vector<int> idx;
+      for (int i = 0; i < w; ++i) idx.push_back(c + i);
+      outs.push_back(f(n == w ? x : b_.CreateShuffleVector(x, idx)));
+    }
+    while (outs.size() > 1) {
+      std::vector<Value *> next;
+      for (size_t i = 0; i < outs.size(); i += 2) {
+        int m = (int)llvm::cast<llvm::FixedVectorType>(outs[i]->getType())->getNumElements();
+        std::vector<int> idx;
+        for (int j = 0; j < 2 * m; ++j) idx.push_back(j);
+        next.push_back(b_.CreateShuffleVector(outs[i], outs[i + 1], idx));
+      }
+      outs = next;
+    }
+    return outs[0];
+  };
+  if (t_.arch == TINYRT_ARCH_X86_64) {
+    int w = std::min(n, t_.vector_bytes);
+    if (n % w != 0 || (w != 16 && w != 32 && w != 64)) return nullptr;
+    auto id = w == 16 ? llvm::Intrinsic::x86_ssse3_pshuf_b_128
+              : w == 32 ? llvm::Intrinsic::x86_avx2_pshuf_b : llvm::Intrinsic::x86_avx512_pshuf_b_512;
+    return chunked(w, [&](Value *xc) {
+      Value *r = llvm::Constant::getNullValue(xc->getType());
+      Value *d = xc;
+      for (int k = 0; k < 16; ++k) {
+        Value *t = part(16 * k, 16);
+        if (w > 16) {
+          std::vector<int> rep;
+          for (int i = 0; i < w; ++i) rep.push_back(i % 16);
+          t = b_.CreateShuffleVector(t, rep);
+        }
+        // In range: 0x70..0x7f (the low nibble picks); otherwise >= 0x80.
+        Value *sel = b_.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_sat, d, splat(0x70, w));
+        r = b_.CreateOr(r, b_.CreateIntrinsic(id, {}, {t, sel}));
+        d = b_.CreateSub(d, splat(16, w));
+      }
+      return r;
+    });
+  }
+  if (t_.arch == TINYRT_ARCH_AARCH64 && n % 16 == 0) {
+    Type *v16 = llvm::FixedVectorType::get(i8, 16);
+    return chunked(16, [&](Value *xc) {
+      Value *r = nullptr;
+      for (int k = 0; k < 4; ++k) {
+        std::vector<Value *> args;
+        if (r) args.push_back(r);
+        for (int j = 0; j < 4; ++j) args.push_back(part(64 * k + 16 * j, 16));
+        args.push_back(k ? b_.CreateSub(xc, splat(64 * k, 16)) : xc);
+        r = b_.CreateIntrinsic(k ? llvm::Intrinsic::aarch64_neon_tbx4 : llvm::Intrinsic::aarch64_neon_tbl4, {v16}, args);
+      }
+      return r;
+    });
+  }
+  if (t_.arch == TINYRT_ARCH_ARMV7 && n % 8 == 0) {
+    return chunked(8, [&](Value *xc) {
+      Value *r = nullptr;
+      for (int k = 0; k < 8; ++k) {
+        std::vector<Value *> args;
+        if (r) args.push_back(r);
+        for (int j = 0; j < 4; ++j) args.push_back(part(32 * k + 8 * j, 8));
+        args.push_back(k ? b_.CreateSub(xc, splat(32 * k, 8)) : xc);
+        r = b_.CreateIntrinsic(k ? llvm::Intrinsic::arm_neon_vtbx4 : llvm::Intrinsic::arm_neon_vtbl4, {}, args);
+      }
+      return r;
+    });
+  }
+  (void)C;
+  return nullptr;
+}
+
 VVal ExprEmitter::emit_load(const Expr &e) {
   const SlotRef &s = slots_.at(e.id);
+  // A table of 256 bytes read at a byte (tabulate_byte_functions' kernels,
+  // Gather of such a table): shuffles instead of a gather.
+  bool flip = false;
+  if (ExprP x = lanes_ > 1 && s.numel == 256 && dtype_bytes(s.type) == 1 && s.type != DType::Bool
+                    ? byte_table_index(e, &flip) : nullptr) {
+    VVal xv = emit(x);
+    if (xv.kind == VVal::Vector) {
+      Value *xb = xv.v;
+      if (flip) xb = b_.CreateXor(xb, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes_), b_.getInt8(0x80)));
+      if (Value *r = byte_table_lookup(s.base, xb)) return vector(r);
+    }
+  }
   VVal off = uniform(b_.getInt32(0));
   for (size_t k = 0; k < e.a.size(); ++k) {
     if (s.strides[k] == 0) continue;

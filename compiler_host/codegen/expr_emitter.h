@@ -35,7 +35,12 @@ struct SlotRef {
   llvm::Value *base = nullptr;  // i8* to the element at logical index (0, ..., 0)
   std::vector<int64_t> strides;  // in elements, per logical axis
   DType type = DType::F32;
+  int64_t numel = -1;  // elements of the tensor
 };
+
+// The byte x when `load` reads a table at index int32(x) (x uint8) or
+// int32(x) + 128 (x int8, *flip set); nullptr otherwise.
+ExprP byte_table_index(const Expr &load, bool *flip);
 
 class ExprEmitter {
  public:
@@ -81,6 +86,7 @@ class ExprEmitter {
  private:
   VVal emit_uncached(const Expr &e, const ExprP &ep);
   VVal emit_load(const Expr &e);
+  llvm::Value *byte_table_lookup(llvm::Value *table, llvm::Value *x);
   VVal emit_cast(const Expr &e);
   VVal emit_unary(const Expr &e);
   VVal emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr);

@@ -33,6 +33,7 @@ SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v) 
   SlotRef s;
   s.type = p.graph.v(v).dtype;
   s.strides = st.strides;
+  s.numel = p.graph.v(v).numel();
   switch (st.where) {
     case Storage::Where::Arena:
       s.base = b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(st.offset));

@@ -64,6 +64,21 @@ bool absorb_diamond(Program &p, ReaderIndex &readers, std::vector<bool> &dead, i
   return readers.only_reader(v) == sink;
 }
 
+// An 8-bit output v whose reader widens it to float (DequantizeLinear) for
+// loop kernels only: the GEMM stores the bytes, and the widening is inlined
+// into those loops instead (a quarter of the memory traffic; a function of
+// the byte alone becomes a table there, tabulate_byte_functions).
+bool widens_for_loops(const Program &p, const ReaderIndex &readers, int v, int w) {
+  DType from = p.graph.v(v).dtype;
+  if ((from != DType::U8 && from != DType::I8) || !dtype_is_float(p.graph.v(w).dtype) || p.graph.is_graph_output(w))
+    return false;
+  std::vector<int> rs = readers.readers(w);
+  if (rs.empty()) return false;
+  for (int r : rs)
+    if (p.kernels[r].kind != KernelKind::Loop) return false;
+  return true;
+}
+
 }  // namespace
 
 void fuse_epilogues(PassContext &c) {
@@ -87,6 +102,10 @@ void fuse_epilogues(PassContext &c) {
     if (k.kind != KernelKind::Loop || p.graph.v(k.out).shape != p.graph.v(v).shape || has_reduce(k.expr) ||
         !epilogue_type(p.graph.v(k.out).dtype) || !reads_only_identity(k.expr, k.ins, v, p.graph.v(v).shape))
       continue;
+    if (widens_for_loops(p, readers, v, k.out)) {
+      if (c.log) *c.log << "    keep '" << p.graph.v(v).name << "' 8-bit: " << k.label << " widens it for loop kernels\n";
+      continue;
+    }
     std::vector<int> ins = g.ins;
     std::vector<int> map = merge_inputs(ins, k.ins, sv);
     ExprP body = rewrite(k.expr, [&](const ExprP &x) -> ExprP {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <string>
 
 namespace tinyrt {
 
@@ -77,7 +79,14 @@ bool inline_into(Program &p, int ki, int ci, size_t max_nodes) {
   int next_rvar = kFirstReduceVar;
   if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
   ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
-  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) { return substitute_vars(pe, ld.a); });
+  // Loads of one element share one copy of the producer's expression,
+  // which the code generator then computes once.
+  std::map<std::string, ExprP> copies;
+  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) {
+    ExprP &c = copies[to_string(std::make_shared<const Expr>(ld))];
+    if (!c) c = substitute_vars(pe, ld.a);
+    return c;
+  });
   if (expr_size(merged) > max_nodes) return false;
   // Drop the inlined value's slot.
   std::vector<int> compact(ins.size());
@@ -120,16 +129,18 @@ bool has_costly_op(const ExprP &e) {
 
 double loads_per_element(const ExprP &e, int slot) {
   std::set<const Expr *> seen;
-  std::function<double(const ExprP &)> walk = [&](const ExprP &x) -> double {
+  std::set<std::string> loads;  // outside reductions, one element read twice is read once
+  std::function<double(const ExprP &, bool)> walk = [&](const ExprP &x, bool in_reduce) -> double {
     if (!seen.insert(x.get()).second) return 0;
-    if (x->op == EOp::Load) return x->id == slot ? 1 : 0;
+    if (x->op == EOp::Load)
+      return x->id == slot && (in_reduce || loads.insert(to_string(x)).second) ? 1 : 0;
     double n = 0;
-    for (const ExprP &a : x->a) n += walk(a);
+    for (const ExprP &a : x->a) n += walk(a, in_reduce || x->op == EOp::Reduce);
     if (x->op == EOp::Reduce)
       for (const RVar &r : x->rvars) n *= (double)r.extent;
     return n;
   };
-  return walk(e);
+  return walk(e, false);
 }
 
 std::vector<int> producers(const Program &p) {

@@ -66,7 +66,8 @@ bool has_costly_op(const ExprP &e);
 
 // How many times the kernel's expression evaluates its loads of `slot`
 // per output element (reductions around a load multiply; shared
-// subexpressions count once).
+// subexpressions, and outside reductions loads of the same element, count
+// once: inline_into gives them one shared copy of the producer).
 double loads_per_element(const ExprP &e, int slot);
 
 // The producer kernel of each value, or -1.

@@ -12,6 +12,7 @@ const std::vector<Pass> &pipeline() {
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
       {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},
       {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", fold_epilogue_constants},
+      {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table", tabulate_byte_functions},
       {"choose_layouts", "channels-last for convolutions, physical order of constants", choose_layouts},
       {"pack_weights", "choose register tiles and pack GEMM weights", pack_weights},
       {"plan_memory", "liveness intervals -> arena offsets", plan_memory},

@@ -20,11 +20,16 @@ OUTDIR/<family>/<case>/model.onnx and test_data_set_0/{input_0,output_0}.pb):
   exact/qlinearmatmul_*  QLinearMatMul: [M,K]x[K,N] and [2,M,K]x[K,N],
                          per-tensor and per-column b_scale
   exact/matmulinteger_*  MatMulInteger: int32 out
+  exact/table_*          a function of one u8/s8 element (SiLU and
+                         hard-swish as QDQ leaves them, Tanh, Exp
+                         saturating, Sigmoid to float), odd shapes, zero
+                         points at the extremes, both extreme inputs
   qdq/qdq_*              float graphs: Q/DQ activations (u8, or s8
                          symmetric), DQ(int8) per-channel weights, DQ(int32)
                          biases, around Conv (3x3+Relu, 1x1, stride 2,
                          depthwise, 1-D, + MaxPool), a residual Add,
-                         MatMul+Add and Gemm; float output. Activation
+                         MatMul+Add and Gemm, conv -> SiLU / hard-swish
+                         (u8, s8) -> conv; float output. Activation
                          scales are calibrated (min/max) on the float graph.
                          qdq/TOLERANCE holds the runner's --atol: an
                          integer implementation may differ by one output
@@ -317,6 +322,66 @@ def matmul_integer_cases(out_dir, rng):
     return len(MATMUL_INTEGER)
 
 
+# Functions of one 8-bit element (tabulate_byte_functions: 256-entry tables,
+# byte shuffles). (name, shape, x type, x_zp, x_scale, chain, y type, y_zp,
+# y_scale); y type "f32": the chain's float result is the output.
+TABLES = [
+    ("silu_u8_2x67x3x5", (2, 67, 3, 5), "u8", 131, 0.043, "silu", "u8", 12, 0.031),
+    ("silu_s8_1x5x7x9", (1, 5, 7, 9), "s8", -3, 0.05, "silu", "s8", -100, 0.024),
+    ("hardswish_u8_xzp0_yzp255_1x130", (1, 130), "u8", 0, 0.02, "hardswish", "u8", 255, 0.011),
+    ("hardswish_s8_xzpm128_1x19x1x1", (1, 19, 1, 1), "s8", -128, 0.03, "hardswish", "u8", 0, 0.02),
+    ("tanh_s8_xzp127_s8out_3x33", (3, 33), "s8", 127, 0.04, "tanh", "s8", 0, 0.008),
+    ("sigmoid_u8_to_f32_1x3x17", (1, 3, 17), "u8", 200, 0.07, "sigmoid", "f32", 0, 0),
+    ("exp_s8_saturating_u8_4x70", (4, 70), "s8", 0, 0.1, "exp", "u8", 0, 0.05),
+]
+
+
+def table_cases(out_dir, rng):
+    f32 = np.float32
+    for name, shape, xt, xzp, xs, chain, yt, yzp, ys in TABLES:
+        x = random_act(rng, shape, xt)
+        x[(0,) * len(shape)] = TYPES[xt][1]  # both extremes appear
+        x[(-1,) * len(shape)] = TYPES[xt][2]
+        inits = [numpy_helper.from_array(scalar(xs, f32), "xs"),
+                 numpy_helper.from_array(scalar(xzp, TYPES[xt][0]), "xzp")]
+        nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xzp"], ["d"])]
+        # ONNX's semantics in float32, op by op (transcendentals rounded
+        # from float64, as the interpreter that fills the table does).
+        d = ((x.astype(np.int32) - xzp).astype(f32) * f32(xs)).astype(f32)
+        sig = lambda v: (1 / (1 + np.exp(-v.astype(np.float64)))).astype(f32)
+        if chain in ("silu", "hardswish"):
+            # the gate is quantized (u8, zero point 0, scale 1/255) and
+            # multiplied with the input, as ORT's QDQ quantizer leaves it
+            if chain == "silu":
+                nodes.append(helper.make_node("Sigmoid", ["d"], ["g"]))
+                g = sig(d)
+            else:
+                nodes.append(helper.make_node("HardSigmoid", ["d"], ["g"], alpha=1 / 6, beta=0.5))
+                g = np.clip(f32(1 / 6) * d + f32(0.5), 0, 1).astype(f32)
+            gs = f32(1 / 255)
+            inits += [numpy_helper.from_array(scalar(gs, f32), "gs"),
+                      numpy_helper.from_array(scalar(0, np.uint8), "gzp")]
+            nodes += [helper.make_node("QuantizeLinear", ["g", "gs", "gzp"], ["gq"]),
+                      helper.make_node("DequantizeLinear", ["gq", "gs", "gzp"], ["gd"]),
+                      helper.make_node("Mul", ["d", "gd"], ["r"])]
+            gq = np.clip(np.rint(g / gs), 0, 255)
+            r = (d * (gq.astype(f32) * gs).astype(f32)).astype(f32)
+        else:
+            nodes.append(helper.make_node(chain.capitalize(), ["d"], ["r"]))
+            r = {"tanh": lambda v: np.tanh(v.astype(np.float64)).astype(f32), "sigmoid": sig,
+                 "exp": lambda v: np.exp(v.astype(np.float64)).astype(f32)}[chain](d)
+        if yt == "f32":
+            nodes[-1].output[0] = "y"
+            write_case(out_dir, "table_" + name, nodes, inits, x, onnx_type(xt), r, TensorProto.FLOAT)
+            continue
+        yd, lo, hi = TYPES[yt]
+        inits += [numpy_helper.from_array(scalar(ys, f32), "ys"), numpy_helper.from_array(scalar(yzp, yd), "yzp")]
+        nodes.append(helper.make_node("QuantizeLinear", ["r", "ys", "yzp"], ["y"]))
+        y = np.clip(np.rint((r / f32(ys)).astype(f32)) + yzp, lo, hi).astype(yd)
+        write_case(out_dir, "table_" + name, nodes, inits, x, onnx_type(xt), y, onnx_type(yt))
+    return len(TABLES)
+
+
 # ------------------------------------------------------------------ QDQ graphs
 
 class Qdq:
@@ -429,6 +494,16 @@ class Qdq:
     def gemm_transb(self, a, b, c):
         return self.node("Gemm", [a, b, c], self.val[a] @ self.val[b].T + self.val[c], "gemm", transB=1)
 
+    def sigmoid(self, x):
+        return self.node("Sigmoid", [x], 1 / (1 + np.exp(-self.val[x])), "sigmoid")
+
+    def hardsigmoid(self, x):
+        return self.node("HardSigmoid", [x], np.clip(self.val[x] / 6 + 0.5, 0, 1), "hardsigmoid",
+                         alpha=1 / 6, beta=0.5)
+
+    def mul(self, a, b):
+        return self.node("Mul", [a, b], self.val[a] * self.val[b], "mul")
+
     def maxpool_3x3_s2_p1(self, x):
         v = np.pad(self.val[x], [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-np.inf)
         oh, ow = (v.shape[2] - 3) // 2 + 1, (v.shape[3] - 3) // 2 + 1
@@ -480,6 +555,18 @@ def pattern_gemm(g, x, p):
     return g.qdq(g.gemm_transb(xd, w, g.bias(p["b"], "x", ws)), "y")
 
 
+def pattern_gated(gate, signed=False):
+    """conv -> x * gate(x) (SiLU, hard-swish) with Q/DQ between each op ->
+    1x1 conv: the gated activation runs on the first conv's channels-last
+    output."""
+    def build(g, x, p):
+        xd = g.qdq(x, "x", signed)
+        c = g.conv_block(xd, "x", p["c1"], "c1", (1, 1), (1, 1, 1, 1), signed=signed)
+        m = g.qdq(g.mul(c, g.qdq(getattr(g, gate)(c), "gate")), "act", signed)
+        return g.conv_block(m, "act", p["c2"], "y", (1, 1), (0, 0, 0, 0), signed=signed)
+    return build
+
+
 def conv_params(rng, oc, icg, k, bias=True, gain=0.5):
     p = {"w": (rng.standard_normal((oc, icg) + k) * gain / np.sqrt(icg * np.prod(k))).astype(np.float32)}
     if bias:
@@ -510,6 +597,10 @@ QDQ_CASES = [
     ("depthwise8", (1, 8, 9, 10), pattern_conv((1, 1), (1, 1, 1, 1), group=8),
      lambda r: conv_params(r, 8, 1, (3, 3), gain=0.7)),
     ("conv1d_relu", (1, 6, 37), pattern_conv((1,), (2, 2), relu=True), lambda r: conv_params(r, 9, 6, (5,))),
+    ("conv_silu_conv", (1, 3, 9, 11), pattern_gated("sigmoid"),
+     lambda r: {"c1": conv_params(r, 20, 3, (3, 3), gain=1.5), "c2": conv_params(r, 7, 20, (1, 1))}),
+    ("s8_conv_hardswish_conv", (1, 4, 6, 13), pattern_gated("hardsigmoid", signed=True),
+     lambda r: {"c1": conv_params(r, 70, 4, (3, 3), gain=2.0), "c2": conv_params(r, 5, 70, (1, 1), gain=0.3)}),
 ]
 
 QDQ_ATOL = 0.02
@@ -543,6 +634,7 @@ def main():
               "convinteger": conv_integer_cases(exact, np.random.default_rng(12)),
               "qlinearmatmul": qlinear_matmul_cases(exact, np.random.default_rng(13)),
               "matmulinteger": matmul_integer_cases(exact, np.random.default_rng(14)),
+              "table": table_cases(exact, np.random.default_rng(16)),
               "qdq": qdq_cases(qdq, np.random.default_rng(15))}
     print(f"wrote {sum(counts.values())} cases to {sys.argv[1]}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
