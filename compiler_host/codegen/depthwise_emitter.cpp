@@ -19,10 +19,13 @@
 // pixel tile before the next tile, so it reads and writes whole pixels.
 //
 // int8 (a uint8/int8 input with int8 weights): each input vector is
-// widened to float minus the zero point, and the weights are packed as
-// floats. Every product and sum is an integer below 2^24 (at most 514
-// taps of |x - x_zero| <= 255 times |w| <= 128), so the float sums are the
-// exact int32 results; padding reads the zero point.
+// widened to float once per window row of a tile and kept in registers
+// for every tap that reads it, and the weights are packed as floats. The sums start
+// at -x_zero * (sum of the channel's weights) (pack_weights; for more taps
+// than that allows exactly, the zero point is subtracted from each input
+// instead), so they are sums of (x - x_zero) * w. Every product and sum is
+// an integer below 2^24, so the float sums are the exact int32 results;
+// padding reads the zero point.
 #include <tuple>
 
 #include "codegen/kernel_emitters.h"
@@ -47,12 +50,23 @@ struct DepthwiseEmitter {
   SlotRef X, out;
   int64_t xs[4];  // input strides per role n, c, h, w
   Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
+  Value *start = nullptr;  // int8: the sums' start per channel, or null
   llvm::Type *f32, *vf32;
   bool q = false;          // int8 input
   llvm::Type *xel = nullptr;  // element of X
 
+  GemmSpec epi;  // s with the epilogue the accumulators get
+
   DepthwiseEmitter(EmitEnv &e, const Kernel &kk)
-      : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
+      : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()), epi(kk.gemm) {
+    // int8: the float sums are exact integers (see above), so reading them
+    // as int32 and back as float changes nothing: no conversions.
+    epi.epilogue = rewrite(s.epilogue, [](const ExprP &x) -> ExprP {
+      if (x->op == EOp::Cast && x->type == DType::F32 && x->a[0]->op == EOp::Cast && x->a[0]->type == DType::I32 &&
+          x->a[0]->a[0]->op == EOp::Acc && x->a[0]->a[0]->type == DType::F32)
+        return x->a[0]->a[0];
+      return nullptr;
+    });
     L = T.f32_lanes();
     mr = std::max(1, s.mr);
     C = s.out_c;
@@ -71,7 +85,40 @@ struct DepthwiseEmitter {
     if (!q) return load_vec(p, lanes);
     Value *v = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), L), p, lanes);
     v = X.type == DType::I8 ? b.CreateSIToFP(v, vf32) : b.CreateUIToFP(v, vf32);
+    if (start) return v;
     return b.CreateFSub(v, llvm::ConstantFP::get(vf32, (double)s.x_zero));
+  }
+
+  // int8: one window row (kh) of m pixels. The row's input vectors are
+  // widened once each and shared by the taps that read them: pixel i, tap
+  // kw reads vector i * stride + kw * dilation.
+  Values window_row(const Values &a0, Value *row, Value *row_ok, Value *iw0, Value *kh, Value *zero_c, bool inside,
+                    int m, Value *c0, int lanes) {
+    int64_t span = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
+    std::vector<Value *> xv((size_t)span, nullptr);
+    // One 32-bit offset per row; constant byte offsets from it fold into
+    // the loads' addressing.
+    Value *rowp = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3]))));
+    auto input = [&](int64_t j) {
+      if (!xv[(size_t)j]) {
+        Value *p = b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]));
+        if (!inside) {
+          Value *iw = b.CreateAdd(iw0, i32(j));
+          p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
+        }
+        xv[(size_t)j] = load_x(p, lanes);
+      }
+      return xv[(size_t)j];
+    };
+    Values a = a0;
+    for (int64_t kw = 0; kw < s.k_w; ++kw) {
+      Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), i32(kw));
+      Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+      for (int i = 0; i < m; ++i)
+        a[(size_t)i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32},
+                                         {input(i * s.stride_w + kw * s.dil_w), w, a[(size_t)i]});
+    }
+    return a;
   }
 
   // m pixels from (n, oh, ow0), channels [c0, c0 + lanes).
@@ -80,11 +127,13 @@ struct DepthwiseEmitter {
     Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
     Value *zero_c = b.CreateGEP(xel, zeros, c0);
-    Values acc(m, llvm::Constant::getNullValue(vf32));
+    Value *init = start ? load_vec(b.CreateGEP(f32, start, c0), lanes) : llvm::Constant::getNullValue(vf32);
+    Values acc(m, init);
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
       Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
       Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
       Value *row = b.CreateAdd(origin, b.CreateMul(ih, i32(xs[2])));
+      if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
       return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
         Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
         Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
@@ -105,7 +154,7 @@ struct DepthwiseEmitter {
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
     for (int i = 0; i < m; ++i)
-      store_epilogue(em, s, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
+      store_epilogue(em, epi, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
   }
 
   // All channel vectors of m pixels from (n, oh, ow0).
@@ -131,6 +180,7 @@ struct DepthwiseEmitter {
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
+    if (q && s.packed_bias >= 0) start = b.CreateBitCast(env.const_data(s.packed_bias), f32->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
     int64_t rows = s.batch * s.out_h;

@@ -22,6 +22,19 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes) {
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   s.mr = mr;
   s.nr = lanes;
+  // int8: sums of x * w started at -x_zero * (sum of the channel's
+  // weights) are sums of (x - x_zero) * w without a subtraction per tap.
+  // Exact in float while every partial sum stays below 2^24: |x|, |x_zero|
+  // <= 255 and |w| <= 128 over at most kMaxFoldTaps taps.
+  constexpr int64_t kMaxFoldTaps = 257;
+  if (dtype_is_float(g.v(s.weight).dtype) || s.x_zero == 0 || KK > kMaxFoldTaps) return;
+  std::vector<float> start((size_t)Cp, 0.f);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    int64_t sum = 0;
+    for (int64_t kk = 0; kk < KK; ++kk) sum += w.data->get_i(ch * KK + kk);
+    start[(size_t)ch] = (float)(-s.x_zero * sum);
+  }
+  s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const_f32({Cp}, start));
 }
 
 // Recurrent: R [D, G*H, H] as [D][k][G][Hp] (Hp = H padded to whole
@@ -111,7 +124,8 @@ void pack_weights(PassContext &c) {
     }
     const Value &w = g.v(s.weight);
     if (k.kind == KernelKind::Depthwise) {
-      pack_depthwise(g, s, c.target.depthwise_tile(s.k_h * s.k_w), L);
+      bool int8 = !dtype_is_float(g.v(s.weight).dtype);
+      pack_depthwise(g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w), L);
       ++packed;
       continue;
     }

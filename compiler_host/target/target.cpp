@@ -48,6 +48,12 @@ int Target::depthwise_tile(int64_t taps) const {
   return (int)std::max<int64_t>(2, std::min<int64_t>(8, free_regs));
 }
 
+int Target::depthwise_tile_int8(int64_t k_w, int64_t stride_w) const {
+  // m accumulators + (m - 1) * stride + k_w widened inputs + a weight.
+  int64_t m = (vector_regs - 1 - k_w + stride_w) / (1 + stride_w);
+  return (int)std::max<int64_t>(1, std::min<int64_t>(8, m));
+}
+
 static Target x86(const std::string &name, bool avx512, bool vnni = false) {
   Target t;
   t.name = name;

@@ -64,6 +64,10 @@ struct Target {
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;
+  // The same for int8 input, whose kernel widens each input vector of a
+  // window row once and keeps the row's (m - 1) * stride + k_w vectors in
+  // registers.
+  int depthwise_tile_int8(int64_t k_w, int64_t stride_w) const;
 };
 
 // Resolves a --target name ("host" picks the best x86-64 variant this CPU
