@@ -30,6 +30,12 @@
 // Without the linear mode, tiles follow output rows (a row's tail tile has
 // the static width OW % mr) and each tile picks row or general at run time.
 // Tasks are (group, oc tile, block of pixel tiles or of rows).
+//
+// k_run (int8, few input channels; pad_conv_rows): X is a padded
+// channels-last copy, so a kernel row's k_w * ICg bytes are contiguous and
+// every tile is a Row tile; the kw loop goes and a row is one K of
+// k_w * ICg inputs (3 RGB channels x 7 taps: 21 bytes in 6 quads instead
+// of 7 taps of one quad with a byte of padding each).
 #include <tuple>
 
 #include "codegen/kernel_emitters.h"
@@ -57,7 +63,9 @@ struct GemmEmitter {
   int L, mr, nv, NR;
   int64_t G, ICg, OCg, OCt, P, KK;
   bool q;        // int8 (QGemm)
-  int64_t ICk;   // ic steps of the inner loop: ICg, or groups of 4 (int8)
+  int64_t KW;    // kw taps the loops walk: k_w, or 1 when a kernel row is one K (k_run)
+  int64_t ICp;   // inputs per packed tap: ICg, or k_w * ICg (k_run)
+  int64_t ICk;   // ic steps of the inner loop: ICp, or groups of 4 (int8)
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4], os[4];  // strides per role n, c, h, w
@@ -78,11 +86,13 @@ struct GemmEmitter {
     OCg = s.out_c / G;
     OCt = (OCg + NR - 1) / NR;
     P = s.batch * s.out_h * s.out_w;
-    KK = s.k_h * s.k_w;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
     q = k.kind == KernelKind::QGemm;
-    ICk = q ? (ICg + 3) / 4 : ICg;
+    KW = s.k_run ? 1 : s.k_w;
+    ICp = s.k_run ? s.k_w * ICg : ICg;
+    KK = s.k_h * KW;
+    ICk = q ? (ICp + 3) / 4 : ICp;
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
     accv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt32Ty(), L) : vf32;
     wv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L) : vf32;
@@ -230,7 +240,7 @@ struct GemmEmitter {
       origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
     }
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
-      return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
+      return carried_loop(b, 0, KW, 1, a0, [&](Value *kw, const Values &a1) {
         // x(i, ic): pointer to pixel i's channel 0 and, in General mode
         // with strided channels, whether it is inside the input.
         Values row, valid;
@@ -260,7 +270,7 @@ struct GemmEmitter {
             }
           }
         }
-        Value *kk = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
+        Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
         Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
         if (q) return qsteps(row, valid, wk, nvv, a1);
         auto step = [&](Value *ic, Values a) {
@@ -333,7 +343,7 @@ struct GemmEmitter {
       }
       return a;
     };
-    int64_t full = ICg / 4;
+    int64_t full = ICp / 4;
     const int U = std::max(1, s.unroll / 2);
     int64_t main_end = full / U * U;
     Values a = carried_loop(b, 0, main_end, U, a0, [&](Value *icq, const Values &av) {
@@ -342,7 +352,7 @@ struct GemmEmitter {
       return cur;
     }, "icq");
     a = carried_loop(b, main_end, full, 1, a, [&](Value *icq, const Values &av) { return step(icq, av, 4); }, "icq.rem");
-    if (ICg % 4) a = step(i32(full), a, (int)(ICg % 4));
+    if (ICp % 4) a = step(i32(full), a, (int)(ICp % 4));
     return a;
   }
 
@@ -357,6 +367,12 @@ struct GemmEmitter {
       os[rl] = s.out_axis[rl] >= 0 ? out.strides[s.out_axis[rl]] : 0;
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
+    // k_run reads a kernel row's k_w * ICg bytes from its first pixel:
+    // channels-last, dense, and (pad_conv_rows) every window inside X.
+    TINYRT_CHECK(!s.k_run || (q && G == 1 && xs[1] == 1 && xs[3] == ICg && s.pad_t == 0 && s.pad_l == 0 &&
+                              (s.out_w - 1) * s.stride_w + s.k_w <= s.in_w &&
+                              (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1 <= s.in_h),
+                 "k_run GEMM without a dense padded input");
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
@@ -400,6 +416,10 @@ struct GemmEmitter {
           return;
         }
         for_row_runs(b, s, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+          if (s.k_run) {  // every window is inside X (checked above)
+            tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+            return;
+          }
           emit_branch(b, window_interior(b, s, oh, ow0, m),
                       [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
                       [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");

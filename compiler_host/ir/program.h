@@ -37,6 +37,11 @@ struct GemmSpec {
   // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
   // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).
   bool pair16 = false;
+  // QGemm over few input channels (pad_conv_rows): X is a padded,
+  // channels-last copy, and the K of a kernel row is its k_w * in_c
+  // contiguous bytes, packed [kh][(k_w * in_c) / 4][nr][4] (pack_weights
+  // keeps it only when X's layout is dense channels-last).
+  bool k_run = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
 };

@@ -93,7 +93,8 @@ void choose_layouts(PassContext &c) {
     for (auto &kv : p.alias) app_owned = app_owned || kv.second == x;
     // A few int8 channels (a quantized RGB image) are read in place with
     // strided channels: a loop kernel writing 3-channel pixels is slow.
-    if (k.kind == KernelKind::QGemm && g.v(x).shape[1] < 8) continue;
+    // (pad_conv_rows gives those a channels-last copy of its own.)
+    if (k.kind == KernelKind::QGemm && g.v(x).shape[1] < 8 && !k.gemm.k_run) continue;
     if (!app_owned) {
       p.perm[x] = innermost_last(rank, 1);  // its producing loop kernel writes channels-last
       continue;

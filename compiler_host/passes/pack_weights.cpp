@@ -55,7 +55,7 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
 }
 
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
-// padded) and, per output channel, the accumulators' start
+// padded; k_run: [oc tile][kh][k_w*ic/4][nr][4]) and, per output channel, the accumulators' start
 // -x_zero * sum of the channel's weights, so that the kernel's sums of
 // x * w become sums of (x - x_zero) * w. When the target's dot product
 // takes the other signedness than X (vpdpbusd: uint8, NEON: int8), X's
@@ -66,7 +66,9 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   const Value &w = g.v(s.weight);
   int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
-  int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICg + 3) / 4;
+  // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
+  int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
+  int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICp + 3) / 4;
   int sign = dot_i8_x_sign(target.dot_i8);
   s.x_flip = (sign > 0 && xt == DType::I8) || (sign < 0 && xt == DType::U8);
   int64_t zero = s.x_zero + (s.x_flip ? (xt == DType::I8 ? 128 : -128) : 0);
@@ -78,7 +80,7 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
     if (!pairs) return r * 4 + k;
     return (r / L) * 4 * L + (k / 2) * 2 * L + (r % L) * 2 + k % 2;
   };
-  std::vector<int8_t> out((size_t)(G * OCt * KK * ICq * NR * 4), 0);
+  std::vector<int8_t> out((size_t)(G * OCt * KKp * ICq * NR * 4), 0);
   std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
   const int8_t *src = w.data->as<int8_t>();
   bool has_min = false;
@@ -88,7 +90,8 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
       for (int64_t kk = 0; kk < KK; ++kk)
         for (int64_t ic = 0; ic < ICg; ++ic) {
           int8_t v = src[(oc * ICg + ic) * KK + kk];
-          out[(size_t)((((gi * OCt + ot) * KK + kk) * ICq + ic / 4) * NR * 4 + at(r, ic % 4))] = v;
+          int64_t kp = s.k_run ? kk / s.k_w : kk, ip = s.k_run ? kk % s.k_w * ICg + ic : ic;
+          out[(size_t)((((gi * OCt + ot) * KKp + kp) * ICq + ip / 4) * NR * 4 + at(r, ip % 4))] = v;
           sum += v;
           has_min |= v == -128;
         }
@@ -140,6 +143,9 @@ void pack_weights(PassContext &c) {
     s.unroll = t.unroll;
     ++packed;
     if (k.kind == KernelKind::QGemm) {
+      // A kernel row's bytes are contiguous only in a dense channels-last X.
+      const std::vector<int64_t> xst = p.layout_strides(k.ins[0]);
+      if (s.k_run && !(xst[(size_t)s.in_axis[1]] == 1 && xst[(size_t)s.in_axis[3]] == s.in_c)) s.k_run = false;
       pack_qgemm(g, s, g.v(k.ins[0]).dtype, c.target, NR);
       continue;
     }

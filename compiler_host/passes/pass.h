@@ -41,6 +41,7 @@ void fuse_qdq(PassContext &c);
 void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);
 void fuse_epilogues(PassContext &c);
+void pad_conv_rows(PassContext &c);
 void fuse_elementwise(PassContext &c);
 void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);

@@ -10,6 +10,7 @@ const std::vector<Pass> &pipeline() {
       {"fold_batchnorm", "fold BatchNormalization into the preceding Conv/Gemm", fold_batchnorm},
       {"lower_to_kernels", "lower each op to element expressions (one kernel each)", lower_to_kernels},
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
+      {"pad_conv_rows", "int8 convolutions over few channels read padded channels-last rows", pad_conv_rows},
       {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},
       {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", fold_epilogue_constants},
       {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table", tabulate_byte_functions},

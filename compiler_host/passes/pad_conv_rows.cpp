@@ -1,0 +1,67 @@
+// pad_conv_rows.cpp — an int8 convolution over a few input channels (a
+// quantized RGB image, a spectrogram) reads a padded, channels-last copy
+// of its input, so that each kernel row's k_w * in_c input bytes are
+// contiguous and inside the copy: the int8 GEMM then takes them as one K
+// of k_w * in_c (GemmSpec::k_run) instead of k_w taps of in_c channels,
+// each padded to 4, and no tile needs border handling.
+//
+// The copy is a loop kernel placed before the convolution; the kernel
+// that quantizes the input is inlined into it later (fuse_elementwise),
+// so the image is read once.
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+constexpr int64_t kMaxChannels = 8;  // as choose_layouts: fewer are read strided
+constexpr int64_t kMaxRow = 64;      // k_w * in_c bytes
+
+bool applies(const Graph &g, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  if (k.kind != KernelKind::QGemm || s.groups != 1 || s.in_c >= kMaxChannels || s.dil_w != 1 ||
+      s.k_w * s.in_c > kMaxRow || s.k_w * s.in_c < 4)
+    return false;
+  const Value &x = g.v(k.ins[0]);
+  for (int r = 0; r < 4; ++r)
+    if (s.in_axis[r] != r) return false;
+  return x.rank() == 4 && !x.is_const();
+}
+
+}  // namespace
+
+void pad_conv_rows(PassContext &c) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  int copies = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    if (!applies(g, p.kernels[i])) continue;
+    GemmSpec &s = p.kernels[i].gemm;
+    const Value x = g.v(p.kernels[i].ins[0]);
+    // Rows and columns the windows read, padding included.
+    int64_t H = (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1;
+    int64_t W = (s.out_w - 1) * s.stride_w + s.k_w;
+    Shape shape = {x.shape[0], x.shape[1], H, W};
+    check_tensor_size(shape, g.limits, "the padded input of '" + p.kernels[i].label + "'");
+    int xp = g.add_value(g.fresh_name(x.name + "_padded"), x.dtype, shape);
+    Kernel pad;
+    pad.out = xp;
+    pad.ins = {p.kernels[i].ins[0]};
+    ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
+    pad.expr = select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}),
+                      cst(x.dtype, (double)s.x_zero));
+    pad.label = "PadConvInput";
+    pad.nodes = p.kernels[i].nodes;  // the convolution it serves
+    p.kernels[i].ins[0] = xp;
+    s.in_h = H;
+    s.in_w = W;
+    s.pad_t = s.pad_l = 0;
+    s.k_run = true;
+    p.kernels.insert(p.kernels.begin() + (long)i, pad);
+    ++i;
+    ++copies;
+  }
+  if (c.log && copies) *c.log << "pad_conv_rows: " << copies << " int8 convolutions read padded channels-last rows\n";
+}
+
+}  // namespace tinyrt
