@@ -18,10 +18,6 @@ namespace {
 
 constexpr size_t kMaxEpilogue = 200;  // expression nodes
 
-// Types an epilogue may store: float, and the 8-bit and 32-bit integers of
-// quantized models (the accumulators' vector width covers them).
-bool epilogue_type(DType t) { return t == DType::F32 || t == DType::U8 || t == DType::I8 || t == DType::I32; }
-
 // v's readers are elementwise kernels over v's shape whose chains (each
 // kernel the only reader of the one before) all end in the last of them:
 // inlines the chains there and returns true.
@@ -97,34 +93,13 @@ void fuse_epilogues(PassContext &c) {
     int ci = readers.only_reader(v);
     if (ci < 0 && absorb_diamond(p, readers, dead, v, c.log)) ci = readers.only_reader(v);
     if (ci < 0) continue;
-    Kernel &k = p.kernels[ci];
-    int sv = k.slot_of(v);
-    if (k.kind != KernelKind::Loop || p.graph.v(k.out).shape != p.graph.v(v).shape || has_reduce(k.expr) ||
-        !epilogue_type(p.graph.v(k.out).dtype) || !reads_only_identity(k.expr, k.ins, v, p.graph.v(v).shape))
-      continue;
+    const Kernel &k = p.kernels[ci];
+    if (!absorbable_reader(p, g, k)) continue;
     if (widens_for_loops(p, readers, v, k.out)) {
       if (c.log) *c.log << "    keep '" << p.graph.v(v).name << "' 8-bit: " << k.label << " widens it for loop kernels\n";
       continue;
     }
-    std::vector<int> ins = g.ins;
-    std::vector<int> map = merge_inputs(ins, k.ins, sv);
-    ExprP body = rewrite(k.expr, [&](const ExprP &x) -> ExprP {
-      if (x->op == EOp::Load && x->id != sv) return load(map[x->id], x->type, x->a);
-      return nullptr;
-    });
-    ExprP epi = g.gemm.epilogue, full = g.expr;
-    g.gemm.epilogue = replace_loads(body, sv, [&](const Expr &) { return epi; });
-    g.expr = replace_loads(body, sv, [&](const Expr &) { return full; });
-    std::vector<int> gemm_ins = g.ins;
-    g.ins = std::move(ins);
-    g.out = k.out;
-    g.label += "+" + k.label;
-    g.nodes.insert(g.nodes.end(), k.nodes.begin(), k.nodes.end());
-    // The fused kernel runs where the reader ran: the reader's other
-    // inputs (a residual) may be computed after the GEMM.
-    k = std::move(g);
-    dead[gi] = true;
-    readers.merged((int)gi, ci, gemm_ins, v);
+    absorb_reader(p, readers, dead, (int)gi, ci);
     ++fused;
   }
   drop_kernels(p, dead);

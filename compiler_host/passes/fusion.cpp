@@ -157,4 +157,42 @@ void drop_kernels(Program &p, const std::vector<bool> &dead) {
   p.kernels = std::move(kept);
 }
 
+namespace {
+// Types an epilogue may store: float, and the 8-bit and 32-bit integers of
+// quantized models (the accumulators' vector width covers them).
+bool epilogue_type(DType t) { return t == DType::F32 || t == DType::U8 || t == DType::I8 || t == DType::I32; }
+}  // namespace
+
+bool absorbable_reader(const Program &p, const Kernel &g, const Kernel &k) {
+  int v = g.out;
+  return k.kind == KernelKind::Loop && p.graph.v(k.out).shape == p.graph.v(v).shape && !has_reduce(k.expr) &&
+         epilogue_type(p.graph.v(k.out).dtype) && reads_only_identity(k.expr, k.ins, v, p.graph.v(v).shape);
+}
+
+void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, int gi, int ci) {
+  Kernel &g = p.kernels[gi];
+  Kernel &k = p.kernels[ci];
+  int v = g.out;
+  int sv = k.slot_of(v);
+  std::vector<int> ins = g.ins;
+  std::vector<int> map = merge_inputs(ins, k.ins, sv);
+  ExprP body = rewrite(k.expr, [&](const ExprP &x) -> ExprP {
+    if (x->op == EOp::Load && x->id != sv) return load(map[x->id], x->type, x->a);
+    return nullptr;
+  });
+  ExprP epi = g.gemm.epilogue, full = g.expr;
+  g.gemm.epilogue = replace_loads(body, sv, [&](const Expr &) { return epi; });
+  g.expr = replace_loads(body, sv, [&](const Expr &) { return full; });
+  std::vector<int> gemm_ins = g.ins;
+  g.ins = std::move(ins);
+  g.out = k.out;
+  g.label += "+" + k.label;
+  g.nodes.insert(g.nodes.end(), k.nodes.begin(), k.nodes.end());
+  // The fused kernel runs where the reader ran: the reader's other inputs
+  // (a residual) may be computed after the GEMM.
+  k = std::move(g);
+  dead[(size_t)gi] = true;
+  readers.merged(gi, ci, gemm_ins, v);
+}
+
 }  // namespace tinyrt

@@ -50,6 +50,16 @@ std::vector<int> merge_inputs(std::vector<int> &ins, const std::vector<int> &c_i
 // computed (each index Var(k), or 0 on a broadcast axis of `shape`)?
 bool reads_only_identity(const ExprP &e, const std::vector<int> &ins, int v, const Shape &shape);
 
+// Can GEMM/conv kernel g take loop kernel k (its output's only reader)
+// into its epilogue: k is elementwise over g's output, reads it only at
+// the element it computes, without reductions, and stores a type the
+// epilogue can?
+bool absorbable_reader(const Program &p, const Kernel &g, const Kernel &k);
+// Takes reader ci into kernel gi's epilogue; the fused kernel replaces ci
+// (later in program order, after the reader's other inputs), gi is marked
+// dead and the reader index updated.
+void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, int gi, int ci);
+
 // Inlines loop kernel `ki` into loop kernel `ci`, which reads ki's output
 // in one slot: ci's loads of it become ki's expression at those indices.
 // Returns false, changing nothing, if the result would exceed `max_nodes`

@@ -43,6 +43,7 @@ void lower_to_kernels(PassContext &c);
 void fuse_epilogues(PassContext &c);
 void pad_conv_rows(PassContext &c);
 void fuse_elementwise(PassContext &c);
+void fuse_residuals(PassContext &c);
 void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);

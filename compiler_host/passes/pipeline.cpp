@@ -12,6 +12,7 @@ const std::vector<Pass> &pipeline() {
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
       {"pad_conv_rows", "int8 convolutions over few channels read padded channels-last rows", pad_conv_rows},
       {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},
+      {"fuse_residuals", "a residual add (quantized or float) into the GEMM/conv that feeds it", fuse_residuals},
       {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", fold_epilogue_constants},
       {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table", tabulate_byte_functions},
       {"choose_layouts", "channels-last for convolutions, physical order of constants", choose_layouts},

@@ -1,0 +1,49 @@
+// fuse_residuals.cpp — after fuse_elementwise, a GEMM/conv kernel absorbs
+// the loop kernel that has become the only reader of its output when that
+// reader combines it with another tensor: a residual Add between Q/DQ
+// pairs (DequantizeLinear of both operands, Add, QuantizeLinear: the
+// residual add in the quantized domain), or a float residual whose
+// chain only fuse_elementwise could assemble. The sum is then formed on
+// the accumulators and stored once, instead of stored, read back and
+// requantized by a loop.
+//
+// Readers of the GEMM output alone stay loops: fuse_epilogues took the
+// plain ones already, and what remains (a function of one 8-bit element)
+// is cheaper as tabulate_byte_functions' table than in every epilogue.
+#include "passes/fusion.h"
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+// Reads a tensor computed at run time other than v.
+bool reads_another_tensor(const Program &p, const Kernel &k, int v) {
+  for (int in : k.ins)
+    if (in != v && !p.graph.v(in).is_const()) return true;
+  return false;
+}
+
+}  // namespace
+
+void fuse_residuals(PassContext &c) {
+  Program &p = c.program;
+  int fused = 0;
+  ReaderIndex readers(p);
+  std::vector<bool> dead(p.kernels.size(), false);
+  for (size_t gi = 0; gi < p.kernels.size(); ++gi) {
+    if (dead[gi] || !is_scheduled(p.kernels[gi].kind)) continue;
+    int v = p.kernels[gi].out;
+    if (p.graph.is_graph_output(v)) continue;
+    int ci = readers.only_reader(v);
+    if (ci < 0 || !absorbable_reader(p, p.kernels[gi], p.kernels[ci]) || !reads_another_tensor(p, p.kernels[ci], v))
+      continue;
+    if (c.log) *c.log << "    " << p.kernels[gi].label << " takes " << p.kernels[ci].label << "\n";
+    absorb_reader(p, readers, dead, (int)gi, ci);
+    ++fused;
+  }
+  drop_kernels(p, dead);
+  if (c.log) *c.log << "  fused " << fused << " residual epilogues\n";
+}
+
+}  // namespace tinyrt
