@@ -344,15 +344,52 @@ struct GemmEmitter {
       return a;
     };
     int64_t full = ICp / 4;
+    Values a = a0;
+    int64_t done = 0;
+    if (T.dot_i8 == DotI8::NeonSdot && valid.empty() && xs[1] == 1 && full >= 4) {
+      // 16 bytes of a pixel (4 quads) per load, flipped once, each quad
+      // used by sdot's by-element form: no broadcast per quad.
+      done = full / 4 * 4;
+      a = carried_loop(b, 0, done, 4, a, [&](Value *icq, const Values &av) { return sdot_by_element(row, wk, icq, nvv, av); },
+                       "icq4");
+    }
     const int U = std::max(1, s.unroll / 2);
-    int64_t main_end = full / U * U;
-    Values a = carried_loop(b, 0, main_end, U, a0, [&](Value *icq, const Values &av) {
+    int64_t main_end = done + (full - done) / U * U;
+    a = carried_loop(b, done, main_end, U, a, [&](Value *icq, const Values &av) {
       Values cur = av;
       for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(icq, i32(u)), cur, 4);
       return cur;
     }, "icq");
     a = carried_loop(b, main_end, full, 1, a, [&](Value *icq, const Values &av) { return step(icq, av, 4); }, "icq.rem");
     if (ICp % 4) a = step(i32(full), a, (int)(ICp % 4));
+    return a;
+  }
+
+  // NeonSdot, contiguous channels: quads icq .. icq+3 of every pixel.
+  Values sdot_by_element(const Values &row, Value *wk, Value *icq, int nvv, Values a) {
+    auto *v16 = llvm::FixedVectorType::get(b.getInt8Ty(), 16);
+    auto *v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
+    Value *off = b.CreateMul(icq, i32(4));
+    Values xq;
+    for (Value *r : row) {
+      Value *x = b.CreateAlignedLoad(v16, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), r, off), v16->getPointerTo()),
+                                     llvm::Align(1));
+      if (s.x_flip) x = b.CreateXor(x, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(16), b.getInt8(0x80)));
+      xq.push_back(b.CreateBitCast(x, v4));
+    }
+    for (int u = 0; u < 4; ++u) {
+      Values w;
+      for (int j = 0; j < nvv; ++j) {
+        Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(icq, i32(u)), i32(NR)), i32(j * L)), i32(4));
+        w.push_back(b.CreateAlignedLoad(wv, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wv->getPointerTo()),
+                                        llvm::Align(4)));
+      }
+      for (size_t i = 0; i < row.size(); ++i) {
+        Value *xe = b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(4, u)), wv);
+        for (int j = 0; j < nvv; ++j)
+          a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {a[i * nvv + j], w[j], xe});
+      }
+    }
     return a;
   }
 
