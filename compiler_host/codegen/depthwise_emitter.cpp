@@ -25,7 +25,11 @@
 // than that allows exactly, the zero point is subtracted from each input
 // instead), so they are sums of (x - x_zero) * w. Every product and sum is
 // an integer below 2^24, so the float sums are the exact int32 results;
-// padding reads the zero point.
+// padding reads the zero point. On NEON (Target::depthwise_int8_channels)
+// columns are 8 channels instead: each input vector is widened to 16 bits
+// once, the weights are int16, and the products are summed in int32
+// (smlal/smlal2, vmlal.s16: one instruction per 4 channels and tap, where
+// widening to float costs 2.5 per 4 channels and input vector).
 #include <tuple>
 
 #include "codegen/kernel_emitters.h"
@@ -51,8 +55,10 @@ struct DepthwiseEmitter {
   int64_t xs[4];  // input strides per role n, c, h, w
   Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
   Value *start = nullptr;  // int8: the sums' start per channel, or null
-  llvm::Type *f32, *vf32;
+  llvm::Type *wel = nullptr;  // weight element: float, or int16 (qi)
+  llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
   bool q = false;          // int8 input
+  bool qi = false;         // int8 summed in int32 (NEON), else in float
   llvm::Type *xel = nullptr;  // element of X
 
   GemmSpec epi;  // s with the epilogue the accumulators get
@@ -67,12 +73,25 @@ struct DepthwiseEmitter {
         return x->a[0]->a[0];
       return nullptr;
     });
+    f32 = b.getFloatTy();
     L = T.f32_lanes();
+    // NEON int8: vector columns of s.nr channels summed in int32
+    // (pack_weights: int16 weights, int32 start).
+    qi = s.packed_bias >= 0 && s.nr != L;
+    if (qi) {
+      L = s.nr;
+      // The sums are int32 here: the epilogue reads them as they are.
+      epi.epilogue = rewrite(s.epilogue, [](const ExprP &x) -> ExprP {
+        if (x->op == EOp::Cast && x->type == DType::I32 && x->a[0]->op == EOp::Acc) return acc(DType::I32);
+        return nullptr;
+      });
+    }
     mr = std::max(1, s.mr);
     C = s.out_c;
     Cp = (C + L - 1) / L * L;
-    f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
+    vi32 = llvm::FixedVectorType::get(b.getInt32Ty(), L);
+    vi16 = llvm::FixedVectorType::get(b.getInt16Ty(), L);
   }
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
@@ -80,13 +99,25 @@ struct DepthwiseEmitter {
   Value *load_vec(Value *p, int lanes) {
     return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
   }
-  // An input vector as floats (int8: minus the zero point).
+  // An input vector as floats (int8: minus the zero point), or for int32
+  // sums as int16.
   Value *load_x(Value *p, int lanes) {
     if (!q) return load_vec(p, lanes);
     Value *v = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), L), p, lanes);
+    if (qi) return X.type == DType::I8 ? b.CreateSExt(v, vi16) : b.CreateZExt(v, vi16);
     v = X.type == DType::I8 ? b.CreateSIToFP(v, vf32) : b.CreateUIToFP(v, vf32);
     if (start) return v;
     return b.CreateFSub(v, llvm::ConstantFP::get(vf32, (double)s.x_zero));
+  }
+
+  // acc + x * w: a float FMA, or (qi) 16-bit x and w widened into int32
+  // (smlal/smlal2, vmlal.s16).
+  Value *mac(Value *acc, Value *x, Value *w) {
+    if (!qi) return b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc});
+    return b.CreateAdd(acc, b.CreateMul(b.CreateSExt(x, vi32), b.CreateSExt(w, vi32)));
+  }
+  Value *load_w(Value *p, int lanes) {
+    return qi ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi16), p, lanes) : load_vec(p, lanes);
   }
 
   // int8: one window row (kh) of m pixels. The row's input vectors are
@@ -113,10 +144,8 @@ struct DepthwiseEmitter {
     Values a = a0;
     for (int64_t kw = 0; kw < s.k_w; ++kw) {
       Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), i32(kw));
-      Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
-      for (int i = 0; i < m; ++i)
-        a[(size_t)i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32},
-                                         {input(i * s.stride_w + kw * s.dil_w), w, a[(size_t)i]});
+      Value *w = load_w(b.CreateGEP(wel, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+      for (int i = 0; i < m; ++i) a[(size_t)i] = mac(a[(size_t)i], input(i * s.stride_w + kw * s.dil_w), w);
     }
     return a;
   }
@@ -127,7 +156,9 @@ struct DepthwiseEmitter {
     Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
     Value *zero_c = b.CreateGEP(xel, zeros, c0);
-    Value *init = start ? load_vec(b.CreateGEP(f32, start, c0), lanes) : llvm::Constant::getNullValue(vf32);
+    Value *init = !start ? llvm::Constant::getNullValue(vf32)
+                  : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
+                         : load_vec(b.CreateGEP(f32, start, c0), lanes);
     Values acc(m, init);
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
       Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
@@ -179,8 +210,10 @@ struct DepthwiseEmitter {
     q = X.type == DType::U8 || X.type == DType::I8;
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
-    weights = b.CreateBitCast(env.const_data(s.packed), f32->getPointerTo());
-    if (q && s.packed_bias >= 0) start = b.CreateBitCast(env.const_data(s.packed_bias), f32->getPointerTo());
+    wel = qi ? (llvm::Type *)b.getInt16Ty() : f32;
+    weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
+    if (q && s.packed_bias >= 0)
+      start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
     int64_t rows = s.batch * s.out_h;

@@ -31,8 +31,9 @@ struct GemmSpec {
   int64_t x_zero = 0;
   // Chosen by the pack_weights pass.
   int packed = -1;  // constant value id of the packed weights
-  int packed_bias = -1;  // int8: per output channel, -x_zero * sum of its weights (QGemm int32,
-                         // depthwise float [channels padded to whole vectors]), or -1
+  int packed_bias = -1;  // int8: per output channel, -x_zero * sum of its weights (QGemm and
+                         // NEON depthwise int32, x86 depthwise float; channels padded to whole
+                         // vectors), or -1
   bool x_flip = false;   // QGemm: X's bytes xor 0x80 before the products (int8 <-> uint8)
   // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
   // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).

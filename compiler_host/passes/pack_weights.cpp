@@ -13,15 +13,32 @@ namespace {
 
 // Depthwise: [kh*kw][channels rounded up to whole vectors], so one vector
 // load gives a tap's weights for `lanes` consecutive channels.
-void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes) {
+// int8 with integer sums (Target::depthwise_int8_channels != f32 lanes):
+// the weights as int16 and the sums' start as int32.
+void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
   const Value &w = g.v(s.weight);
   int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
+  s.mr = mr;
+  s.nr = lanes;
+  if (int_sums) {
+    std::vector<int16_t> out((size_t)(KK * Cp), 0);
+    std::vector<int32_t> start((size_t)Cp, 0);
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t kk = 0; kk < KK; ++kk) {
+        int64_t v = w.data->get_i(ch * KK + kk);
+        out[(size_t)(kk * Cp + ch)] = (int16_t)v;
+        start[(size_t)ch] -= (int32_t)(s.x_zero * v);
+      }
+    Bytes wb((const uint8_t *)out.data(), (const uint8_t *)(out.data() + out.size()));
+    s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I16, {(int64_t)out.size()}, std::move(wb)));
+    Bytes bb((const uint8_t *)start.data(), (const uint8_t *)(start.data() + start.size()));
+    s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {Cp}, std::move(bb)));
+    return;
+  }
   std::vector<float> out((size_t)(KK * Cp), 0.f);
   for (int64_t kk = 0; kk < KK; ++kk)  // float, or int8 widened exactly
     for (int64_t ch = 0; ch < C; ++ch) out[(size_t)(kk * Cp + ch)] = (float)w.data->get_f(ch * KK + kk);
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
-  s.mr = mr;
-  s.nr = lanes;
   // int8: sums of x * w started at -x_zero * (sum of the channel's
   // weights) are sums of (x - x_zero) * w without a subtraction per tap.
   // Exact in float while every partial sum stays below 2^24: |x|, |x_zero|
@@ -128,7 +145,9 @@ void pack_weights(PassContext &c) {
     const Value &w = g.v(s.weight);
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
-      pack_depthwise(g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w), L);
+      int lanes = int8 ? c.target.depthwise_int8_channels() : L;
+      pack_depthwise(g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
+                     lanes, int8 && lanes != L);
       ++packed;
       continue;
     }

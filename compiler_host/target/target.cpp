@@ -54,6 +54,8 @@ int Target::depthwise_tile_int8(int64_t k_w, int64_t stride_w) const {
   return (int)std::max<int64_t>(1, std::min<int64_t>(8, m));
 }
 
+int Target::depthwise_int8_channels() const { return arch == TINYRT_ARCH_X86_64 ? f32_lanes() : 8; }
+
 static Target x86(const std::string &name, bool avx512, bool vnni = false) {
   Target t;
   t.name = name;

@@ -68,6 +68,10 @@ struct Target {
   // window row once and keeps the row's (m - 1) * stride + k_w vectors in
   // registers.
   int depthwise_tile_int8(int64_t k_w, int64_t stride_w) const;
+  // Channels per vector column of the int8 depthwise kernel: NEON sums
+  // 16-bit products into int32 (smlal/vmlal.s16, 8 channels: one widened
+  // input register); x86 sums exactly in float (f32_lanes channels).
+  int depthwise_int8_channels() const;
 };
 
 // Resolves a --target name ("host" picks the best x86-64 variant this CPU
