@@ -346,11 +346,12 @@ struct GemmEmitter {
     int64_t full = ICp / 4;
     Values a = a0;
     int64_t done = 0;
-    if (T.dot_i8 == DotI8::NeonSdot && valid.empty() && xs[1] == 1 && full >= 4) {
-      // 16 bytes of a pixel (4 quads) per load, flipped once, each quad
-      // used by sdot's by-element form: no broadcast per quad.
+    if ((T.dot_i8 == DotI8::NeonSdot || T.dot_i8 == DotI8::NeonPairs) && valid.empty() && xs[1] == 1 && full >= 4) {
+      // 16 bytes of a pixel (4 quads) per load, flipped once; each quad
+      // is taken from the register by sdot's by-element form, or (pair
+      // products) by two 16-bit lane broadcasts.
       done = full / 4 * 4;
-      a = carried_loop(b, 0, done, 4, a, [&](Value *icq, const Values &av) { return sdot_by_element(row, wk, icq, nvv, av); },
+      a = carried_loop(b, 0, done, 4, a, [&](Value *icq, const Values &av) { return four_quads(row, wk, icq, nvv, av); },
                        "icq4");
     }
     const int U = std::max(1, s.unroll / 2);
@@ -365,10 +366,13 @@ struct GemmEmitter {
     return a;
   }
 
-  // NeonSdot, contiguous channels: quads icq .. icq+3 of every pixel.
-  Values sdot_by_element(const Values &row, Value *wk, Value *icq, int nvv, Values a) {
+  // NEON, contiguous channels: quads icq .. icq+3 of every pixel.
+  Values four_quads(const Values &row, Value *wk, Value *icq, int nvv, Values a) {
     auto *v16 = llvm::FixedVectorType::get(b.getInt8Ty(), 16);
-    auto *v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
+    bool pairs = T.dot_i8 == DotI8::NeonPairs;
+    // sdot reads a quad as a 32-bit lane; the pair products a pair as a
+    // 16-bit lane.
+    auto *v4 = pairs ? llvm::FixedVectorType::get(b.getInt16Ty(), 8) : llvm::FixedVectorType::get(b.getInt32Ty(), 4);
     Value *off = b.CreateMul(icq, i32(4));
     Values xq;
     for (Value *r : row) {
@@ -378,16 +382,28 @@ struct GemmEmitter {
       xq.push_back(b.CreateBitCast(x, v4));
     }
     for (int u = 0; u < 4; ++u) {
-      Values w;
+      std::vector<Operand> w;
+      auto *wt = pairs ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : llvm::cast<llvm::FixedVectorType>(wv);
+      auto wload = [&](Value *at) {
+        return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wt->getPointerTo()),
+                                   llvm::Align(4));
+      };
       for (int j = 0; j < nvv; ++j) {
         Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(icq, i32(u)), i32(NR)), i32(j * L)), i32(4));
-        w.push_back(b.CreateAlignedLoad(wv, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wv->getPointerTo()),
-                                        llvm::Align(4)));
+        if (pairs) w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
+        else w.push_back({wload(at)});
       }
       for (size_t i = 0; i < row.size(); ++i) {
+        if (pairs) {
+          auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
+          auto lane = [&](int l) { return b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(L, l)), half); };
+          Operand xv{lane(2 * u), lane(2 * u + 1)};
+          for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], xv, w[(size_t)j]);
+          continue;
+        }
         Value *xe = b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(4, u)), wv);
         for (int j = 0; j < nvv; ++j)
-          a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {a[i * nvv + j], w[j], xe});
+          a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {a[i * nvv + j], w[(size_t)j].lo, xe});
       }
     }
     return a;

@@ -149,13 +149,13 @@ Target resolve_target(const std::string &name) {
     t.cc = "aarch64-linux-gnu-gcc";
     t.emulator = {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", t.cpu};
     t.dot_i8 = DotI8::NeonPairs;
-    // int8 pair products: each pixel costs 4 instructions per 4 input
-    // channels to broadcast its pairs, so wide tiles win; 16-bit products
-    // live beside the accumulators. Executed instructions (qemu), forcing
-    // one tile for all layers, squeezenet1_1 / mobilenet_v2 QDQ: 2x6 143 M
-    // / 159 M, 3x5 148 / 162, 3x4 149 / 164, 1x8 149 / 165, 2x8 161 / 175,
-    // 4x4 175 / 168 (spills).
-    t.qgemm_tiles = {{2, 6}, {3, 4}, {2, 4}, {3, 2}, {3, 1}};
+    // int8 pair products: a pixel's 16 input bytes are loaded and flipped
+    // once per 4 quads, then each pair is a 16-bit lane broadcast; 16-bit
+    // products live beside the accumulators. Executed instructions (qemu),
+    // forcing one tile for all layers, squeezenet1_1 / mobilenet_v2 QDQ:
+    // 3x4 118.0 M / 125.7 M, 4x4 118.2 / 127.2, 3x5 119.4 / 125.8, 2x6
+    // 120.5 / 127.3, 4x3 122.8 / 128.3, 5x3 123.3 / 130.8.
+    t.qgemm_tiles = {{3, 4}, {3, 5}, {3, 2}, {3, 1}};
     if (dot) {
       // One sdot per 16 products, by element: a pixel's 16 input bytes
       // feed 4 of them, so the tile keeps mr input vectors beside mr x nv
