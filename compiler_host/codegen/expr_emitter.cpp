@@ -371,7 +371,19 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
     auto id = dtype_is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     int bits = dtype_bytes(to) * 8;
     bool sg = dtype_is_signed(to);
-    if (vecd && lanes_ > 1 && to != DType::Bool && (bits < 32 || (bits == 32 && sg)) && from == DType::F32) {
+    if (vecd && lanes_ == 4 && (bits < 32 || (bits == 32 && sg)) && from == DType::F32 &&
+        t_.arch == TINYRT_ARCH_AARCH64) {
+      // AArch64's fcvtzs saturates and turns NaN into 0: exactly
+      // fptosi.sat to int32; narrower types clamp in the integer domain.
+      Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
+      r = b_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_fcvtzs, {t32, xv->getType()}, {xv});
+      if (bits < 32) {
+        int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0, hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+        r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(t32, (uint64_t)lo));
+        r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, r, llvm::ConstantInt::get(t32, (uint64_t)hi));
+        r = b_.CreateTrunc(r, tt);
+      }
+    } else if (vecd && lanes_ > 1 && to != DType::Bool && (bits < 32 || (bits == 32 && sg)) && from == DType::F32) {
       // LLVM 14 scalarizes vector fptosi/fptoui.sat: clamp in float (NaN
       // to 0) and convert in range instead. Same results.
       double lo = sg ? -std::ldexp(1.0, bits - 1) : 0.0;
@@ -619,7 +631,7 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   double init = reduce_init(e.rk, t);
   for (auto &rv : e.rvars) bind(rv.id, uniform(b_.getInt32(0)));
   bool vary = varying(e.a[0]);
-  Value *init_v = const_of(t, init, (int64_t)init, vary);
+  Value *init_v = const_of(t, init, reduce_init_int(e.rk, t), vary);  // exact for INT64_MAX, UINT64_MAX
   for (auto &rv : e.rvars)
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
   Value *r = reduce_loops(e, 0, init_v, vary);
