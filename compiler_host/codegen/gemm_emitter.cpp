@@ -69,6 +69,9 @@ struct GemmEmitter {
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4], os[4];  // strides per role n, c, h, w
+  // Linear mode: the output's pixels are dense and the epilogue reads only
+  // the channel index, so a pixel's linear index addresses it.
+  bool flat_pixels = false;
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
   llvm::Type *xel;       // element of X: float or i8
@@ -211,6 +214,11 @@ struct GemmEmitter {
       return;
     }
     Value *p = b.CreateAdd(t.p0, i32(i));
+    if (flat_pixels) {  // pixel p is at p * os[3]: no divisions
+      *n = *oh = i32(0);
+      *ow = p;
+      return;
+    }
     *ow = b.CreateURem(p, i32(s.out_w));
     Value *r = b.CreateUDiv(p, i32(s.out_w));
     *oh = b.CreateURem(r, i32(s.out_h));
@@ -435,6 +443,9 @@ struct GemmEmitter {
     } else if (xs[1] == 1) {
       zero_row = zero_floats(env, b, ICg, name);
     }
+    bool channel_only = true;
+    visit(s.epilogue, [&](const Expr &e) { channel_only = channel_only && (e.op != EOp::Var || e.id == s.out_axis[1]); });
+    flat_pixels = channel_only && os[2] == s.out_w * os[3] && (s.batch == 1 || os[0] == s.out_h * os[2]);
     // Linear addressing: consecutive pixels are consecutive input pixels.
     bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
                   s.pad_l == 0 && s.in_h == s.out_h && s.in_w == s.out_w && xs[2] == s.in_w * xs[3] &&
