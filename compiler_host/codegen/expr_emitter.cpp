@@ -349,8 +349,27 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
                                                         llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
 }
 
+// x without a clamp to [lo, hi] that a saturating conversion to integer
+// type `to` makes redundant (lo <= to's minimum, hi >= its maximum): the
+// conversion saturates the same way and turns NaN into 0 either way.
+static ExprP strip_saturated_clamp(const ExprP &x, DType to) {
+  if (!dtype_is_float(x->type) || dtype_is_float(to) || to == DType::Bool || dtype_bytes(to) > 2) return x;
+  double tmin = dtype_is_signed(to) ? -std::ldexp(1.0, dtype_bytes(to) * 8 - 1) : 0.0;
+  double tmax = dtype_is_signed(to) ? std::ldexp(1.0, dtype_bytes(to) * 8 - 1) - 1 : std::ldexp(1.0, dtype_bytes(to) * 8) - 1;
+  ExprP y = x;
+  for (int k = 0; k < 2; ++k) {
+    if (y->op != EOp::Max && y->op != EOp::Min) break;
+    int ci = y->a[0]->is_const() ? 0 : y->a[1]->is_const() ? 1 : -1;
+    if (ci < 0) break;
+    double c = y->a[(size_t)ci]->fval;
+    if (y->op == EOp::Max ? c > tmin : c < tmax) break;
+    y = y->a[(size_t)(1 - ci)];
+  }
+  return y;
+}
+
 VVal ExprEmitter::emit_cast(const Expr &e) {
-  const ExprP &x = e.a[0];
+  const ExprP &x = strip_saturated_clamp(e.a[0], e.type);
   VVal v = emit(x);
   DType from = x->type, to = e.type;
   bool vecd = v.kind == VVal::Vector || v.kind == VVal::Affine;
