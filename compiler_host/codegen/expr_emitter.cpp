@@ -369,11 +369,21 @@ static ExprP strip_saturated_clamp(const ExprP &x, DType to) {
 }
 
 VVal ExprEmitter::emit_cast(const Expr &e) {
-  const ExprP &x = strip_saturated_clamp(e.a[0], e.type);
+  ExprP x = strip_saturated_clamp(e.a[0], e.type);
+  // AArch64 converts with rounding to nearest even in one instruction
+  // (fcvtns), so round-then-convert need not round first.
+  bool round_first = false;
+  if (x->op == EOp::Round && x->type == DType::F32 && !dtype_is_float(e.type) && lanes_ == 4 &&
+      t_.arch == TINYRT_ARCH_AARCH64 && e.type != DType::Bool &&
+      (dtype_bytes(e.type) < 4 || e.type == DType::I32)) {
+    round_first = true;
+    x = x->a[0];
+  }
   VVal v = emit(x);
   DType from = x->type, to = e.type;
   bool vecd = v.kind == VVal::Vector || v.kind == VVal::Affine;
   Value *xv = vecd ? vec(v) : v.v;
+  if (round_first && !vecd) xv = math_.round_even(xv);  // the fcvtns path below is for vectors
   Type *tt = elem_type(to);
   if (vecd && lanes_ > 1) tt = llvm::FixedVectorType::get(tt, lanes_);
   Value *r;
@@ -395,7 +405,8 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
       // AArch64's fcvtzs saturates and turns NaN into 0: exactly
       // fptosi.sat to int32; narrower types clamp in the integer domain.
       Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
-      r = b_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_fcvtzs, {t32, xv->getType()}, {xv});
+      r = b_.CreateIntrinsic(round_first ? llvm::Intrinsic::aarch64_neon_fcvtns : llvm::Intrinsic::aarch64_neon_fcvtzs,
+                             {t32, xv->getType()}, {xv});
       if (bits < 32) {
         int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0, hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
         r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(t32, (uint64_t)lo));

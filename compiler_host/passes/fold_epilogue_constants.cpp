@@ -6,7 +6,8 @@
 //   round((float(acc) * a[c] + b[c]) / s), as fuse_qdq and fuse_epilogues
 //   leave a QDQ convolution, becomes round(float(acc) * (a[c] / s) +
 //   b[c] / s): a multiply-add per output instead of a division, as ONNX
-//   Runtime's and TFLite's requantization do. Not exact: the quotient is
+//   Runtime's and TFLite's requantization do; the output zero point z
+//   joins the addend, round(v) + z -> round(v + z). Not exact: the quotient is
 //   rounded at another place, which can move a value lying on a rounding
 //   boundary by one quantization step (QDQ graphs' fused kernels already
 //   differ from op-by-op evaluation by that much; docs/ARCHITECTURE.md).
@@ -15,6 +16,7 @@
 //   w_scale[c] / y_scale or the quotients above, is evaluated with the code
 //   generator's float32 semantics (ir/interp) into a constant [C] read per
 //   channel, or into a literal when it does not depend on the channel.
+#include <cmath>
 #include <map>
 
 #include "ir/interp.h"
@@ -77,9 +79,15 @@ struct EpilogueFolder {
   ExprP requantize(const ExprP &e) {
     return rewrite(e, [&](const ExprP &n) -> ExprP {
       // round(v) + 0: the sign of a zero does not survive the cast to an
-      // integer that follows.
-      if (n->op == EOp::Add && n->a[0]->op == EOp::Round && n->a[1]->is_const() && n->a[1]->fval == 0)
-        return n->a[0];
+      // integer that follows. round(v) + z, z an integer (a zero point):
+      // round(v + z), so that z joins the per-channel addend (and AArch64
+      // rounds while converting); like the division above, it can move a
+      // value on a rounding boundary by one step.
+      if (n->op == EOp::Add && n->a[0]->op == EOp::Round && n->a[1]->is_const() && dtype_is_float(n->type)) {
+        double z = n->a[1]->fval;
+        if (z == 0) return n->a[0];
+        if (z == std::nearbyint(z) && std::fabs(z) <= 65536) return un(EOp::Round, n->a[0]->a[0] + n->a[1]);
+      }
       if (n->op != EOp::Round || n->a[0]->op != EOp::Div || !dtype_is_float(n->type)) return nullptr;
       const ExprP &q = n->a[0];
       ExprP p, a, b;
