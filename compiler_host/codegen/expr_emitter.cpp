@@ -373,7 +373,7 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
   // AArch64 converts with rounding to nearest even in one instruction
   // (fcvtns), so round-then-convert need not round first.
   bool round_first = false;
-  if (x->op == EOp::Round && x->type == DType::F32 && !dtype_is_float(e.type) && lanes_ == 4 &&
+  if (x->op == EOp::Round && x->type == DType::F32 && !dtype_is_float(e.type) && lanes_ % 4 == 0 &&
       t_.arch == TINYRT_ARCH_AARCH64 && e.type != DType::Bool &&
       (dtype_bytes(e.type) < 4 || e.type == DType::I32)) {
     round_first = true;
@@ -400,13 +400,31 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
     auto id = dtype_is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     int bits = dtype_bytes(to) * 8;
     bool sg = dtype_is_signed(to);
-    if (vecd && lanes_ == 4 && (bits < 32 || (bits == 32 && sg)) && from == DType::F32 &&
+    if (vecd && lanes_ % 4 == 0 && (bits < 32 || (bits == 32 && sg)) && from == DType::F32 &&
         t_.arch == TINYRT_ARCH_AARCH64) {
       // AArch64's fcvtzs saturates and turns NaN into 0: exactly
       // fptosi.sat to int32; narrower types clamp in the integer domain.
+      // One instruction per 4 lanes.
       Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
-      r = b_.CreateIntrinsic(round_first ? llvm::Intrinsic::aarch64_neon_fcvtns : llvm::Intrinsic::aarch64_neon_fcvtzs,
-                             {t32, xv->getType()}, {xv});
+      auto *v4f = llvm::FixedVectorType::get(b_.getFloatTy(), 4);
+      auto *v4i = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+      std::vector<Value *> parts;
+      for (int c = 0; c < lanes_; c += 4) {
+        Value *xc = lanes_ == 4 ? xv : b_.CreateShuffleVector(xv, std::vector<int>{c, c + 1, c + 2, c + 3});
+        parts.push_back(b_.CreateIntrinsic(round_first ? llvm::Intrinsic::aarch64_neon_fcvtns
+                                                       : llvm::Intrinsic::aarch64_neon_fcvtzs, {v4i, v4f}, {xc}));
+      }
+      while (parts.size() > 1) {
+        std::vector<Value *> next;
+        for (size_t i = 0; i < parts.size(); i += 2) {
+          int m = (int)llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+          std::vector<int> idx;
+          for (int j = 0; j < 2 * m; ++j) idx.push_back(j);
+          next.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], idx));
+        }
+        parts = next;
+      }
+      r = parts[0];
       if (bits < 32) {
         int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0, hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
         r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(t32, (uint64_t)lo));
