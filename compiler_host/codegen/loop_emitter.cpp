@@ -112,6 +112,97 @@ bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vec
   return clean(expr) && dense(out.strides);
 }
 
+// The interleaved rows (see emit_loop_kernel): one task per row of the two
+// innermost physical axes, [w][c] with C = extent of c.
+void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function *f, const std::vector<SlotRef> &slots,
+                           const SlotRef &out_slot, const Value &out, const std::vector<int> &phys, const ExprP &expr,
+                           int L) {
+  const int r = out.rank();
+  const int c_axis = phys.back(), w_axis = phys[phys.size() - 2];
+  const int C = (int)out.shape[(size_t)c_axis];
+  const int64_t W = out.shape[(size_t)w_axis];
+  emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
+    std::map<int, llvm::Value *> outer;
+    llvm::Value *rem = t;
+    for (size_t i = phys.size() - 2; i-- > 0;) {
+      llvm::Value *ext = b.getInt32((int32_t)out.shape[(size_t)phys[i]]);
+      outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
+      if (i > 0) rem = b.CreateUDiv(rem, ext);
+    }
+    auto bind_outer = [&](ExprEmitter &em, std::vector<VVal> &idx) {
+      for (int a = 0; a < r; ++a)
+        if (a != c_axis && a != w_axis) {
+          idx[(size_t)a] = em.uniform(outer.count(a) ? outer[a] : b.getInt32(0));
+          em.bind(a, idx[(size_t)a]);
+        }
+    };
+    // Pixels j .. j+lanes-1 (`active` of them), all C elements of each.
+    auto group = [&](int lanes, llvm::Value *j, int active) {
+      if (lanes == 1) {
+        for (int c = 0; c < C; ++c) {
+          ExprEmitter em(b, T, 1);
+          em.set_slots(slots);
+          std::vector<VVal> idx((size_t)r);
+          bind_outer(em, idx);
+          idx[(size_t)w_axis] = em.uniform(j);
+          idx[(size_t)c_axis] = em.uniform(b.getInt32(c));
+          em.bind(w_axis, idx[(size_t)w_axis]);
+          em.bind(c_axis, idx[(size_t)c_axis]);
+          em.store(out_slot, idx, em.emit(expr), out.dtype);
+        }
+        return;
+      }
+      llvm::Value *mask = active < lanes ? lane_mask(b, lanes, active) : nullptr;
+      std::vector<llvm::Value *> vs;
+      for (int c = 0; c < C; ++c) {
+        ExprEmitter em(b, T, lanes);
+        em.set_slots(slots);
+        em.set_mask(mask);
+        std::vector<VVal> idx((size_t)r);
+        bind_outer(em, idx);
+        em.bind(w_axis, em.affine(j, 1));
+        em.bind(c_axis, em.uniform(b.getInt32(c)));
+        vs.push_back(em.vec(em.emit(expr)));
+      }
+      // Concatenate (padding to a power of two), then pick lane i*C + c
+      // from vector c.
+      while (vs.size() & (vs.size() - 1)) vs.push_back(llvm::UndefValue::get(vs[0]->getType()));
+      while (vs.size() > 1) {
+        std::vector<llvm::Value *> next;
+        for (size_t i = 0; i < vs.size(); i += 2) {
+          int m = (int)llvm::cast<llvm::FixedVectorType>(vs[i]->getType())->getNumElements();
+          std::vector<int> idx;
+          for (int q = 0; q < 2 * m; ++q) idx.push_back(q);
+          next.push_back(b.CreateShuffleVector(vs[i], vs[i + 1], idx));
+        }
+        vs = next;
+      }
+      std::vector<int> pick;
+      for (int i = 0; i < lanes; ++i)
+        for (int c = 0; c < C; ++c) pick.push_back(c * lanes + i);
+      llvm::Value *all = b.CreateShuffleVector(vs[0], pick);
+      ExprEmitter es(b, T, C * lanes);
+      es.set_slots(slots);
+      es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
+      std::vector<VVal> idx((size_t)r);
+      bind_outer(es, idx);
+      idx[(size_t)w_axis] = es.uniform(j);
+      idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
+      es.store(out_slot, idx, es.vector(all), out.dtype);
+    };
+    int64_t main = W / L, tail = W % L;
+    emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main),
+                      [&](llvm::Value *j) { group(L, b.CreateMul(j, b.getInt32(L)), L); }, "vec");
+    if (tail && T.masked_tail) {
+      group(L, b.getInt32((int32_t)(main * L)), (int)tail);
+    } else if (tail) {
+      emit_counted_loop(b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)W),
+                        [&](llvm::Value *j) { group(1, j, 1); }, "tail");
+    }
+  }, "task");
+  b.CreateRetVoid();
+}
+
 }  // namespace
 
 EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
@@ -166,6 +257,19 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   std::vector<int> row_outer(phys.end() - (long)row_axes, phys.end() - (row_axes ? 1 : 0));
   result.tasks = tasks;
   int L = bytes_only(k.expr) && dtype_bytes(out.dtype) == 1 ? T.vector_bytes : T.f32_lanes();
+
+  // Rows of 2 to 4 elements (the channels of a channels-last image, as
+  // pad_conv_rows' copies have them) whose next axis out is dense with
+  // them: each inner index is computed as a vector along that axis, and
+  // the vectors are interleaved into one contiguous store.
+  int w_axis = phys.size() >= 2 ? phys[phys.size() - 2] : -1;
+  if (row_axes == 1 && w_axis >= 0 && inner >= 2 && inner <= 4 && out.dtype != DType::Bool &&
+      out_slot.strides[(size_t)inner_axis] == 1 && out_slot.strides[(size_t)w_axis] == inner &&
+      out.shape[(size_t)w_axis] >= L) {
+    emit_interleaved_rows(b, T, f, slots, out_slot, out, phys, expr, L);
+    result.tasks = tasks / out.shape[(size_t)w_axis];
+    return result;
+  }
 
   // The row's segments: [begin, end) of the inner axis, each with the
   // expression in terms of the index within the segment, its comparisons
