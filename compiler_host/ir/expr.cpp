@@ -191,6 +191,31 @@ double reduce_init(ReduceKind k, DType t) {
   return 0;
 }
 
+int64_t reduce_init_int(ReduceKind k, DType t) {
+  if (dtype_is_float(t)) return 0;
+  int bits = dtype_bytes(t) * 8;
+  bool is_signed = dtype_is_signed(t) && t != DType::Bool;
+  switch (k) {
+    case ReduceKind::Sum: return 0;
+    case ReduceKind::Prod: return 1;
+    case ReduceKind::Max:
+      return is_signed ? (int64_t)((uint64_t)-1 << (bits - 1)) : 0;  // the type's lowest
+    case ReduceKind::Min:
+      if (t == DType::Bool) return 1;
+      if (is_signed) return (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
+      return bits == 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1);  // the type's highest
+  }
+  return 0;
+}
+
+ExprP reduce_init_cst(ReduceKind k, DType t) {
+  if (dtype_is_float(t)) return cst(t, reduce_init(k, t));
+  Expr e = node(EOp::Const, t);
+  e.ival = reduce_init_int(k, t);
+  e.fval = reduce_init(k, t);
+  return mk(e);
+}
+
 const char *eop_name(EOp op) {
   static const char *names[] = {"const", "var", "load", "acc", "neg", "abs", "sqrt", "exp",
                                 "log", "tanh", "sigmoid", "erf", "floor", "ceil", "round",

@@ -96,8 +96,12 @@ ExprP land(ExprP a, ExprP b);
 // 0 <= i < n
 ExprP in_range(ExprP i, int64_t n);
 
-// The value a reduction starts from.
+// The value a reduction starts from. For integer types the double is not
+// exact (INT64_MAX, UINT64_MAX): use reduce_init_int, the exact value (as
+// the type's bits in an int64), or reduce_init_cst.
 double reduce_init(ReduceKind k, DType t);
+int64_t reduce_init_int(ReduceKind k, DType t);
+ExprP reduce_init_cst(ReduceKind k, DType t);
 
 // ---- analysis and rewriting ----
 bool is_binary(EOp op);

@@ -197,7 +197,7 @@ struct Interp {
     double init = reduce_init(e.rk, e.type);
     Scalar accv;
     accv.f = init;
-    accv.i = (int64_t)init;
+    accv.i = reduce_init_int(e.rk, e.type);  // (int64_t)init is undefined for INT64_MAX
     for (auto &rv : e.rvars) {
       if ((int)vars.size() <= rv.id) vars.resize(rv.id + 1);
       if (rv.extent == 0) return accv;

@@ -122,7 +122,7 @@ void lower_scatter(LowerCtx &c, const Node &n, const Shape &upd_shape,
   } else if (reduction == "max" || reduction == "min") {
     bool mx = reduction == "max";
     ExprP any = reduce(ReduceKind::Max, rv, select(hit, cidx(1), cidx(0)));
-    ExprP best = reduce(mx ? ReduceKind::Max : ReduceKind::Min, rv, select(hit, upd, cst(t, reduce_init(mx ? ReduceKind::Max : ReduceKind::Min, t))));
+    ExprP best = reduce(mx ? ReduceKind::Max : ReduceKind::Min, rv, select(hit, upd, reduce_init_cst(mx ? ReduceKind::Max : ReduceKind::Min, t)));
     c.kernel(n.out[0], ins, select(bin(EOp::Eq, any, cidx(1)), bin(mx ? EOp::Max : EOp::Min, data, best), data));
   } else {
     // The last update landing here wins (updates apply in order).

@@ -439,7 +439,7 @@ void def_pool(const std::string &name, bool is_max) {
     }
     ExprP xv = load(0, t, xi);
     if (is_max) {
-      ExprP body = select(inside, xv, cst(t, reduce_init(ReduceKind::Max, t)));
+      ExprP body = select(inside, xv, reduce_init_cst(ReduceKind::Max, t));
       bool want_idx = n.out.size() > 1 && n.out[1] >= 0;
       int mx = n.out[0] >= 0 ? n.out[0] : c.temp(x.name + "_max", t, c.g.v(n.out[1]).shape);
       c.kernel(mx, {n.in[0]}, reduce(ReduceKind::Max, rv, body));

@@ -125,6 +125,22 @@ numeric("scatter_elements_same_value_twice",
         model([h.make_node("Relu", ["x"], ["y"]), h.make_node("ScatterElements", ["y", "i", "y"], ["z"], axis=1)],
               [vi("x", [5, 5])], [vi("z", [5, 5])], [nh.from_array(idx, "i")]), [x], [ref])
 
+# Min and max reductions of 64-bit integers start from the type's extreme
+# exactly (INT64_MAX and UINT64_MAX are no doubles: ReduceMin over int64
+# returned INT64_MIN; found by fuzz_compile_run), in generated code and in
+# constant folding.
+for t, npt in ((T.INT64, np.int64), (T.UINT64, np.uint64)):
+    info = np.iinfo(npt)
+    x = np.array([[5, 7, info.max - 1], [info.min + 1, 3, 4]], npt)
+    for op, fn in (("ReduceMin", np.min), ("ReduceMax", np.max)):
+        name = f"{op.lower()}_{np.dtype(npt).name}"
+        numeric(name, model([h.make_node(op, ["x"], ["y"], axes=[1], keepdims=0)], [vi("x", [2, 3], t)], [vi("y", [2], t)]),
+                [x], [fn(x, axis=1)])
+        one_ = np.array([0, 1], npt)
+        numeric(name + "_folded",
+                model([h.make_node(op, ["c"], ["m"], axes=[1], keepdims=0), h.make_node("Add", ["m", "x"], ["y"])],
+                      [vi("x", [2], t)], [vi("y", [2], t)], [nh.from_array(x, "c")]), [one_], [fn(x, axis=1) + one_])
+
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
 BIG = 6148914691236517206
