@@ -80,8 +80,13 @@ size_t tinyrt_pool_storage_bytes(int threads) {
   return sizeof(tinyrt_pool) + (threads > 1 ? EXTRA_BYTES(threads) : 0);
 }
 
+/* A live pool lives in aligned storage (tinyrt_pool_create refuses any
+ * other): a misaligned pointer, such as a copy of a pool in an unaligned
+ * buffer, is refused before its magic is read (an unaligned atomic load
+ * faults on ARM). */
 int tinyrt_internal_pool_valid(const tinyrt_pool *p) {
-  return p && LOAD(&p->magic, ACQUIRE) == POOL_MAGIC && p->self == p;
+  return p && (uintptr_t)p % TINYRT_ARENA_ALIGN == 0 && LOAD(&p->magic, ACQUIRE) == POOL_MAGIC &&
+         p->self == p;
 }
 
 int tinyrt_pool_threads(const tinyrt_pool *p) {

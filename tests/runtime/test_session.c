@@ -385,6 +385,14 @@ static void test_pool_misuse(void) {
   opt.pool = (tinyrt_pool *)other;
   CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_ERR_NOT_INITIALIZED);
   CHECK(tinyrt_pool_destroy((tinyrt_pool *)other) == TINYRT_ERR_NOT_INITIALIZED);
+  /* ... also in storage that is not aligned, where a live pool can never
+   * be (refused before any unaligned read; found by fuzz_runtime_api). */
+  memcpy(other + 1, pool_mem, sizeof other - 1);
+  opt.pool = (tinyrt_pool *)(other + 1);
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_threads(opt.pool) == 0);
+  CHECK(tinyrt_pool_set_spin_us(opt.pool, 5) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_pool_destroy(opt.pool) == TINYRT_ERR_NOT_INITIALIZED);
   CHECK(tinyrt_pool_destroy(pool) == TINYRT_OK);
 
   CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, MAX_POOL_THREADS, &pool) == TINYRT_OK);
