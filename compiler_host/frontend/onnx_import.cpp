@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -450,6 +452,76 @@ static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
   }
 }
 
+// Some of the onnx library's (1.12) shape inference functions index one
+// input's dimensions by another input's rank before checking that the ranks
+// agree: ConvTranspose and the Conv family read the kernel's spatial sizes
+// from W's dimensions 2.. and then index X's dimensions, the dilations and
+// the pads with them (a read past the end inside libonnx, or a null
+// dereference); MaxUnpool reads dimension 1 of its indices. Ranks of
+// intermediate values are only known inside that inference, so the check is
+// made there: InferShapes gets these ops' schemas with a guard in front of
+// their inference function. The guard throws onnx's own InferenceError,
+// which the default (non-strict) inference skips like any other; tinyrt's
+// inference then refuses the node, naming it.
+namespace {
+
+const onnx::TensorShapeProto *known_shape(onnx::InferenceContext &ctx, size_t i) {
+  if (i >= ctx.getNumInputs()) return nullptr;
+  const onnx::TypeProto *t = ctx.getInputType(i);
+  if (!t || t->value_case() != onnx::TypeProto::kTensorType || !t->tensor_type().has_shape()) return nullptr;
+  return &t->tensor_type().shape();
+}
+
+// X (input x) and the weight (input w) of a convolution have the same rank.
+void conv_ranks(onnx::InferenceContext &ctx, size_t x, size_t w) {
+  const onnx::TensorShapeProto *xs = known_shape(ctx, x), *ws = known_shape(ctx, w);
+  if (xs && ws && xs->dim_size() >= 2 && ws->dim_size() != xs->dim_size())
+    throw onnx::InferenceError("[ShapeInferenceError] (tinyrt) the weight has rank " + std::to_string(ws->dim_size()) +
+                               ", the input rank " + std::to_string(xs->dim_size()));
+}
+
+using InferenceGuard = void (*)(onnx::InferenceContext &);
+
+InferenceGuard inference_guard(const std::string &domain, const std::string &op) {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger")
+    return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 1); };
+  if (op == "QLinearConv") return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 3); };
+  if (op == "MaxUnpool")
+    return [](onnx::InferenceContext &ctx) {
+      const onnx::TensorShapeProto *is = known_shape(ctx, 1);
+      if (!is || is->dim_size() < 2)
+        throw onnx::InferenceError("[ShapeInferenceError] (tinyrt) the indices need a known rank of at least 2");
+    };
+  return nullptr;
+}
+
+class GuardedSchemas final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema *GetSchema(const std::string &op, const int version, const std::string &domain) const override {
+    const onnx::OpSchema *s = onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain);
+    InferenceGuard guard = s ? inference_guard(domain, op) : nullptr;
+    if (!guard) return s;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<onnx::OpSchema> &g = guarded_[s];
+    if (!g) {
+      g = std::make_unique<onnx::OpSchema>(*s);
+      onnx::InferenceFunction inner = s->GetTypeAndShapeInferenceFunction();
+      g->TypeAndShapeInferenceFunction([guard, inner](onnx::InferenceContext &ctx) {
+        guard(ctx);
+        inner(ctx);
+      });
+    }
+    return g.get();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>> guarded_;
+};
+
+}  // namespace
+
 static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   auto *tt = vi->mutable_type()->mutable_tensor_type();
   auto *sh = tt->mutable_shape();
@@ -528,7 +600,8 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   try {
     onnx::ShapeInferenceOptions so;
     so.error_mode = opt.strict_shape_inference ? 1 : 0;
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
+    static GuardedSchemas schemas;
+    onnx::shape_inference::InferShapes(model, &schemas, so);
   } catch (const std::exception &e) {
     fail_invalid(std::string("ONNX shape inference fails: ") + e.what());
   }

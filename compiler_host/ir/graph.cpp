@@ -139,10 +139,18 @@ void check_tensor_size(const Shape &s, const Limits &limits, const std::string &
   for (int64_t d : s)
     if (__builtin_mul_overflow(n, d, &n))
       fail_unsupported(what + " has shape " + shape_str(s) + ": its element count overflows 64 bits");
+  const std::string cap = std::to_string(limits.max_tensor_elements) + " tinyrt allows per tensor" +
+                          (limits.max_tensor_elements < kMaxTensorElementsHard ? " (--max-tensor-elements)" : "");
   if (n > limits.max_tensor_elements)
-    fail_unsupported(what + " has shape " + shape_str(s) + ": " + std::to_string(n) + " elements, more than the " +
-                     std::to_string(limits.max_tensor_elements) + " tinyrt allows per tensor" +
-                     (limits.max_tensor_elements < kMaxTensorElementsHard ? " (--max-tensor-elements)" : ""));
+    fail_unsupported(what + " has shape " + shape_str(s) + ": " + std::to_string(n) + " elements, more than the " + cap);
+  // An empty tensor has no elements, but its strides are products of its
+  // other dimensions: those must stay within the cap too (and so within 64
+  // and 32 bits), counting zero-length axes as 1.
+  int64_t span = 1;
+  for (int64_t d : s)
+    if (d > 1 && (__builtin_mul_overflow(span, d, &span) || span > limits.max_tensor_elements))
+      fail_unsupported(what + " has shape " + shape_str(s) + ": empty, but its other dimensions span more than the " +
+                       cap);
 }
 
 void Graph::remove_dead_nodes() {

@@ -638,8 +638,8 @@ void def_conv_transpose() {
   d.infer = [](Node &n, Graph &g) {
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
     int64_t G = n.geti("group", 1);
+    TransposeGeometry t = transpose_geometry(n, g);  // first: checks the ranks
     if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
-    TransposeGeometry t = transpose_geometry(n, g);
     Shape out = {x[0], w[1] * G};
     out.insert(out.end(), t.out.begin(), t.out.end());
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);
@@ -694,6 +694,9 @@ void def_max_unpool() {
     std::vector<int64_t> k = n.getints("kernel_shape"), s = n.getints("strides", std::vector<int64_t>(k.size(), 1));
     std::vector<int64_t> p = n.getints("pads", std::vector<int64_t>(2 * k.size(), 0));
     if ((int)k.size() != x.rank() - 2) fail_invalid(n.where() + ": kernel_shape does not match the input");
+    if (s.size() != k.size() || p.size() != 2 * k.size())
+      fail_invalid(n.where() + ": strides has " + std::to_string(s.size()) + " and pads " + std::to_string(p.size()) +
+                   " entries for " + std::to_string(k.size()) + " spatial dims");
     Shape out = {x.shape[0], x.shape[1]};
     for (size_t i = 0; i < k.size(); ++i) out.push_back((x.shape[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + k.size()]);
     return out;
@@ -701,6 +704,11 @@ void def_max_unpool() {
   d.types = kFloat;
   d.infer = [unpooled](Node &n, Graph &g) {
     Shape out = unpooled(n, g);
+    // The kernel reads an index for every input element.
+    require_types(n, g, 1, {DType::I64});
+    if (in_val(g, n, 1).shape != in_val(g, n, 0).shape)
+      fail_invalid(n.where() + ": indices have shape " + shape_str(in_val(g, n, 1).shape) + ", the input " +
+                   shape_str(in_val(g, n, 0).shape));
     if (n.has_in(2)) {
       std::vector<int64_t> os = const_ints(g, n, 2);
       for (size_t i = 0; i < out.size(); ++i)  // the kernel indexes both alike

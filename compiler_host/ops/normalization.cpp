@@ -276,7 +276,20 @@ Shape loss_shape(const Node &n, const Graph &g) {
 void check_loss_inputs(const Node &n, const Graph &g) {
   require_types(n, g, 1, {DType::I32, DType::I64});
   const Value &x = in_val(g, n, 0), &tg = in_val(g, n, 1);
-  if (x.rank() < 2 || tg.rank() != x.rank() - 1) fail_invalid(n.where() + ": targets must be [N, d...] for input [N, C, d...]");
+  // The kernels read the input at every target index and the weight at
+  // every class: shapes must agree exactly.
+  bool ok = x.rank() >= 2 && tg.rank() == x.rank() - 1;
+  for (int i = 0; ok && i < tg.rank(); ++i) ok = tg.shape[i] == x.shape[i == 0 ? 0 : i + 1];
+  if (!ok)
+    fail_invalid(n.where() + ": targets must be [N, d...] for input [N, C, d...]; got targets " + shape_str(tg.shape) +
+                 " for input " + shape_str(x.shape));
+  if (n.has_in(2)) {
+    require_types(n, g, 2, {x.dtype});
+    const Value &w = in_val(g, n, 2);
+    if (w.shape != Shape{x.shape[1]})
+      fail_invalid(n.where() + ": weight has shape " + shape_str(w.shape) + ", expected [" + std::to_string(x.shape[1]) +
+                   "] (one per class)");
+  }
 }
 
 void def_nll() {

@@ -338,6 +338,13 @@ void def_roi_align() {
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0), &rois = in_val(g, n, 1);
     if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4) fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
+    // batch_indices: one int64 per roi (the kernel loads it at [roi]).
+    require_types(n, g, 1, {x.dtype});
+    require_types(n, g, 2, {DType::I64});
+    if (!n.has_in(2) || in_val(g, n, 2).shape != Shape{rois.shape[0]})
+      fail_invalid(n.where() + ": batch_indices has shape " +
+                   (n.has_in(2) ? shape_str(in_val(g, n, 2).shape) : std::string("(omitted)")) + ", expected [" +
+                   std::to_string(rois.shape[0]) + "] (one per roi)");
     std::string m = n.gets("mode", "avg");
     if (m != "avg" && m != "max") fail_invalid(n.where() + ": mode '" + m + "'");
     if (n.geti("output_height", 1) < 1 || n.geti("output_width", 1) < 1)

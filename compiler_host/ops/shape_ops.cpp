@@ -284,17 +284,22 @@ SliceSpec slice_spec(const Node &n, const Graph &g) {
     int64_t b = starts[i], e = ends[i];
     if (b < 0) b += dim;
     if (e < 0) e += dim;
+    // Steps may be as large as INT64_MAX or INT64_MIN: counts are taken in
+    // unsigned arithmetic (|step| as uint64), never by negating or adding
+    // to the step.
     if (st > 0) {
       b = std::max<int64_t>(0, std::min(b, dim));
       e = std::max<int64_t>(0, std::min(e, dim));
-      s.count[a] = e > b ? (e - b + st - 1) / st : 0;
+      s.count[a] = e > b ? (int64_t)((uint64_t)(e - b - 1) / (uint64_t)st) + 1 : 0;
     } else {
       b = std::max<int64_t>(-1, std::min(b, dim - 1));
       e = std::max<int64_t>(-1, std::min(e, dim - 1));
-      s.count[a] = b > e ? (b - e + (-st) - 1) / (-st) : 0;
+      s.count[a] = b > e ? (int64_t)((uint64_t)(b - e - 1) / (0 - (uint64_t)st)) + 1 : 0;
     }
     s.start[a] = b;
-    s.step[a] = st;
+    // One element or none: the step is never applied (and never reaches
+    // the 32-bit index arithmetic of generated code).
+    s.step[a] = s.count[a] > 1 ? st : 1;
   }
   return s;
 }

@@ -1353,6 +1353,55 @@ def chain_cases():
     corpus("chain", "sum_fan_in_5000", one("Sum", ["x"] * 5000, [vi("x", [1, 2])], [vi("y", [1, 2])]), "ok")
 
 
+def fuzzer_findings():
+    """What the fuzz targets (tests/fuzz/) found, one case per finding:
+    ranks and secondary inputs the onnx library's shape inference or
+    tinyrt's own inference trusted, steps and empty shapes whose arithmetic
+    overflowed."""
+    x23 = [vi("x", [2, 3])]
+    i64 = lambda name, v: const(name, v, np.int64)
+    f32 = lambda name, v: const(name, v, np.float32)
+    # Slice steps of INT64_MAX: the element count was (e - b + step - 1) / step.
+    corpus("size", "slice_steps_max_int", one("Slice", ["x", "s", "e", "a", "st"], x23, [vi("y", [2, 1])],
+                                              [i64("s", [0]), i64("e", [3]), i64("a", [1]), i64("st", [2**63 - 1])]), "ok")
+    # An empty tensor whose other dimensions multiply past 64 bits (its
+    # strides overflowed in the memory plan).
+    corpus("size", "expand_empty_huge_dims", one("Expand", ["x", "s"], [vi("x", [1])], [dyn(3)],
+                                                 [i64("s", [0, 2**40, 2**40])]), "empty, but its other dimensions span")
+    # A weight of another rank than the input: onnx 1.12's ConvTranspose and
+    # Conv inference read past the dimensions (a crash inside libonnx), and
+    # tinyrt's own inference indexed the weight's shape before checking.
+    x13 = [vi("x", [1, 1, 3])]
+    corpus("index", "convtranspose_weight_rank2", one("ConvTranspose", ["x", "w"], x13 + [vi("w", [1, 2])], [dyn(3)]),
+           "input and weight ranks do not match")
+    corpus("index", "convtranspose_weight_scalar", one("ConvTranspose", ["x", "w"], x13, [dyn(3)], [f32("w", 1.0)]),
+           "input and weight ranks do not match")
+    corpus("index", "conv_weight_rank_above_input", one("Conv", ["x", "w"], x13, [dyn(3)], [f32("w", np.ones((1, 1, 3, 3)))]),
+           "weight [1,1,3,3] and input [1,1,3] differ in rank")
+    # MaxUnpool: indices of another shape than the input (read at the
+    # input's indices), and strides shorter than kernel_shape.
+    x1122 = [vi("x", [1, 1, 2, 2])]
+    corpus("index", "maxunpool_indices_rank1", one("MaxUnpool", ["x", "i"], x1122, [dyn(4)], [i64("i", [0, 1, 2, 3])],
+                                                   kernel_shape=[2, 2]), "indices have shape [4], the input [1,1,2,2]")
+    corpus("attr", "maxunpool_strides_short", one("MaxUnpool", ["x", "i"], x1122, [dyn(4)],
+                                                  [i64("i", np.zeros((1, 1, 2, 2)))], kernel_shape=[2, 2], strides=[2]),
+           "strides has 1 and pads 4 entries for 2 spatial dims")
+    # RoiAlign's batch_indices: read as one int64 per roi.
+    x1144 = [vi("x", [1, 1, 4, 4])]
+    rois = f32("r", [[0, 0, 2, 2]])
+    corpus("index", "roialign_batch_indices_float", one("RoiAlign", ["x", "r", "r"], x1144, [dyn(4)], [rois]),
+           "input 2 of type float32 is not supported")
+    corpus("index", "roialign_batch_indices_length", one("RoiAlign", ["x", "r", "b"], x1144, [dyn(4)], [rois, i64("b", [0, 0, 0])]),
+           "batch_indices has shape [3], expected [1] (one per roi)")
+    # Losses: a class weight that is not [C], targets larger than the input.
+    x356 = [vi("x", [3, 5, 6])]
+    corpus("index", "sce_weight_scalar", one("SoftmaxCrossEntropyLoss", ["x", "t", "w"], x356, [vi("y", [])],
+                                             [i64("t", np.zeros((3, 6))), f32("w", 1.0)]),
+           "weight has shape [], expected [5] (one per class)")
+    corpus("index", "nll_targets_longer", one("NegativeLogLikelihoodLoss", ["x", "t"], x356, [vi("y", [])],
+                                              [i64("t", np.zeros((3, 7)))]), "targets must be [N, d...]")
+
+
 oversized_dimensions()
 opsets_and_domains()
 names_of_any_bytes()
@@ -1377,6 +1426,7 @@ quantization_cases()
 recurrent_cases()
 folding_cases()
 chain_cases()
+fuzzer_findings()
 
 
 with open(os.path.join(COR, "manifest.tsv"), "w") as f:
