@@ -1225,7 +1225,7 @@ def quantization_cases():
             ("bias_length", const("b", [1, 2], np.int32), "B must be int32 of shape [3], got int32 [2]"),
             ("bias_float", const("b", [1, 2, 3], np.float32), "B must be int32 of shape [3], got float32 [3]"),
             ("y_zero_point_int32", const("yz", 0, np.int32), "Inferred elem type differs from existing elem type: (INT32) vs (UINT8)"),
-            ("w_zero_point_uint8", u8("wz", [0] * 3), "w_zero_point has type uint8, expected int8")):
+            ("w_zero_point_uint8", u8("wz", [0] * 3), "inputs 3 (w) and 5 (w_zero_point) must have the same type (T2), not int8 and uint8")):
         inits = [repl if t.name == repl.name else t for t in qc] + ([repl] if repl.name == "b" else [])
         ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"] + (["b"] if repl.name == "b" else [])
         corpus("quant", f"qlinearconv_{name}", one("QLinearConv", ins, xq, [dyn(4, T.UINT8)], inits), expect)
@@ -1236,7 +1236,7 @@ def quantization_cases():
             ("a_scale_vector", f32("as", [0.1, 0.1]), "a_scale has shape [2]; expected one element"),
             ("b_scale_length", f32("bs", [0.1] * 2), "b_scale has shape [2]; expected one element or [3]"),
             ("b_zero_point_length", i8("bz", [0] * 7), "b_zero_point has shape [7]; expected one element or [3]"),
-            ("a_zero_point_int8", i8("az", 0), "a_zero_point has type int8, expected uint8"),
+            ("a_zero_point_int8", i8("az", 0), "inputs 0 (a) and 2 (a_zero_point) must have the same type (T1), not uint8 and int8"),
             ("y_scale_int", const("ys", 1, np.int32), "y_scale has type int32, expected float32")):
         inits = [repl if t.name == repl.name else t for t in qm]
         corpus("quant", f"qlinearmatmul_{name}", one("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], A, [dyn(2, T.UINT8)], inits),
@@ -1251,7 +1251,7 @@ def quantization_cases():
     for name, ins, inits, expect in (
             ("a_zero_point_length", ["a", "b", "az"], [b8, u8("az", [1, 1, 1])], "a_zero_point has shape [3]; expected one element or [2]"),
             ("b_zero_point_length", ["a", "b", "", "bz"], [b8, i8("bz", [1, 1])], "b_zero_point has shape [2]; expected one element or [3]"),
-            ("zero_point_type", ["a", "b", "az"], [b8, i8("az", 1)], "a_zero_point has type int8, expected uint8")):
+            ("zero_point_type", ["a", "b", "az"], [b8, i8("az", 1)], "inputs 0 (A) and 2 (a_zero_point) must have the same type (T1), not uint8 and int8")):
         corpus("quant", f"matmulinteger_{name}", one("MatMulInteger", ins, A, [dyn(2, T.INT32)], inits), expect)
     corpus("quant", "dynamicquantize_int_input", one("DynamicQuantizeLinear", ["x"], [vi("x", [2, 3], T.INT32)],
                                                      [dyn(2, T.UINT8), dyn(0, name="s"), dyn(0, T.UINT8, "z")], outs=("y", "s", "z")),
@@ -1400,6 +1400,14 @@ def fuzzer_findings():
            "weight has shape [], expected [5] (one per class)")
     corpus("index", "nll_targets_longer", one("NegativeLogLikelihoodLoss", ["x", "t"], x356, [vi("y", [])],
                                               [i64("t", np.zeros((3, 7)))]), "targets must be [N, d...]")
+    # Inputs that share a type parameter of the op's schema: a float16
+    # Scale of a float32 LayerNormalization was an internal error.
+    x34 = [vi("x", [3, 4])]
+    corpus("dtype", "layernorm_scale_float16", one("LayerNormalization", ["x", "s", "b"], x34, [dyn(2)],
+                                                   [const("s", np.ones(4), np.float16), f32("b", np.zeros(4))], opset=17),
+           "inputs 0 (X) and 1 (Scale) must have the same type (T), not float32 and float16")
+    corpus("dtype", "matmul_float32_float64", one("MatMul", ["x", "w"], x34, [dyn(2)], [const("w", np.ones((4, 2)), np.float64)]),
+           "inputs 0 (A) and 1 (B) must have the same type (T), not float32 and float64")
 
 
 oversized_dimensions()
