@@ -277,28 +277,57 @@ void dump_kernels(const Program &p, const std::string &path) {
   write_file(path, o.str());
 }
 
-}  // namespace
-
-Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) {
-  auto t0 = std::chrono::steady_clock::now();
-  Artifact a;
-  a.target = resolve_target(opt.target);
+// The target of opt.target, with the --gemm-tile override applied.
+Target compile_target(const CompileOptions &opt) {
+  Target t = resolve_target(opt.target);
   if (!opt.gemm_tile.empty()) {
-    int mr = 0, nv = 0, unroll = a.target.gemm_unroll;
+    int mr = 0, nv = 0, unroll = t.gemm_unroll;
     char extra = 0;
     int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
     if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
       fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
-    a.target.gemm_tiles = a.target.qgemm_tiles = {{mr, nv}};
-    a.target.gemm_unroll = unroll;
+    t.gemm_tiles = t.qgemm_tiles = {{mr, nv}};
+    t.gemm_unroll = unroll;
   }
+  return t;
+}
+
+// Every pass of the pipeline, each followed by verify_program.
+void run_passes(Program &p, const Target &t, const CompileOptions &opt,
+                const std::function<void(const std::string &)> &report) {
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies};
+  for (const Pass &pass : pipeline()) {
+    report(std::string("pass ") + pass.name);
+    auto ps = std::chrono::steady_clock::now();
+    pass.run(ctx);
+    verify_program(p, pass.name);
+    if (opt.log)
+      *opt.log << "  " << pass.name << ": "
+               << std::chrono::duration<double>(std::chrono::steady_clock::now() - ps).count() << " s\n";
+  }
+}
+
+}  // namespace
+
+Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
+  Target t = compile_target(opt);
+  Program p;
+  p.graph = import_onnx_bytes(onnx_bytes, opt.import).graph;
+  p.custom_ops = opt.custom_ops;
+  run_passes(p, t, opt, [](const std::string &) {});
+  return p;
+}
+
+Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  Artifact a;
+  a.target = compile_target(opt);
   a.name = sanitize_identifier(opt.name.empty() ? fs::path(onnx_path).stem().string() : opt.name);
   if (opt.log) *opt.log << "tinyrt-compile: " << onnx_path << " -> " << a.name << " for " << a.target.name << "\n";
   ImportResult imp = import_onnx_file(onnx_path, opt.import);
   Program p;
   p.graph = std::move(imp.graph);
   p.custom_ops = opt.custom_ops;
-  PassContext ctx{p, a.target, opt.log, opt.prefer_function_bodies};
   // Progress: quiet for the first two seconds, then at most twice a second.
   auto last_report = t0;
   auto report = [&](const std::string &what) {
@@ -311,15 +340,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     snprintf(buf, sizeof buf, " (%.1f s)", elapsed);
     opt.progress(what + buf);
   };
-  for (const Pass &pass : pipeline()) {
-    report(std::string("pass ") + pass.name);
-    auto ps = std::chrono::steady_clock::now();
-    pass.run(ctx);
-    verify_program(p, pass.name);
-    if (opt.log)
-      *opt.log << "  " << pass.name << ": "
-               << std::chrono::duration<double>(std::chrono::steady_clock::now() - ps).count() << " s\n";
-  }
+  run_passes(p, a.target, opt, report);
   {
     // Standard FNV-1a 64 of the file (ImportResult::checksum starts from
     // another offset basis).

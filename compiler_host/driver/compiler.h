@@ -60,6 +60,12 @@ struct Artifact {
 
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 
+// Import (from the file's bytes, in memory) and every pass of the pipeline
+// up to and including memory planning, without code generation: the planned
+// Program, or the CompileError compile_model would throw for the same
+// bytes. The fuzz_import target (tests/fuzz/) drives the compiler with it.
+Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt);
+
 // Writes OUTDIR/NAME.{o,h,json} and, for Linux targets whose C compiler is
 // installed, OUTDIR/NAME.so. Returns the paths written.
 std::vector<std::string> write_artifact(const Artifact &a, const std::string &outdir, std::ostream *log);
