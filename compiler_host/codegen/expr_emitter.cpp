@@ -544,7 +544,13 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       case EOp::Rem: {
         Value *q = b_.CreateFDiv(a, b);
         Value *tq = math_.trunc(q);
-        return b_.CreateFSub(a, b_.CreateFMul(tq, b));
+        Value *r = b_.CreateFSub(a, b_.CreateFMul(tq, b));
+        // fmod(x, +-inf) = x for finite x (the product above is 0 * inf = NaN).
+        auto is_inf = [&](Value *v) {
+          return b_.CreateOr(b_.CreateFCmpOEQ(v, llvm::ConstantFP::getInfinity(v->getType(), false)),
+                             b_.CreateFCmpOEQ(v, llvm::ConstantFP::getInfinity(v->getType(), true)));
+        };
+        return b_.CreateSelect(b_.CreateAnd(is_inf(b), b_.CreateNot(is_inf(a))), a, r);
       }
       case EOp::Max: case EOp::Min: {
         // NaN-propagating. With a constant (non-NaN) second operand one

@@ -141,6 +141,16 @@ for t, npt in ((T.INT64, np.int64), (T.UINT64, np.uint64)):
                 model([h.make_node(op, ["c"], ["m"], axes=[1], keepdims=0), h.make_node("Add", ["m", "x"], ["y"])],
                       [vi("x", [2], t)], [vi("y", [2], t)], [nh.from_array(x, "c")]), [one_], [fn(x, axis=1) + one_])
 
+# Mod with fmod=1 by an infinite divisor is the dividend (C's fmod); the
+# generated x - trunc(x / y) * y made it NaN (found by fuzz_compile_run).
+x = np.array([1.5, -0.0, 3, np.inf, np.nan, -2.25], np.float32)
+y = np.array([np.inf, -np.inf, -np.inf, np.inf, np.inf, 0.5], np.float32)
+with np.errstate(invalid="ignore"):
+    fmod_xy = np.fmod(x, y)
+numeric("mod_fmod_infinite_divisor",
+        model([h.make_node("Mod", ["x", "y"], ["z"], fmod=1)], [vi("x", [6]), vi("y", [6])], [vi("z", [6])]),
+        [x, y], [fmod_xy])
+
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
 BIG = 6148914691236517206
