@@ -1,5 +1,5 @@
-// pad_conv_rows.cpp — an int8 convolution over a few input channels (a
-// quantized RGB image, a spectrogram) reads a padded, channels-last copy
+// pad_conv_rows.cpp — an int8 convolution (2-D or 1-D) over a few input
+// channels (a quantized RGB image, raw audio) reads a padded, channels-last copy
 // of its input, so that each kernel row's k_w * in_c input bytes are
 // contiguous and inside the copy: the int8 GEMM then takes them as one K
 // of k_w * in_c (GemmSpec::k_run) instead of k_w taps of in_c channels,
@@ -15,17 +15,17 @@ namespace tinyrt {
 namespace {
 
 constexpr int64_t kMaxChannels = 8;  // as choose_layouts: fewer are read strided
-constexpr int64_t kMaxRow = 64;      // k_w * in_c bytes
 
+// 2-D (N, C, H, W) or 1-D (N, C, W) convolutions in the standard axis
+// order.
 bool applies(const Graph &g, const Kernel &k) {
   const GemmSpec &s = k.gemm;
-  if (k.kind != KernelKind::QGemm || s.groups != 1 || s.in_c >= kMaxChannels || s.dil_w != 1 ||
-      s.k_w * s.in_c > kMaxRow || s.k_w * s.in_c < 4)
+  if (k.kind != KernelKind::QGemm || s.groups != 1 || s.in_c >= kMaxChannels || s.dil_w != 1 || s.k_w * s.in_c < 4)
     return false;
   const Value &x = g.v(k.ins[0]);
-  for (int r = 0; r < 4; ++r)
-    if (s.in_axis[r] != r) return false;
-  return x.rank() == 4 && !x.is_const();
+  if (x.is_const() || s.in_axis[0] != 0 || s.in_axis[1] != 1) return false;
+  if (x.rank() == 4) return s.in_axis[2] == 2 && s.in_axis[3] == 3;
+  return x.rank() == 3 && s.in_axis[2] == -1 && s.in_axis[3] == 2 && s.k_h == 1;
 }
 
 }  // namespace
@@ -41,15 +41,21 @@ void pad_conv_rows(PassContext &c) {
     // Rows and columns the windows read, padding included.
     int64_t H = (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1;
     int64_t W = (s.out_w - 1) * s.stride_w + s.k_w;
-    Shape shape = {x.shape[0], x.shape[1], H, W};
+    bool one_d = x.rank() == 3;
+    Shape shape = one_d ? Shape{x.shape[0], x.shape[1], W} : Shape{x.shape[0], x.shape[1], H, W};
     check_tensor_size(shape, g.limits, "the padded input of '" + p.kernels[i].label + "'");
     int xp = g.add_value(g.fresh_name(x.name + "_padded"), x.dtype, shape);
     Kernel pad;
     pad.out = xp;
     pad.ins = {p.kernels[i].ins[0]};
-    ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
-    pad.expr = select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}),
-                      cst(x.dtype, (double)s.x_zero));
+    ExprP zp = cst(x.dtype, (double)s.x_zero);
+    if (one_d) {
+      ExprP w = var(2) - s.pad_l;
+      pad.expr = select(in_range(w, x.shape[2]), load(0, x.dtype, {var(0), var(1), w}), zp);
+    } else {
+      ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
+      pad.expr = select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}), zp);
+    }
     pad.label = "PadConvInput";
     pad.nodes = p.kernels[i].nodes;  // the convolution it serves
     p.kernels[i].ins[0] = xp;
