@@ -163,10 +163,16 @@ struct Interp {
         } else if (e.type == DType::Bool) {
           r.i = xf ? v.f != 0 : v.i != 0;
         } else if (xf) {
+          // Saturating, as generated code converts (fptosi/fptoui.sat):
+          // NaN is 0, out-of-range values the type's extremes.
           double d = std::trunc(v.f);
-          if (std::isnan(d)) d = 0;
-          d = std::max(-9.2e18, std::min(9.2e18, d));
-          r.i = wrap_int((int64_t)d, e.type);
+          int bits = dtype_bytes(e.type) * 8;
+          bool sg = dtype_is_signed(e.type);
+          double lo = sg ? -std::ldexp(1.0, bits - 1) : 0.0, end = std::ldexp(1.0, sg ? bits - 1 : bits);
+          if (std::isnan(d)) r.i = 0;
+          else if (d <= lo) r.i = reduce_init_int(ReduceKind::Max, e.type);  // the lowest value
+          else if (d >= end) r.i = reduce_init_int(ReduceKind::Min, e.type);  // the highest value
+          else r.i = sg ? (int64_t)d : (int64_t)(uint64_t)d;
         } else {
           r.i = wrap_int(v.i, e.type);
         }

@@ -151,6 +151,20 @@ numeric("mod_fmod_infinite_divisor",
         model([h.make_node("Mod", ["x", "y"], ["z"], fmod=1)], [vi("x", [6]), vi("y", [6])], [vi("z", [6])]),
         [x, y], [fmod_xy])
 
+# Casts from float to integers saturate (NaN is 0), in generated code and in
+# constant folding alike; folding wrapped (-1.625 to uint8 was 255 folded,
+# 0 at run time; found by fuzz_compile_run).
+x = np.array([-1.625, 300, np.nan, np.inf, -np.inf, 1e10, 2.75], np.float32)
+for t, npt in ((T.UINT8, np.uint8), (T.INT8, np.int8), (T.INT32, np.int32), (T.UINT32, np.uint32), (T.INT64, np.int64)):
+    info = np.iinfo(npt)
+    sat = lambda v: 0 if np.isnan(v) else info.max if v >= info.max else info.min if v <= info.min else int(v)
+    ref = np.array([sat(float(v)) for v in x], npt)
+    name = f"cast_saturates_{np.dtype(npt).name}"
+    numeric(name, model([h.make_node("Cast", ["x"], ["y"], to=t)], [vi("x", [7])], [vi("y", [7], t)]), [x], [ref])
+    numeric(name + "_folded",
+            model([h.make_node("Cast", ["c"], ["m"], to=t), h.make_node("Add", ["m", "z"], ["y"])], [vi("z", [7], t)],
+                  [vi("y", [7], t)], [nh.from_array(x, "c")]), [np.zeros(7, npt)], [ref])
+
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
 BIG = 6148914691236517206
