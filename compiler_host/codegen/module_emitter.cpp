@@ -299,6 +299,14 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }
+    // No task (an empty output): the runtime needs at least one per step, so
+    // the step runs one task of a function that does nothing.
+    if (ks.back().tasks == 0) {
+      llvm::IRBuilder<> b(ctx);
+      ks.back().fn = begin_kernel_function(env, b, fname + ".empty");
+      b.CreateRetVoid();
+      ks.back().tasks = 1;
+    }
     res.tasks.push_back(ks.back().tasks);
   }
   DescriptorBuilder desc(m, p);

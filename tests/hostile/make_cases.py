@@ -165,6 +165,18 @@ for t, npt in ((T.UINT8, np.uint8), (T.INT8, np.int8), (T.INT32, np.int32), (T.U
             model([h.make_node("Cast", ["c"], ["m"], to=t), h.make_node("Add", ["m", "z"], ["y"])], [vi("z", [7], t)],
                   [vi("y", [7], t)], [nh.from_array(x, "c")]), [np.zeros(7, npt)], [ref])
 
+# Products over an empty batch have no task: the artifact still loads (a
+# step of no tasks was refused at session init; found by fuzz_compile_run).
+w = np.full((1, 2, 3), 0.5, np.float32)
+for op, wt, out in (("ConvTranspose", w.transpose(1, 0, 2).copy()[:1], [0, 1, 6]), ("Conv", w, [0, 1, 2])):
+    numeric(f"{op.lower()}_empty_batch",
+            model([h.make_node(op, ["x", "w"], ["t"]), h.make_node("Exp", ["t"], ["y"])], [vi("x", [0, 2 if op == "Conv" else 1, 4])],
+                  [vi("y", out)], [nh.from_array(wt, "w")]),
+            [np.zeros((0, 2 if op == "Conv" else 1, 4), np.float32)], [np.zeros(out, np.float32)])
+numeric("matmul_empty_rows", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [0, 3])], [vi("y", [0, 2])],
+                                   [nh.from_array(np.ones((3, 2), np.float32), "w")]),
+        [np.zeros((0, 3), np.float32)], [np.zeros((0, 2), np.float32)])
+
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
 BIG = 6148914691236517206
