@@ -188,6 +188,21 @@ VVal ExprEmitter::emit_uncached(const Expr &e, const ExprP &ep) {
   return emit_binary(e.op, e.a[0]->type, a, b, e.a[1].get());
 }
 
+Value *concat_vectors(llvm::IRBuilder<> &b, std::vector<Value *> parts) {
+  while (parts.size() & (parts.size() - 1)) parts.push_back(llvm::UndefValue::get(parts[0]->getType()));
+  while (parts.size() > 1) {
+    std::vector<Value *> next;
+    for (size_t i = 0; i < parts.size(); i += 2) {
+      int m = (int)llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+      std::vector<int> idx;
+      for (int j = 0; j < 2 * m; ++j) idx.push_back(j);
+      next.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], idx));
+    }
+    parts = std::move(next);
+  }
+  return parts[0];
+}
+
 ExprP byte_table_index(const Expr &load, bool *flip) {
   if (load.op != EOp::Load || load.a.size() != 1) return nullptr;
   const Expr *i = load.a[0].get();
@@ -225,17 +240,7 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
       for (int i = 0; i < w; ++i) idx.push_back(c + i);
       outs.push_back(f(n == w ? x : b_.CreateShuffleVector(x, idx)));
     }
-    while (outs.size() > 1) {
-      std::vector<Value *> next;
-      for (size_t i = 0; i < outs.size(); i += 2) {
-        int m = (int)llvm::cast<llvm::FixedVectorType>(outs[i]->getType())->getNumElements();
-        std::vector<int> idx;
-        for (int j = 0; j < 2 * m; ++j) idx.push_back(j);
-        next.push_back(b_.CreateShuffleVector(outs[i], outs[i + 1], idx));
-      }
-      outs = next;
-    }
-    return outs[0];
+    return concat_vectors(b_, outs);
   };
   if (t_.arch == TINYRT_ARCH_X86_64) {
     int w = std::min(n, t_.vector_bytes);
@@ -414,17 +419,7 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
         parts.push_back(b_.CreateIntrinsic(round_first ? llvm::Intrinsic::aarch64_neon_fcvtns
                                                        : llvm::Intrinsic::aarch64_neon_fcvtzs, {v4i, v4f}, {xc}));
       }
-      while (parts.size() > 1) {
-        std::vector<Value *> next;
-        for (size_t i = 0; i < parts.size(); i += 2) {
-          int m = (int)llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
-          std::vector<int> idx;
-          for (int j = 0; j < 2 * m; ++j) idx.push_back(j);
-          next.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], idx));
-        }
-        parts = next;
-      }
-      r = parts[0];
+      r = concat_vectors(b_, parts);
       if (bits < 32) {
         int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0, hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
         r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(t32, (uint64_t)lo));

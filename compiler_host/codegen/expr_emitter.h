@@ -38,6 +38,10 @@ struct SlotRef {
   int64_t numel = -1;  // elements of the tensor
 };
 
+// The vectors (all of one type) one after the other; a count that is not
+// a power of two is padded with undefined vectors at the end.
+llvm::Value *concat_vectors(llvm::IRBuilder<> &b, std::vector<llvm::Value *> parts);
+
 // The byte x when `load` reads a table at index int32(x) (x uint8) or
 // int32(x) + 128 (x int8, *flip set); nullptr otherwise.
 ExprP byte_table_index(const Expr &load, bool *flip);

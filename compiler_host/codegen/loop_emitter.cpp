@@ -164,23 +164,11 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
         em.bind(c_axis, em.uniform(b.getInt32(c)));
         vs.push_back(em.vec(em.emit(expr)));
       }
-      // Concatenate (padding to a power of two), then pick lane i*C + c
-      // from vector c.
-      while (vs.size() & (vs.size() - 1)) vs.push_back(llvm::UndefValue::get(vs[0]->getType()));
-      while (vs.size() > 1) {
-        std::vector<llvm::Value *> next;
-        for (size_t i = 0; i < vs.size(); i += 2) {
-          int m = (int)llvm::cast<llvm::FixedVectorType>(vs[i]->getType())->getNumElements();
-          std::vector<int> idx;
-          for (int q = 0; q < 2 * m; ++q) idx.push_back(q);
-          next.push_back(b.CreateShuffleVector(vs[i], vs[i + 1], idx));
-        }
-        vs = next;
-      }
+      // Lane i*C + c of the store is lane i of vector c.
       std::vector<int> pick;
       for (int i = 0; i < lanes; ++i)
         for (int c = 0; c < C; ++c) pick.push_back(c * lanes + i);
-      llvm::Value *all = b.CreateShuffleVector(vs[0], pick);
+      llvm::Value *all = b.CreateShuffleVector(concat_vectors(b, vs), pick);
       ExprEmitter es(b, T, C * lanes);
       es.set_slots(slots);
       es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
