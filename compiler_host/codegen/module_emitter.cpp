@@ -57,7 +57,7 @@ std::string physical_bytes(const Value &v, const Storage &st) {
   std::string out((size_t)(n * eb), '\0');
   std::vector<int64_t> rm = row_major_strides(c.shape);
   if (st.strides == rm || n == 0) {
-    std::memcpy(&out[0], c.bytes.data(), out.size());
+    if (!out.empty()) std::memcpy(&out[0], c.bytes.data(), out.size());  // an empty constant has no data()
     return out;
   }
   std::vector<int64_t> idx(c.shape.size(), 0);

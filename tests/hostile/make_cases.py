@@ -176,6 +176,11 @@ for op, wt, out in (("ConvTranspose", w.transpose(1, 0, 2).copy()[:1], [0, 1, 6]
 numeric("matmul_empty_rows", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [0, 3])], [vi("y", [0, 2])],
                                    [nh.from_array(np.ones((3, 2), np.float32), "w")]),
         [np.zeros((0, 3), np.float32)], [np.zeros((0, 2), np.float32)])
+# An empty constant weight (its bytes were copied from a null pointer:
+# UBSan in tests/fuzz's asan/hostile/numeric).
+numeric("matmul_empty_k", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [2, 0])], [vi("y", [2, 3])],
+                                [nh.from_array(np.ones((0, 3), np.float32), "w")]),
+        [np.zeros((2, 0), np.float32)], [np.zeros((2, 3), np.float32)])
 
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
