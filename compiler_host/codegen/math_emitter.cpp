@@ -1,9 +1,13 @@
 #include "codegen/math_emitter.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsARM.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include "target/target.h"
 #include "tinyrt_artifact.h"
+
+#include <cmath>
 
 namespace tinyrt {
 
@@ -132,16 +136,48 @@ Value *MathEmitter::tanh(Value *x) {
   Value *small = b_.CreateFMul(x, poly(x2, {-1382.0 / 155925, 62.0 / 2835, -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0}));
   // Beyond |x| = 10 the result rounds to +-1 (clamping lower would give 1 - ulp).
   Value *e2 = exp(b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOGT(a, c(10, ft)), c(10, ft), a), c(2, ft)));
-  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFDiv(c(2, ft), b_.CreateFAdd(e2, c(1, ft))));
+  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFMul(c(2, ft), recip(b_.CreateFAdd(e2, c(1, ft)))));
   big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.2, ft)), small, big);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 
+Value *MathEmitter::recip(Value *d) {
+  Type *ft = d->getType();
+  auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ft);
+  if (!vt || !vt->getElementType()->isFloatTy()) return b_.CreateFDiv(c(1, ft), d);
+  int n = (int)vt->getNumElements();
+  Value *r = nullptr;
+  int steps = 0;
+  if (t_.arch == TINYRT_ARCH_X86_64 && n == 16 && t_.vector_bytes == 64) {
+    r = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_rcp14_ps_512, {},
+                           {d, llvm::Constant::getNullValue(ft), b_.getInt16(0xffff)});
+    steps = 1;  // 2^-14 -> 2^-28
+  } else if (t_.arch == TINYRT_ARCH_X86_64 && (n == 8 || n == 4)) {
+    r = b_.CreateIntrinsic(n == 8 ? llvm::Intrinsic::x86_avx_rcp_ps_256 : llvm::Intrinsic::x86_sse_rcp_ps, {}, {d});
+    steps = 2;  // 2^-12 -> 2^-24 -> below an ulp
+  } else if (t_.arch == TINYRT_ARCH_ARMV7 && n == 4) {
+    // ARMv7 NEON has no vector division (LLVM would divide lane by lane).
+    // vrecpe (8 bits), two vrecps steps, then one fused step (VFPv4).
+    r = b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vrecpe, {ft}, {d});
+    for (int i = 0; i < 2; ++i) r = b_.CreateFMul(r, b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vrecps, {ft}, {d, r}));
+    steps = 1;
+  } else {
+    return b_.CreateFDiv(c(1, ft), d);
+  }
+  // Newton-Raphson: r' = r + r (1 - d r), each step squaring the error.
+  for (int i = 0; i < steps; ++i) {
+    Value *e = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft}, {b_.CreateFNeg(d), r, c(1, ft)});
+    r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft}, {r, e, r});
+  }
+  // 1/inf = 0 (the step would make inf * 0 = NaN).
+  return b_.CreateSelect(b_.CreateFCmpOEQ(d, c(INFINITY, ft)), llvm::Constant::getNullValue(ft), r);
+}
+
 Value *MathEmitter::sigmoid(Value *x) {
   Type *ft = x->getType();
   Value *e = exp(b_.CreateFNeg(x));
-  return b_.CreateFDiv(c(1, ft), b_.CreateFAdd(c(1, ft), e));
+  return recip(b_.CreateFAdd(c(1, ft), e));
 }
 
 Value *MathEmitter::erf(Value *x) {
