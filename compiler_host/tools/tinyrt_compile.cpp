@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   app.add_option("-o,--output", outdir, "output directory");
   app.add_flag("--list-ops", ops, "print the supported ONNX operators (markdown) and exit");
   app.add_option("--target", target,
-                 "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon")
+                 "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
       ->capture_default_str();
   app.add_option("--name", name, "C identifier of the model (default: file name)");
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");

@@ -118,12 +118,14 @@ int main(int argc, char **argv) {
   bool json = false;
   std::vector<std::string> shapes;
   app.add_option("model", model, "ONNX model file")->required();
-  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon")
+  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
       ->capture_default_str();
   app.add_option("--threads", threads, "threads of the runtime pool")->capture_default_str();
   app.add_option("--runs", runs, "timed runs")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
+  std::vector<std::string> binds;
+  app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant (as tinyrt-compile)");
   app.add_flag("--json", json, "print one JSON object");
   std::string tile, trace;
   bool profile = false;
@@ -140,6 +142,7 @@ int main(int argc, char **argv) {
     co.name = "perf";
     co.gemm_tile = tile;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
+    for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
     const Artifact &a = m.artifact;
