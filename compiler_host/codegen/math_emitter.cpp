@@ -286,6 +286,15 @@ Value *MathEmitter::pow(Value *x, Value *y) {
   Value *zr = b_.CreateSelect(b_.CreateFCmpOGT(y, c(0, ft)), c(0, ft), c(INFINITY, ft));
   zr = b_.CreateSelect(y_odd, b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zr, x), zr);
   r = b_.CreateSelect(zero, zr, r);
+  // C's pow (and numpy's) for the rest of the special cases: (-inf)^y is
+  // +inf for y > 0 and +0 for y < 0 when y is no integer (only finite
+  // negative bases give NaN); 1^y = 1 for any y, NaN too; (-1)^(+-inf) = 1.
+  Value *ninf = b_.CreateFCmpOEQ(x, c(-INFINITY, ft));
+  Value *ninf_r = b_.CreateSelect(b_.CreateFCmpOGT(y, c(0, ft)), c(INFINITY, ft), c(0, ft));
+  r = b_.CreateSelect(b_.CreateAnd(ninf, b_.CreateNot(y_int)), ninf_r, r);
+  Value *one = b_.CreateOr(b_.CreateFCmpOEQ(x, c(1, ft)),
+                           b_.CreateAnd(b_.CreateFCmpOEQ(x, c(-1, ft)), b_.CreateFCmpOEQ(abs(y), c(INFINITY, ft))));
+  r = b_.CreateSelect(one, c(1, ft), r);
   return b_.CreateSelect(b_.CreateFCmpOEQ(y, c(0, ft)), c(1, ft), r);
 }
 

@@ -182,6 +182,18 @@ numeric("matmul_empty_k", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi(
                                 [nh.from_array(np.ones((0, 3), np.float32), "w")]),
         [np.zeros((2, 0), np.float32)], [np.zeros((2, 3), np.float32)])
 
+# Pow's special cases as C and numpy define them ((-inf)^2.5 = inf,
+# 1^nan = 1, (-1)^inf = 1; the generated pow gave NaN; found by
+# fuzz_compile_run), with the ones it had right.
+inf, nan = np.inf, np.nan
+pairs = [(-inf, 2.5), (-inf, -2.5), (-inf, 3), (-inf, -3), (-inf, 2), (1, nan), (1, inf), (1, -inf), (-1, inf), (-1, -inf),
+         (-1, 3), (nan, 0), (0, -1), (-0.0, -3), (0, 2.5), (-2, 0.5), (-2, 3), (2, 10), (0.5, inf), (2, -inf), (inf, -1), (nan, 1)]
+x = np.array([p[0] for p in pairs], np.float32)
+y = np.array([p[1] for p in pairs], np.float32)
+with np.errstate(all="ignore"):
+    numeric("pow_special_values", model([h.make_node("Pow", ["x", "y"], ["z"])], [vi("x", [len(pairs)]), vi("y", [len(pairs)])],
+                                        [vi("z", [len(pairs)])]), [x, y], [np.power(x, y)])
+
 # ----------------------------------------------------------------- corpus --
 relu = lambda shape, out=None: model([h.make_node("Relu", ["x"], ["y"])], [vi("x", shape)], [vi("y", out or shape)])
 BIG = 6148914691236517206
