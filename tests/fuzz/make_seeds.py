@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Writes the fuzz targets' seeds (generated, never committed):
+
+  OUTDIR/import/       ONNX's node test models and the hostile corpus
+                       (tests/hostile/make_cases.py), each up to 64 KiB
+                       (fuzz_import's -max_len)
+  OUTDIR/import.dict   a libFuzzer dictionary: the op types, attribute names
+                       and domains of those models
+  OUTDIR/runtime_api/  OUTDIR/compile_run/
+                       fixed pseudo-random inputs (the harnesses read their
+                       choices from the bytes; every byte string is valid)
+
+    tests/fuzz/make_seeds.py OUTDIR NODE_TEST_DIR
+"""
+import os, random, shutil, subprocess, sys, warnings
+
+import onnx
+
+warnings.simplefilter("ignore")  # onnx.load of the malformed protobufs of the hostile corpus
+
+OUT, NODE = sys.argv[1], sys.argv[2]
+MAX = 64 << 10
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+imp = os.path.join(OUT, "import")
+shutil.rmtree(imp, ignore_errors=True)
+os.makedirs(imp)
+words = set()
+
+
+def add(path, name):
+    if os.path.getsize(path) > MAX:
+        return
+    shutil.copyfile(path, os.path.join(imp, name))
+    try:
+        m = onnx.load(path, load_external_data=False)
+    except Exception:
+        return
+    graphs = [m.graph]
+    while graphs:
+        g = graphs.pop()
+        for n in g.node:
+            words.add(n.op_type)
+            if n.domain:
+                words.add(n.domain)
+            for a in n.attribute:
+                words.add(a.name)
+                graphs.extend([a.g] if a.HasField("g") else [])
+                graphs.extend(a.graphs)
+
+
+for case in sorted(os.listdir(NODE)):
+    p = os.path.join(NODE, case, "model.onnx")
+    if os.path.exists(p):
+        add(p, f"node-{case}.onnx")
+hostile = os.path.join(OUT, "hostile")
+subprocess.run([sys.executable, os.path.join(HERE, "..", "hostile", "make_cases.py"), hostile], check=True,
+               stdout=subprocess.DEVNULL)
+corpus = os.path.join(hostile, "corpus")
+for f in sorted(os.listdir(corpus)):
+    if f.endswith(".onnx"):
+        add(os.path.join(corpus, f), f"hostile-{f}")
+
+with open(os.path.join(OUT, "import.dict"), "w") as f:
+    for w in sorted(words):
+        if w and all(32 <= ord(c) < 127 and c not in '"\\' for c in w):
+            f.write(f'"{w}"\n')
+
+rng = random.Random(8)
+for target, count, lo, hi in (("runtime_api", 64, 8, 600), ("compile_run", 48, 4, 160)):
+    d = os.path.join(OUT, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for i in range(count):
+        with open(os.path.join(d, f"seed-{i:03d}"), "wb") as f:
+            f.write(bytes(rng.randrange(256) for _ in range(rng.randrange(lo, hi))))
+
+print(f"{len(os.listdir(imp))} import seeds, {len(words)} dictionary words in {OUT}")
