@@ -387,7 +387,9 @@ static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
   } else {
     d = desc_at(s, outputs, index);
     t->name = d->name;
-    t->data = s->arena + d->arena_offset;
+    /* No arena (a model of 0 arena bytes): every offset is 0, and NULL + 0
+     * is undefined in C. */
+    t->data = s->arena ? s->arena + d->arena_offset : NULL;
     t->dims = d->dims;
     t->rank = d->rank;
     t->dtype = (tinyrt_dtype)d->dtype;

@@ -348,6 +348,21 @@ static void test_session_misuse(void) {
   /* Re-initializing the copy makes it a session of its own. */
   CHECK(init(&copy, &m) == TINYRT_OK);
   CHECK(tinyrt_session_run(&copy) == TINYRT_OK);
+
+  /* A model that needs no arena runs without one; its (empty) views point
+   * nowhere (found by fuzz_runtime_api: NULL + 0 under UBSan). */
+  {
+    static const int64_t zero[1] = {0};
+    static const tinyrt_tensor_desc empty[1] = {{"e", zero, TINYRT_DTYPE_FLOAT32, 1, 0, 0}};
+    m = good_model();
+    m.arena_bytes = 0;
+    m.num_steps = 0;
+    m.inputs = m.outputs = empty;
+    CHECK(tinyrt_session_init(&s, &m, NULL, 0, NULL) == TINYRT_OK);
+    CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+    CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK && t.data == NULL && t.bytes == 0);
+    CHECK(tinyrt_session_find_output(&s, "e", &t) == TINYRT_OK && t.data == NULL);
+  }
 }
 
 /* Pools that are garbage, destroyed or copies. */
