@@ -539,7 +539,8 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       case EOp::Rem: {
         Value *q = b_.CreateFDiv(a, b);
         Value *tq = math_.trunc(q);
-        Value *r = b_.CreateFSub(a, b_.CreateFMul(tq, b));
+        // The result has x's sign, zero included (fmod(-0, y) = -0).
+        Value *r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(a, b_.CreateFMul(tq, b)), a);
         // fmod(x, +-inf) = x for finite x (the product above is 0 * inf = NaN).
         auto is_inf = [&](Value *v) {
           return b_.CreateOr(b_.CreateFCmpOEQ(v, llvm::ConstantFP::getInfinity(v->getType(), false)),

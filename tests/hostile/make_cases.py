@@ -142,14 +142,16 @@ for t, npt in ((T.INT64, np.int64), (T.UINT64, np.uint64)):
                       [vi("x", [2], t)], [vi("y", [2], t)], [nh.from_array(x, "c")]), [one_], [fn(x, axis=1) + one_])
 
 # Mod with fmod=1 by an infinite divisor is the dividend (C's fmod); the
-# generated x - trunc(x / y) * y made it NaN (found by fuzz_compile_run).
-x = np.array([1.5, -0.0, 3, np.inf, np.nan, -2.25], np.float32)
-y = np.array([np.inf, -np.inf, -np.inf, np.inf, np.inf, 0.5], np.float32)
-with np.errstate(invalid="ignore"):
+# generated x - trunc(x / y) * y made it NaN, and fmod(-0, y) +0 (found by
+# fuzz_compile_run). The reciprocal shows the sign of a zero.
+x = np.array([1.5, -0.0, 3, np.inf, np.nan, -2.25, -0.0, -4.5, 4.5], np.float32)
+y = np.array([np.inf, -np.inf, -np.inf, np.inf, np.inf, 0.5, -1.125, 1.5, -1.5], np.float32)
+with np.errstate(invalid="ignore", divide="ignore"):
     fmod_xy = np.fmod(x, y)
-numeric("mod_fmod_infinite_divisor",
-        model([h.make_node("Mod", ["x", "y"], ["z"], fmod=1)], [vi("x", [6]), vi("y", [6])], [vi("z", [6])]),
-        [x, y], [fmod_xy])
+    numeric("mod_fmod_infinite_divisor",
+            model([h.make_node("Mod", ["x", "y"], ["m"], fmod=1), h.make_node("Reciprocal", ["m"], ["z"])],
+                  [vi("x", [9]), vi("y", [9])], [vi("z", [9])]),
+            [x, y], [np.reciprocal(fmod_xy)])
 
 # Casts from float to integers saturate (NaN is 0), in generated code and in
 # constant folding alike; folding wrapped (-1.625 to uint8 was 255 folded,
