@@ -770,11 +770,19 @@ void compare(const std::string &what, const ConstData &ref, const Bytes &got, bo
   }
 }
 
+// A directory of this process for the models (in memory where possible);
+// those of processes that died on a finding are removed.
 std::string work_dir() {
   static std::string dir;
   if (dir.empty()) {
     const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    dir = std::string(base) + "/tinyrt-fuzz-compile-run-" + std::to_string(getpid());
+    const std::string prefix = "tinyrt-fuzz-compile-run-";
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(base, ec)) {
+      std::string n = e.path().filename().string();
+      if (n.rfind(prefix, 0) == 0 && !fs::exists("/proc/" + n.substr(prefix.size()))) fs::remove_all(e.path(), ec);
+    }
+    dir = std::string(base) + "/" + prefix + std::to_string(getpid());
     fs::create_directories(dir);
   }
   return dir;
@@ -787,6 +795,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   resolve_target("host");
   static uint8_t storage[TINYRT_POOL_STORAGE_BYTES(3)] TINYRT_ALIGNED_ARENA;
   if (tinyrt_pool_create(storage, sizeof storage, 3, &g_pool) != TINYRT_OK) abort();
+  work_dir();  // constructed before the handler is registered, so destroyed after it runs
   atexit([] { fs::remove_all(work_dir()); });
   return 0;
 }

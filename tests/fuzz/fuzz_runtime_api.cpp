@@ -391,6 +391,7 @@ struct SessionSlot {
   enum State { Fresh, Live, Failed, Copy, Clobbered } state = Fresh;
   const tinyrt_pool *pool = nullptr;  // the pool bound at init
   int origin = -1;  // Live or Copy: the slot whose address the session holds
+  uint32_t live_magic = 0;  // the magic a successful init left
   uint8_t *arena = nullptr;
   size_t arena_bytes = 0;
   bool hook = false;
@@ -594,6 +595,7 @@ void op_init(World &w, FuzzedDataProvider &f) {
       EXPECT(w.pools[pool].state == PoolSlot::Live, "init accepted a pool that is not live");
     slot.state = SessionSlot::Live;
     slot.origin = i;
+    slot.live_magic = s->magic;
     slot.pool = use_opt ? opt.pool : nullptr;
     slot.arena = arena;
     slot.arena_bytes = claim;
@@ -791,11 +793,14 @@ void op_session_copy(World &w, FuzzedDataProvider &f) {
   dst.arena = src.arena;
   dst.arena_bytes = src.arena_bytes;
   dst.hook = src.hook;
+  dst.live_magic = src.live_magic;
   dst.state = src.state;
   // A copy is refused, unless it lands back at the address it was made at
-  // (then it is byte for byte that session).
-  if (src.state == SessionSlot::Live || src.state == SessionSlot::Copy)
-    dst.state = src.origin == b ? SessionSlot::Live : SessionSlot::Copy;
+  // (then it is byte for byte that session, live if its magic is intact).
+  if (src.state == SessionSlot::Live || src.state == SessionSlot::Copy || src.state == SessionSlot::Clobbered)
+    dst.state = src.origin != b                         ? SessionSlot::Copy
+                : dst.s()->magic == dst.live_magic ? SessionSlot::Live
+                                                    : SessionSlot::Clobbered;
 }
 
 void op_session_clobber(World &w, FuzzedDataProvider &f) {
@@ -803,16 +808,20 @@ void op_session_clobber(World &w, FuzzedDataProvider &f) {
   SessionSlot &slot = w.ses[i];
   size_t at = f.ConsumeIntegralInRange<size_t>(0, sizeof(tinyrt_session) - 1);
   uint8_t *p = slot.mem->p;
-  // A live session's private fields are the runtime's (damage there is
-  // undefined, as for any C object): only its magic is hit. Never its
-  // address field, which could forge a live session out of a copy.
+  // The private fields of a session that was live are the runtime's
+  // (damage there is undefined, as for any C object): only its magic is
+  // hit, which may also be restored. Never the address field, which could
+  // forge a live session out of a copy. Storage that never held a live
+  // session takes any damage.
   const size_t magic_end = offsetof(tinyrt_session, magic) + sizeof(uint32_t);
   const size_t self = offsetof(tinyrt_session, self);
   if (at >= self && at < self + sizeof(void *)) return;
-  if (slot.state == SessionSlot::Live && at >= magic_end) return;
+  bool was_live = slot.state == SessionSlot::Live || slot.state == SessionSlot::Clobbered || slot.state == SessionSlot::Copy;
+  if (was_live && at >= magic_end) return;
   p[at] ^= (uint8_t)f.ConsumeIntegralInRange(1, 255);
   trace("session_clobber %d byte %zu", i, at);
-  if (slot.state == SessionSlot::Live) slot.state = SessionSlot::Clobbered;
+  if (slot.state == SessionSlot::Live || slot.state == SessionSlot::Clobbered)
+    slot.state = slot.s()->magic == slot.live_magic ? SessionSlot::Live : SessionSlot::Clobbered;
 }
 
 }  // namespace
