@@ -457,7 +457,8 @@ static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
 // agree: ConvTranspose and the Conv family read the kernel's spatial sizes
 // from W's dimensions 2.. and then index X's dimensions, the dilations and
 // the pads with them (a read past the end inside libonnx, or a null
-// dereference); MaxUnpool reads dimension 1 of its indices. Ranks of
+// dereference); MaxUnpool reads dimension 1 of its indices; STFT reads
+// its signal's dimensions 1 and 2 and its scalars' first element. Ranks of
 // intermediate values are only known inside that inference, so the check is
 // made there: InferShapes gets these ops' schemas with a guard in front of
 // their inference function. The guard throws onnx's own InferenceError,
@@ -470,6 +471,17 @@ const onnx::TensorShapeProto *known_shape(onnx::InferenceContext &ctx, size_t i)
   const onnx::TypeProto *t = ctx.getInputType(i);
   if (!t || t->value_case() != onnx::TypeProto::kTensorType || !t->tensor_type().has_shape()) return nullptr;
   return &t->tensor_type().shape();
+}
+
+// Input i, when present and its shape known, has rank r. With `known`, a
+// present input must have a known shape (an inference function that reads
+// its dimensions without asking; a scalar initializer has no shape field).
+void need_rank(onnx::InferenceContext &ctx, size_t i, int r, const char *what, bool known = false) {
+  if (i >= ctx.getNumInputs() || !ctx.getInputType(i)) return;  // omitted
+  const onnx::TensorShapeProto *s = known_shape(ctx, i);
+  if ((s && s->dim_size() != r) || (!s && known))
+    throw onnx::InferenceError(std::string("[ShapeInferenceError] (tinyrt) ") + what + " must have rank " +
+                               std::to_string(r) + (s ? ", not " + std::to_string(s->dim_size()) : ""));
 }
 
 // X (input x) and the weight (input w) of a convolution have the same rank.
@@ -487,6 +499,13 @@ InferenceGuard inference_guard(const std::string &domain, const std::string &op)
   if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger")
     return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 1); };
   if (op == "QLinearConv") return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 3); };
+  if (op == "STFT")
+    return [](onnx::InferenceContext &ctx) {
+      need_rank(ctx, 0, 3, "the signal", true);
+      need_rank(ctx, 1, 0, "frame_step");
+      need_rank(ctx, 2, 1, "the window", true);
+      need_rank(ctx, 3, 0, "frame_length");
+    };
   if (op == "MaxUnpool")
     return [](onnx::InferenceContext &ctx) {
       const onnx::TensorShapeProto *is = known_shape(ctx, 1);

@@ -1455,6 +1455,11 @@ def fuzzer_findings():
            "weight has shape [], expected [5] (one per class)")
     corpus("index", "nll_targets_longer", one("NegativeLogLikelihoodLoss", ["x", "t"], x356, [vi("y", [])],
                                               [i64("t", np.zeros((3, 7)))]), "targets must be [N, d...]")
+    # STFT with a scalar signal: onnx 1.12's inference reads the signal's
+    # dimensions 1 and 2 (a SEGV inside libonnx).
+    corpus("index", "stft_signal_scalar", one("STFT", ["s", "f", "w"], [], [dyn(4)],
+                                              [f32("s", 1.0), i64("f", 2), f32("w", [1, 1, 1])], opset=17),
+           "signal must be [batch, length, 1 or 2]")
     # Inputs that share a type parameter of the op's schema: a float16
     # Scale of a float32 LayerNormalization was an internal error.
     x34 = [vi("x", [3, 4])]
