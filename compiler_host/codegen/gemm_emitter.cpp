@@ -38,6 +38,7 @@
 // of 7 taps of one quad with a byte of padding each).
 #include <tuple>
 
+#include "codegen/int8_dot.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -124,76 +125,20 @@ struct GemmEmitter {
     return s.x_flip && flip ? b.CreateXor(v, i32(0x80808080u)) : v;
   }
 
-  // An operand of dot4: a vector, or for the NEON pair products two
-  // halves (lo, hi) of 2L bytes each.
-  struct Operand {
-    Value *lo, *hi = nullptr;
-  };
+  using Operand = DotOperand;
+  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8}; }
 
-  // X's 4 bytes at p laid out for dot4: in every lane, or for the pair
-  // products as x0 x1 x0 x1 ... (lo) and x2 x3 x2 x3 ... (hi), two
-  // 16-bit lane broadcasts flipped as a vector. `quad`: the bytes
+  // X's 4 bytes at p laid out for dot4 (Int8Dot::x_vec). `quad`: the bytes
   // already gathered and flipped (x_quad), or null to load them here.
   Operand x_vec(Value *p, int have, Value *quad) {
-    if (T.dot_i8 != DotI8::NeonPairs) return {b.CreateVectorSplat(L, quad ? quad : x_quad(p, have))};
-    // In a 64-bit vector (a legal type on both NEON targets).
-    auto *v2 = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
-    Value *pairs = b.CreateInsertElement(llvm::UndefValue::get(v2), quad ? quad : x_quad(p, have, false), (uint64_t)0);
-    if (!quad && s.x_flip) pairs = b.CreateXor(pairs, llvm::ConstantInt::get(v2, 0x80808080u));
-    pairs = b.CreateBitCast(pairs, llvm::FixedVectorType::get(b.getInt16Ty(), 4));
-    auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
-    auto lane = [&](int i) { return b.CreateBitCast(b.CreateShuffleVector(pairs, std::vector<int>(L, i)), half); };
-    return {lane(0), lane(1)};
+    if (quad) return dot().x_vec(quad);
+    bool pairs = T.dot_i8 == DotI8::NeonPairs;
+    return dot().x_vec(x_quad(p, have, !pairs), pairs && s.x_flip);
   }
 
-  // acc + per lane the dot product of X's 4 bytes (x_vec; uint8 or int8
-  // per the target, X's type with Widen) with the lane's 4 weight bytes
-  // (int8).
-  Value *dot4(Value *acc, const Operand &xo, const Operand &w) {
-    auto *vi32 = llvm::cast<llvm::FixedVectorType>(accv);
-    auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
-    Value *xv = xo.lo;
-    switch (T.dot_i8) {
-      case DotI8::X86Vnni: {
-        llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
-                                 : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
-                                          : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
-        return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w.lo, vi32)});
-      }
-      case DotI8::NeonSdot:
-        return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {acc, b.CreateBitCast(xv, wv), w.lo});
-      case DotI8::NeonPairs: {
-        // smull (vmull.s8) of each half, summed in 16 bits when no weight
-        // is -128, then sadalp (vpadal.s16): lane i += pair 2i + pair 2i+1.
-        auto *h16 = llvm::FixedVectorType::get(b.getInt16Ty(), 2 * L);
-        auto prod = [&](Value *xh, Value *wh) -> Value * {
-          if (T.arch == TINYRT_ARCH_ARMV7) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vmulls, {h16}, {xh, wh});
-          return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_smull, {h16}, {xh, wh});
-        };
-        auto padal = [&](Value *a, Value *t) -> Value * {
-          if (T.arch == TINYRT_ARCH_ARMV7)
-            return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vpadals, {accv, h16}, {a, t});
-          return b.CreateAdd(a, b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_saddlp, {accv, h16}, {t}));
-        };
-        Value *lo = prod(xo.lo, w.lo), *hi = prod(xo.hi, w.hi);
-        if (s.pair16) return padal(acc, b.CreateAdd(lo, hi));
-        return padal(padal(acc, lo), hi);
-      }
-      case DotI8::Widen:
-        break;
-    }
-    // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
-    auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
-    Value *xb = b.CreateBitCast(xv, wv);
-    Value *x16 = X.type == DType::I8 ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
-    Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w.lo, v16)), v32);
-    auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
-      std::vector<int> ev, od;
-      for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
-      return b.CreateAdd(b.CreateShuffleVector(v, ev), b.CreateShuffleVector(v, od));
-    };
-    return b.CreateAdd(acc, pairs(pairs(prod, 2 * L), L));
-  }
+  // acc + per lane the dot product of X's 4 bytes with the lane's 4
+  // weight bytes (int8).
+  Value *dot4(Value *acc, const Operand &xo, const Operand &w) { return dot().dot4(acc, xo, w); }
 
   // The pixels of one tile: where the epilogue writes them and where the
   // ic loop reads their inputs.

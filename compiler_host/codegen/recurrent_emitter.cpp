@@ -14,6 +14,14 @@
 // every unit before its h gate: a first pass stores r * h and z in the
 // state row's scratch part, a second pass computes h. Code size does not
 // depend on T.
+//
+// Dynamic int8 (RecurrentSpec::r_scale): at each step the state that
+// multiplies R is quantized first, per batch entry, to int8 by its
+// max |h| / 127 into the state row's byte scratch; the products are int8
+// dot products over quads of hidden units (codegen/int8_dot.h) with R
+// packed [D][k/4][G][Hp][4], accumulated in int32 and scaled back by the
+// state's scale times R's row scale.
+#include "codegen/int8_dot.h"
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -36,6 +44,14 @@ struct RecurrentEmitter {
   SlotRef S;
   Value *rp = nullptr, *zeros = nullptr;
   llvm::Type *f32, *vf32;
+  // int8: R's bytes, row scales [D][G][Hp], int32 starts (or null).
+  bool q8;
+  int64_t Kq = 0;  // quads of hidden units
+  Value *rq = nullptr, *rscale = nullptr, *rstart = nullptr;
+  // A quantized state: its bytes (i8*) and its scale (float).
+  struct QState {
+    Value *bytes = nullptr, *scale = nullptr;
+  };
 
   RecurrentEmitter(EmitEnv &e, const Kernel &kk)
       : env(e), k(kk), r(kk.rnn), T(e.target), b(e.module.getContext()) {
@@ -44,10 +60,14 @@ struct RecurrentEmitter {
     G = r.G;
     Hp = r.h_padded;
     // Vectors of hidden units per group: G * cv accumulators in flight.
-    cv = (int)std::max<int64_t>(1, std::min<int64_t>(4, 8 / G));
+    cv = r.vectors;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
+    q8 = r.r_scale >= 0;
+    Kq = (H + 3) / 4;
   }
+
+  Int8Dot dot() { return Int8Dot{b, T, L, r.pair16, true}; }
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
   Value *fptr(const SlotRef &s) { return b.CreateBitCast(s.base, f32->getPointerTo()); }
@@ -72,8 +92,95 @@ struct RecurrentEmitter {
     return em.vec(em.emit(act));
   }
 
+  // The H floats at h quantized to int8 (symmetric, scale max|h| / 127;
+  // xor 0x80 when the dot product takes uint8) into the bytes at dst,
+  // padded with zeros to whole quads. max|h| is taken on the float bits
+  // as integers (the order of non-negative floats), NaN as the largest.
+  QState quantize(Value *h, Value *dst) {
+    auto *vi = llvm::FixedVectorType::get(b.getInt32Ty(), L);
+    Value *absmask = llvm::ConstantInt::get(vi, 0x7fffffff);
+    auto absbits = [&](Value *p, int lanes) { return b.CreateAnd(b.CreateBitCast(load_vec(p, lanes), vi), absmask); };
+    int64_t full = H / L;
+    Values m = carried_loop(b, 0, full, 1, {llvm::Constant::getNullValue(vi)}, [&](Value *kv, const Values &a) {
+      return Values{b.CreateIntrinsic(llvm::Intrinsic::smax, {vi}, {a[0], absbits(at(h, b.CreateMul(kv, i32(L))), L)})};
+    }, "qmax");
+    Value *mx = m[0];
+    if (H % L) mx = b.CreateIntrinsic(llvm::Intrinsic::smax, {vi}, {mx, absbits(at(h, i32(full * L)), (int)(H % L))});
+    Value *amax = b.CreateBitCast(b.CreateIntrinsic(llvm::Intrinsic::vector_reduce_smax, {vi}, {mx}), f32);
+    Value *big = b.CreateFCmpOGT(amax, llvm::ConstantFP::get(f32, 1e-30));
+    Value *inv = b.CreateSelect(big, b.CreateFDiv(llvm::ConstantFP::get(f32, 127.0), amax), llvm::ConstantFP::get(f32, 0.0));
+    Value *scale = b.CreateFMul(amax, llvm::ConstantFP::get(f32, 1.0 / 127));
+    Value *vinv = b.CreateVectorSplat(L, inv);
+    auto *vi8 = llvm::FixedVectorType::get(b.getInt8Ty(), L);
+    ExprP round = un(EOp::Round, acc(DType::F32));
+    auto chunk = [&](Value *k, int lanes) {
+      Value *v = apply(round, b.CreateFMul(load_vec(at(h, k), lanes), vinv));
+      // |v| <= 127 but for rounding and NaN (unordered: 127).
+      v = b.CreateSelect(b.CreateFCmpUGT(v, splat(127)), splat(127), v);
+      v = b.CreateSelect(b.CreateFCmpOLT(v, splat(-127)), splat(-127), v);
+      Value *q = b.CreateTrunc(b.CreateFPToSI(v, vi), vi8);
+      if (r.x_flip) q = b.CreateXor(q, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), b.getInt8(0x80)));
+      store_lanes(b, q, b.CreateGEP(b.getInt8Ty(), dst, k), lanes);
+    };
+    emit_counted_loop(b, i32(0), i32(full), [&](Value *kv) { chunk(b.CreateMul(kv, i32(L)), L); }, "quant");
+    if (H % L) chunk(i32(full * L), (int)(H % L));
+    for (int64_t k = H; k < Kq * 4; ++k) b.CreateStore(b.getInt8(0), b.CreateGEP(b.getInt8Ty(), dst, i32(k)));
+    return {dst, scale};
+  }
+
+  // The state row's byte scratch.
+  Value *qbytes(Value *row) { return b.CreateBitCast(at(row, i32(r.q_offset)), b.getInt8PtrTy()); }
+
+  // int8: acc[gi * nv + v] = sum over quads of the state's bytes dot
+  // R's bytes, as floats scaled by the state's and the rows' scales.
+  Values qproducts(int d, const QState &x, Value *j0, const std::vector<int> &gates, int nv) {
+    Int8Dot dt = dot();
+    auto *accv = dt.acc_type();
+    auto vec_at = [&](Value *base, llvm::Type *vt, int gt, int v) {
+      Value *off = b.CreateAdd(b.CreateAdd(i32(((int64_t)d * G + gt) * Hp), j0), i32(v * L));
+      return b.CreateAlignedLoad(vt, b.CreateBitCast(b.CreateGEP(vt->getScalarType(), base, off), vt->getPointerTo()),
+                                 llvm::Align(4));
+    };
+    Values init;
+    for (int gt : gates)
+      for (int v = 0; v < nv; ++v) init.push_back(rstart ? (Value *)vec_at(rstart, accv, gt, v) : llvm::Constant::getNullValue(accv));
+    // The group's tile: [k/4][G][NB][4] bytes, j0 % NB units in.
+    int64_t NB = (int64_t)cv * L;
+    Value *tile_index = b.CreateAdd(i32((int64_t)d * (Hp / NB)), b.CreateUDiv(j0, i32(NB)));
+    Value *tile = b.CreateGEP(b.getInt8Ty(), rq,
+                              b.CreateAdd(b.CreateMul(tile_index, i32(Kq * G * NB * 4)), b.CreateMul(b.CreateURem(j0, i32(NB)), i32(4))));
+    auto quad_step = [&](Value *kq, Values out) {
+      Value *quad = b.CreateAlignedLoad(
+          b.getInt32Ty(), b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), b.getInt32Ty()->getPointerTo()),
+          llvm::Align(1));
+      DotOperand xv = dt.x_vec(quad);
+      Value *wq = b.CreateGEP(b.getInt8Ty(), tile, b.CreateMul(kq, i32(G * NB * 4)));
+      for (size_t gi = 0; gi < gates.size(); ++gi)
+        for (int v = 0; v < nv; ++v) {
+          DotOperand w = dt.load_w(b.CreateGEP(b.getInt8Ty(), wq, i32((gates[gi] * NB + v * L) * 4)));
+          out[gi * nv + v] = dt.dot4(out[gi * nv + v], xv, w);
+        }
+      return out;
+    };
+    // Two quads per iteration.
+    int64_t even = Kq / 2 * 2;
+    Values a = carried_loop(b, 0, even, 2, init, [&](Value *kq, const Values &av) {
+      return quad_step(b.CreateAdd(kq, i32(1)), quad_step(kq, av));
+    }, "kq");
+    if (Kq % 2) a = quad_step(i32(even), a);
+    Value *sx = b.CreateVectorSplat(L, x.scale);
+    for (size_t gi = 0; gi < gates.size(); ++gi)
+      for (int v = 0; v < nv; ++v) {
+        Value *sc = b.CreateFMul(sx, vec_at(rscale, vf32, gates[gi], v));
+        a[gi * nv + v] = b.CreateFMul(b.CreateSIToFP(a[gi * nv + v], vf32), sc);
+      }
+    return a;
+  }
+
   // acc[gi * nv + v] = sum_k h[k] * R[d][k][gates[gi]][j0 + v*L ...]
-  Values products(int d, Value *h, Value *j0, const std::vector<int> &gates, int nv) {
+  // (int8: from the quantized state x).
+  Values products(int d, Value *h, const QState &x, Value *j0, const std::vector<int> &gates, int nv) {
+    if (q8) return qproducts(d, x, j0, gates, nv);
     Values init(gates.size() * nv, llvm::Constant::getNullValue(vf32));
     return carried_loop(b, 0, H, 1, init, [&](Value *kk, const Values &a) {
       Values acc = a;
@@ -118,10 +225,11 @@ struct RecurrentEmitter {
       return load_vec(at(fptr(slots[slot]), b.CreateAdd(j, i32(d * per_d + off))), lanes);
     };
 
+    QState qprev = q8 ? quantize(hprev, qbytes(row)) : QState{};
     if (r.cell == CellKind::GRU && !r.linear_before_reset) {
       // Pass 1: z and r * h_{t-1} into the row's scratch part.
       groups([&](Value *j0, int nv, int last) {
-        Values a = products(d, hprev, j0, {0, 1}, nv);
+        Values a = products(d, hprev, qprev, j0, {0, 1}, nv);
         for (int v = 0; v < nv; ++v) {
           int lanes = v == nv - 1 ? last : L;
           Value *j = b.CreateAdd(j0, i32(v * L));
@@ -133,8 +241,9 @@ struct RecurrentEmitter {
       });
       // Pass 2: h = (1 - z) * g(x_h + (r * h) R_h^T) + z * h_{t-1}.
       Value *rh = at(row, i32(H));
+      QState qrh = q8 ? quantize(rh, qbytes(row)) : QState{};
       groups([&](Value *j0, int nv, int last) {
-        Values a = products(d, rh, j0, {2}, nv);
+        Values a = products(d, rh, qrh, j0, {2}, nv);
         for (int v = 0; v < nv; ++v) {
           int lanes = v == nv - 1 ? last : L;
           Value *j = b.CreateAdd(j0, i32(v * L));
@@ -151,7 +260,7 @@ struct RecurrentEmitter {
     std::vector<int> gates;
     for (int g = 0; g < G; ++g) gates.push_back(g);
     groups([&](Value *j0, int nv, int last) {
-      Values a = products(d, hprev, j0, gates, nv);
+      Values a = products(d, hprev, qprev, j0, gates, nv);
       for (int v = 0; v < nv; ++v) {
         int lanes = v == nv - 1 ? last : L;
         Value *j = b.CreateAdd(j0, i32(v * L));
@@ -202,7 +311,13 @@ struct RecurrentEmitter {
     Value *arena = f->getArg(0);
     for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
     S = slot_for(env, b, arena, k.out);
-    rp = b.CreateBitCast(env.const_data(r.packed), f32->getPointerTo());
+    if (q8) {
+      rq = env.const_data(r.packed);
+      rscale = b.CreateBitCast(env.const_data(r.packed_scale), f32->getPointerTo());
+      if (r.packed_start >= 0) rstart = b.CreateBitCast(env.const_data(r.packed_start), b.getInt32Ty()->getPointerTo());
+    } else {
+      rp = b.CreateBitCast(env.const_data(r.packed), f32->getPointerTo());
+    }
     zeros = zero_floats(env, b, Hp, name);
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
       if (r.D == 1) direction(0);

@@ -115,6 +115,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     o << "custom_op=" << c_string(d.domain) << "::" << c_string(d.op) << "=" << d.symbol << (d.same ? ":same" : "") << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
+  if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
   return o.str();
 }
 
@@ -295,7 +296,7 @@ Target compile_target(const CompileOptions &opt) {
 // Every pass of the pipeline, each followed by verify_program.
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
                 const std::function<void(const std::string &)> &report) {
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies};
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize};
   for (const Pass &pass : pipeline()) {
     report(std::string("pass ") + pass.name);
     auto ps = std::chrono::steady_clock::now();

@@ -21,6 +21,7 @@ struct CompileOptions {
   std::ostream *log = nullptr;   // progress, one line per pass
   bool prefer_function_bodies = false;  // see PassContext
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
+  Quantize quantize = Quantize::None;  // --quantize dynamic
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
   // 40/117", ... with the elapsed time. With `log` set, codegen's stages

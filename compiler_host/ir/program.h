@@ -56,6 +56,9 @@ struct GemmSpec {
 // state and scratch (LSTM: c; GRU without linear_before_reset: r*h and z).
 // Directions are tasks; the code does not grow with T.
 enum class CellKind { RNN, GRU, LSTM };
+
+// --quantize: none, or dynamic (passes/quantize_dynamic.cpp).
+enum class Quantize { None, Dynamic };
 struct RecurrentSpec {
   CellKind cell = CellKind::LSTM;
   int64_t T = 0, B = 0, H = 0, width = 0;
@@ -70,9 +73,25 @@ struct RecurrentSpec {
   // [B, D, H]), peepholes [D, 3H], GRU's Rb of the h gate [D, H].
   int h0 = -1, c0 = -1, p = -1, rbh = -1;
   bool layout1 = false;  // h0/c0 are [B, D, H]
-  // Chosen by pack_weights: R as [D][k][G][H padded to whole vectors].
+  // Dynamic int8 (--quantize dynamic, com.microsoft.DynamicQuantizeLSTM):
+  // R is int8 [D, G*H, H] with a float scale per row (r_scale, constant
+  // [D, G*H]). At every step the previous state is quantized per batch
+  // entry (symmetric int8, scale max|h| / 127) into the byte scratch at
+  // float offset `q_offset` of the step's state row, and the recurrent
+  // products run as int8 dot products accumulated in int32.
+  int r_scale = -1;
+  int64_t q_offset = 0;
+  // Chosen by pack_weights: R as [D][k][G][H padded to whole vectors]
+  // (int8: [D][k/4][G][Hp][4], the target's dot-product layout, with the
+  // scales as [D][G][Hp] and, when the dot product takes uint8 inputs,
+  // an int32 start -128 * (sum of the row) as [D][G][Hp]).
   int packed = -1;
+  int packed_scale = -1, packed_start = -1;
+  bool x_flip = false;  // int8: the quantized state's bytes xor 0x80 (uint8 dot products)
+  bool pair16 = false;  // int8, DotI8::NeonPairs: no weight is -128 (GemmSpec::pair16)
   int64_t h_padded = 0;
+  int vectors = 1;  // vectors of hidden units per group (Target::recurrent_vectors); int8: R's
+                    // bytes are tile-major, [D][Hp / (vectors * lanes)][k/4][G][vectors * lanes][4]
 };
 
 // A custom op declared with --custom-op DOMAIN::OP=SYMBOL[:same]: nodes of

@@ -18,6 +18,7 @@ void register_resize_ops();
 void register_quantization_ops();
 void register_signal_ops();
 void register_recurrent_ops();
+void register_dynamic_quant_ops();
 void register_control_flow_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
@@ -38,6 +39,7 @@ static std::map<std::string, OpDef> &table() {
     register_quantization_ops();
     register_signal_ops();
     register_recurrent_ops();
+    register_dynamic_quant_ops();
     register_control_flow_ops();
     return true;
   }();
@@ -45,14 +47,18 @@ static std::map<std::string, OpDef> &table() {
   return raw_table();
 }
 
+// Table key: the op's name, prefixed by "DOMAIN::" outside ai.onnx.
+static std::string op_key(const std::string &domain, const std::string &op) {
+  return domain.empty() || domain == "ai.onnx" ? op : domain + "::" + op;
+}
+
 void register_op(OpDef def) {
-  std::string key = def.name;
+  std::string key = op_key(def.domain, def.name);
   raw_table()[key] = std::move(def);
 }
 
 const OpDef *find_op(const std::string &domain, const std::string &op) {
-  if (!domain.empty() && domain != "ai.onnx") return nullptr;
-  auto it = table().find(op);
+  auto it = table().find(op_key(domain, op));
   return it == table().end() ? nullptr : &it->second;
 }
 

@@ -35,6 +35,7 @@ class LowerCtx {
 
 struct OpDef {
   std::string name;
+  std::string domain;              // "" for ai.onnx; "com.microsoft" for ONNX Runtime's contrib ops
   int min_opset = 1;               // earliest opset whose semantics we implement
   std::vector<std::string> attrs;  // accepted attribute names
   std::vector<DType> types;        // accepted types of input 0 (empty: any)
@@ -106,6 +107,24 @@ GemmSpec matmul_gemm_spec(const Shape &a, int yr, int weight, const Graph &g);
 // A constant [N, K, 1, 1] copy of a constant B ([K, N] when b_is_kn, else
 // [N, K]) for matmul_gemm_spec: float (times alpha), or int8 as it is.
 int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N);
+// Dynamic quantization (dynamic_quant.cpp). Symmetric int8 rows of src
+// ([rows, cols]): scale max|row| / 127 (1 for a row of zeros), values in
+// [-127, 127].
+void quantize_rows(const std::vector<double> &src, int64_t rows, int64_t cols, std::vector<int8_t> *q,
+                   std::vector<float> *scale);
+// Int8 rows of quantized weights value(r, k) - zero(r) with scale(r): kept
+// exactly where they fit int8, else dequantized and quantized again by
+// quantize_rows.
+void int8_rows(int64_t rows, int64_t cols, const std::function<int64_t(int64_t, int64_t)> &value,
+               const std::function<double(int64_t)> &scale, const std::function<int64_t(int64_t)> &zero,
+               std::vector<int8_t> *q, std::vector<float> *scales);
+// Kernels quantizing float tensor x at run time by rows (its last axis):
+// `absmax` (x's shape without the last axis) = max |row|, `q` (int8, x's
+// shape) = round(x * 127 / absmax). A row's scale is absmax / 127.
+struct DynamicRows {
+  int q = -1, absmax = -1;
+};
+DynamicRows quantize_activation_rows(LowerCtx &c, int x);
 // out = log_softmax(x) over the axes flagged in `axes` (reductions.cpp).
 void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axes);
 // Requires input k (when present) to broadcast one way to `target`

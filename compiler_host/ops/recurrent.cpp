@@ -56,12 +56,19 @@ struct Spec {
   double clip = 0;
 };
 
-Spec spec_of(const Node &n, const Graph &g, Cell cell) {
+// `w_shape`: W's shape in the ONNX layer's layout [D, G*H, I]; with
+// `quantized` (com.microsoft.DynamicQuantizeLSTM) W and R are int8 and the
+// caller checks them.
+Spec spec_from(const Node &n, const Graph &g, Cell cell, const Shape &w_shape, bool quantized) {
   Spec s;
   s.cell = cell;
   s.G = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
-  const Value &x = in_val(g, n, 0), &w = in_val(g, n, 1);
-  if (x.rank() != 3 || w.rank() != 3) fail_invalid(n.where() + ": X and W must be 3-D");
+  const Value &x = in_val(g, n, 0);
+  struct {
+    Shape shape;
+    DType dtype;
+  } w{w_shape, quantized ? x.dtype : in_val(g, n, 1).dtype};
+  if (x.rank() != 3 || w.shape.size() != 3) fail_invalid(n.where() + ": X and W must be 3-D");
   s.layout1 = n.geti("layout", 0) == 1;
   s.T = s.layout1 ? x.shape[1] : x.shape[0];
   s.B = s.layout1 ? x.shape[0] : x.shape[1];
@@ -70,8 +77,12 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional") fail_invalid(n.where() + ": direction '" + dir + "'");
   s.D = dir == "bidirectional" ? 2 : 1;
   s.H = n.geti("hidden_size", w.shape[1] / s.G);
-  if (s.H < 1 || w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I)
-    fail_invalid(n.where() + ": W has shape " + shape_str(w.shape));
+  if (s.H < 1 || w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I) {
+    // As given: [D, G*H, I], or DynamicQuantizeLSTM's [D, I, G*H].
+    auto given = [&](const Shape &v) { return quantized ? Shape{v[0], v[2], v[1]} : v; };
+    fail_invalid(n.where() + ": W has shape " + shape_str(given(w.shape)) + ", expected " +
+                 shape_str(given({s.D, s.G * std::max<int64_t>(s.H, 1), s.I})));
+  }
   if (w.dtype != x.dtype)
     fail_invalid(n.where() + ": W has type " + dtype_name(w.dtype) + ", X has " + dtype_name(x.dtype));
   // Every other input's shape follows from (D, G, H, B): generated code
@@ -85,7 +96,7 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
       fail_invalid(n.where() + ": " + name + " has type " + dtype_name(v.dtype) + ", X has " + dtype_name(x.dtype));
   };
   if (!n.has_in(2)) fail_invalid(n.where() + ": R is missing");
-  expect(2, "R", {s.D, s.G * s.H, s.H});
+  if (!quantized) expect(2, "R", {s.D, s.G * s.H, s.H});
   expect(3, "B", {s.D, 2 * s.G * s.H});
   expect(4, "sequence_lens", {s.B});
   Shape state = s.layout1 ? Shape{s.B, s.D, s.H} : Shape{s.D, s.B, s.H};
@@ -118,18 +129,35 @@ Spec spec_of(const Node &n, const Graph &g, Cell cell) {
   return s;
 }
 
+Spec spec_of(const Node &n, const Graph &g, Cell cell) {
+  const Value &w = in_val(g, n, 1);
+  return spec_from(n, g, cell, w.shape, false);
+}
+
 struct Inputs {  // value ids, -1 when absent
   int x, w, r, b = -1, lens = -1, h0 = -1, c0 = -1, p = -1;
+};
+
+// Weights of a dynamically quantized layer, in the ONNX layer's layout:
+// W [D, G*H, I] and R [D, G*H, H] as int8 in [-127, 127] with one float
+// scale per row (an output channel of the projection, a gate unit of the
+// recurrence).
+struct DynWeights {
+  std::vector<int8_t> w, r;
+  std::vector<float> w_scale, r_scale;
 };
 
 // The fast path: X W^T + biases for all steps as one GEMM, then one
 // recurrent kernel looping over time (ir/program.h, RecurrentSpec).
 // Needs constant weights and biases, and sequence lengths absent or all T.
-bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
+// With `q`, the weights are q's int8 ones: the projection quantizes X per
+// row and runs in the int8 GEMM, the recurrence quantizes the state at
+// every step (RecurrentSpec::r_scale).
+bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const DynWeights *q = nullptr) {
   Graph &g = c.g;
   const Value &X = in_val(g, n, 0), &W = in_val(g, n, 1), &R = in_val(g, n, 2);
   DType t = X.dtype;
-  if (t != DType::F32 || X.is_const() || !W.is_const() || !R.is_const()) return false;
+  if (t != DType::F32 || X.is_const() || (!q && (!W.is_const() || !R.is_const()))) return false;
   if (n.has_in(3) && !in_val(g, n, 3).is_const()) return false;
   if (cell == Cell::LSTM && n.has_in(7) && !in_val(g, n, 7).is_const()) return false;
   if (n.has_in(4)) {
@@ -154,7 +182,8 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
       }
   }
   // XW[time, b, (d*G + gate)*H + j]: a GEMM with the time steps as rows.
-  int wv = g.add_const(g.fresh_name(W.name + "_rows"), make_const(DType::F32, {DGH, I}, W.data->bytes));
+  int wv = q ? g.add_const(g.fresh_name(W.name + "_q"), make_const(DType::I8, {DGH, I}, Bytes(q->w.begin(), q->w.end())))
+             : g.add_const(g.fresh_name(W.name + "_rows"), make_const(DType::F32, {DGH, I}, W.data->bytes));
   int bv = g.add_const(g.fresh_name(W.name + "_bias"), make_const_f32({DGH}, bias));
   int xw = c.temp("rnn_xw", t, {s.T, s.B, DGH});
   GemmSpec gs;
@@ -168,9 +197,25 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
   ExprP k = var(kFirstReduceVar);
   std::vector<ExprP> xi = s.layout1 ? std::vector<ExprP>{var(1), var(0), k} : std::vector<ExprP>{var(0), var(1), k};
   ExprP bias_e = load(2, t, {var(2)});
-  gs.epilogue = acc(t) + bias_e;
-  ExprP proj = reduce(ReduceKind::Sum, {{kFirstReduceVar, I}}, load(0, t, xi) * load(1, t, {var(2), k})) + bias_e;
-  c.scheduled(KernelKind::Gemm, xw, {n.in[0], wv, bv}, proj, gs);
+  if (q) {
+    // Rows of X (the last axis) quantized by their own max |x|; the sums
+    // scaled back by (row max / 127) * (W's row scale).
+    DynamicRows rows = quantize_activation_rows(c, n.in[0]);
+    int absmax = rows.absmax, xq = rows.q;
+    int wsv = g.add_const(g.fresh_name(W.name + "_scale"), make_const_f32({DGH}, q->w_scale));
+    ExprP row_max = s.layout1 ? load(3, t, {var(1), var(0)}) : load(3, t, {var(0), var(1)});
+    auto scaled = [&](ExprP sum) {
+      return cast(sum, t) * (row_max * cst(t, 1.0 / 127) * load(4, t, {var(2)})) + bias_e;
+    };
+    gs.epilogue = scaled(acc(DType::I32));
+    ExprP sum = reduce(ReduceKind::Sum, {{kFirstReduceVar, I}},
+                       cast(load(0, DType::I8, xi), DType::I32) * cast(load(1, DType::I8, {var(2), k}), DType::I32));
+    c.scheduled(KernelKind::QGemm, xw, {xq, wv, bv, absmax, wsv}, scaled(sum), gs);
+  } else {
+    gs.epilogue = acc(t) + bias_e;
+    ExprP proj = reduce(ReduceKind::Sum, {{kFirstReduceVar, I}}, load(0, t, xi) * load(1, t, {var(2), k})) + bias_e;
+    c.scheduled(KernelKind::Gemm, xw, {n.in[0], wv, bv}, proj, gs);
+  }
 
   RecurrentSpec r;
   r.cell = cell == Cell::RNN ? CellKind::RNN : cell == Cell::GRU ? CellKind::GRU : CellKind::LSTM;
@@ -180,6 +225,12 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
   r.layout1 = s.layout1;
   r.r = n.in[2];
   r.width = cell == Cell::LSTM ? 2 * H : cell == Cell::GRU && !lbr ? 3 * H : H;
+  if (q) {
+    r.r = g.add_const(g.fresh_name(R.name + "_q"), make_const(DType::I8, {D, G * H, H}, Bytes(q->r.begin(), q->r.end())));
+    r.r_scale = g.add_const(g.fresh_name(R.name + "_scale"), make_const_f32({D, G * H}, q->r_scale));
+    r.q_offset = r.width;
+    r.width += (H + 3) / 4;  // the quantized state: H bytes, whole quads
+  }
   auto clip = [&](ExprP v) { return s.clip > 0 ? emax(cst(t, -s.clip), emin(cst(t, s.clip), v)) : v; };
   for (int d = 0; d < s.D; ++d) {
     std::vector<ExprP> fs;
@@ -427,12 +478,100 @@ void def_rnn(const std::string &name, Cell cell) {
   register_op(std::move(d));
 }
 
+// com.microsoft.DynamicQuantizeLSTM, ONNX Runtime's dynamically quantized
+// LSTM (what its quantize_dynamic writes, and what `--quantize dynamic`
+// turns an LSTM into): the inputs of LSTM (no layout attribute) with W as
+// [D, I, 4H] and R as [D, H, 4H], int8 or uint8, then W_scale,
+// W_zero_point, R_scale, R_zero_point, each [D] (per tensor) or [D, 4H]
+// (per column).
+Spec dq_lstm_spec(const Node &n, const Graph &g) {
+  for (size_t k : {1, 2, 8, 9, 10, 11})
+    if (!n.has_in(k)) fail_invalid(n.where() + ": input " + std::to_string(k) + " is missing");
+  const Value &W = in_val(g, n, 1), &R = in_val(g, n, 2);
+  if (W.rank() != 3 || R.rank() != 3) fail_invalid(n.where() + ": W and R must be 3-D");
+  Spec s = spec_from(n, g, Cell::LSTM, {W.shape[0], W.shape[2], W.shape[1]}, true);
+  int64_t GH = s.G * s.H;
+  if (R.shape != Shape{s.D, s.H, GH})
+    fail_invalid(n.where() + ": R has shape " + shape_str(R.shape) + ", expected " + shape_str({s.D, s.H, GH}));
+  const char *names[] = {"W_scale", "W_zero_point", "R_scale", "R_zero_point"};
+  for (int k = 0; k < 4; ++k) {
+    const Value &v = in_val(g, n, 8 + (size_t)k), &m = k < 2 ? W : R;
+    DType want = k % 2 ? m.dtype : DType::F32;
+    if (m.dtype != DType::I8 && m.dtype != DType::U8)
+      fail_invalid(n.where() + ": " + (k < 2 ? "W" : "R") + " has type " + dtype_name(m.dtype) + ", expected int8 or uint8");
+    if (v.dtype != want)
+      fail_invalid(n.where() + ": " + names[k] + " has type " + dtype_name(v.dtype) + ", expected " + dtype_name(want));
+    if (v.shape != Shape{s.D} && v.shape != Shape{s.D, GH})
+      fail_invalid(n.where() + ": " + names[k] + " has shape " + shape_str(v.shape) + ", expected " + shape_str({s.D}) +
+                   " or " + shape_str({s.D, GH}));
+  }
+  return s;
+}
+
+// A DynamicQuantizeLSTM's weights as rows of the LSTM layout. A row whose
+// values minus their zero point fit int8 keeps them and its scale exactly;
+// another is dequantized and quantized again symmetrically.
+DynWeights dq_lstm_weights(const Node &n, const Graph &g, const Spec &s) {
+  for (size_t k : {1, 2, 8, 9, 10, 11})
+    if (!in_val(g, n, k).is_const())
+      fail_unsupported(n.where() + ": input " + std::to_string(k) + " (weights, scales, zero points) must be a constant");
+  DynWeights q;
+  int64_t GH = s.G * s.H;
+  // Row (d, j) of the LSTM layout is column j of direction d here.
+  auto rows = [&](size_t mi, size_t si, size_t zi, int64_t K, std::vector<int8_t> *out, std::vector<float> *scale) {
+    const Value &M = in_val(g, n, mi), &S = in_val(g, n, si), &Z = in_val(g, n, zi);
+    auto param = [&](int64_t row) { return S.numel() == s.D ? row / GH : row; };
+    int8_rows(
+        s.D * GH, K, [&](int64_t row, int64_t k) { return M.data->get_i((row / GH * K + k) * GH + row % GH); },
+        [&](int64_t row) { return S.data->get_f(param(row)); }, [&](int64_t row) { return Z.data->get_i(param(row)); }, out,
+        scale);
+  };
+  rows(1, 8, 9, s.I, &q.w, &q.w_scale);
+  rows(2, 10, 11, s.H, &q.r, &q.r_scale);
+  return q;
+}
+
+void def_dynamic_quantize_lstm() {
+  OpDef d;
+  d.name = "DynamicQuantizeLSTM";
+  d.domain = "com.microsoft";
+  d.attrs = {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "input_forget"};
+  d.types = {DType::F32};
+  d.infer = [](Node &n, Graph &g) {
+    Spec s = dq_lstm_spec(n, g);
+    set_out(n, g, 0, DType::F32, {s.T, s.D, s.B, s.H});
+    set_out(n, g, 1, DType::F32, {s.D, s.B, s.H});
+    set_out(n, g, 2, DType::F32, {s.D, s.B, s.H});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    Spec s = dq_lstm_spec(n, c.g);
+    DynWeights q = dq_lstm_weights(n, c.g, s);
+    if (lower_rnn_loop(n, c, Cell::LSTM, s, &q)) return;
+    // Not the loop's case (sequence lengths below T, biases or peepholes
+    // computed at run time): the float LSTM over the dequantized weights.
+    Node m = n;
+    m.op = "LSTM";
+    m.domain.clear();
+    m.in.resize(std::min<size_t>(m.in.size(), 8));
+    auto dequantized = [&](const std::vector<int8_t> &v, const std::vector<float> &sc, int64_t K, const char *what) {
+      std::vector<float> f(v.size());
+      for (size_t i = 0; i < v.size(); ++i) f[i] = (float)v[i] * sc[i / (size_t)K];
+      return c.g.add_const(c.g.fresh_name(n.name + what), make_const_f32({s.D, s.G * s.H, K}, f));
+    };
+    m.in[1] = dequantized(q.w, q.w_scale, s.I, "_W");
+    m.in[2] = dequantized(q.r, q.r_scale, s.H, "_R");
+    lower_rnn(m, c, Cell::LSTM);
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_recurrent_ops() {
   def_rnn("RNN", Cell::RNN);
   def_rnn("GRU", Cell::GRU);
   def_rnn("LSTM", Cell::LSTM);
+  def_dynamic_quantize_lstm();
 }
 
 }  // namespace tinyrt

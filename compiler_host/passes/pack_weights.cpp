@@ -57,9 +57,64 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
 // Recurrent: R [D, G*H, H] as [D][k][G][Hp] (Hp = H padded to whole
 // vectors): step k of the recurrent product loads, for every gate, whole
 // vectors of hidden units.
-void pack_recurrent(Graph &g, RecurrentSpec &r, int lanes) {
+// Byte of (channel c of a packed int8 row of channels, input k of a quad)
+// within the quad's bytes: [c][4], or for DotI8::NeonPairs each vector of
+// L channels x 4 inputs as lane pairs [k / 2][c % L][2].
+int64_t quad_byte(bool pairs, int L, int64_t c, int64_t k) {
+  if (!pairs) return c * 4 + k;
+  return (c / L) * 4 * L + (k / 2) * 2 * L + (c % L) * 2 + k % 2;
+}
+
+// Dynamic int8 recurrent: R [D, G*H, H] (int8) tile-major, as
+// [D][tile of NB = vectors * lanes units][k/4][G][NB][4] (quad_byte order
+// inside each gate's NB * 4 bytes), so that a group of units reads its
+// weights sequentially; its row scales as [D][G][Hp] and, when the dot
+// product takes uint8 (the state's bytes are flipped, x + 128), the int32
+// start -128 * (sum of the row) as [D][G][Hp]. Hp: H padded to whole tiles.
+void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
+  const Value &w = g.v(r.r), &sc = g.v(r.r_scale);
+  int L = target.f32_lanes();
+  r.vectors = target.recurrent_vectors(r.G);
+  int64_t NB = (int64_t)r.vectors * L;
+  int64_t H = r.H, G = r.G, Hp = (H + NB - 1) / NB * NB, Kq = (H + 3) / 4;
+  bool pairs = target.dot_i8 == DotI8::NeonPairs;
+  r.x_flip = dot_i8_x_sign(target.dot_i8) > 0;
+  std::vector<int8_t> out((size_t)(r.D * Kq * G * Hp * 4), 0);
+  std::vector<float> scale((size_t)(r.D * G * Hp), 0.f);
+  std::vector<int32_t> start((size_t)(r.D * G * Hp), 0);
+  const int8_t *src = w.data->as<int8_t>();
+  bool has_min = false;
+  for (int64_t d = 0; d < r.D; ++d)
+    for (int64_t gt = 0; gt < G; ++gt)
+      for (int64_t j = 0; j < H; ++j) {
+        int64_t row = (d * G + gt) * H + j, sum = 0;
+        for (int64_t k = 0; k < H; ++k) {
+          int8_t v = src[row * H + k];
+          int64_t tile = d * (Hp / NB) + j / NB;
+          out[(size_t)((((tile * Kq + k / 4) * G + gt) * NB) * 4 + quad_byte(pairs, L, j % NB, k % 4))] = v;
+          sum += v;
+          has_min |= v == -128;
+        }
+        scale[(size_t)((d * G + gt) * Hp + j)] = (float)sc.data->get_f(row);
+        start[(size_t)((d * G + gt) * Hp + j)] = (int32_t)(-128 * sum);
+      }
+  r.pair16 = !has_min;
+  r.h_padded = Hp;
+  Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
+  r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
+  r.packed_scale = g.add_const(g.fresh_name(w.name + "_scales"), make_const_f32({(int64_t)scale.size()}, scale));
+  if (r.x_flip) {
+    Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
+    r.packed_start = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
+  }
+}
+
+void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
+  if (r.r_scale >= 0) return pack_recurrent_int8(g, r, target);
+  int lanes = target.f32_lanes();
   const Value &w = g.v(r.r);
   int64_t H = r.H, G = r.G, Hp = (H + lanes - 1) / lanes * lanes;
+  r.vectors = target.recurrent_vectors(r.G);
   std::vector<float> out((size_t)(r.D * H * G * Hp), 0.f);
   const float *src = w.data->as<float>();
   for (int64_t d = 0; d < r.D; ++d)
@@ -93,10 +148,7 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   int L = target.f32_lanes();
   // Byte of (channel r of the tile, input k of the quad) within the quad's
   // NR * 4 bytes.
-  auto at = [&](int64_t r, int64_t k) {
-    if (!pairs) return r * 4 + k;
-    return (r / L) * 4 * L + (k / 2) * 2 * L + (r % L) * 2 + k % 2;
-  };
+  auto at = [&](int64_t r, int64_t k) { return quad_byte(pairs, L, r, k); };
   std::vector<int8_t> out((size_t)(G * OCt * KKp * ICq * NR * 4), 0);
   std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
   const int8_t *src = w.data->as<int8_t>();
@@ -130,7 +182,7 @@ void pack_weights(PassContext &c) {
   int packed = 0;
   for (Kernel &k : p.kernels) {
     if (k.kind == KernelKind::Recurrent) {
-      pack_recurrent(g, k.rnn, L);
+      pack_recurrent(g, k.rnn, c.target);
       ++packed;
       continue;
     }

@@ -20,6 +20,7 @@ struct PassContext {
   // implements them natively (tests the expansion; ops without a native
   // implementation are always expanded when they have a body).
   bool prefer_function_bodies = false;
+  Quantize quantize = Quantize::None;
 };
 
 struct Pass {
@@ -37,6 +38,7 @@ void verify_program(const Program &p, const char *after_pass);
 
 // Pass entry points (one per file in passes/).
 void infer_and_fold(PassContext &c);
+void quantize_dynamic(PassContext &c);
 void fuse_qdq(PassContext &c);
 void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);

@@ -72,6 +72,9 @@ struct Target {
   // 16-bit products into int32 (smlal/vmlal.s16, 8 channels: one widened
   // input register); x86 sums exactly in float (f32_lanes channels).
   int depthwise_int8_channels() const;
+  // Vectors of hidden units the recurrent kernel keeps in flight per gate
+  // (gates * vectors accumulators, 8 in all), float and int8.
+  int recurrent_vectors(int gates) const;
 };
 
 // Resolves a --target name ("host" picks the best x86-64 variant this CPU

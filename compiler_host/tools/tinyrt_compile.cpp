@@ -14,6 +14,7 @@
 #include "ops/op_registry.h"
 #include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
+#include "tools/quantize_option.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
 // tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test
@@ -22,7 +23,8 @@ static void list_ops() {
   std::map<std::string, int> latest;
   for (const auto &s : onnx::OpSchemaRegistry::get_all_schemas_with_history())
     if (s.domain().empty() && !s.Deprecated()) latest[s.Name()] = std::max(latest[s.Name()], s.SinceVersion());
-  for (const tinyrt::OpDef *d : tinyrt::all_ops()) latest.emplace(d->name, 0);
+  for (const tinyrt::OpDef *d : tinyrt::all_ops())
+    if (d->domain.empty()) latest.emplace(d->name, 0);
   auto types = [](const std::vector<tinyrt::DType> &ts) {
     std::string r;
     for (auto t : ts) r += std::string(r.empty() ? "" : " ") + tinyrt::dtype_name(t);
@@ -52,6 +54,13 @@ static void list_ops() {
             << "| op | status | opsets | input types | attributes | inputs that must be constant |\n"
             << "|---|---|---|---|---|---|\n"
             << rows;
+  std::string other;
+  for (const tinyrt::OpDef *d : tinyrt::all_ops())
+    if (!d->domain.empty()) other += "| " + d->domain + " | " + d->name + " | " + types(d->types) + " |\n";
+  if (!other.empty())
+    std::cout << "\nOther domains (ONNX Runtime's contrib ops that quantized models use):\n\n"
+              << "| domain | op | input types |\n|---|---|---|\n"
+              << other;
 }
 
 int main(int argc, char **argv) {
@@ -74,6 +83,8 @@ int main(int argc, char **argv) {
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
+  tinyrt::Quantize quantize = tinyrt::Quantize::None;
+  tinyrt::add_quantize_option(app, quantize);
   tinyrt::CustomOpArgs custom;
   tinyrt::add_custom_op_options(app, custom, false);
   CLI11_PARSE(app, argc, argv);
@@ -92,6 +103,7 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
+    opt.quantize = quantize;
     // Long compiles show where they are: one line rewritten in place on a
     // terminal, otherwise a line per report.
     bool tty = isatty(2);

@@ -16,6 +16,7 @@
 
 #include "tool_common.h"
 #include "custom_op_options.h"
+#include "quantize_option.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -30,6 +31,7 @@ struct Options {
   double max_arena_ratio = 0;  // > 0: fail cases whose arena exceeds ratio * lower bound
   bool keep = false;
   bool function_bodies = false;
+  Quantize quantize = Quantize::None;
   std::vector<std::string> filter;
   CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
@@ -186,6 +188,7 @@ class CaseRunner {
       co.target = o_.target;
       co.custom_ops = o_.custom.custom_ops;
       co.link_sources = o_.custom.link_sources;
+      co.quantize = o_.quantize;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -213,6 +216,7 @@ class CaseRunner {
         co.link_sources = o_.custom.link_sources;
         co.name = "m";
         co.prefer_function_bodies = o_.function_bodies;
+        co.quantize = o_.quantize;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
@@ -337,6 +341,7 @@ int main(int argc, char **argv) {
   app.add_option("--filter", o.filter, "only cases whose name contains this (repeatable: any)");
   app.add_flag("--function-bodies", o.function_bodies,
                "expand every op that has an ONNX function body into it (tests the expansion)");
+  add_quantize_option(app, o.quantize);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");

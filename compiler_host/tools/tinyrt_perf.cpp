@@ -14,6 +14,7 @@
 #include "tinyrt_artifact.h"
 #include "tool_common.h"
 #include "custom_op_options.h"
+#include "quantize_option.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -130,6 +131,8 @@ int main(int argc, char **argv) {
   std::string tile, trace;
   bool profile = false;
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
+  Quantize quantize = Quantize::None;
+  add_quantize_option(app, quantize);
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
@@ -141,6 +144,7 @@ int main(int argc, char **argv) {
     co.target = target;
     co.name = "perf";
     co.gemm_tile = tile;
+    co.quantize = quantize;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
     std::string work = make_temp_dir("tinyrt-perf");

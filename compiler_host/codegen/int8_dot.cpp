@@ -1,0 +1,87 @@
+// int8_dot.cpp — see int8_dot.h.
+#include "codegen/int8_dot.h"
+
+#include "tinyrt_artifact.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsARM.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+namespace tinyrt {
+
+using llvm::Value;
+
+llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
+llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
+
+DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
+  if (T.dot_i8 != DotI8::NeonPairs) return {b.CreateVectorSplat(L, quad)};
+  // In a 64-bit vector (a legal type on both NEON targets).
+  auto *v2 = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
+  Value *pairs = b.CreateInsertElement(llvm::UndefValue::get(v2), quad, (uint64_t)0);
+  if (flip) pairs = b.CreateXor(pairs, llvm::ConstantInt::get(v2, 0x80808080u));
+  pairs = b.CreateBitCast(pairs, llvm::FixedVectorType::get(b.getInt16Ty(), 4));
+  auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
+  auto lane = [&](int i) { return b.CreateBitCast(b.CreateShuffleVector(pairs, std::vector<int>(L, i)), half); };
+  return {lane(0), lane(1)};
+}
+
+DotOperand Int8Dot::load_w(Value *p) {
+  bool halves = T.dot_i8 == DotI8::NeonPairs;
+  auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : weight_type();
+  auto at = [&](int64_t off) {
+    return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), p, b.getInt32(off)), wt->getPointerTo()),
+                               llvm::Align(4));
+  };
+  if (halves) return {at(0), at(2 * L)};
+  return {at(0)};
+}
+
+Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
+  auto *accv = acc_type();
+  auto *wv = weight_type();
+  auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
+  Value *xv = xo.lo;
+  switch (T.dot_i8) {
+    case DotI8::X86Vnni: {
+      llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                               : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                        : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+      return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w.lo, accv)});
+    }
+    case DotI8::NeonSdot:
+      return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {acc, b.CreateBitCast(xv, wv), w.lo});
+    case DotI8::NeonPairs: {
+      // smull (vmull.s8) of each half, summed in 16 bits when no weight
+      // is -128, then sadalp (vpadal.s16): lane i += pair 2i + pair 2i+1.
+      auto *h16 = llvm::FixedVectorType::get(b.getInt16Ty(), 2 * L);
+      auto prod = [&](Value *xh, Value *wh) -> Value * {
+        if (T.arch == TINYRT_ARCH_ARMV7) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vmulls, {h16}, {xh, wh});
+        return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_smull, {h16}, {xh, wh});
+      };
+      auto padal = [&](Value *a, Value *t) -> Value * {
+        if (T.arch == TINYRT_ARCH_ARMV7) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vpadals, {accv, h16}, {a, t});
+        return b.CreateAdd(a, b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_saddlp, {accv, h16}, {t}));
+      };
+      Value *lo = prod(xo.lo, w.lo), *hi = prod(xo.hi, w.hi);
+      if (pair16) return padal(acc, b.CreateAdd(lo, hi));
+      return padal(padal(acc, lo), hi);
+    }
+    case DotI8::Widen:
+      break;
+  }
+  // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
+  auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
+  Value *xb = b.CreateBitCast(xv, wv);
+  Value *x16 = x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
+  Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w.lo, v16)), v32);
+  auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
+    std::vector<int> ev, od;
+    for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
+    return b.CreateAdd(b.CreateShuffleVector(v, ev), b.CreateShuffleVector(v, od));
+  };
+  return b.CreateAdd(acc, pairs(pairs(prod, 2 * L), L));
+}
+
+}  // namespace tinyrt

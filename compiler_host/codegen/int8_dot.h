@@ -1,0 +1,42 @@
+// int8_dot.h — the int8 dot-product step shared by the int8 GEMM
+// (gemm_emitter.cpp) and the dynamically quantized recurrent kernel
+// (recurrent_emitter.cpp): per int32 lane, acc += the dot product of 4
+// input bytes (the same 4 in every lane) with the lane's 4 weight bytes,
+// lowered per target (Target::dot_i8): vpdpbusd (AVX-512 VNNI, uint8
+// inputs), sdot (Armv8.2 dot product), smull/vmull.s8 + sadalp/vpadal on
+// other NEON CPUs (weights packed as lane pairs, see pack_weights.cpp),
+// generic widening multiplies and pairwise adds elsewhere.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "target/target.h"
+
+namespace tinyrt {
+
+// An operand: a vector, or for DotI8::NeonPairs two halves (lo, hi) of
+// 2L bytes each.
+struct DotOperand {
+  llvm::Value *lo, *hi = nullptr;
+};
+
+struct Int8Dot {
+  llvm::IRBuilder<> &b;
+  const Target &T;
+  int L;          // int32 lanes per accumulator
+  bool pair16;    // NeonPairs: no weight is -128, two products sum in 16 bits
+  bool x_signed;  // Widen: the input bytes are int8 (else uint8)
+
+  llvm::FixedVectorType *acc_type() const;     // <L x i32>
+  llvm::FixedVectorType *weight_type() const;  // <4L x i8>
+  // The 4 input bytes `quad` (an i32, already in the dot product's
+  // signedness) laid out for dot4. NeonPairs: x0 x1 x0 x1 ... (lo) and
+  // x2 x3 x2 x3 ... (hi); with `flip`, xor 0x80 is applied there instead
+  // (the bytes of `quad` are then unflipped).
+  DotOperand x_vec(llvm::Value *quad, bool flip = false);
+  // One packed weight vector of 4L bytes at the i8 pointer p.
+  DotOperand load_w(llvm::Value *p);
+  llvm::Value *dot4(llvm::Value *acc, const DotOperand &x, const DotOperand &w);
+};
+
+}  // namespace tinyrt
