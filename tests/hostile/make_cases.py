@@ -1313,6 +1313,58 @@ def quantization_cases():
            "input 0 of type int32 is not supported")
 
 
+def contrib_quantization_cases():
+    """ONNX Runtime's com.microsoft.DynamicQuantizeMatMul and
+    DynamicQuantizeLSTM: weights, scales and zero points of the wrong
+    shape or type, weights computed at run time, missing inputs. The
+    kernels read scales per column without a bound."""
+    ms = [("com.microsoft", 1)]
+    f32 = lambda n, v: const(n, v, np.float32)
+    i8 = lambda n, v: const(n, v, np.int8)
+    u8 = lambda n, v: const(n, v, np.uint8)
+    A = [vi("a", [2, 4])]
+
+    def dqm(ins, inits, inputs=A):
+        return model([node("DynamicQuantizeMatMul", ins, ["y"], domain="com.microsoft")], inputs, [dyn(2)], inits, domains=ms)
+    b = i8("b", np.ones((4, 3)))
+    for name, ins, inits, expect in (
+            ("scale_length", ["a", "b", "s"], [b, f32("s", [1, 1])], "b_scale has shape [2]; expected one element or [3]"),
+            ("zero_point_type", ["a", "b", "s", "z"], [b, f32("s", 1), u8("z", 0)], "b_zero_point has type uint8, expected int8"),
+            ("zero_point_length", ["a", "b", "s", "z"], [b, f32("s", 1), i8("z", [0] * 4)],
+             "b_zero_point has shape [4]; expected one element or [3]"),
+            ("bias_length", ["a", "b", "s", "", "c"], [b, f32("s", 1), f32("c", [1, 2])], "bias must be float32 [3]"),
+            ("float_weights", ["a", "b", "s"], [f32("b", np.ones((4, 3))), f32("s", 1)], "B has type float32, expected int8 or uint8"),
+            ("weights_3d", ["a", "b", "s"], [i8("b", np.ones((1, 4, 3))), f32("s", 1)], "A must be at least 2-D and B 2-D"),
+            ("scale_missing", ["a", "b"], [b], "B and b_scale are required"),
+            ("inner_mismatch", ["a", "b", "s"], [i8("b", np.ones((5, 3))), f32("s", 1)], "inner dimensions differ: [2,4] x [5,3]")):
+        corpus("quant", f"dynamicquantizematmul_{name}", dqm(ins, inits), expect)
+    corpus("quant", "dynamicquantizematmul_runtime_weights",
+           dqm(["a", "b", "s"], [f32("s", 1)], A + [vi("b", [4, 3], T.INT8)]), "input 1 (weights, scale, zero point, bias) must be a constant")
+    corpus("quant", "dynamicquantizematmul_valid", dqm(["a", "b", "s", "z"], [b, f32("s", [0.5, 1, 2]), i8("z", [0, 1, -1])]), "ok")
+    # DynamicQuantizeLSTM: T 3, batch 1, input 2, hidden 2, one direction
+    X = [vi("x", [3, 1, 2])]
+    good = {"W": i8("W", np.ones((1, 2, 8))), "R": i8("R", np.ones((1, 2, 8))), "Ws": f32("Ws", [0.1]), "Wz": i8("Wz", [0]),
+            "Rs": f32("Rs", [0.1]), "Rz": i8("Rz", [0])}
+
+    def dql(**repl):
+        inits = [repl.get(k, v) for k, v in good.items()]
+        names = [k if repl.get(k, good[k]) is not None else "" for k in good]
+        n = node("DynamicQuantizeLSTM", ["x", names[0], names[1], "", "", "", "", ""] + names[2:], ["y"], domain="com.microsoft",
+                 hidden_size=2)
+        return model([n], X, [dyn(4)], [t for t in inits if t is not None], domains=ms)
+    for name, repl, expect in (
+            ("r_shape", {"R": i8("R", np.ones((1, 8, 2)))}, "R has shape [1,8,2], expected [1,2,8]"),
+            ("w_shape", {"W": i8("W", np.ones((1, 3, 8)))}, "W has shape [1,3,8], expected [1,2,8]"),
+            ("w_float", {"W": f32("W", np.ones((1, 2, 8)))}, "W has type float32, expected int8 or uint8"),
+            ("scale_length", {"Rs": f32("Rs", [0.1] * 3)}, "R_scale has shape [3], expected [1] or [1,8]"),
+            ("zero_point_type", {"Wz": u8("Wz", [0])}, "W_zero_point has type uint8, expected int8"),
+            ("scale_int", {"Ws": const("Ws", [1], np.int32)}, "W_scale has type int32, expected float32"),
+            ("scale_missing", {"Rs": None}, "input 10 is missing"),
+            ("valid_uint8", {"W": u8("W", np.full((1, 2, 8), 200)), "Wz": u8("Wz", [100]), "R": u8("R", np.ones((1, 2, 8))),
+                             "Rz": u8("Rz", [128])}, "ok")):
+        corpus("quant", f"dynamicquantizelstm_{name}", dql(**repl), expect)
+
+
 def recurrent_cases():
     """RNN, GRU and LSTM weights, biases, peepholes, states and sequence
     lengths of the wrong shape; directions, activations and layouts."""
@@ -1491,6 +1543,7 @@ dtype_cases()
 control_flow_cases()
 opset_cases()
 quantization_cases()
+contrib_quantization_cases()
 recurrent_cases()
 folding_cases()
 chain_cases()

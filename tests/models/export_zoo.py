@@ -31,6 +31,7 @@ ZOO = {
     "lstm2": (50, 1, 40),  # (T, batch, features): torch's default layout, ONNX's layout 0
     "gru2": (50, 1, 40),
     "bilstm2": (50, 1, 40),
+    "lstm256": (100, 1, 40),  # the quantized-LSTM benchmark size: 2 layers, hidden 256, T = 100
     "transformer_encoder": (1, 32, 64),  # (batch, seq, d_model)
 }
 
@@ -194,6 +195,8 @@ def build(name):
         return Recurrent(nn.GRU, 128)
     if name == "bilstm2":
         return Recurrent(nn.LSTM, 64, bidirectional=True)
+    if name == "lstm256":
+        return Recurrent(nn.LSTM, 256)
     if name == "transformer_encoder":
         return TransformerEncoder()
     raise KeyError(name)
@@ -210,7 +213,7 @@ def randomize_batchnorm(model):
 
 
 def make_input(name, shape):
-    if name in ("kws_dscnn", "audio_conv1d", "dense_autoencoder", "lstm2", "gru2", "bilstm2",
+    if name in ("kws_dscnn", "audio_conv1d", "dense_autoencoder", "lstm2", "gru2", "bilstm2", "lstm256",
                 "transformer_encoder"):
         return torch.randn(*shape)  # features / audio / embeddings: zero-mean
     return torch.rand(*shape)  # images
