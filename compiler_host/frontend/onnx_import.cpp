@@ -1,6 +1,7 @@
 #include "frontend/onnx_import.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -705,12 +706,22 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   return res;
 }
 
-ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt) {
+// The bytes of a model file; a directory (a test case's, say) or an
+// unreadable file is named as such, not parsed as an empty model.
+static std::string read_model_file(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail_usage("'" + path + "' is a directory, not an ONNX model file (a test case's model is DIR/model.onnx)");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail_usage("cannot open model file '" + path + "'");
   std::stringstream ss;
   ss << f.rdbuf();
-  return import_onnx_bytes(ss.str(), opt);
+  if (f.bad()) fail_usage("cannot read model file '" + path + "'");
+  return ss.str();
+}
+
+ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt) {
+  return import_onnx_bytes(read_model_file(path), opt);
 }
 
 }  // namespace tinyrt
@@ -718,12 +729,8 @@ ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt)
 namespace tinyrt {
 
 static onnx::ModelProto parse_model_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail_usage("cannot open model file '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
   onnx::ModelProto m;
-  if (!m.ParseFromString(ss.str())) fail_invalid("not an ONNX model: the protobuf does not parse");
+  if (!m.ParseFromString(read_model_file(path))) fail_invalid("not an ONNX model: the protobuf does not parse");
   return m;
 }
 

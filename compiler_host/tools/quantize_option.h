@@ -2,7 +2,6 @@
 // tinyrt-onnx-test and tinyrt-perf (docs/QUANTIZATION.md).
 #pragma once
 
-#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,11 +11,12 @@
 namespace tinyrt {
 
 inline void add_quantize_option(CLI::App &app, Quantize &q) {
-  static const std::map<std::string, Quantize> names = {{"none", Quantize::None}, {"dynamic", Quantize::Dynamic}};
-  app.add_option("--quantize", q,
-                 "none | dynamic: float MatMul/Gemm/LSTM weights as int8 per output channel, activations "
-                 "quantized per row at run time")
-      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
+  app.add_option_function<std::string>(
+         "--quantize", [&q](const std::string &v) { q = v == "dynamic" ? Quantize::Dynamic : Quantize::None; },
+         "none | dynamic: float MatMul/Gemm/LSTM weights as int8 per output channel, activations quantized per row "
+         "at run time")
+      ->check(CLI::IsMember({"none", "dynamic"}))
+      ->default_str("none");
 }
 
 }  // namespace tinyrt
