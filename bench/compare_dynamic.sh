@@ -1,0 +1,55 @@
+#!/bin/sh
+# Dynamic int8 (--quantize dynamic) against ONNX Runtime's dynamically
+# quantized LSTM (com.microsoft.DynamicQuantizeLSTM, written by
+# tools/quantize/dynamic_lstm.py from the same float model) and against
+# both float models, on the LSTM models of the edge zoo; same run,
+# alternating, best median of ROUNDS; then executed guest instructions on
+# the ARM targets, fp32 and dynamic int8.
+#   bench/compare_dynamic.sh [THREADS] [RUNS] [MODEL...]
+# MODEL: lstm256 (2 layers, hidden 256, T=100: issue 7's benchmark size),
+# lstm2 and bilstm2 by default. Environment as bench/compare_ort.sh.
+set -eu
+cd "$(dirname "$0")/.."
+THREADS=${1:-1}
+RUNS=${2:-100}
+shift 2 2>/dev/null || shift $# 2>/dev/null || true
+[ $# -gt 0 ] || set -- lstm256 lstm2 bilstm2
+if [ ! -d bench/node_modules/onnxruntime-node ]; then
+  (cd bench && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null 2>&1)
+fi
+. bench/models.sh
+ROUNDS=${ROUNDS:-3}
+field() { echo "$1" | sed "s/.*\"$2\":\([0-9.]*\).*/\1/"; }
+best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
+ort() { NODE_PATH=bench/node_modules node bench/ort_latency.js "$1" "$THREADS" "$RUNS"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "| model | tinyrt int8 ms | ORT DynamicQuantizeLSTM ms | tinyrt int8 / ORT int8 | tinyrt fp32 ms | ORT fp32 ms | tinyrt fp32 / int8 | weights fp32 -> int8 |"
+echo "|---|---|---|---|---|---|---|---|"
+for m in $MODELS; do
+  p=$(model_path "$m")
+  /usr/bin/python3 tools/quantize/dynamic_lstm.py "$p" "$tmp/$m.onnx" >/dev/null
+  ti=""; oi=""; tf=""; of=""
+  for r in $(seq "$ROUNDS"); do
+    a=$("$TINYRT/tinyrt-perf" "$p" --quantize dynamic --threads "$THREADS" --runs "$RUNS" --json)
+    ti=$(best "$ti" "$(field "$a" median_ms)"); wi=$(field "$a" weights_bytes)
+    oi=$(best "$oi" "$(field "$(ort "$tmp/$m.onnx")" median_ms)")
+    b=$("$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
+    tf=$(best "$tf" "$(field "$b" median_ms)"); wf=$(field "$b" weights_bytes)
+    of=$(best "$of" "$(field "$(ort "$p")" median_ms)")
+  done
+  echo "| $m | $ti | $oi | $(awk "BEGIN { printf \"%.2f\", $ti / $oi }") | $tf | $of | $(awk "BEGIN { printf \"%.1f\", $tf / $ti }") | $wf -> $wi |"
+done
+echo
+echo "| model | target | fp32 instructions | int8 instructions | fp32 / int8 |"
+echo "|---|---|---|---|---|"
+for m in $MODELS; do
+  p=$(model_path "$m")
+  for t in aarch64-neon aarch64-neon-dot armv7-neon; do
+    f=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --json)" guest_instructions)
+    i=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --quantize dynamic --json)" guest_instructions)
+    echo "| $m | $t | $f | $i | $(awk "BEGIN { printf \"%.2f\", $f / $i }") |"
+  done
+done
+echo
+echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS tinyrt=$TINYRT"
