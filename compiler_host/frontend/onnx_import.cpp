@@ -228,6 +228,12 @@ static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::stri
   auto dom = g.domain_opsets.find(n.domain.empty() ? "" : n.domain);
   n.opset = dom != g.domain_opsets.end() ? dom->second : g.opset;
   for (auto &a : np.attribute()) {
+    // Names starting with '_' are the compiler's own marks on the ops of
+    // the domains it implements (passes/quantize_dynamic.cpp); a file
+    // cannot set them.
+    bool own = n.domain.empty() || n.domain == "ai.onnx" || n.domain == "com.microsoft";
+    if (own && !a.name().empty() && a.name()[0] == '_')
+      fail_unsupported(n.where() + ": attribute '" + a.name() + "' is not supported");
     n.attrs[a.name()] = convert_attr(a, n.where());
     if (a.has_g() && !prefix.empty()) {
       auto sub = std::make_shared<onnx::GraphProto>(a.g());

@@ -121,6 +121,9 @@ void int8_rows(int64_t rows, int64_t cols, const std::function<int64_t(int64_t, 
 // Kernels quantizing float tensor x at run time by rows (its last axis):
 // `absmax` (x's shape without the last axis) = max |row|, `q` (int8, x's
 // shape) = round(x * 127 / absmax). A row's scale is absmax / 127.
+// The mark --quantize dynamic puts on a GRU, RNN (or LSTM with layout 1):
+// its lowering quantizes W and R per row and runs the int8 loop.
+constexpr const char *kQuantizeDynamicAttr = "_quantize_dynamic";
 struct DynamicRows {
   int q = -1, absmax = -1;
 };

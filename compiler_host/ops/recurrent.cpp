@@ -274,9 +274,25 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   return true;
 }
 
+// --quantize dynamic's mark: W and R (constant float) as int8 rows.
+bool lower_rnn_dynamic(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
+  const Value &W = in_val(c.g, n, 1), &R = in_val(c.g, n, 2);
+  if (!n.geti(kQuantizeDynamicAttr, 0) || !W.is_const() || !R.is_const()) return false;
+  auto floats = [](const Value &v) {
+    std::vector<double> r((size_t)v.numel());
+    for (int64_t i = 0; i < v.numel(); ++i) r[(size_t)i] = v.data->get_f(i);
+    return r;
+  };
+  DynWeights q;
+  int64_t rows = s.D * s.G * s.H;
+  quantize_rows(floats(W), rows, s.I, &q.w, &q.w_scale);
+  quantize_rows(floats(R), rows, s.H, &q.r, &q.r_scale);
+  return lower_rnn_loop(n, c, cell, s, &q);
+}
+
 void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
   Spec s = spec_of(n, c.g, cell);
-  if (lower_rnn_loop(n, c, cell, s)) return;
+  if (lower_rnn_dynamic(n, c, cell, s) || lower_rnn_loop(n, c, cell, s)) return;
   if (s.T * s.D > c.g.limits.max_expanded_nodes / 8)
     fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
                      std::to_string(c.g.limits.max_expanded_nodes) + ")");

@@ -7,11 +7,13 @@
 //     -> com.microsoft.DynamicQuantizeMatMul(A, Bq, scale, 0, bias)
 //   LSTM(X, W const, R const, ...)
 //     -> com.microsoft.DynamicQuantizeLSTM(X, Wq, Rq, ..., scales, 0)
+//   GRU, RNN (and LSTM with layout 1) with constant W and R
+//     -> the same op marked with the attribute kQuantizeDynamicAttr
 //
 // The rewritten nodes are the ONNX Runtime contrib ops of the same meaning,
 // so the dump shows them and `tinyrt-compile` accepts them from a file as
-// well. GRU and RNN, convolutions and products whose weights are not
-// constants stay float (the log says which). Without the option the pass
+// well. Convolutions and products whose weights are not constants stay
+// float (the log says which). Without the option the pass
 // does nothing.
 #include <cmath>
 
@@ -119,12 +121,20 @@ bool rewrite_lstm(Graph &g, Node &n) {
   return true;
 }
 
+// GRU, RNN and LSTM with layout 1 (no contrib op has their meaning): the
+// op itself, marked; its lowering quantizes W and R (ops/recurrent.cpp).
+bool mark_recurrent(const Graph &g, Node &n) {
+  if (in_val(g, n, 0).dtype != DType::F32 || !float_weights(g, n, 1) || !float_weights(g, n, 2)) return false;
+  n.attrs[kQuantizeDynamicAttr] = int_attr(1);
+  return true;
+}
+
 }  // namespace
 
 void quantize_dynamic(PassContext &c) {
   if (c.quantize != Quantize::Dynamic) return;
   Graph &g = c.program.graph;
-  int products = 0, lstms = 0, left = 0;
+  int products = 0, recurrent = 0, left = 0;
   for (Node &n : g.nodes) {
     if (!n.domain.empty()) continue;
     std::string where = n.where();
@@ -132,10 +142,10 @@ void quantize_dynamic(PassContext &c) {
     if (n.op == "MatMul" || n.op == "Gemm") {
       done = rewrite_product(g, n);
       products += done;
-    } else if (n.op == "LSTM") {
-      done = rewrite_lstm(g, n);
-      lstms += done;
-    } else if (n.op != "GRU" && n.op != "RNN" && n.op != "Conv") {
+    } else if (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") {
+      done = (n.op == "LSTM" && rewrite_lstm(g, n)) || mark_recurrent(g, n);
+      recurrent += done;
+    } else if (n.op != "Conv") {
       continue;
     }
     if (!done) ++left;
@@ -143,7 +153,7 @@ void quantize_dynamic(PassContext &c) {
   }
   g.remove_dead_nodes();
   if (c.log)
-    *c.log << "  " << products << " matrix products and " << lstms << " LSTMs in dynamic int8, " << left
+    *c.log << "  " << products << " matrix products and " << recurrent << " recurrent layers in dynamic int8, " << left
            << " candidates left float\n";
 }
 

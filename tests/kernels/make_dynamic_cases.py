@@ -2,9 +2,10 @@
 """Dynamic int8 cases (issue 7; docs/QUANTIZATION.md), run with
 `tinyrt-onnx-test --quantize dynamic --atol 0.02` on every target:
 
- * float/: float models whose MatMul, Gemm and LSTM `--quantize dynamic`
-   turns into int8 (odd sizes, rank-3 products, both directions, batch > 1,
-   initial states, several layers); PyTorch's outputs as reference;
+ * float/: float models whose MatMul, Gemm, LSTM, GRU (both reset forms)
+   and RNN `--quantize dynamic` turns into int8 (odd sizes, rank-3
+   products, both directions, batch > 1, initial states, several layers);
+   PyTorch's outputs (numpy's for ONNX's default GRU) as reference;
  * onnxruntime/: ONNX Runtime's contrib ops com.microsoft.DynamicQuantizeLSTM
    and DynamicQuantizeMatMul as its quantizer writes them and as other
    tools might (int8 and uint8 weights, per-tensor and per-column scales,
@@ -77,8 +78,59 @@ def torch_case(out_dir, name, net, args):
                [(n, a.numpy()) for n, a in zip(names, args)], [("y", y.numpy())])
 
 
+class Rnn(torch.nn.Module):
+    """GRU (exported with linear_before_reset = 1) or tanh RNN."""
+
+    def __init__(self, cell, inp, hidden, layers, bidir):
+        super().__init__()
+        self.rnn = cell(inp, hidden, layers, bidirectional=bidir)
+
+    def forward(self, x, h0):
+        return self.rnn(x, h0)[0]
+
+
+def gru_reference(x, w, r, b, h0):
+    """ONNX GRU, linear_before_reset = 0 (gates z r h, default
+    activations), one direction, float64. w [1, 3H, I], r [1, 3H, H],
+    b [1, 6H]; returns Y [T, 1, B, H]."""
+    H = r.shape[2]
+    h = h0[0].astype(np.float64)
+    wb, rb = b[0, :3 * H], b[0, 3 * H:]
+    ys = []
+    for t in range(x.shape[0]):
+        xw = x[t] @ w[0].T + wb
+        z = sigmoid(xw[:, :H] + h @ r[0, :H].T + rb[:H])
+        rr = sigmoid(xw[:, H:2 * H] + h @ r[0, H:2 * H].T + rb[H:2 * H])
+        hh = np.tanh(xw[:, 2 * H:] + (rr * h) @ r[0, 2 * H:].T + rb[2 * H:])
+        h = (1 - z) * hh + z * h
+        ys.append(h)
+    return np.stack(ys)[:, None].astype(np.float32)
+
+
+def gru_reset_before_case(out_dir, name, T, B, I, H, seed):
+    """ONNX's default GRU (linear_before_reset = 0: the reset gate scales
+    the state before its product, which the int8 loop quantizes again)."""
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((1, 3 * H, I)) / np.sqrt(I)).astype(np.float32)
+    r = (rng.standard_normal((1, 3 * H, H)) / np.sqrt(H)).astype(np.float32)
+    b = (rng.standard_normal((1, 6 * H)) * 0.1).astype(np.float32)
+    x = rng.standard_normal((T, B, I)).astype(np.float32)
+    h0 = (rng.standard_normal((1, B, H)) * 0.5).astype(np.float32)
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y"], hidden_size=H)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [T, B, I]),
+                                             helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, B, H])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [T, 1, B, H])],
+                              [numpy_helper.from_array(a, n) for a, n in ((w, "W"), (r, "R"), (b, "B"))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    write_case(out_dir, name, model, [("x", x), ("h0", h0)], [("y", gru_reference(x, w, r, b, h0))])
+
+
 def float_cases(out_dir):
     torch.manual_seed(5)
+    torch_case(out_dir, "gru_h13_2layers_batch2", Rnn(torch.nn.GRU, 5, 13, 2, False),
+               [torch.randn(8, 2, 5), torch.randn(2, 2, 13)])
+    torch_case(out_dir, "rnn_h19_bidir", Rnn(torch.nn.RNN, 4, 19, 1, True), [torch.randn(7, 2, 4), torch.randn(2, 2, 19)])
+    gru_reset_before_case(out_dir, "gru_reset_before_h24", 9, 2, 6, 24, 40)
     torch_case(out_dir, "lstm_h37_bidir_batch3_state", Lstm(7, 37, 1, True, True),
                [torch.randn(9, 3, 7), torch.randn(2, 3, 37), torch.randn(2, 3, 37)])
     torch_case(out_dir, "lstm_h64_2layers", Lstm(20, 64, 2, False, False), [torch.randn(12, 1, 20)])
