@@ -1341,9 +1341,14 @@ def contrib_quantization_cases():
     corpus("quant", "dynamicquantizematmul_runtime_weights",
            dqm(["a", "b", "s"], [f32("s", 1)], A + [vi("b", [4, 3], T.INT8)]), "input 1 (weights, scale, zero point, bias) must be a constant")
     corpus("quant", "dynamicquantizematmul_valid", dqm(["a", "b", "s", "z"], [b, f32("s", [0.5, 1, 2]), i8("z", [0, 1, -1])]), "ok")
-    # The compiler's own marks ('_' attributes) cannot come from a file.
-    corpus("quant", "internal_attribute", one("Relu", ["x"], [vi("x", [2])], [vi("y", [2])], _quantize_dynamic=1),
+    # The compiler's own marks ('_' attributes) cannot come from a file
+    # (ONNX's checker refuses them on ai.onnx ops; tinyrt on contrib ops).
+    corpus("quant", "internal_attribute",
+           model([node("DynamicQuantizeMatMul", ["a", "b", "s"], ["y"], domain="com.microsoft", _quantize_dynamic=1)], A, [dyn(2)],
+                 [b, f32("s", 1)], domains=ms),
            "attribute '_quantize_dynamic' is not supported")
+    corpus("quant", "internal_attribute_ai_onnx", one("Relu", ["x"], [vi("x", [2])], [vi("y", [2])], _quantize_dynamic=1),
+           "Unrecognized attribute: _quantize_dynamic for operator Relu")
     # DynamicQuantizeLSTM: T 3, batch 1, input 2, hidden 2, one direction
     X = [vi("x", [3, 1, 2])]
     good = {"W": i8("W", np.ones((1, 2, 8))), "R": i8("R", np.ones((1, 2, 8))), "Ws": f32("Ws", [0.1]), "Wz": i8("Wz", [0]),
