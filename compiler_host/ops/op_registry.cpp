@@ -19,6 +19,7 @@ void register_quantization_ops();
 void register_signal_ops();
 void register_recurrent_ops();
 void register_dynamic_quant_ops();
+void register_contrib_quantization_ops();
 void register_control_flow_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
@@ -40,6 +41,7 @@ static std::map<std::string, OpDef> &table() {
     register_signal_ops();
     register_recurrent_ops();
     register_dynamic_quant_ops();
+    register_contrib_quantization_ops();
     register_control_flow_ops();
     return true;
   }();

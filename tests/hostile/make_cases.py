@@ -1341,6 +1341,21 @@ def contrib_quantization_cases():
     corpus("quant", "dynamicquantizematmul_runtime_weights",
            dqm(["a", "b", "s"], [f32("s", 1)], A + [vi("b", [4, 3], T.INT8)]), "input 1 (weights, scale, zero point, bias) must be a constant")
     corpus("quant", "dynamicquantizematmul_valid", dqm(["a", "b", "s", "z"], [b, f32("s", [0.5, 1, 2]), i8("z", [0, 1, -1])]), "ok")
+    # QOperator contrib ops: input counts, required inputs, C's type.
+    u = [vi("a", [2, 4], T.UINT8)]
+    qadd = lambda ins, inits: model([node("QLinearAdd", ins, ["y"], domain="com.microsoft")], u, [dyn(2, T.UINT8)], inits,
+                                    domains=ms)
+    corpus("quant", "qlinearadd_no_c_scale", qadd(["a", "s", "", "a", "s", ""], [f32("s", 1)]), "input 6 is required")
+    corpus("quant", "qlinearadd_scale_vector", qadd(["a", "s", "", "a", "s", "", "v"], [f32("s", 1), f32("v", [1, 2, 3])]),
+           "y_scale has shape [3]; expected one element or [4]")
+    corpus("quant", "qlinearconcat_input_count",
+           model([node("QLinearConcat", ["s", "z", "a", "s"], ["y"], domain="com.microsoft", axis=0)], u, [dyn(2, T.UINT8)],
+                 [f32("s", 1), u8("z", 0)], domains=ms), "expected Y_scale, Y_zero_point and triples")
+    qg = lambda c, extra=(): model([node("QGemm", ["a", "s", "z", "b", "s", "", "c"], ["y"], domain="com.microsoft")],
+                                   u + list(extra), [dyn(2)], [f32("s", 1), u8("z", 0), b] + c, domains=ms)
+    corpus("quant", "qgemm_float_c", qg([f32("c", [1, 2, 3])]), "C has type float32, expected int32")
+    corpus("quant", "qgemm_c_columns", qg([const("c", [1, 2], np.int32)]), "C of shape [2] does not broadcast to [M, 3]")
+    corpus("quant", "qgemm_runtime_c", qg([], [vi("c", [3], T.INT32)]), "C needs constant C, a_scale and b_scale")
     # The compiler's own marks ('_' attributes) cannot come from a file
     # (ONNX's checker refuses them on ai.onnx ops; tinyrt on contrib ops).
     corpus("quant", "internal_attribute",
