@@ -14,14 +14,8 @@ THREADS=${1:-1}
 RUNS=${2:-100}
 shift 2 2>/dev/null || shift $# 2>/dev/null || true
 [ $# -gt 0 ] || set -- lstm256 lstm2 bilstm2
-if [ ! -d bench/node_modules/onnxruntime-node ]; then
-  (cd bench && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null 2>&1)
-fi
+. bench/ort.sh
 . bench/models.sh
-ROUNDS=${ROUNDS:-3}
-field() { echo "$1" | sed "s/.*\"$2\":\([0-9.]*\).*/\1/"; }
-best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
-ort() { NODE_PATH=bench/node_modules node bench/ort_latency.js "$1" "$THREADS" "$RUNS"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| model | tinyrt int8 ms | ORT DynamicQuantizeLSTM ms | tinyrt int8 / ORT int8 | tinyrt fp32 ms | ORT fp32 ms | tinyrt fp32 / int8 | weights fp32 -> int8 |"

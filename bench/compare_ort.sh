@@ -18,15 +18,8 @@ cd "$(dirname "$0")/.."
 THREADS=${1:-1}
 RUNS=${2:-30}
 shift 2 2>/dev/null || shift $# 2>/dev/null || true
-if [ ! -d bench/node_modules/onnxruntime-node ]; then
-  (cd bench && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null 2>&1)
-fi
+. bench/ort.sh
 . bench/models.sh
-# The VM's speed drifts: measure in ROUNDS alternating tinyrt and ORT and
-# keep each one's best median (and best single run).
-ROUNDS=${ROUNDS:-3}
-field() { echo "$1" | sed "s/.*\"$2\":\([0-9.]*\).*/\1/"; }
-best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 echo "| model | tinyrt median ms | ORT median ms | tinyrt / ORT | tinyrt min ms | ORT min ms | arena bytes | arena lower bound |"
 echo "|---|---|---|---|---|---|---|---|"
 logsum=0; count=0
@@ -35,7 +28,7 @@ for m in $MODELS; do
   tm=""; om=""; tn=""; on=""
   for r in $(seq "$ROUNDS"); do
     t=$("$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
-    o=$(NODE_PATH=bench/node_modules node bench/ort_latency.js "$p" "$THREADS" "$RUNS")
+    o=$(ort "$p")
     tm=$(best "$tm" "$(field "$t" median_ms)"); tn=$(best "$tn" "$(field "$t" min_ms)")
     om=$(best "$om" "$(field "$o" median_ms)"); on=$(best "$on" "$(field "$o" min_ms)")
   done
