@@ -25,6 +25,7 @@
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 
 namespace tinyrt {
 
@@ -162,12 +163,45 @@ struct RecurrentEmitter {
         }
       return out;
     };
+    // NEON: 16 bytes of the state (4 quads) per load; each quad is taken
+    // from the register (sdot by element; for the pair products two
+    // 16-bit lane broadcasts), as the int8 GEMM does.
+    int64_t done = 0;
+    Values a = init;
+    bool sdot = T.dot_i8 == DotI8::NeonSdot, pairs = T.dot_i8 == DotI8::NeonPairs;
+    if ((sdot || pairs) && Kq >= 4) {
+      done = Kq / 4 * 4;
+      auto *v16 = llvm::FixedVectorType::get(b.getInt8Ty(), 16);
+      auto *lanes = pairs ? llvm::FixedVectorType::get(b.getInt16Ty(), 8) : llvm::FixedVectorType::get(b.getInt32Ty(), 4);
+      auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
+      a = carried_loop(b, 0, done, 4, a, [&](Value *kq, const Values &av) {
+        Values out = av;
+        Value *xq = b.CreateBitCast(
+            b.CreateAlignedLoad(v16, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), v16->getPointerTo()),
+                                llvm::Align(1)),
+            lanes);
+        for (int u = 0; u < 4; ++u) {
+          Value *wq = b.CreateGEP(b.getInt8Ty(), tile, b.CreateMul(b.CreateAdd(kq, i32(u)), i32(G * NB * 4)));
+          auto lane = [&](int l) { return b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(L, l)), half); };
+          DotOperand xo = pairs ? DotOperand{lane(2 * u), lane(2 * u + 1)} : DotOperand{nullptr};
+          Value *xe = sdot ? b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(4, u)), dt.weight_type()) : nullptr;
+          for (size_t gi = 0; gi < gates.size(); ++gi)
+            for (int v = 0; v < nv; ++v) {
+              DotOperand w = dt.load_w(b.CreateGEP(b.getInt8Ty(), wq, i32((gates[gi] * NB + v * L) * 4)));
+              Value *&acc = out[gi * nv + v];
+              acc = sdot ? b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, dt.weight_type()}, {acc, w.lo, xe})
+                         : dt.dot4(acc, xo, w);
+            }
+        }
+        return out;
+      }, "kq4");
+    }
     // Two quads per iteration.
-    int64_t even = Kq / 2 * 2;
-    Values a = carried_loop(b, 0, even, 2, init, [&](Value *kq, const Values &av) {
+    int64_t even = done + (Kq - done) / 2 * 2;
+    a = carried_loop(b, done, even, 2, a, [&](Value *kq, const Values &av) {
       return quad_step(b.CreateAdd(kq, i32(1)), quad_step(kq, av));
     }, "kq");
-    if (Kq % 2) a = quad_step(i32(even), a);
+    if ((Kq - done) % 2) a = quad_step(i32(even), a);
     Value *sx = b.CreateVectorSplat(L, x.scale);
     for (size_t gi = 0; gi < gates.size(); ++gi)
       for (int v = 0; v < nv; ++v) {
