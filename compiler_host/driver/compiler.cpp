@@ -116,6 +116,14 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
+  if (opt.quantize == Quantize::Static) {
+    o << "quantize=static\n";
+    char buf[64];
+    for (const auto &kv : opt.calibration) {
+      snprintf(buf, sizeof buf, "%.9g,%.9g", kv.second.first, kv.second.second);
+      o << "range=" << c_string(kv.first) << "=" << buf << "\n";
+    }
+  }
   return o.str();
 }
 
@@ -296,7 +304,7 @@ Target compile_target(const CompileOptions &opt) {
 // Every pass of the pipeline, each followed by verify_program.
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
                 const std::function<void(const std::string &)> &report) {
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize};
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration};
   for (const Pass &pass : pipeline()) {
     report(std::string("pass ") + pass.name);
     auto ps = std::chrono::steady_clock::now();
@@ -317,6 +325,18 @@ Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
   p.custom_ops = opt.custom_ops;
   run_passes(p, t, opt, [](const std::string &) {});
   return p;
+}
+
+std::vector<std::string> calibration_tensors(const std::string &onnx_path, const CompileOptions &opt) {
+  Target t = compile_target(opt);
+  Program p;
+  p.graph = import_onnx_file(onnx_path, opt.import).graph;
+  p.custom_ops = opt.custom_ops;
+  PassContext ctx{p, t, nullptr, opt.prefer_function_bodies};
+  infer_and_fold(ctx);
+  std::vector<std::string> names;
+  for (int v : static_quantization_tensors(p.graph)) names.push_back(p.graph.v(v).name);
+  return names;
 }
 
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) {

@@ -21,7 +21,8 @@ struct CompileOptions {
   std::ostream *log = nullptr;   // progress, one line per pass
   bool prefer_function_bodies = false;  // see PassContext
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
-  Quantize quantize = Quantize::None;  // --quantize dynamic
+  Quantize quantize = Quantize::None;  // --quantize dynamic|static
+  CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
   // 40/117", ... with the elapsed time. With `log` set, codegen's stages
@@ -66,6 +67,11 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 // Program, or the CompileError compile_model would throw for the same
 // bytes. The fuzz_import target (tests/fuzz/) drives the compiler with it.
 Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt);
+
+// The tensors whose ranges --quantize static needs, by name: the float
+// activation inputs of the Conv, Gemm and MatMul nodes it quantizes (graph
+// inputs among them), after import and constant folding.
+std::vector<std::string> calibration_tensors(const std::string &onnx_path, const CompileOptions &opt);
 
 // Writes OUTDIR/NAME.{o,h,json} and, for Linux targets whose C compiler is
 // installed, OUTDIR/NAME.so. Returns the paths written.

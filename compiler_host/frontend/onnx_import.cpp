@@ -1,5 +1,6 @@
 #include "frontend/onnx_import.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -709,6 +710,12 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     g.outputs.push_back(it->second);
   }
   if (g.outputs.empty()) fail_invalid("the graph has no outputs");
+  for (const std::string &name : opt.extra_outputs) {
+    auto it = ids.find(name);
+    if (it != ids.end() && std::find(g.outputs.begin(), g.outputs.end(), it->second) == g.outputs.end() &&
+        std::find(g.inputs.begin(), g.inputs.end(), it->second) == g.inputs.end())
+      g.outputs.push_back(it->second);
+  }
   return res;
 }
 

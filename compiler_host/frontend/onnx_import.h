@@ -30,6 +30,9 @@ struct ImportOptions {
   // valid older exports (a Constant of int64 in pytorch-operator's
   // test_operator_repeat); tinyrt's own inference checks every node anyway.
   bool strict_shape_inference = false;
+  // Tensors made graph outputs after the model's own (calibration for
+  // --quantize static reads them); names the graph lacks are ignored.
+  std::vector<std::string> extra_outputs;
 };
 
 // Parses "NAME=D0,D1,..." (an input shape) and "NAME=V0,V1,..." or

@@ -57,8 +57,12 @@ struct GemmSpec {
 // Directions are tasks; the code does not grow with T.
 enum class CellKind { RNN, GRU, LSTM };
 
-// --quantize: none, or dynamic (passes/quantize_dynamic.cpp).
-enum class Quantize { None, Dynamic };
+// --quantize: none, dynamic (passes/quantize_dynamic.cpp) or static
+// (passes/quantize_static.cpp, with calibrated ranges).
+enum class Quantize { None, Dynamic, Static };
+// Static quantization's calibration: a float tensor's name -> the smallest
+// and largest value it took over the calibration inputs.
+using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
 struct RecurrentSpec {
   CellKind cell = CellKind::LSTM;
   int64_t T = 0, B = 0, H = 0, width = 0;

@@ -21,6 +21,7 @@ struct PassContext {
   // implementation are always expanded when they have a body).
   bool prefer_function_bodies = false;
   Quantize quantize = Quantize::None;
+  const CalibrationRanges *ranges = nullptr;  // Quantize::Static
 };
 
 struct Pass {
@@ -39,6 +40,11 @@ void verify_program(const Program &p, const char *after_pass);
 // Pass entry points (one per file in passes/).
 void infer_and_fold(PassContext &c);
 void quantize_dynamic(PassContext &c);
+void quantize_static(PassContext &c);
+// The tensors whose ranges quantize_static needs (value ids of graph g
+// after infer_and_fold): the float activation input of every Conv, Gemm
+// and MatMul with constant weights.
+std::vector<int> static_quantization_tensors(const Graph &g);
 void fuse_qdq(PassContext &c);
 void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);

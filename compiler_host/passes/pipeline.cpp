@@ -7,6 +7,7 @@ const std::vector<Pass> &pipeline() {
   static const std::vector<Pass> passes = {
       {"infer_and_fold", "validate ops, infer shapes, fold constant subgraphs", infer_and_fold},
       {"quantize_dynamic", "--quantize dynamic: float products and LSTMs as int8 weights, activations quantized at run time", quantize_dynamic},
+      {"quantize_static", "--quantize static: QuantizeLinear/DequantizeLinear from calibrated ranges around Conv, Gemm and MatMul", quantize_static},
       {"fuse_qdq", "quantized (QDQ) convolutions and products as integer ops", fuse_qdq},
       {"fold_batchnorm", "fold BatchNormalization into the preceding Conv/Gemm", fold_batchnorm},
       {"lower_to_kernels", "lower each op to element expressions (one kernel each)", lower_to_kernels},

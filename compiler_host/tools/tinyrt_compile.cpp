@@ -15,6 +15,7 @@
 #include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
 #include "tools/quantize_option.h"
+#include "tools/tool_common.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
 // tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test
@@ -83,7 +84,7 @@ int main(int argc, char **argv) {
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
-  tinyrt::Quantize quantize = tinyrt::Quantize::None;
+  tinyrt::QuantizeArgs quantize;
   tinyrt::add_quantize_option(app, quantize);
   tinyrt::CustomOpArgs custom;
   tinyrt::add_custom_op_options(app, custom, false);
@@ -103,7 +104,8 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
-    opt.quantize = quantize;
+    tinyrt::check_quantize_args(quantize);
+    opt.quantize = quantize.mode;
     // Long compiles show where they are: one line rewritten in place on a
     // terminal, otherwise a line per report.
     bool tty = isatty(2);
@@ -118,6 +120,7 @@ int main(int argc, char **argv) {
     tinyrt::apply_custom_op_options(custom, opt);
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
+    if (opt.quantize == tinyrt::Quantize::Static) opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, &std::cerr);
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
     if (shown && tty) std::cerr << "\r\033[K" << std::flush;
     auto files = tinyrt::write_artifact(a, outdir, &std::cerr);

@@ -31,7 +31,7 @@ struct Options {
   double max_arena_ratio = 0;  // > 0: fail cases whose arena exceeds ratio * lower bound
   bool keep = false;
   bool function_bodies = false;
-  Quantize quantize = Quantize::None;
+  QuantizeArgs quantize;
   std::vector<std::string> filter;
   CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
@@ -188,7 +188,7 @@ class CaseRunner {
       co.target = o_.target;
       co.custom_ops = o_.custom.custom_ops;
       co.link_sources = o_.custom.link_sources;
-      co.quantize = o_.quantize;
+      co.quantize = o_.quantize.mode;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -216,13 +216,17 @@ class CaseRunner {
         co.link_sources = o_.custom.link_sources;
         co.name = "m";
         co.prefer_function_bodies = o_.function_bodies;
-        co.quantize = o_.quantize;
+        co.quantize = o_.quantize.mode;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
           if (!bound_names.count(kv.first) &&
               std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
             co.import.input_shapes[kv.first] = kv.second->shape;
+        // --quantize static: calibrated on --calibration DIR, or on the
+        // case's own data sets.
+        if (co.quantize == Quantize::Static)
+          co.calibration = calibrate(model.string(), co, o_.quantize.calibration.empty() ? dir.string() : o_.quantize.calibration);
         try {
           fs::path sub = fs::path(work) / ("build" + std::to_string(si) + "_" + std::to_string(attempt));
           built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));
@@ -351,6 +355,7 @@ int main(int argc, char **argv) {
 
   try {
     resolve_target(o.target);
+    check_quantize_args(o.quantize);
     apply_custom_op_options(custom, o.custom);
     std::vector<fs::path> cases = collect_cases(paths, o.filter);
     if (!shard.empty()) {

@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
   std::string tile, trace;
   bool profile = false;
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
-  Quantize quantize = Quantize::None;
+  QuantizeArgs quantize;
   add_quantize_option(app, quantize);
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
@@ -144,9 +144,11 @@ int main(int argc, char **argv) {
     co.target = target;
     co.name = "perf";
     co.gemm_tile = tile;
-    co.quantize = quantize;
+    check_quantize_args(quantize);
+    co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
+    if (co.quantize == Quantize::Static) co.calibration = calibrate(model, co, quantize.calibration);
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
     const Artifact &a = m.artifact;

@@ -1,7 +1,12 @@
 #include "tool_common.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "tinyrt_artifact.h"
 #include "tool_paths.h"
@@ -116,6 +121,109 @@ std::string make_temp_dir(const std::string &prefix) {
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) fail_usage("cannot create a temporary directory");
   return buf.data();
+}
+
+namespace {
+
+// input_*.pb files of one set, by the number after the prefix.
+std::vector<fs::path> input_files(const fs::path &set) {
+  std::vector<fs::path> r;
+  for (auto &e : fs::directory_iterator(set)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) == 0 && e.path().extension() == ".pb") r.push_back(e.path());
+  }
+  auto num = [](const fs::path &p) { return strtol(p.stem().string().substr(6).c_str(), nullptr, 10); };
+  std::sort(r.begin(), r.end(), [&](const fs::path &a, const fs::path &b) { return num(a) < num(b); });
+  return r;
+}
+
+void widen(CalibrationRanges &r, const std::string &name, const ConstData &t) {
+  auto it = r.find(name);
+  for (int64_t i = 0; i < shape_numel(t.shape); ++i) {
+    double v = t.get_f(i);
+    if (!std::isfinite(v)) continue;
+    if (it == r.end()) it = r.emplace(name, std::make_pair(v, v)).first;
+    it->second.first = std::min(it->second.first, v);
+    it->second.second = std::max(it->second.second, v);
+  }
+}
+
+}  // namespace
+
+CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir, std::ostream *log) {
+  if (dir.empty()) fail_usage("--quantize static needs --calibration DIR (input sets in the ONNX test layout)");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail_usage("--calibration '" + dir + "' is not a directory");
+  std::vector<fs::path> sets;
+  for (auto &e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty() && !input_files(dir).empty()) sets.push_back(dir);
+  if (sets.empty()) fail_usage("--calibration '" + dir + "' holds no input sets (test_data_set_*/input_*.pb or input_*.pb)");
+  std::vector<std::string> names = calibration_tensors(onnx, opt);
+  CompileOptions co = opt;
+  co.target = "host";
+  co.quantize = Quantize::None;
+  co.calibration.clear();
+  co.import.extra_outputs = names;
+  co.name = "calibrate";
+  co.dump_dir.clear();
+  co.log = nullptr;
+  co.progress = nullptr;
+  std::string work = make_temp_dir("tinyrt-calibrate");
+  CalibrationRanges ranges;
+  try {
+    BuiltModel m = build_model(onnx, co, work);
+    const Artifact &a = m.artifact;
+    for (size_t si = 0; si < sets.size(); ++si) {
+      std::vector<fs::path> files = input_files(sets[si]);
+      std::vector<std::pair<std::string, ConstP>> given;
+      for (auto &f : files) {
+        std::string name;
+        ConstP t = read_tensor_file(f.string(), &name);
+        given.push_back({name, t});
+      }
+      std::string in = (fs::path(work) / "in.bin").string(), out = (fs::path(work) / "out.bin").string();
+      {
+        std::ofstream f(in, std::ios::binary);
+        for (size_t k = 0; k < a.inputs.size(); ++k) {
+          const TensorInfo &ti = a.inputs[k];
+          ConstP t;
+          for (auto &g : given)
+            if (g.first == ti.name) t = g.second;
+          if (!t && k < given.size()) t = given[k].second;
+          if (!t) fail_usage("calibration set " + sets[si].string() + " has no input '" + ti.name + "'");
+          if (t->dtype != ti.dtype || t->shape != ti.shape)
+            fail_usage("calibration set " + sets[si].string() + ": input '" + ti.name + "' is " + dtype_name(t->dtype) +
+                       shape_str(t->shape) + ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape));
+          f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
+          if (std::find(names.begin(), names.end(), ti.name) != names.end()) widen(ranges, ti.name, *t);
+        }
+      }
+      ProcessResult pr = run_runner(a.target, m, {"--in", in, "--out", out});
+      if (pr.exit_code != 0) fail_usage("calibration run failed: " + pr.output);
+      std::ifstream f(out, std::ios::binary);
+      std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      size_t off = 0;
+      for (const TensorInfo &ti : a.outputs) {
+        if (got.size() < off + (size_t)ti.bytes) fail_usage("calibration run wrote too few output bytes");
+        if (ti.dtype == DType::F32 && std::find(names.begin(), names.end(), ti.name) != names.end()) {
+          ConstData t;
+          t.dtype = ti.dtype;
+          t.shape = ti.shape;
+          t.bytes.assign(got.begin() + (long)off, got.begin() + (long)(off + (size_t)ti.bytes));
+          widen(ranges, ti.name, t);
+        }
+        off += (size_t)ti.bytes;
+      }
+      if (log) *log << "calibration: set " << si + 1 << "/" << sets.size() << " (" << sets[si].filename().string() << ")\n";
+    }
+  } catch (...) {
+    fs::remove_all(work, ec);
+    throw;
+  }
+  fs::remove_all(work, ec);
+  return ranges;
 }
 
 }  // namespace tinyrt

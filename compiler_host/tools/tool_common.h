@@ -3,6 +3,7 @@
 // natively or under qemu.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,14 @@ ProcessResult run_runner(const Target &t, const BuiltModel &m, const std::vector
 
 // A fresh temporary directory.
 std::string make_temp_dir(const std::string &prefix);
+
+// --quantize static's calibration: the range of every tensor
+// calibration_tensors() names, over the input sets in `dir` (the ONNX test
+// layout: test_data_set_*/input_*.pb, or input_*.pb in `dir` itself;
+// inputs matched by tensor name, else by position), measured by running
+// the float model on the host with those tensors as extra outputs. NaN
+// and infinities are ignored. Progress (one line per set) to `log`.
+CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir,
+                            std::ostream *log = nullptr);
 
 }  // namespace tinyrt

@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
@@ -98,6 +99,15 @@ def main():
     if np.abs(onnx_logits - torch_logits).max() > 1e-4:
         sys.exit("make_digits: the exported ONNX model disagrees with PyTorch")
     x_test.tofile(os.path.join(out, "test_images.bin"))
+    # Calibration input sets for tinyrt's own `--quantize static` (ONNX test
+    # layout, batches of the test split's size): the training digits.
+    n = len(x_test)
+    starts = list(range(0, len(x_train) - n + 1, n)) + [len(x_train) - n]
+    for k, s in enumerate(starts):
+        d = os.path.join(out, "calibration", f"test_data_set_{k}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x_train[s:s + n], "image").SerializeToString())
     np.savez(os.path.join(out, "expected.npz"), labels=y_test, torch_logits=torch_logits, qdq_logits=qdq_logits)
 
     lines = [

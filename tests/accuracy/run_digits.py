@@ -15,7 +15,10 @@ Fails unless, on TARGET:
 - fp32 agrees with PyTorch (|y - ref| <= 1e-4 + 1e-3 |ref|) and its
   accuracy is at least 90%;
 - int8 accuracy is at most 1 point below fp32's;
-- int8 predicted classes, and logits byte for byte, equal REF's.
+- the float model quantized by tinyrt itself (--quantize static,
+  calibrated on the training digits) is at most 1 point below fp32;
+- int8 and static predicted classes, and logits byte for byte, equal
+  REF's.
 Also printed, not checked: how far the int8 logits are from the QDQ model
 run as the ONNX definition (make_digits.py), in quantization steps (tinyrt
 rounds once per fused int8 kernel, the definition once per op)."""
@@ -41,12 +44,20 @@ def logit_scale(model_path):
     return float(numpy_helper.to_array(inits[dq.input[1]]))
 
 
+# Each model: its ONNX file and extra tinyrt-compile options. "static" is
+# the float model quantized by tinyrt itself, calibrated on the training
+# digits (make_digits.py writes DATA/calibration).
+MODELS = {"fp32": ("fp32", []), "int8": ("int8", []),
+          "static": ("fp32", ["--quantize", "static", "--calibration", "{data}/calibration"])}
+
+
 def run(compile_exe, data, work, target, runner, model, count):
-    """Logits [count, 10] of DATA/MODEL.onnx compiled for target and run."""
+    """Logits [count, 10] of model MODELS[model] compiled for target and run."""
     out_dir = os.path.join(work, target, model)
     name = "digits_" + model
-    cmd = [compile_exe, os.path.join(data, model + ".onnx"), "-o", out_dir, "--target", target, "--name", name,
-           "--input-shape", f"image={count},1,8,8"]
+    src, extra = MODELS[model]
+    cmd = [compile_exe, os.path.join(data, src + ".onnx"), "-o", out_dir, "--target", target, "--name", name,
+           "--input-shape", f"image={count},1,8,8"] + [a.format(data=data) for a in extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"run_digits: {' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
@@ -84,18 +95,18 @@ def main():
         if t in results:
             continue
         t0 = time.monotonic()
-        results[t] = {m: run(compile_exe, data, work, t, runner, m, count) for m in ("fp32", "int8")}
+        results[t] = {m: run(compile_exe, data, work, t, runner, m, count) for m in MODELS}
         results[t]["seconds"] = time.monotonic() - t0
     ref = pairs[-1][0]
 
     with open(os.path.join(data, "summary.txt")) as f:
         print(f.read().rstrip())
-    print(f"\n{'':24}{'fp32 acc':>10}{'int8 acc':>10}{'int8-fp32':>11}   compile+run")
+    print(f"\n{'':24}{'fp32 acc':>10}{'int8 acc':>10}{'int8-fp32':>11}{'static acc':>12}   compile+run")
     print(f"{'PyTorch / QDQ reference':24}{acc(torch_logits, labels):9.2f}%{acc(qdq_logits, labels):9.2f}%"
           f"{acc(qdq_logits, labels) - acc(torch_logits, labels):+10.2f}")
     for t, r in results.items():
-        a32, a8 = acc(r["fp32"], labels), acc(r["int8"], labels)
-        print(f"{t:24}{a32:9.2f}%{a8:9.2f}%{a8 - a32:+10.2f}   {r['seconds']:.1f} s")
+        a32, a8, ast = acc(r["fp32"], labels), acc(r["int8"], labels), acc(r["static"], labels)
+        print(f"{t:24}{a32:9.2f}%{a8:9.2f}%{a8 - a32:+10.2f}{ast:11.2f}%   {r['seconds']:.1f} s")
     print()
 
     failures = []
@@ -114,12 +125,16 @@ def main():
     a32, a8 = acc(fp32, labels), acc(int8, labels)
     check(a32 >= FP32_FLOOR, f"{target} fp32 accuracy {a32:.2f}% >= {FP32_FLOOR:.0f}%")
     check(a32 - a8 <= MAX_INT8_LOSS, f"{target} int8 accuracy {a8:.2f}% within {MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
+    ast = acc(r["static"], labels)
+    check(a32 - ast <= MAX_INT8_LOSS,
+          f"{target} tinyrt --quantize static accuracy {ast:.2f}% within {MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
     if target != ref:
-        other = results[ref]["int8"]
-        same_pred = int((int8.argmax(1) == other.argmax(1)).sum())
-        check(same_pred == count, f"{target} int8 predictions = {ref}'s ({same_pred}/{count})")
-        diff = int((int8.view(np.uint32) != other.view(np.uint32)).sum())
-        check(diff == 0, f"{target} int8 logits = {ref}'s, byte for byte ({diff} of {int8.size} differ)")
+        for m in ("int8", "static"):
+            mine, other = r[m], results[ref][m]
+            same_pred = int((mine.argmax(1) == other.argmax(1)).sum())
+            check(same_pred == count, f"{target} {m} predictions = {ref}'s ({same_pred}/{count})")
+            diff = int((mine.view(np.uint32) != other.view(np.uint32)).sum())
+            check(diff == 0, f"{target} {m} logits = {ref}'s, byte for byte ({diff} of {mine.size} differ)")
     steps = np.rint(np.abs(int8 - qdq_logits) / step).astype(int)
     print(f"info {target} int8 against the QDQ model run as the ONNX definition: "
           f"{int((steps > 0).sum())} of {int8.size} logits differ (by at most {steps.max()} steps of {step:.4g}), "
