@@ -339,6 +339,27 @@ std::vector<std::string> calibration_tensors(const std::string &onnx_path, const
   return names;
 }
 
+std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &opt) {
+  if (opt.quantize == Quantize::None) fail_usage("--emit-qdq needs --quantize dynamic or static");
+  Target t = compile_target(opt);
+  Program p;
+  p.graph = import_onnx_file(onnx_path, opt.import).graph;
+  p.custom_ops = opt.custom_ops;
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration};
+  for (const Pass &pass : pipeline()) {
+    pass.run(ctx);
+    verify_program(p, pass.name);
+    if (std::string(pass.name) == "quantize_static") break;
+  }
+  // The file declares one opset per domain: nodes the quantization added
+  // (per-axis DequantizeLinear, opset 13) cannot sit in an older model.
+  for (const Node &n : p.graph.nodes)
+    if (n.domain.empty() && n.opset > p.graph.opset)
+      fail_unsupported("--emit-qdq needs a model of opset 13 or newer (the model imports opset " +
+                       std::to_string(p.graph.opset) + "; per-channel DequantizeLinear is opset 13)");
+  return export_onnx_model(p.graph);
+}
+
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) {
   auto t0 = std::chrono::steady_clock::now();
   Artifact a;

@@ -73,6 +73,12 @@ Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt);
 // inputs among them), after import and constant folding.
 std::vector<std::string> calibration_tensors(const std::string &onnx_path, const CompileOptions &opt);
 
+// The model after the quantization passes (--quantize dynamic or static)
+// as a serialized ONNX model: QuantizeLinear/DequantizeLinear around the
+// int8 layers, or ONNX Runtime's DynamicQuantize* ops, which ONNX Runtime
+// runs too (--emit-qdq FILE.onnx).
+std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &opt);
+
 // Writes OUTDIR/NAME.{o,h,json} and, for Linux targets whose C compiler is
 // installed, OUTDIR/NAME.so. Returns the paths written.
 std::vector<std::string> write_artifact(const Artifact &a, const std::string &outdir, std::ostream *log);

@@ -313,8 +313,8 @@ InlinedGraph inline_subgraph(Graph &g, const onnx::GraphProto &body, const std::
   return r;
 }
 
-// Our attribute back to an AttributeProto (for building function bodies).
-static onnx::AttributeProto to_proto(const std::string &name, const Attr &a) {
+// Our attribute back to an AttributeProto (function bodies, export).
+onnx::AttributeProto attribute_proto(const std::string &name, const Attr &a) {
   onnx::AttributeProto p;
   p.set_name(name);
   switch (a.kind) {
@@ -366,7 +366,7 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
   }
   for (int v : n.out) np.add_output(v >= 0 ? g.v(v).name : "");
   for (auto &kv : n.attrs)
-    if (kv.first[0] != '_') *np.add_attribute() = to_proto(kv.first, kv.second);
+    if (kv.first[0] != '_') *np.add_attribute() = attribute_proto(kv.first, kv.second);
   onnx::FunctionProto fn;
   if (schema->HasContextDependentFunction()) {
     onnx::FunctionBodyBuildContextImpl ctx(np, types);
@@ -394,7 +394,7 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
       }
       auto it = n.attrs.find(a.ref_attr_name());
       if (it != n.attrs.end()) {
-        *attrs.Add() = to_proto(a.name(), it->second);
+        *attrs.Add() = attribute_proto(a.name(), it->second);
         continue;
       }
       // Not set on the node: the op's default for that attribute, if any.

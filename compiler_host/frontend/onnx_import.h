@@ -9,6 +9,7 @@
 
 namespace onnx {
 class TensorProto;
+class AttributeProto;
 }
 
 namespace tinyrt {
@@ -47,6 +48,15 @@ struct ImportResult {
 
 ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt);
 ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt);
+
+// An attribute as an AttributeProto.
+onnx::AttributeProto attribute_proto(const std::string &name, const Attr &a);
+
+// The graph as a serialized ONNX model (onnx_export.cpp): its nodes, the
+// constants they read as initializers, inputs and outputs with their
+// types and shapes, an opset import per domain the nodes use. Used by
+// --emit-qdq on the graph after quantization.
+std::string export_onnx_model(const Graph &g);
 
 // A TensorProto's contents; throws CompileError for types tinyrt cannot hold.
 ConstP const_from_tensor_proto(const onnx::TensorProto &t);

@@ -86,6 +86,10 @@ int main(int argc, char **argv) {
   tinyrt::add_limit_options(app, limits);
   tinyrt::QuantizeArgs quantize;
   tinyrt::add_quantize_option(app, quantize);
+  std::string emit_qdq;
+  app.add_option("--emit-qdq", emit_qdq,
+                 "with --quantize: also write the quantized model as an ONNX file (QDQ, or ONNX Runtime's "
+                 "DynamicQuantize* ops) that ONNX Runtime can run");
   tinyrt::CustomOpArgs custom;
   tinyrt::add_custom_op_options(app, custom, false);
   CLI11_PARSE(app, argc, argv);
@@ -121,6 +125,12 @@ int main(int argc, char **argv) {
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
     if (opt.quantize == tinyrt::Quantize::Static) opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, &std::cerr);
+    if (!emit_qdq.empty()) {
+      std::string bytes = tinyrt::quantized_onnx(model, opt);
+      std::ofstream f(emit_qdq, std::ios::binary);
+      if (!f.write(bytes.data(), (std::streamsize)bytes.size())) tinyrt::fail_usage("cannot write '" + emit_qdq + "' (does its directory exist?)");
+      std::cerr << "wrote " << emit_qdq << "\n";
+    }
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
     if (shown && tty) std::cerr << "\r\033[K" << std::flush;
     auto files = tinyrt::write_artifact(a, outdir, &std::cerr);

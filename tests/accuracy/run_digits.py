@@ -16,7 +16,9 @@ Fails unless, on TARGET:
   accuracy is at least 90%;
 - int8 accuracy is at most 1 point below fp32's;
 - the float model quantized by tinyrt itself (--quantize static,
-  calibrated on the training digits) is at most 1 point below fp32;
+  calibrated on the training digits) is at most 1 point below fp32, and
+  the QDQ model it writes with --emit-qdq passes ONNX's checker and,
+  compiled again, gives the same logits byte for byte;
 - int8 and static predicted classes, and logits byte for byte, equal
   REF's.
 Also printed, not checked: how far the int8 logits are from the QDQ model
@@ -47,17 +49,23 @@ def logit_scale(model_path):
 # Each model: its ONNX file and extra tinyrt-compile options. "static" is
 # the float model quantized by tinyrt itself, calibrated on the training
 # digits (make_digits.py writes DATA/calibration).
-MODELS = {"fp32": ("fp32", []), "int8": ("int8", []),
-          "static": ("fp32", ["--quantize", "static", "--calibration", "{data}/calibration"])}
+# "emitted" is the file "static" wrote with --emit-qdq: the same QDQ model
+# as ONNX, which must be a valid model giving the same logits.
+MODELS = {"fp32": ("{data}/fp32.onnx", []), "int8": ("{data}/int8.onnx", []),
+          "static": ("{data}/fp32.onnx", ["--quantize", "static", "--calibration", "{data}/calibration",
+                                          "--emit-qdq", "{out}/static_qdq.onnx"]),
+          "emitted": ("{work}/static/static_qdq.onnx", [])}
 
 
 def run(compile_exe, data, work, target, runner, model, count):
     """Logits [count, 10] of model MODELS[model] compiled for target and run."""
     out_dir = os.path.join(work, target, model)
+    os.makedirs(out_dir, exist_ok=True)
     name = "digits_" + model
     src, extra = MODELS[model]
-    cmd = [compile_exe, os.path.join(data, src + ".onnx"), "-o", out_dir, "--target", target, "--name", name,
-           "--input-shape", f"image={count},1,8,8"] + [a.format(data=data) for a in extra]
+    fmt = dict(data=data, out=out_dir, work=os.path.join(work, target))
+    cmd = [compile_exe, src.format(**fmt), "-o", out_dir, "--target", target, "--name", name,
+           "--input-shape", f"image={count},1,8,8"] + [a.format(**fmt) for a in extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"run_digits: {' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
@@ -125,6 +133,16 @@ def main():
     a32, a8 = acc(fp32, labels), acc(int8, labels)
     check(a32 >= FP32_FLOOR, f"{target} fp32 accuracy {a32:.2f}% >= {FP32_FLOOR:.0f}%")
     check(a32 - a8 <= MAX_INT8_LOSS, f"{target} int8 accuracy {a8:.2f}% within {MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
+    emitted = os.path.join(work, target, "static", "static_qdq.onnx")
+    try:
+        onnx.checker.check_model(onnx.load(emitted), full_check=True)
+        valid = True
+    except Exception as e:  # noqa: BLE001 (any checker failure fails the check)
+        print(f"info {emitted}: {e}")
+        valid = False
+    check(valid, f"{target} --emit-qdq wrote a valid ONNX model")
+    diff = int((r["emitted"].view(np.uint32) != r["static"].view(np.uint32)).sum())
+    check(diff == 0, f"{target} the emitted QDQ model compiled again gives the static logits, byte for byte ({diff} differ)")
     ast = acc(r["static"], labels)
     check(a32 - ast <= MAX_INT8_LOSS,
           f"{target} tinyrt --quantize static accuracy {ast:.2f}% within {MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
