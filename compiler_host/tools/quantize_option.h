@@ -14,6 +14,7 @@ namespace tinyrt {
 struct QuantizeArgs {
   Quantize mode = Quantize::None;
   std::string calibration;  // --calibration DIR
+  double percentile = 100;  // --calibration-percentile P (100: min/max)
 };
 
 inline void add_quantize_option(CLI::App &app, QuantizeArgs &q) {
@@ -30,13 +31,18 @@ inline void add_quantize_option(CLI::App &app, QuantizeArgs &q) {
   app.add_option("--calibration", q.calibration,
                  "with --quantize static: input sets in the ONNX test layout (DIR/test_data_set_*/input_*.pb) the "
                  "float model runs on to measure activation ranges");
+  app.add_option("--calibration-percentile", q.percentile,
+                 "with --quantize static: each activation's range from its values at this percentile from either "
+                 "end (e.g. 99.99) instead of its min and max (100)")
+      ->check(CLI::Range(50.0, 100.0))
+      ->capture_default_str();
 }
 
 // --calibration means nothing without --quantize static: refused rather
 // than ignored.
 inline void check_quantize_args(const QuantizeArgs &q) {
-  if (!q.calibration.empty() && q.mode != Quantize::Static)
-    fail_usage("--calibration is only read by --quantize static");
+  if ((!q.calibration.empty() || q.percentile != 100) && q.mode != Quantize::Static)
+    fail_usage("--calibration and --calibration-percentile are only read by --quantize static");
 }
 
 }  // namespace tinyrt

@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
     tinyrt::apply_custom_op_options(custom, opt);
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
-    if (opt.quantize == tinyrt::Quantize::Static) opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, &std::cerr);
+    if (opt.quantize == tinyrt::Quantize::Static) opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, quantize.percentile, &std::cerr);
     if (!emit_qdq.empty()) {
       std::string bytes = tinyrt::quantized_onnx(model, opt);
       std::ofstream f(emit_qdq, std::ios::binary);

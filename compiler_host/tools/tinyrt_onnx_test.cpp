@@ -226,7 +226,8 @@ class CaseRunner {
         // --quantize static: calibrated on --calibration DIR, or on the
         // case's own data sets.
         if (co.quantize == Quantize::Static)
-          co.calibration = calibrate(model.string(), co, o_.quantize.calibration.empty() ? dir.string() : o_.quantize.calibration);
+          co.calibration = calibrate(model.string(), co, o_.quantize.calibration.empty() ? dir.string() : o_.quantize.calibration,
+                                     o_.quantize.percentile);
         try {
           fs::path sub = fs::path(work) / ("build" + std::to_string(si) + "_" + std::to_string(attempt));
           built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));

@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
     co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
-    if (co.quantize == Quantize::Static) co.calibration = calibrate(model, co, quantize.calibration);
+    if (co.quantize == Quantize::Static) co.calibration = calibrate(model, co, quantize.calibration, quantize.percentile);
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
     const Artifact &a = m.artifact;

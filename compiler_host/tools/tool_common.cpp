@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "tinyrt_artifact.h"
 #include "tool_paths.h"
@@ -137,20 +138,31 @@ std::vector<fs::path> input_files(const fs::path &set) {
   return r;
 }
 
-void widen(CalibrationRanges &r, const std::string &name, const ConstData &t) {
-  auto it = r.find(name);
-  for (int64_t i = 0; i < shape_numel(t.shape); ++i) {
+// The values a tensor took: its extremes and, for percentiles, a sample
+// (every k-th value of a set, at most kSample per set).
+struct Observed {
+  double lo = INFINITY, hi = -INFINITY;
+  std::vector<float> sample;
+};
+constexpr int64_t kSample = 1 << 18;
+
+void observe(std::map<std::string, Observed> &obs, const std::string &name, const ConstData &t, bool sample) {
+  Observed &o = obs[name];
+  int64_t n = shape_numel(t.shape), step = std::max<int64_t>(1, (n + kSample - 1) / kSample);
+  for (int64_t i = 0; i < n; ++i) {
     double v = t.get_f(i);
     if (!std::isfinite(v)) continue;
-    if (it == r.end()) it = r.emplace(name, std::make_pair(v, v)).first;
-    it->second.first = std::min(it->second.first, v);
-    it->second.second = std::max(it->second.second, v);
+    o.lo = std::min(o.lo, v);
+    o.hi = std::max(o.hi, v);
+    if (sample && i % step == 0) o.sample.push_back((float)v);
   }
 }
 
 }  // namespace
 
-CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir, std::ostream *log) {
+CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir, double percentile,
+                            std::ostream *log) {
+  if (!(percentile > 50 && percentile <= 100)) fail_usage("--calibration-percentile must be above 50 and at most 100");
   if (dir.empty()) fail_usage("--quantize static needs --calibration DIR (input sets in the ONNX test layout)");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail_usage("--calibration '" + dir + "' is not a directory");
@@ -171,7 +183,8 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
   co.log = nullptr;
   co.progress = nullptr;
   std::string work = make_temp_dir("tinyrt-calibrate");
-  CalibrationRanges ranges;
+  std::map<std::string, Observed> obs;
+  bool sample = percentile < 100;
   try {
     BuiltModel m = build_model(onnx, co, work);
     const Artifact &a = m.artifact;
@@ -197,7 +210,7 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
             fail_usage("calibration set " + sets[si].string() + ": input '" + ti.name + "' is " + dtype_name(t->dtype) +
                        shape_str(t->shape) + ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape));
           f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
-          if (std::find(names.begin(), names.end(), ti.name) != names.end()) widen(ranges, ti.name, *t);
+          if (std::find(names.begin(), names.end(), ti.name) != names.end()) observe(obs, ti.name, *t, sample);
         }
       }
       ProcessResult pr = run_runner(a.target, m, {"--in", in, "--out", out});
@@ -212,7 +225,7 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
           t.dtype = ti.dtype;
           t.shape = ti.shape;
           t.bytes.assign(got.begin() + (long)off, got.begin() + (long)(off + (size_t)ti.bytes));
-          widen(ranges, ti.name, t);
+          observe(obs, ti.name, t, sample);
         }
         off += (size_t)ti.bytes;
       }
@@ -223,6 +236,23 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
     throw;
   }
   fs::remove_all(work, ec);
+  // min/max, or the percentile's values at both ends (within min/max).
+  CalibrationRanges ranges;
+  for (auto &kv : obs) {
+    Observed &o = kv.second;
+    if (!(o.lo <= o.hi)) continue;  // no finite value seen
+    double lo = o.lo, hi = o.hi;
+    if (sample && !o.sample.empty()) {
+      auto at = [&](double q) {
+        size_t k = std::min(o.sample.size() - 1, (size_t)std::floor(q * (double)(o.sample.size() - 1)));
+        std::nth_element(o.sample.begin(), o.sample.begin() + (long)k, o.sample.end());
+        return (double)o.sample[k];
+      };
+      lo = std::max(lo, at(1 - percentile / 100));
+      hi = std::min(hi, at(percentile / 100));
+    }
+    ranges[kv.first] = {lo, hi};
+  }
   return ranges;
 }
 

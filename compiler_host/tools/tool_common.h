@@ -39,9 +39,12 @@ std::string make_temp_dir(const std::string &prefix);
 // calibration_tensors() names, over the input sets in `dir` (the ONNX test
 // layout: test_data_set_*/input_*.pb, or input_*.pb in `dir` itself;
 // inputs matched by tensor name, else by position), measured by running
-// the float model on the host with those tensors as extra outputs. NaN
-// and infinities are ignored. Progress (one line per set) to `log`.
+// the float model on the host with those tensors as extra outputs: the
+// smallest and largest values (percentile 100), or the values at the
+// given percentile from each end, so that rare outliers do not stretch
+// the scale. NaN and infinities are ignored. Progress (one line per set)
+// to `log`.
 CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir,
-                            std::ostream *log = nullptr);
+                            double percentile = 100, std::ostream *log = nullptr);
 
 }  // namespace tinyrt
