@@ -4,6 +4,8 @@
 // stays the reference.
 #include <cmath>
 
+#include <cstring>
+
 #include "ops/op_registry.h"
 
 namespace tinyrt {
@@ -560,26 +562,46 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
   return t;
 }
 
+// The element types of a transposed convolution: float, or (ConvTransposeInteger)
+// 8-bit x and w summed in int32 as (x - x_zero) * w.
+struct TransposeTypes {
+  DType x = DType::F32, w = DType::F32, acc = DType::F32;
+  bool integer = false;
+  int64_t x_zero = 0;  // constant x zero point (QGemm), when `zero_slot` < 0
+  int zero_slot = -1;  // a run-time zero point's slot (the loop kernel), or -1
+  int zero_rank = 0;
+  ExprP xv(ExprP v) const {
+    if (!integer) return v;
+    ExprP r = cast(v, DType::I32);
+    if (zero_slot >= 0) return r - cast(load(zero_slot, x, std::vector<ExprP>(zero_rank, cidx(0))), DType::I32);
+    return x_zero ? r - cidx(x_zero) : r;
+  }
+  ExprP wv(ExprP v) const { return integer ? cast(v, DType::I32) : v; }
+};
+
 // ConvTranspose with constant weights as a GEMM then col2im:
 //   Z[n, t*OC + oc, i...] = sum_ic x[n, ic, i...] * W[ic, oc, t]   (t = a tap)
-// is a 1x1 convolution with OC*taps output channels (the GEMM emitter);
+// is a 1x1 convolution with OC*taps output channels (the GEMM emitter; the
+// int8 GEMM for ConvTransposeInteger, Z then int32);
 //   y[n, oc, o...] = sum_t Z[n, t*OC + oc, (o + pb - k*d) / s...]
 // over the taps whose division is exact and in range (a loop kernel; with
 // Z channels-last it reads vectors of output channels).
-void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeometry &geo) {
+void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeometry &geo, const TransposeTypes &ty) {
   const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
-  const DType t = DType::F32;
+  const DType t = ty.acc;
   int64_t N = X.shape[0], IC = X.shape[1], OC = W.shape[1], taps = 1;
   for (int i = 0; i < geo.nsp; ++i) taps *= geo.k[i];
   // W'[t*OC + oc, ic, 1...] = W[ic, oc, t]
-  std::vector<float> wp((size_t)(taps * OC * IC));
-  const float *w = W.data->as<float>();
+  int eb = dtype_bytes(W.dtype);
+  Bytes wp((size_t)(taps * OC * IC * eb));
+  const uint8_t *w = W.data->bytes.data();
   for (int64_t ic = 0; ic < IC; ++ic)
     for (int64_t oc = 0; oc < OC; ++oc)
-      for (int64_t tp = 0; tp < taps; ++tp) wp[(size_t)((tp * OC + oc) * IC + ic)] = w[(ic * OC + oc) * taps + tp];
+      for (int64_t tp = 0; tp < taps; ++tp)
+        std::memcpy(&wp[(size_t)(((tp * OC + oc) * IC + ic) * eb)], w + ((ic * OC + oc) * taps + tp) * eb, (size_t)eb);
   Shape wshape = {taps * OC, IC};
   for (int i = 0; i < geo.nsp; ++i) wshape.push_back(1);
-  int wv = c.g.add_const(c.g.fresh_name(W.name + "_taps"), make_const_f32(wshape, wp));
+  int wv = c.g.add_const(c.g.fresh_name(W.name + "_taps"), make_const(W.dtype, wshape, std::move(wp)));
   Shape zshape = {N, taps * OC};
   zshape.insert(zshape.end(), geo.in.begin(), geo.in.end());
   c.g.check_size(zshape, n.where() + ": the ConvTranspose's intermediate");
@@ -590,6 +612,7 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
   s.in_c = IC;
   s.out_c = taps * OC;
   s.weight = wv;
+  s.x_zero = ty.x_zero;
   s.in_w = s.out_w = geo.in[geo.nsp - 1];
   if (geo.nsp == 2) {
     s.in_h = s.out_h = geo.in[0];
@@ -603,8 +626,8 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
     xi.push_back(var(2 + i));
     wi.push_back(cidx(0));
   }
-  ExprP zexpr = reduce(ReduceKind::Sum, {{kFirstReduceVar, IC}}, load(0, t, xi) * load(1, t, wi));
-  c.scheduled(KernelKind::Gemm, z, {n.in[0], wv}, zexpr, s);
+  ExprP zexpr = reduce(ReduceKind::Sum, {{kFirstReduceVar, IC}}, ty.xv(load(0, ty.x, xi)) * ty.wv(load(1, ty.w, wi)));
+  c.scheduled(ty.integer ? KernelKind::QGemm : KernelKind::Gemm, z, {n.in[0], wv}, zexpr, s);
 
   // col2im: one reduction variable per spatial axis walks the kernel.
   ExprP ok = cbool(true), tap = cidx(0);
@@ -623,60 +646,105 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
   zi[1] = tap * cidx(OC) + var(1);
   ExprP y = reduce(ReduceKind::Sum, rv, select(ok, load(0, t, zi), cst(t, 0)));
   std::vector<int> ins = {z};
-  if (n.has_in(2)) {
+  if (!ty.integer && n.has_in(2)) {
     ins.push_back(n.in[2]);
     y = y + load(1, t, {var(1)});
   }
   c.kernel(n.out[0], ins, y);
 }
 
+Shape conv_transpose_shape(const Node &n, const Graph &g) {
+  const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
+  int64_t G = n.geti("group", 1);
+  TransposeGeometry t = transpose_geometry(n, g);  // first: checks the ranks
+  if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
+  Shape out = {x[0], w[1] * G};
+  out.insert(out.end(), t.out.begin(), t.out.end());
+  return out;
+}
+
+void lower_conv_transpose(const Node &n, LowerCtx &c, const TransposeTypes &ty) {
+  const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+  TransposeGeometry geo = transpose_geometry(n, c.g);
+  int64_t G = n.geti("group", 1), Cg = X.shape[1] / G, OCg = W.shape[1];
+  // out[n, oc, o] = sum_{ic, k} x[n, g*Cg + ic, (o + pb - k*d) / s] * W[g*Cg + ic, oc % OCg, k]
+  // over the positions where the division is exact and in range.
+  std::vector<RVar> rv = {{kFirstReduceVar, Cg}};
+  ExprP cin = var(kFirstReduceVar);
+  if (G > 1) cin = bin(EOp::Div, var(1), cidx(OCg)) * cidx(Cg) + cin;
+  std::vector<ExprP> xi = {var(0), cin}, wi = {cin, G > 1 ? bin(EOp::Rem, var(1), cidx(OCg)) : var(1)};
+  ExprP ok = cbool(true);
+  for (int i = 0; i < geo.nsp; ++i) {
+    ExprP kv = var(kFirstReduceVar + 1 + i);
+    rv.push_back({kFirstReduceVar + 1 + i, geo.k[i]});
+    ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
+    ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
+    ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
+                                              lt(pos, cidx(geo.in[i])))));
+    xi.push_back(pos);
+    wi.push_back(kv);
+  }
+  ExprP sum = reduce(ReduceKind::Sum, rv,
+                     select(ok, ty.xv(load(0, ty.x, xi)) * ty.wv(load(1, ty.w, wi)), cst(ty.acc, 0)));
+  std::vector<int> ins = {n.in[0], n.in[1]};
+  if (!ty.integer && n.has_in(2)) {
+    ins.push_back(n.in[2]);
+    sum = sum + load(2, ty.acc, {var(1)});
+  }
+  if (ty.integer && ty.zero_slot >= 0) ins.push_back(n.in[2]);
+  if (W.is_const() && G == 1 && geo.nsp <= 2 && ty.zero_slot < 0 && (ty.integer || X.dtype == DType::F32)) {
+    lower_conv_transpose_gemm(n, c, geo, ty);
+    return;
+  }
+  c.kernel(n.out[0], ins, sum);
+}
+
+const std::vector<std::string> kConvTransposeAttrs = {"auto_pad", "dilations", "group", "kernel_shape",
+                                                      "output_padding", "output_shape", "pads", "strides"};
+
 void def_conv_transpose() {
   OpDef d;
   d.name = "ConvTranspose";
-  d.attrs = {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"};
+  d.attrs = kConvTransposeAttrs;
   d.types = kFloat;
+  d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, conv_transpose_shape(n, g)); };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    TransposeTypes ty;
+    ty.x = ty.w = ty.acc = in_val(c.g, n, 0).dtype;
+    lower_conv_transpose(n, c, ty);
+  };
+  register_op(std::move(d));
+}
+
+// ConvTransposeInteger (domain tinyrt; what fuse_qdq writes for a QDQ
+// ConvTranspose, as ConvInteger for a Conv): x uint8 or int8, w int8, an
+// optional scalar x zero point; y int32 = the transposed convolution of
+// (x - x_zero) by w, exact. Constant weights and zero point: the int8 GEMM
+// then col2im in int32.
+void def_conv_transpose_integer() {
+  OpDef d;
+  d.name = "ConvTransposeInteger";
+  d.domain = "tinyrt";
+  d.attrs = kConvTransposeAttrs;
+  d.types = {DType::U8, DType::I8};
   d.infer = [](Node &n, Graph &g) {
-    const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
-    int64_t G = n.geti("group", 1);
-    TransposeGeometry t = transpose_geometry(n, g);  // first: checks the ranks
-    if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
-    Shape out = {x[0], w[1] * G};
-    out.insert(out.end(), t.out.begin(), t.out.end());
-    set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+    if (!n.has_in(1) || in_val(g, n, 1).dtype != DType::I8) fail_invalid(n.where() + ": w must be int8");
+    if (n.has_in(2) && (in_val(g, n, 2).numel() != 1 || in_val(g, n, 2).dtype != in_val(g, n, 0).dtype))
+      fail_invalid(n.where() + ": x_zero_point must be one element of x's type");
+    set_out(n, g, 0, DType::I32, conv_transpose_shape(n, g));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
-    const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
-    DType t = X.dtype;
-    TransposeGeometry geo = transpose_geometry(n, c.g);
-    int64_t G = n.geti("group", 1), Cg = X.shape[1] / G, OCg = W.shape[1];
-    // out[n, oc, o] = sum_{ic, k} x[n, g*Cg + ic, (o + pb - k*d) / s] * W[g*Cg + ic, oc % OCg, k]
-    // over the positions where the division is exact and in range.
-    std::vector<RVar> rv = {{kFirstReduceVar, Cg}};
-    ExprP cin = var(kFirstReduceVar);
-    if (G > 1) cin = bin(EOp::Div, var(1), cidx(OCg)) * cidx(Cg) + cin;
-    std::vector<ExprP> xi = {var(0), cin}, wi = {cin, G > 1 ? bin(EOp::Rem, var(1), cidx(OCg)) : var(1)};
-    ExprP ok = cbool(true);
-    for (int i = 0; i < geo.nsp; ++i) {
-      ExprP kv = var(kFirstReduceVar + 1 + i);
-      rv.push_back({kFirstReduceVar + 1 + i, geo.k[i]});
-      ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
-      ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
-      ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
-                                                lt(pos, cidx(geo.in[i])))));
-      xi.push_back(pos);
-      wi.push_back(kv);
-    }
-    ExprP sum = reduce(ReduceKind::Sum, rv, select(ok, load(0, t, xi) * load(1, t, wi), cst(t, 0)));
-    std::vector<int> ins = {n.in[0], n.in[1]};
+    TransposeTypes ty;
+    ty.x = in_val(c.g, n, 0).dtype;
+    ty.w = DType::I8;
+    ty.acc = DType::I32;
+    ty.integer = true;
     if (n.has_in(2)) {
-      ins.push_back(n.in[2]);
-      sum = sum + load(2, t, {var(1)});
+      const Value &z = in_val(c.g, n, 2);
+      if (z.is_const()) ty.x_zero = z.data->get_i(0);
+      else ty.zero_slot = 2, ty.zero_rank = z.rank();
     }
-    if (W.is_const() && t == DType::F32 && G == 1 && geo.nsp <= 2) {
-      lower_conv_transpose_gemm(n, c, geo);
-      return;
-    }
-    c.kernel(n.out[0], ins, sum);
+    lower_conv_transpose(n, c, ty);
   };
   register_op(std::move(d));
 }
@@ -824,6 +892,7 @@ void register_nn_ops() {
   def_global_pool("GlobalAveragePool", false);
   def_global_pool("GlobalMaxPool", true);
   def_conv_transpose();
+  def_conv_transpose_integer();
   def_max_unpool();
   def_lp_pool();
   def_global_lp_pool();

@@ -5,7 +5,8 @@
 //   Conv(DQ(xq, sx, zx), DQ(wq, sw, 0), b)
 //     -> ConvInteger(xq, wq, zx) -> Cast(float) * (sx * sw) + b
 //
-// and likewise MatMul and Gemm (as MatMulInteger). The integer op runs in
+// and likewise ConvTranspose (as tinyrt's ConvTransposeInteger), MatMul and
+// Gemm (as MatMulInteger). The integer op runs in
 // the int8 GEMM; the float tail, and the activation and QuantizeLinear
 // that follow it, become its epilogue (fuse_epilogues). This is exact up
 // to float rounding: sum (xq - zx) * wq * sx * sw is the float op's sum.
@@ -105,9 +106,10 @@ class Rewriter {
   // Appends node `op` reading `ins` (attributes `attrs`) and infers its
   // output, a new value (or `out` when given); returns the output.
   int add(const std::string &op, const std::string &name, std::vector<int> ins, std::map<std::string, Attr> attrs,
-          int out = -1) {
+          int out = -1, const std::string &domain = "") {
     if (out < 0) out = new_value(g_, name + "_out");
     Node n = make_node(g_, op, name, std::move(ins), {out});
+    n.domain = domain;
     n.attrs = std::move(attrs);
     const OpDef &d = check_node(n, g_);
     d.infer(n, g_);
@@ -215,6 +217,28 @@ bool rewrite_conv(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
   return true;
 }
 
+// ConvTranspose(DQ(x), DQ(w), b) -> tinyrt's ConvTransposeInteger + float
+// tail (w [IC, OC/group, k...] per tensor or per channel along axis 1).
+bool rewrite_conv_transpose(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
+  const Node *dx = p.dq(g, n.in[0]), *dw = p.dq(g, n.in[1]);
+  if (!activation_dq(g, dx) || !dw) return false;
+  const Value &w = in_val(g, *dw, 0);
+  if (w.rank() < 3) return false;
+  int64_t G = n.geti("group", 1), OCg = w.shape[1];
+  std::vector<double> per = weight_scales(g, dw, 1, OCg);
+  if (per.empty() || G < 1 || (n.has_in(2) && !in_val(g, n, 2).is_const())) return false;
+  double sx = in_val(g, *dx, 1).data->get_f(0);
+  std::vector<double> ws((size_t)(G * OCg));
+  for (int64_t oc = 0; oc < G * OCg; ++oc) ws[(size_t)oc] = (double)((float)sx * (float)per[(size_t)(oc % OCg)]);
+  std::vector<int> ins = {dx->in[0], dw->in[0]};
+  if (dx->has_in(2)) ins.push_back(dx->in[2]);
+  int acc = r.add("ConvTransposeInteger", n.name + "_int", ins, n.attrs, -1, "tinyrt");
+  std::vector<double> b;
+  if (n.has_in(2)) b = values(g, n.in[2]);
+  float_tail(r, n, acc, ws, n.has_in(2) ? &b : nullptr, w.rank(), 1, n.out[0]);
+  return true;
+}
+
 // MatMul(DQ(a), DQ(b)) and Gemm(DQ(a), DQ(b), c) -> MatMulInteger + tail.
 bool rewrite_product(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
   bool gemm = n.op == "Gemm";
@@ -276,6 +300,7 @@ void fuse_qdq(PassContext &c) {
     }
     bool done = false;
     if (n.domain.empty() && n.op == "Conv") done = rewrite_conv(g, p, n, r);
+    else if (n.domain.empty() && n.op == "ConvTranspose") done = rewrite_conv_transpose(g, p, n, r);
     else if (n.domain.empty() && (n.op == "MatMul" || n.op == "Gemm")) done = rewrite_product(g, p, n, r);
     if (!done) {
       out.push_back(n);

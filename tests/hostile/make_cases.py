@@ -1356,6 +1356,13 @@ def contrib_quantization_cases():
     corpus("quant", "qgemm_float_c", qg([f32("c", [1, 2, 3])]), "C has type float32, expected int32")
     corpus("quant", "qgemm_c_columns", qg([const("c", [1, 2], np.int32)]), "C of shape [2] does not broadcast to [M, 3]")
     corpus("quant", "qgemm_runtime_c", qg([], [vi("c", [3], T.INT32)]), "C needs constant C, a_scale and b_scale")
+    # tinyrt's own ConvTransposeInteger (what fuse_qdq writes) from a file.
+    ct = lambda w, extra=(): model([node("ConvTransposeInteger", ["x", "w"] + list(extra), ["y"], domain="tinyrt")],
+                                   [vi("x", [1, 2, 3, 3], T.UINT8)], [dyn(4, T.INT32)], [w], domains=[("tinyrt", 1)])
+    corpus("quant", "convtransposeinteger_float_weight", ct(f32("w", np.ones((2, 3, 2, 2)))), "w must be int8")
+    corpus("quant", "convtransposeinteger_channels", ct(i8("w", np.ones((3, 3, 2, 2)))),
+           "weight [3,3,2,2] does not match input [1,2,3,3]")
+    corpus("quant", "convtransposeinteger_valid", ct(i8("w", np.ones((2, 3, 2, 2)))), "ok")
     # The compiler's own marks ('_' attributes) cannot come from a file
     # (ONNX's checker refuses them on ai.onnx ops; tinyrt on contrib ops).
     corpus("quant", "internal_attribute",

@@ -488,6 +488,23 @@ class Qdq:
         return self.node("Conv", ins, y, "conv", kernel_shape=list(wv.shape[2:]), strides=list(strides),
                          pads=list(pads), dilations=list(dil), group=group)
 
+    def conv_transpose(self, x, w, b, strides, pads, out_pad):
+        """2-D ConvTranspose (group 1): every input pixel scatters its taps."""
+        xv, wv = self.val[x], self.val[w]
+        n, ic, h, wd = xv.shape
+        oc, kh, kw = wv.shape[1], wv.shape[2], wv.shape[3]
+        full = np.zeros((n, oc, (h - 1) * strides[0] + kh + out_pad[0], (wd - 1) * strides[1] + kw + out_pad[1]))
+        for i, j in itertools.product(range(kh), range(kw)):
+            contrib = np.einsum("nchw,co->nohw", xv, wv[:, :, i, j])
+            full[:, :, i:i + (h - 1) * strides[0] + 1:strides[0], j:j + (wd - 1) * strides[1] + 1:strides[1]] += contrib
+        y = full[:, :, pads[0]:full.shape[2] - pads[2], pads[1]:full.shape[3] - pads[3]]
+        ins = [x, w]
+        if b is not None:
+            y = y + self.val[b].reshape(1, -1, 1, 1)
+            ins.append(b)
+        return self.node("ConvTranspose", ins, y, "convtranspose", kernel_shape=[kh, kw], strides=list(strides),
+                         pads=list(pads), output_padding=list(out_pad))
+
     def relu(self, x):
         return self.node("Relu", [x], np.maximum(self.val[x], 0), "relu")
 
@@ -532,6 +549,25 @@ def pattern_conv(strides, pads, group=1, relu=False, signed=False):
         xd = g.qdq(x, "x", signed)
         return g.conv_block(xd, "x", p, "y", strides, pads, group, relu, signed)
     return build
+
+
+def pattern_conv_transpose(strides, pads, out_pad, relu=False):
+    """QDQ ConvTranspose (weights [IC, OC, k...] per channel along axis 1),
+    as ONNX Runtime's quantizer writes it: tinyrt's ConvTransposeInteger."""
+    def build(g, x, p):
+        xd = g.qdq(x, "x")
+        w, ws = g.weight(p["w"], 1)
+        b = g.bias(p["b"], "x", ws) if "b" in p else None
+        y = g.conv_transpose(xd, w, b, strides, pads, out_pad)
+        return g.qdq(g.relu(y) if relu else y, "y")
+    return build
+
+
+def transpose_params(rng, ic, oc, k, bias=True, gain=0.5):
+    p = {"w": (rng.standard_normal((ic, oc) + k) * gain / np.sqrt(ic)).astype(np.float32)}
+    if bias:
+        p["b"] = (0.1 * rng.standard_normal(oc)).astype(np.float32)
+    return p
 
 
 def pattern_residual(g, x, p):
@@ -607,6 +643,10 @@ QDQ_CASES = [
      lambda r: {"c1": conv_params(r, 20, 3, (3, 3), gain=1.5), "c2": conv_params(r, 7, 20, (1, 1))}),
     ("s8_conv_hardswish_conv", (1, 4, 6, 13), pattern_gated("hardsigmoid", signed=True),
      lambda r: {"c1": conv_params(r, 70, 4, (3, 3), gain=2.0), "c2": conv_params(r, 5, 70, (1, 1), gain=0.3)}),
+    ("convtranspose_2x2_s2", (1, 6, 5, 7), pattern_conv_transpose((2, 2), (0, 0, 0, 0), (0, 0), relu=True),
+     lambda r: transpose_params(r, 6, 5, (2, 2))),
+    ("convtranspose_3x3_s2_pad_outpad", (2, 5, 4, 6), pattern_conv_transpose((2, 2), (1, 1, 1, 1), (1, 1)),
+     lambda r: transpose_params(r, 5, 9, (3, 3), bias=False, gain=0.3)),
 ]
 
 QDQ_ATOL = 0.02

@@ -9,12 +9,13 @@ a `tinyrt-compile --quantize static` -- without touching the other.
 - Activations: uint8, asymmetric, per tensor: scale = (max - min) / 255,
   zero point = round(-min / scale), every range widened to include 0.
 - Weights: int8, symmetric (zero point 0, scale = max|w| / 127, values in
-  [-127, 127]), per output channel (Conv W axis 0, MatMul B [K,N] axis 1,
+  [-127, 127]), per output channel (Conv W axis 0, ConvTranspose W axis 1,
+  MatMul B [K,N] axis 1,
   Gemm B axis 0 with transB=1, else 1), or per tensor; initializer inputs
   of Add/Mul are quantized per tensor like weights.
 - Biases (Conv input 2, Gemm C when 1-D): int32, scale = x_scale * w_scale,
   zero point 0.
-- Quantized ops: Conv, Gemm, MatMul, Add, Mul, Concat, MaxPool,
+- Quantized ops: Conv, ConvTranspose, Gemm, MatMul, Add, Mul, Concat, MaxPool,
   AveragePool, GlobalAveragePool, Relu, Clip, Sigmoid, HardSigmoid,
   HardSwish, Resize, Flatten, Reshape: their float inputs and outputs get
   Q/DQ. Flatten, Reshape and MaxPool outputs share their input's scale and
@@ -35,7 +36,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
-QUANTIZED_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
+QUANTIZED_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
                  "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Resize", "Flatten", "Reshape"}
 SHARE_INPUT_SCALE = {"MaxPool", "Flatten", "Reshape"}
 REMOVABLE_ACTIVATIONS = {"Relu", "Clip"}
@@ -210,6 +211,8 @@ class Quantizer:
         w = self.inits[node.input[i]]
         if node.op_type == "Conv":
             return 0
+        if node.op_type == "ConvTranspose":
+            return 1  # W [IC, OC/group, k...]: per output channel
         if node.op_type == "Gemm":
             trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
             return 0 if trans_b else 1
@@ -223,7 +226,7 @@ class Quantizer:
             op = n.op_type
             if op not in QUANTIZED_OPS:
                 continue
-            if op in ("Conv", "Gemm", "MatMul"):
+            if op in ("Conv", "ConvTranspose", "Gemm", "MatMul"):
                 for i, t in enumerate(n.input[:2]):
                     if i == 1 and self.is_float_init(t):
                         self.slots[(k, i)] = ("weight", self.weight_axis(n, i))
