@@ -59,7 +59,7 @@ static void list_ops() {
   for (const tinyrt::OpDef *d : tinyrt::all_ops())
     if (!d->domain.empty()) other += "| " + d->domain + " | " + d->name + " | " + types(d->types) + " |\n";
   if (!other.empty())
-    std::cout << "\nOther domains (ONNX Runtime's contrib ops that quantized models use):\n\n"
+    std::cout << "\nOther domains (ONNX Runtime's contrib ops that quantized models use, and tinyrt's own, which its passes write):\n\n"
               << "| domain | op | input types |\n|---|---|---|\n"
               << other;
 }
