@@ -587,8 +587,12 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   // Opsets: a version newer than the onnx library's table would be compiled
   // with older semantics, so it is refused; so is a version below 1.
   const auto &known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  std::set<std::string> imported;
   for (auto &op : model.opset_import()) {
     std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+    if (!imported.insert(dom).second)
+      fail_invalid("the model imports domain " + (dom.empty() ? std::string("ai.onnx") : dom) +
+                   " twice (which opset its nodes follow is ambiguous)");
     auto it = known.find(dom);
     std::string dname = dom.empty() ? "ai.onnx" : dom;
     if (it != known.end() && (op.version() > it->second.second || op.version() < it->second.first))

@@ -63,7 +63,11 @@ std::vector<bool> axes_from(const Node &n, const Graph &g, int rank, bool axes_i
   }
   if (!have || axes.empty()) return std::vector<bool>(rank, !n.geti("noop_with_empty_axes", 0));
   std::vector<bool> r(rank, false);
-  for (int64_t a : axes) r[norm_axis(a, rank, n)] = true;
+  for (int64_t a : axes) {
+    int k = norm_axis(a, rank, n);
+    if (r[k]) fail_invalid(n.where() + ": axis " + std::to_string(a) + " is named twice in axes");
+    r[k] = true;
+  }
   return r;
 }
 

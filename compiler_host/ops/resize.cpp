@@ -63,6 +63,11 @@ ResizeSpec resize_spec(const Node &n, const Graph &g) {
     }
   }
   if ((int)r.scales.size() != rank) fail_invalid(n.where() + ": scales must have one entry per axis");
+  if (r.out.empty())  // scales given: each must be a positive number
+    for (int i = 0; i < rank; ++i)
+      if (!(r.scales[i] > 0))
+        fail_invalid(n.where() + ": scale " + std::to_string(r.scales[i]) + " of axis " + std::to_string(i) +
+                     " is not positive");
   if (r.out.empty())
     for (int i = 0; i < rank; ++i) {
       double d = std::floor((double)x.shape[i] * r.scales[i]);

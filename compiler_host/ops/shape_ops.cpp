@@ -30,6 +30,11 @@ void def_view_op(const std::string &name, std::vector<std::string> attrs, std::v
 
 Shape reshape_shape(const Node &n, const Graph &g) {
   const Shape &x = in_val(g, n, 0).shape;
+  if (n.opset >= 5) {
+    const Value &sv = in_val(g, n, 1);
+    if (sv.dtype != DType::I64 || sv.rank() != 1)
+      fail_invalid(n.where() + ": shape must be a 1-D int64 tensor, not " + dtype_name(sv.dtype) + shape_str(sv.shape));
+  }
   std::vector<int64_t> req = n.opset < 5 ? n.getints("shape") : const_ints(g, n, 1);
   bool allowzero = n.geti("allowzero", 0) != 0;
   Shape s(req.size());
@@ -86,6 +91,7 @@ Shape squeeze_shape(const Node &n, const Graph &g) {
     for (int64_t a : axes) {
       int k = norm_axis(a, (int)x.size(), n);
       if (x[k] != 1) fail_invalid(n.where() + ": cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[k]));
+      if (drop[k]) fail_invalid(n.where() + ": axis " + std::to_string(a) + " is named twice in axes");
       drop[k] = true;
     }
   }
@@ -123,6 +129,7 @@ std::vector<int> transpose_perm(const Node &n, int r) {
   if ((int)p.size() != r) fail_invalid(n.where() + ": perm has the wrong length");
   std::vector<bool> seen(r, false);
   for (int i = 0; i < r; ++i) {
+    if (p[i] < 0) fail_invalid(n.where() + ": perm entry " + std::to_string(p[i]) + " is negative");
     perm[i] = norm_axis(p[i], r, n);
     if (seen[perm[i]]) fail_invalid(n.where() + ": perm is not a permutation");
     seen[perm[i]] = true;
@@ -277,8 +284,11 @@ SliceSpec slice_spec(const Node &n, const Graph &g) {
   s.start.assign(r, 0);
   s.step.assign(r, 1);
   s.count = x;
+  std::vector<bool> seen(r, false);
   for (size_t i = 0; i < starts.size(); ++i) {
     int a = norm_axis(axes[i], r, n);
+    if (seen[a]) fail_invalid(n.where() + ": axis " + std::to_string(axes[i]) + " is named twice in axes");
+    seen[a] = true;
     int64_t dim = x[a], st = steps[i];
     if (st == 0) fail_invalid(n.where() + ": step 0");
     int64_t b = starts[i], e = ends[i];

@@ -617,8 +617,8 @@ def shape_target_cases():
            "start, limit and delta must be scalars; input 0 has shape [2]")
     x4 = [vi("x", [1, 1, 2, 2])]
     for nm, sc, expect in (("huge", [1, 1, 1e10, 1e10], "[1,1,20000000000,20000000000]: its element count overflows 64 bits"),
-                           ("negative", [1, 1, -2, 2], "computed a negative dimension [1,1,-4,4]"),
-                           ("nan", [1, 1, np.nan, 2], "scale nan of axis 2 gives no output dimension"),
+                           ("negative", [1, 1, -2, 2], "scale -2.000000 of axis 2 is not positive"),
+                           ("nan", [1, 1, np.nan, 2], "scale nan of axis 2 is not positive"),
                            ("wrong_length", [2, 2], "scales must have one entry per axis")):
         corpus("size", f"resize_scales_{nm}", one("Resize", ["x", "", "s"], x4, [dyn(4)], [f32("s", sc)]), expect)
     for nm, sz, expect in (("negative", [1, 1, -4, 4], "computed a negative dimension [1,1,-4,4]"),
@@ -628,9 +628,9 @@ def shape_target_cases():
     corpus("size", "resize_scales_1e30", one("Resize", ["x", "", "s"], x4, [dyn(4)], [f32("s", [1, 1, 1e30, 1])]),
            "gives no output dimension")
     corpus("size", "resize_scales_minus_inf", one("Resize", ["x", "", "s"], x4, [dyn(4)], [f32("s", [1, 1, -np.inf, 1])]),
-           "scale -inf of axis 2 gives no output dimension")
+           "scale -inf of axis 2 is not positive")
     corpus("size", "upsample_attribute_scales_nan", one("Upsample", ["x"], x4, [dyn(4)], opset=7, scales=[1.0, 1.0, float("nan"), 1.0]),
-           "scale nan of axis 2 gives no output dimension")
+           "scale nan of axis 2 is not positive")
     corpus("size", "upsample_scales_huge", one("Upsample", ["x", "s"], x4, [dyn(4)], [f32("s", [1, 1, 1e9, 1e9])], opset=9),
            "output 0 has shape [1,1,2000000000,2000000000]: 4000000000000000000 elements, more than the 2147483647")
     corpus("size", "pad_huge", one("Pad", ["x", "p"], x23, [dyn(2)], [i64("p", [0, 2**40, 0, 0])]), "pads holds 1099511627776")
@@ -737,6 +737,23 @@ def axis_cases():
     corpus("axis", "trilu_rank1", one("Trilu", ["x"], [vi("x", [3])], [dyn(1)], opset=14), "input rank must be >= 2")
     corpus("axis", "instancenorm_rank1", one("InstanceNormalization", ["x", "s", "b"], [vi("x", [3])], [dyn(1)],
                                              [const("s", [1.0], np.float32), const("b", [0.0], np.float32)]), "input rank must be >= 3")
+    # The spec's rules some invalid models used to slip through (each
+    # compiled to a defined result; now refused, naming the problem).
+    corpus("axis", "reducesum_axes_duplicated", one("ReduceSum", ["x", "a"], x, [dyn(2)], [i64("a", [1, -1])]),
+           "axis -1 is named twice in axes")
+    corpus("axis", "reducemax_axes_attribute_duplicated", one("ReduceMax", ["x"], x, [dyn(2)], axes=[0, 0]),
+           "axis 0 is named twice in axes")
+    corpus("axis", "squeeze_axes_duplicated", one("Squeeze", ["x", "a"], [vi("x", [1, 3])], [dyn(1)], [i64("a", [0, -2])]),
+           "axis -2 is named twice in axes")
+    corpus("axis", "slice_axes_duplicated", one("Slice", ["x", "s", "e", "a"], x, [dyn(2)],
+                                                [i64("s", [0, 1]), i64("e", [1, 2]), i64("a", [1, 1])]), "axis 1 is named twice in axes")
+    corpus("axis", "transpose_perm_negative", one("Transpose", ["x"], x, [dyn(2)], perm=[-1, 0]), "perm entry -1 is negative")
+    corpus("axis", "reshape_shape_int32", one("Reshape", ["x", "s"], x, [dyn(2)], [const("s", [3, 2], np.int32)]),
+           "shape must be a 1-D int64 tensor, not int32[2]")
+    corpus("axis", "reshape_shape_2d", one("Reshape", ["x", "s"], x, [dyn(2)], [i64("s", [[3, 2]])]),
+           "shape must be a 1-D int64 tensor, not int64[1,2]")
+    corpus("axis", "resize_zero_scale", one("Resize", ["x", "", "s"], [vi("x", [1, 1, 2, 2])], [dyn(4)],
+                                            [const("s", [1, 1, 0, 2], np.float32)]), "scale 0.000000 of axis 2 is not positive")
 
 
 def index_cases():
@@ -1062,7 +1079,7 @@ def dtype_cases():
     corpus("dtype", "bitshift_float", bi("BitShift", T.FLOAT, T.FLOAT, direction="LEFT"), "input 0 of type float32 is not supported")
     corpus("dtype", "pow_float_int64_valid", one("Pow", ["a", "b"], [vi("a", [2, 3]), vi("b", [2, 3], T.INT64)], [vi("y", [2, 3])]), "ok")
     corpus("dtype", "reshape_shape_float", one("Reshape", ["x", "s"], [vi("x", [2, 3])], [dyn(2)], [const("s", [3, 2], np.float32)]),
-           "input 's' must be int64 or int32")
+           "shape must be a 1-D int64 tensor, not float32[2]")
     corpus("dtype", "expand_shape_float", one("Expand", ["x", "s"], [vi("x", [2, 3])], [dyn(2)], [const("s", [2, 3], np.float32)]),
            "input 's' must be int64 or int32")
     corpus("dtype", "clip_min_other_type", one("Clip", ["x", "lo"], [vi("x", [2, 3])], [dyn(2)], [const("lo", 0, np.int64)]),
@@ -1229,6 +1246,9 @@ def opset_cases():
     corpus("opset", "ir_version_zero", relu_m(ir=0), "does not have an ir_version set properly")
     corpus("opset", "ir_version_future", relu_m(ir=99), "ir_version is higher than the checker's")
     corpus("opset", "ir3_opset17", relu_m(ir=3, opset=17), "ok")
+    twice = relu_m()
+    twice.opset_import.append(h.make_opsetid("", 11))
+    corpus("opset", "domain_imported_twice", twice, "the model imports domain ai.onnx twice")
     corpus("opset", "node_domain_spelled_ai_onnx", model([node("Relu", ["x"], ["y"], domain="ai.onnx")], [vi("x", [2])], [vi("y", [2])]),
            "No opset import for domain 'ai.onnx'")
 
