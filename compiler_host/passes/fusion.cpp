@@ -176,13 +176,18 @@ void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, in
   int sv = k.slot_of(v);
   std::vector<int> ins = g.ins;
   std::vector<int> map = merge_inputs(ins, k.ins, sv);
-  ExprP body = rewrite(k.expr, [&](const ExprP &x) -> ExprP {
-    if (x->op == EOp::Load && x->id != sv) return load(map[x->id], x->type, x->a);
-    return nullptr;
-  });
-  ExprP epi = g.gemm.epilogue, full = g.expr;
-  g.gemm.epilogue = replace_loads(body, sv, [&](const Expr &) { return epi; });
-  g.expr = replace_loads(body, sv, [&](const Expr &) { return full; });
+  // One rewrite in the reader's own slot numbering: its loads of v become
+  // the GEMM's expression, the others move to the merged slots. (Renumbering
+  // first would confuse a residual that the GEMM reads as input 0 with v:
+  // Relu(Conv(x) + x) became Relu(2 * Conv(x)).)
+  auto merged = [&](const ExprP &inner) {
+    return rewrite(k.expr, [&](const ExprP &x) -> ExprP {
+      if (x->op != EOp::Load) return nullptr;
+      return x->id == sv ? inner : load(map[x->id], x->type, x->a);
+    });
+  };
+  g.gemm.epilogue = merged(g.gemm.epilogue);
+  g.expr = merged(g.expr);
   std::vector<int> gemm_ins = g.ins;
   g.ins = std::move(ins);
   g.out = k.out;
