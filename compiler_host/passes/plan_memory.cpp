@@ -3,10 +3,10 @@
 // reads it (or a view of it); graph inputs from the start, outputs to the
 // end. A kernel writes in place over an input that dies with it when it
 // reads that input only at the output's own index (elementwise chains,
-// residual adds in convolution epilogues). Buffers are placed greedily,
-// largest first, at the lowest 64-byte aligned offset not overlapping any
-// buffer live at the same time. The lower bound reported beside it is the
-// peak of simultaneously live bytes.
+// residual adds in convolution epilogues). Buffers are placed greedily
+// (64-byte aligned, overlapping no buffer live at the same time) in a few
+// orders and by a few policies, and the smallest arena is kept. The lower
+// bound reported beside it is the peak of simultaneously live bytes.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -38,15 +38,19 @@ bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vect
   if (in.shape != out.shape || dtype_bytes(in.dtype) != dtype_bytes(out.dtype) ||
       p.layout_strides(v) != p.layout_strides(k.out) || p.alias.count(k.out))
     return false;
-  if (!has_expr(k.kind)) return false;  // recurrent (reads its inputs at every step) or a custom call
+  // A Winograd output transform reads its residual like a convolution's
+  // epilogue; the other kinds without expression (recurrent: reads its
+  // inputs at every step; a custom call; the input transform) never.
+  bool epilogue = is_scheduled(k.kind) || k.kind == KernelKind::WinogradOut;
+  if (!has_expr(k.kind) && !epilogue) return false;
   ExprP e = k.expr;
-  if (is_scheduled(k.kind)) {
+  if (epilogue) {
     if (s == 0 || k.ins[0] == v) return false;  // the convolution reads other pixels
     e = k.gemm.epilogue;
   }
   // v may sit in several slots (Gemm(y, y, y), ScatterElements(y, i, y)):
   // every read of it must be at the output's own index.
-  if (is_scheduled(k.kind))
+  if (epilogue)
     for (size_t o = 0; o < k.ins.size(); ++o)
       if (o != s && k.ins[o] == v) return false;
   bool identity = true;
@@ -123,27 +127,110 @@ void plan_memory(PassContext &c) {
     bound = std::max(bound, live);
   }
 
-  std::vector<Buffer *> order;
-  for (auto &b : bufs) order.push_back(&b);
-  std::sort(order.begin(), order.end(), [](const Buffer *a, const Buffer *b) {
-    return a->bytes != b->bytes ? a->bytes > b->bytes : a->first < b->first;
-  });
-  std::vector<Buffer *> placed;
-  int64_t arena = 0;
-  for (Buffer *b : order) {
-    std::vector<Buffer *> overlap;
-    for (Buffer *q : placed)
-      if (q->first <= b->last && b->first <= q->last) overlap.push_back(q);
-    std::sort(overlap.begin(), overlap.end(), [](Buffer *x, Buffer *y) { return x->offset < y->offset; });
-    int64_t off = 0;
-    for (Buffer *q : overlap) {
-      if (q->offset >= off + b->bytes) break;
-      off = std::max(off, q->offset + q->bytes);
+  // Greedy placement: buffers in a given order, each placed by one of
+  // three policies among the offsets where it overlaps no placed buffer
+  // live at the same time: 0, first fit (the lowest offset); 1, best fit
+  // (the smallest gap that fits, else above everything); 2, recent (where
+  // it fits without growing the arena, the bytes freed most recently, so
+  // that a chain of short-lived large buffers, X -> Winograd's V -> M -> Y,
+  // alternates between two places instead of stacking in one and leaving
+  // no room for the small value between them). Several orders and policies
+  // are tried and the smallest arena kept.
+  auto place_recent = [&](const std::vector<Buffer *> &order) {
+    std::vector<Buffer *> placed;
+    int64_t arena = 0;
+    for (Buffer *b : order) {
+      std::vector<int64_t> cands = {0};
+      for (Buffer *q : placed) cands.push_back(q->offset + q->bytes);
+      int64_t pick = -1, pick_recency = -1, lowest = -1;
+      for (int64_t off : cands) {
+        bool fits = true;
+        int64_t recency = -1;
+        for (Buffer *q : placed) {
+          bool space = q->offset < off + b->bytes && off < q->offset + q->bytes;
+          if (!space) continue;
+          if (q->first <= b->last && b->first <= q->last) {
+            fits = false;
+            break;
+          }
+          if (q->last < b->first) recency = std::max<int64_t>(recency, q->last);
+        }
+        if (!fits) continue;
+        if (lowest < 0 || off < lowest) lowest = off;
+        if (off + b->bytes <= arena && recency > pick_recency) pick = off, pick_recency = recency;
+      }
+      b->offset = pick >= 0 ? pick : lowest;
+      arena = std::max(arena, b->offset + b->bytes);
+      placed.push_back(b);
     }
-    b->offset = off;
-    arena = std::max(arena, off + b->bytes);
-    placed.push_back(b);
-  }
+    return arena;
+  };
+  auto place = [&](std::vector<Buffer *> order, int policy) {
+    if (policy == 2) return place_recent(order);
+    bool best_fit = policy == 1;
+    std::vector<Buffer *> placed;
+    int64_t arena = 0;
+    for (Buffer *b : order) {
+      std::vector<Buffer *> overlap;
+      for (Buffer *q : placed)
+        if (q->first <= b->last && b->first <= q->last) overlap.push_back(q);
+      std::sort(overlap.begin(), overlap.end(), [](Buffer *x, Buffer *y) { return x->offset < y->offset; });
+      int64_t off = -1, gap = -1, end = 0;
+      for (Buffer *q : overlap) {
+        int64_t free = q->offset - end;
+        if (free >= b->bytes && (off < 0 || (best_fit && free < gap))) {
+          off = end;
+          gap = free;
+          if (!best_fit) break;
+        }
+        end = std::max(end, q->offset + q->bytes);
+      }
+      if (off < 0) off = end;
+      b->offset = off;
+      arena = std::max(arena, off + b->bytes);
+      placed.push_back(b);
+    }
+    return arena;
+  };
+  using Less = bool (*)(const Buffer *, const Buffer *);
+  const Less orders[] = {
+      [](const Buffer *a, const Buffer *b) {  // largest first
+        return a->bytes != b->bytes ? a->bytes > b->bytes : a->first < b->first;
+      },
+      [](const Buffer *a, const Buffer *b) {  // largest area (bytes x steps) first
+        int64_t x = a->bytes * (a->last - a->first + 1), y = b->bytes * (b->last - b->first + 1);
+        return x != y ? x > y : a->first < b->first;
+      },
+      [](const Buffer *a, const Buffer *b) {  // longest-lived first
+        int da = a->last - a->first, db = b->last - b->first;
+        return da != db ? da > db : a->bytes > b->bytes;
+      },
+      [](const Buffer *a, const Buffer *b) {  // in order of first use
+        return a->first != b->first ? a->first < b->first : a->bytes > b->bytes;
+      },
+  };
+  int64_t arena = -1;
+  std::vector<int64_t> best_offsets;
+  constexpr size_t kMaxSearchBuffers = 300;
+  auto consider = [&](const std::vector<Buffer *> &order, int policy) {
+    int64_t a = place(order, policy);
+    if (arena >= 0 && a >= arena) return false;
+    arena = a;
+    best_offsets.clear();
+    for (auto &b : bufs) best_offsets.push_back(b.offset);
+    return true;
+  };
+  for (int policy : {0, 1, 2})
+    for (Less less : orders) {
+      // Large plans (long chains of unfused nodes) take the first order only:
+      // each placement is quadratic in the buffers.
+      if (arena == round_up(bound) || (arena >= 0 && bufs.size() > kMaxSearchBuffers)) break;
+      std::vector<Buffer *> order;
+      for (auto &b : bufs) order.push_back(&b);
+      std::stable_sort(order.begin(), order.end(), less);
+      consider(order, policy);
+    }
+  for (size_t i = 0; i < bufs.size(); ++i) bufs[i].offset = best_offsets[i];
 
   for (size_t v = 0; v < nv; ++v) {
     if (g.values[v].is_const()) {
