@@ -8,6 +8,8 @@
 //                     of channels, a run of output pixels in registers.
 //   recurrent_emitter.cpp  RNN/GRU/LSTM layers: one loop over time, the
 //                     recurrent products and the cell fused per vector.
+//   winograd_emitter.cpp  the input and output transforms of a Winograd
+//                     convolution (vectors of channels, one tile at a time).
 //   call_emitter.cpp  custom ops: one call of the declared C function with
 //                     views of the node's inputs and outputs.
 #pragma once
@@ -46,6 +48,8 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
 EmittedKernel emit_gemm_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// WinogradIn or WinogradOut (winograd_emitter.cpp).
+EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // A custom op's call of its C function (call_emitter.cpp).
 EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 

@@ -297,6 +297,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
       case KernelKind::Recurrent: ks.push_back(emit_recurrent_kernel(env, k, fname)); break;
       case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
+      case KernelKind::WinogradIn:
+      case KernelKind::WinogradOut: ks.push_back(emit_winograd_kernel(env, k, fname)); break;
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }
     // No task (an empty output): the runtime needs at least one per step, so

@@ -115,6 +115,8 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     o << "custom_op=" << c_string(d.domain) << "::" << c_string(d.op) << "=" << d.symbol << (d.same ? ":same" : "") << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
+  static const char *const wino[] = {"auto", "off", "f2", "f4"};
+  if (opt.winograd != WinogradMode::Auto) o << "winograd=" << wino[(int)opt.winograd] << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
   if (opt.quantize == Quantize::Static) {
     o << "quantize=static\n";
@@ -232,6 +234,7 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
+    if (is_winograd(k.kind)) gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
     groups.push_back(gj);
@@ -275,9 +278,14 @@ void dump_kernels(const Program &p, const std::string &path) {
         << " B=" << r.B << " H=" << r.H << " directions=" << r.D << " state width=" << r.width << "\n";
       continue;
     }
-    std::string e = to_string(is_scheduled(k.kind) ? k.gemm.epilogue : k.expr);
+    if (is_winograd(k.kind))
+      o << "  winograd F(" << k.wino.m << "x" << k.wino.m << ", 3x3) " << k.wino.tiles_h << "x" << k.wino.tiles_w
+        << " tiles per image, " << k.wino.channels << " channels\n";
+    if (k.kind == KernelKind::WinogradIn) continue;
+    bool epi = is_scheduled(k.kind) || k.kind == KernelKind::WinogradOut;
+    std::string e = to_string(epi ? k.gemm.epilogue : k.expr);
     if (e.size() > 2000) e = e.substr(0, 2000) + "...";
-    o << "  " << (is_scheduled(k.kind) ? "epilogue " : "expr ") << e << "\n";
+    o << "  " << (epi ? "epilogue " : "expr ") << e << "\n";
     if (is_scheduled(k.kind))
       o << "  tile mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " groups=" << k.gemm.groups << " k=" << k.gemm.k_h
         << "x" << k.gemm.k_w << "\n";
@@ -304,7 +312,7 @@ Target compile_target(const CompileOptions &opt) {
 // Every pass of the pipeline, each followed by verify_program.
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
                 const std::function<void(const std::string &)> &report) {
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration};
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration, opt.winograd};
   for (const Pass &pass : pipeline()) {
     report(std::string("pass ") + pass.name);
     auto ps = std::chrono::steady_clock::now();
@@ -317,6 +325,15 @@ void run_passes(Program &p, const Target &t, const CompileOptions &opt,
 }
 
 }  // namespace
+
+WinogradMode parse_winograd(const std::string &s) {
+  if (s == "auto") return WinogradMode::Auto;
+  if (s == "off") return WinogradMode::Off;
+  if (s == "f2") return WinogradMode::F2;
+  if (s == "f4") return WinogradMode::F4;
+  fail_usage("--winograd '" + s + "': expected auto, off, f2 or f4");
+}
+
 
 Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
   Target t = compile_target(opt);
@@ -345,7 +362,7 @@ std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &o
   Program p;
   p.graph = import_onnx_file(onnx_path, opt.import).graph;
   p.custom_ops = opt.custom_ops;
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration};
+  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration, opt.winograd};
   for (const Pass &pass : pipeline()) {
     pass.run(ctx);
     verify_program(p, pass.name);

@@ -22,6 +22,7 @@ struct CompileOptions {
   bool prefer_function_bodies = false;  // see PassContext
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
   Quantize quantize = Quantize::None;  // --quantize dynamic|static
+  WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
   CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
@@ -59,6 +60,9 @@ struct Artifact {
   double compile_seconds = 0;
   std::vector<TensorInfo> inputs, outputs;
 };
+
+// "auto", "off", "f2", "f4" -> WinogradMode; throws CompileError(Usage).
+WinogradMode parse_winograd(const std::string &s);
 
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 

@@ -33,8 +33,46 @@ const char *kernel_family(KernelKind k) {
     case KernelKind::Depthwise: return "depthwise";
     case KernelKind::Recurrent: return "recurrent";
     case KernelKind::Call: return "call";
+    case KernelKind::WinogradIn: return "winograd_in";
+    case KernelKind::WinogradOut: return "winograd_out";
     default: return "loop";
   }
+}
+
+const WinogradMatrices &winograd_matrices(int m) {
+  // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks"
+  // (2015): interpolation points 0, -1, 1 (F(2,3)) and 0, 1, -1, 2, -2
+  // (F(4,3)), plus infinity.
+  static const WinogradMatrices f2{2, 4,
+                                   {1, 0, -1, 0,  //
+                                    0, 1, 1, 0,   //
+                                    0, -1, 1, 0,  //
+                                    0, 1, 0, -1},
+                                   {1, 1, 1, 0,  //
+                                    0, 1, -1, -1},
+                                   {1, 0, 0,           //
+                                    0.5, 0.5, 0.5,     //
+                                    0.5, -0.5, 0.5,    //
+                                    0, 0, 1}};
+  static const WinogradMatrices f4{4, 6,
+                                   {4, 0, -5, 0, 1, 0,    //
+                                    0, -4, -4, 1, 1, 0,   //
+                                    0, 4, -4, -1, 1, 0,   //
+                                    0, -2, -1, 2, 1, 0,   //
+                                    0, 2, -1, -2, 1, 0,   //
+                                    0, 4, 0, -5, 0, 1},
+                                   {1, 1, 1, 1, 1, 0,    //
+                                    0, 1, -1, 2, -2, 0,  //
+                                    0, 1, 1, 4, 4, 0,    //
+                                    0, 1, -1, 8, -8, 1},
+                                   {1 / 4.0, 0, 0,                   //
+                                    -1 / 6.0, -1 / 6.0, -1 / 6.0,    //
+                                    -1 / 6.0, 1 / 6.0, -1 / 6.0,     //
+                                    1 / 24.0, 1 / 12.0, 1 / 6.0,     //
+                                    1 / 24.0, -1 / 12.0, 1 / 6.0,    //
+                                    0, 0, 1}};
+  TINYRT_CHECK(m == 2 || m == 4, "Winograd F(m, 3) with m 2 or 4");
+  return m == 2 ? f2 : f4;
 }
 
 bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape) {

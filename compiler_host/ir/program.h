@@ -60,6 +60,10 @@ enum class CellKind { RNN, GRU, LSTM };
 // --quantize: none, dynamic (passes/quantize_dynamic.cpp) or static
 // (passes/quantize_static.cpp, with calibrated ranges).
 enum class Quantize { None, Dynamic, Static };
+// --winograd: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where the
+// cost model says it pays (Auto), never (Off), or always with m = 2 or 4
+// (F2, F4: tests and experiments). passes/winograd.cpp.
+enum class WinogradMode { Auto, Off, F2, F4 };
 // Static quantization's calibration: a float tensor's name -> the smallest
 // and largest value it took over the calibration inputs.
 using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
@@ -116,18 +120,42 @@ struct CallSpec {
   std::vector<int> outs;  // every output value (outs[0] is Kernel::out)
 };
 
+// Winograd F(m x m, 3 x 3) of a 3x3 stride-1 convolution (passes/winograd.cpp):
+// the input in overlapping tiles of a x a pixels (a = m + 2, stride m) is
+// transformed, V = B^T d B, into a^2 planes [tile][a*a][IC]; a grouped GEMM
+// (one group per plane) multiplies them with the transformed weights
+// U = G g G^T into M [tile][a*a][OC]; the output transform A^T M A gives
+// m x m output pixels per tile, through the convolution's epilogue.
+// The matrices B^T (a x a) and A^T (m x a) are data (winograd_matrices).
+struct WinogradSpec {
+  int m = 0;                         // output pixels per tile side (2 or 4)
+  int64_t tiles_h = 0, tiles_w = 0;  // tiles per image: ceil(out / m)
+  int64_t channels = 0;              // the transform's channels: IC (input) or OC (output)
+};
+// F(m x m, 3 x 3)'s B^T (a x a, row-major) and A^T (m x a) and G (a x 3);
+// m is 2 or 4.
+struct WinogradMatrices {
+  int m, a;
+  std::vector<double> bt, at, g;
+};
+const WinogradMatrices &winograd_matrices(int m);
+
 // Loop: the generic emitter over `expr`. Gemm, QGemm (its int8 version) and
 // Depthwise are scheduled families computing a GemmSpec (a depthwise
 // convolution: groups = channels, one input channel per group) with its
 // epilogue. Recurrent computes a
 // RecurrentSpec and has no element expression; nor has Call (a custom op:
-// the generated code calls call.symbol).
-enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call };
+// the generated code calls call.symbol). WinogradIn and WinogradOut are the
+// transforms of a Winograd convolution (WinogradSpec; `gemm` keeps the
+// convolution's geometry and, for WinogradOut, its epilogue): no element
+// expression either, their definition is the matrices.
+enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut };
 inline bool is_scheduled(KernelKind k) {
   return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
 }
-inline bool has_expr(KernelKind k) { return k != KernelKind::Recurrent && k != KernelKind::Call; }
-const char *kernel_family(KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call"
+inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k == KernelKind::WinogradOut; }
+inline bool has_expr(KernelKind k) { return k != KernelKind::Recurrent && k != KernelKind::Call && !is_winograd(k); }
+const char *kernel_family(KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;
@@ -137,6 +165,7 @@ struct Kernel {
   GemmSpec gemm;         // is_scheduled(kind)
   RecurrentSpec rnn;     // kind == Recurrent
   CallSpec call;         // kind == Call
+  WinogradSpec wino;     // is_winograd(kind)
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
 

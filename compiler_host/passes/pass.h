@@ -22,6 +22,7 @@ struct PassContext {
   bool prefer_function_bodies = false;
   Quantize quantize = Quantize::None;
   const CalibrationRanges *ranges = nullptr;  // Quantize::Static
+  WinogradMode winograd = WinogradMode::Auto;
 };
 
 struct Pass {
@@ -55,6 +56,7 @@ void fuse_residuals(PassContext &c);
 void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
+void winograd(PassContext &c);
 void pack_weights(PassContext &c);
 void plan_memory(PassContext &c);
 

@@ -18,6 +18,7 @@ const std::vector<Pass> &pipeline() {
       {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", fold_epilogue_constants},
       {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table", tabulate_byte_functions},
       {"choose_layouts", "channels-last for convolutions, physical order of constants", choose_layouts},
+      {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays", winograd},
       {"pack_weights", "choose register tiles and pack GEMM weights", pack_weights},
       {"plan_memory", "liveness intervals -> arena offsets", plan_memory},
   };

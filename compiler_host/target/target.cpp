@@ -10,7 +10,7 @@
 
 namespace tinyrt {
 
-GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool int8) const {
+GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool int8, double *score_out) const {
   int lanes = f32_lanes();
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
@@ -28,6 +28,7 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool int8) const {
       best = {mr, nv, gemm_unroll};
     }
   }
+  if (score_out) *score_out = best_score;
   return best;
 }
 

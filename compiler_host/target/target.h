@@ -60,7 +60,9 @@ struct Target {
   // of `row` pixels: the candidate with the most useful FMAs per inner-loop
   // instruction (lanes wasted on partial tiles count against it), with at
   // least 8 accumulators to hide FMA latency; ties go to the earlier entry.
-  GemmTile gemm_tile(int64_t oc, int64_t row, bool int8 = false) const;
+  // `score`, when given, receives that figure (passes/winograd.cpp
+  // compares forms of a convolution with it).
+  GemmTile gemm_tile(int64_t oc, int64_t row, bool int8 = false, double *score = nullptr) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;

@@ -15,6 +15,7 @@
 #include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
 #include "tools/quantize_option.h"
+#include "tools/winograd_option.h"
 #include "tools/tool_common.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
@@ -86,6 +87,8 @@ int main(int argc, char **argv) {
   tinyrt::add_limit_options(app, limits);
   tinyrt::QuantizeArgs quantize;
   tinyrt::add_quantize_option(app, quantize);
+  tinyrt::WinogradMode winograd = tinyrt::WinogradMode::Auto;
+  tinyrt::add_winograd_option(app, winograd);
   std::string emit_qdq;
   app.add_option("--emit-qdq", emit_qdq,
                  "with --quantize: also write the quantized model as an ONNX file (QDQ, or ONNX Runtime's "
@@ -108,6 +111,7 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
+    opt.winograd = winograd;
     tinyrt::check_quantize_args(quantize);
     opt.quantize = quantize.mode;
     // Long compiles show where they are: one line rewritten in place on a

@@ -17,6 +17,7 @@
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
+#include "winograd_option.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -32,6 +33,7 @@ struct Options {
   bool keep = false;
   bool function_bodies = false;
   QuantizeArgs quantize;
+  WinogradMode winograd = WinogradMode::Auto;
   std::vector<std::string> filter;
   CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
@@ -189,6 +191,7 @@ class CaseRunner {
       co.custom_ops = o_.custom.custom_ops;
       co.link_sources = o_.custom.link_sources;
       co.quantize = o_.quantize.mode;
+      co.winograd = o_.winograd;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -217,6 +220,7 @@ class CaseRunner {
         co.name = "m";
         co.prefer_function_bodies = o_.function_bodies;
         co.quantize = o_.quantize.mode;
+        co.winograd = o_.winograd;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
@@ -347,6 +351,7 @@ int main(int argc, char **argv) {
   app.add_flag("--function-bodies", o.function_bodies,
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
+  add_winograd_option(app, o.winograd);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");

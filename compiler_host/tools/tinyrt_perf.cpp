@@ -15,6 +15,7 @@
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
+#include "winograd_option.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -133,6 +134,8 @@ int main(int argc, char **argv) {
   app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
   QuantizeArgs quantize;
   add_quantize_option(app, quantize);
+  WinogradMode winograd = WinogradMode::Auto;
+  add_winograd_option(app, winograd);
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
@@ -144,6 +147,7 @@ int main(int argc, char **argv) {
     co.target = target;
     co.name = "perf";
     co.gemm_tile = tile;
+    co.winograd = winograd;
     check_quantize_args(quantize);
     co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));

@@ -7,7 +7,14 @@ one input channel, prime widths, channel counts that are not a multiple
 of any vector width, stride 3, dilation 2, pads larger than the kernel,
 asymmetric pads, non-square kernels, 1-D, groups, batch 2, bias or not.
 
-Usage: make_conv_cases.py OUTDIR
+Usage: make_conv_cases.py OUTDIR [WINOGRAD_OUTDIR]
+
+WINOGRAD_OUTDIR gets 3x3 stride-1 convolutions of odd shapes (one
+channel, prime sizes, outputs smaller than a tile, channel counts that are
+not a multiple of any vector width, pads beyond the kernel, batch 2, a
+residual add reading the convolution's own input), which the tests run
+with --winograd f2 and f4 so that every one goes through the Winograd
+transforms.
 
 Writes OUTDIR/<case>/model.onnx and test_data_set_0/{input_0,output_0}.pb
 (the ONNX backend-test layout) with float64 numpy references, so that
@@ -123,6 +130,50 @@ TRANSPOSE_CASES = [
 ]
 
 
+# (name, N, C, spatial, OC, pads(begin+end), bias)
+WINOGRAD_CASES = [
+    ("one_channel", 1, 1, (9, 7), 1, (1, 1, 1, 1), True),
+    ("prime_sizes", 1, 5, (13, 11), 17, (1, 1, 1, 1), False),
+    ("batch2_no_pad", 2, 16, (10, 10), 24, (0, 0, 0, 0), True),
+    ("pads_beyond_kernel", 1, 7, (6, 9), 9, (4, 3, 2, 5), True),
+    ("output_1x1", 1, 3, (3, 3), 5, (0, 0, 0, 0), True),
+    ("wide_channels", 1, 67, (14, 14), 70, (1, 1, 1, 1), True),
+    ("one_row", 1, 4, (1, 20), 6, (1, 1, 1, 1), True),
+    ("tall_thin", 1, 9, (23, 2), 8, (1, 0, 1, 1), True),
+]
+
+
+def winograd_cases(out_dir, rng):
+    for name, n, c, sp, oc, pads, bias in WINOGRAD_CASES:
+        x = rng.standard_normal((n, c) + sp).astype(np.float32)
+        w = (rng.standard_normal((oc, c, 3, 3)) / np.sqrt(c * 9)).astype(np.float32)
+        b = rng.standard_normal(oc).astype(np.float32) if bias else None
+        y = conv_ref(x, w, b, (1, 1), pads, (1, 1), 1)
+        attrs = dict(kernel_shape=[3, 3], pads=list(pads))
+        save(out_dir, "winograd_" + name, attrs, x, w, b, y)
+    # Relu(Conv(x) + x): the residual is the convolution's own input, read
+    # by the output transform's epilogue (and written over in place).
+    c, sp = 12, (11, 13)
+    x = rng.standard_normal((2, c) + sp).astype(np.float32)
+    w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(c * 9)).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32)
+    y = np.maximum(conv_ref(x, w, b, (1, 1), (1, 1, 1, 1), (1, 1), 1) + x, 0).astype(np.float32)
+    d = os.path.join(out_dir, "winograd_residual_relu")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    g = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for fname, arr, tname in (("input_0.pb", x, "x"), ("output_0.pb", y, "y")):
+        with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
+            f.write(numpy_helper.from_array(arr, tname).SerializeToString())
+    return len(WINOGRAD_CASES) + 1
+
+
 def activation_cases(out_dir):
     """Conv -> activation -> conv, exported by PyTorch (its output is the
     reference): the activation subgraph must fuse into the first conv."""
@@ -158,7 +209,7 @@ def activation_cases(out_dir):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     out_dir = sys.argv[1]
     rng = np.random.default_rng(7)
@@ -179,6 +230,9 @@ def main():
         save(out_dir, "convtranspose_" + name, attrs, x, w, b, y, op="ConvTranspose")
     n = activation_cases(out_dir)
     print(f"wrote {len(CASES) + len(TRANSPOSE_CASES) + n} cases to {out_dir}")
+    if len(sys.argv) == 3:
+        n = winograd_cases(sys.argv[2], np.random.default_rng(11))
+        print(f"wrote {n} cases to {sys.argv[2]}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,219 @@
+// winograd_emitter.cpp — the two transforms of a Winograd convolution
+// F(m x m, 3 x 3) (passes/winograd.cpp; ir/program.h, WinogradSpec), over
+// channels-last data, a vector of channels at a time.
+//
+// WinogradIn: for each a x a input tile (a = m + 2; tile (th, tw) starts at
+// input pixel (th*m - pad_t, tw*m - pad_l)), V = B^T d B, stored as
+// V[tile][xi*a + nu][IC]. Tiles whose window lies inside the input address
+// pixels from one base pointer with constant offsets; border tiles select,
+// per pixel, the input or a zero vector.
+//
+// WinogradOut: for each tile, Y = A^T M A from M[tile][xi*a + nu][OC] (the
+// grouped GEMM's products), then the convolution's epilogue on each of the
+// m x m output pixels that exist (the last tile row and column may be
+// partial) and the store.
+//
+// Both transforms are separable: rows first, then columns, each a linear
+// combination with the matrices' constant coefficients (zeros skipped,
+// +-1 as adds and subtractions, others as FMAs). Tasks are blocks of tile
+// rows.
+#include <tuple>
+
+#include "codegen/kernel_emitters.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tinyrt {
+
+namespace {
+
+using llvm::Value;
+
+struct WinogradEmitter {
+  EmitEnv &env;
+  const Kernel &k;
+  const GemmSpec &s;
+  const WinogradSpec &w;
+  const WinogradMatrices &mx;
+  const Target &T;
+  llvm::IRBuilder<> b;
+  int L, m, a;
+  int64_t C;  // channels of the transform
+  llvm::Type *f32;
+  llvm::FixedVectorType *vf32;
+  std::vector<SlotRef> slots;
+  SlotRef X, out;
+  int64_t xs[4] = {0, 0, 0, 0};
+  Value *xbase = nullptr, *zeros = nullptr, *buf = nullptr;  // buf: V (written) or M (read), float*
+
+  WinogradEmitter(EmitEnv &e, const Kernel &kk)
+      : env(e), k(kk), s(kk.gemm), w(kk.wino), mx(winograd_matrices(kk.wino.m)), T(e.target),
+        b(e.module.getContext()) {
+    L = T.f32_lanes();
+    m = w.m;
+    a = mx.a;
+    C = w.channels;
+    f32 = b.getFloatTy();
+    vf32 = llvm::FixedVectorType::get(f32, L);
+  }
+
+  Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
+
+  // sum_j c[j * stride] * v[j] over the nonzero coefficients.
+  Value *combine(const double *c, int stride, const std::vector<Value *> &v) {
+    Value *acc = nullptr;
+    for (size_t j = 0; j < v.size(); ++j) {
+      double cj = c[j * (size_t)stride];
+      if (cj == 0) continue;
+      Value *x = v[j];
+      if (!acc) {
+        acc = cj == 1 ? x : cj == -1 ? b.CreateFNeg(x) : b.CreateFMul(llvm::ConstantFP::get(vf32, cj), x);
+      } else if (cj == 1) {
+        acc = b.CreateFAdd(acc, x);
+      } else if (cj == -1) {
+        acc = b.CreateFSub(acc, x);
+      } else {
+        acc = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {llvm::ConstantFP::get(vf32, cj), x, acc});
+      }
+    }
+    return acc ? acc : llvm::Constant::getNullValue(vf32);
+  }
+
+  // The a*a vectors of buf for tile t, channels [c0, c0 + lanes).
+  Value *plane_ptr(Value *t, int q, Value *c0) {
+    Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(t, i32((int64_t)a * a)), i32(q)), i32(C)), c0);
+    return b.CreateGEP(f32, buf, off);
+  }
+
+  // ---- input transform ----
+
+  // One tile, channels [c0, c0 + lanes). `inside`: the window lies inside
+  // the input; else row_ok/col_ok say which pixels do.
+  void in_tile(bool inside, Value *t, Value *origin, const std::vector<Value *> &row_ok,
+               const std::vector<Value *> &col_ok, Value *c0, int lanes) {
+    Value *zero_c = b.CreateGEP(f32, zeros, c0);
+    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(origin, c0));
+    std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)a));
+    for (int i = 0; i < a; ++i) {
+      std::vector<Value *> d((size_t)a);
+      for (int j = 0; j < a; ++j) {
+        Value *p = b.CreateGEP(f32, base, b.getInt64(i * xs[2] + j * xs[3]));
+        if (!inside) p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
+        d[(size_t)j] = load_lanes(b, vf32, p, lanes);
+      }
+      for (int nu = 0; nu < a; ++nu) tmp[(size_t)i][(size_t)nu] = combine(&mx.bt[(size_t)(nu * a)], 1, d);
+    }
+    for (int nu = 0; nu < a; ++nu) {
+      std::vector<Value *> col((size_t)a);
+      for (int i = 0; i < a; ++i) col[(size_t)i] = tmp[(size_t)i][(size_t)nu];
+      for (int xi = 0; xi < a; ++xi)
+        store_lanes(b, combine(&mx.bt[(size_t)(xi * a)], 1, col), plane_ptr(t, xi * a + nu, c0), lanes);
+    }
+  }
+
+  void in_row(Value *n, Value *th) {
+    Value *ih0 = b.CreateSub(b.CreateMul(th, i32(m)), i32(s.pad_t));
+    std::vector<Value *> row_ok((size_t)a);
+    for (int i = 0; i < a; ++i) row_ok[(size_t)i] = b.CreateICmpULT(b.CreateAdd(ih0, i32(i)), i32(s.in_h));
+    Value *rows_inside = s.in_h >= a ? b.CreateICmpULE(ih0, i32(s.in_h - a)) : b.getFalse();
+    Value *row0 = b.CreateAdd(b.CreateMul(n, i32(xs[0])), b.CreateMul(ih0, i32(xs[2])));
+    emit_counted_loop(b, i32(0), i32(w.tiles_w), [&](Value *tw) {
+      Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
+      std::vector<Value *> col_ok((size_t)a);
+      for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
+      Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
+      Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
+      Value *origin = b.CreateAdd(row0, b.CreateMul(iw0, i32(xs[3])));
+      auto channels = [&](bool in) {
+        emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
+          in_tile(in, t, origin, row_ok, col_ok, b.CreateMul(cv, i32(L)), L);
+        }, "cvec");
+        if (C % L) in_tile(in, t, origin, row_ok, col_ok, i32(C / L * L), (int)(C % L));
+      };
+      emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
+    }, "tw");
+  }
+
+  // ---- output transform ----
+
+  // One tile of `width` output columns (the row's last may be partial),
+  // output channels [c0, c0 + lanes).
+  void out_tile(Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
+    std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)width));
+    for (int xi = 0; xi < a; ++xi) {
+      std::vector<Value *> row((size_t)a);
+      for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vf32, plane_ptr(t, xi * a + nu, c0), lanes);
+      for (int j = 0; j < width; ++j) tmp[(size_t)xi][(size_t)j] = combine(&mx.at[(size_t)(j * a)], 1, row);
+    }
+    ExprEmitter em(b, T, L);
+    em.set_slots(slots);
+    int64_t full_rows = s.out_h % m ? s.out_h % m : m;  // rows every tile row has
+    for (int i = 0; i < m; ++i) {
+      Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
+      auto store_row = [&] {
+        for (int j = 0; j < width; ++j) {
+          std::vector<Value *> col((size_t)a);
+          for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
+          Value *y = combine(&mx.at[(size_t)(i * a)], 1, col);
+          store_epilogue(em, s, out, n, oh, b.CreateAdd(ow0, i32(j)), c0, y, lanes);
+        }
+      };
+      if (i < full_rows) store_row();
+      else emit_branch(b, b.CreateICmpSLT(oh, i32(s.out_h)), store_row, [] {}, "orow");
+    }
+  }
+
+  void out_row(Value *n, Value *th) {
+    auto tile = [&](Value *tw, int width) {
+      Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
+      Value *ow0 = b.CreateMul(tw, i32(m));
+      emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
+        out_tile(t, n, th, ow0, width, b.CreateMul(cv, i32(L)), L);
+      }, "cvec");
+      if (C % L) out_tile(t, n, th, ow0, width, i32(C / L * L), (int)(C % L));
+    };
+    emit_counted_loop(b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
+    if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
+  }
+
+  EmittedKernel emit(const std::string &name) {
+    llvm::Function *f = begin_kernel_function(env, b, name);
+    Value *arena = f->getArg(0);
+    bool input = k.kind == KernelKind::WinogradIn;
+    if (input) {
+      X = slot_for(env, b, arena, k.ins[0]);
+      for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[(size_t)s.in_axis[rl]] : 0;
+      TINYRT_CHECK(xs[1] == 1, "Winograd input channels must be contiguous");
+      xbase = b.CreateBitCast(X.base, f32->getPointerTo());
+      zeros = zero_floats(env, b, (C + L - 1) / L * L, name);
+      buf = b.CreateBitCast(slot_for(env, b, arena, k.out).base, f32->getPointerTo());
+    } else {
+      slots = scheduled_slots(env, b, arena, k);
+      out = slot_for(env, b, arena, k.out);
+      TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");
+      buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
+    }
+    int64_t rows = s.batch * w.tiles_h;
+    UnitBlocks blocks = split_units(rows, 64);
+    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *task) {
+      Value *r0, *r1;
+      std::tie(r0, r1) = block_range(b, task, blocks, rows);
+      emit_counted_loop(b, r0, r1, [&](Value *r) {
+        Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
+        if (input) in_row(n, th);
+        else out_row(n, th);
+      }, "trow");
+    }, "task");
+    b.CreateRetVoid();
+    return {f, blocks.count};
+  }
+};
+
+}  // namespace
+
+EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
+  WinogradEmitter e(env, k);
+  return e.emit(name);
+}
+
+}  // namespace tinyrt

@@ -1,0 +1,225 @@
+// winograd.cpp — 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3)
+// where the cost model says it pays (or every one, --winograd f2|f4).
+//
+// One float GEMM/conv kernel becomes three (ir/program.h, WinogradSpec):
+//   WinogradIn   X -> V [tiles, a*a*IC]: each a x a input tile (stride m,
+//                padding read as zeros) transformed, B^T d B, per channel;
+//   Gemm         V -> M [tiles, a*a*OC]: a grouped 1x1 convolution, one
+//                group per of the a*a planes, over U = G g G^T (the
+//                weights transformed here, in double, stored as float);
+//   WinogradOut  M -> Y: A^T M A gives each tile's m x m output pixels,
+//                then the convolution's epilogue (bias, activation,
+//                residual) and the store.
+// The multiplies per output pixel drop from 9 to a^2 / m^2 (4 for F(2,3),
+// 2.25 for F(4,3)); the transformed weights are a^2 / 9 times larger, and
+// V and M live in the arena between the three kernels.
+//
+// The cost model counts vector instructions of each form with the GEMM's
+// own tile efficiency (Target::gemm_tile), plus the weight bytes each form
+// streams: F(4,3) over few tiles reads 4x the weights for little reuse.
+// `-v` prints each decision with its figures.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t nonzeros(const std::vector<double> &v) {
+  int64_t n = 0;
+  for (double x : v) n += x != 0;
+  return n;
+}
+
+// Memory traffic in bytes per vector instruction slot: weights streamed
+// from outside L2, and the arena's V and M (written, then read once).
+constexpr double kWeightBytesPerOp = 8, kArenaBytesPerOp = 32;
+
+struct Estimate {
+  double gemm = 0, transforms = 0, memory = 0;
+  double total() const { return gemm + transforms + memory; }
+};
+
+Estimate direct_cost(const GemmSpec &s, const Target &t) {
+  int L = t.f32_lanes();
+  double score = 0;
+  t.gemm_tile(s.out_c, s.out_w, false, &score);
+  Estimate e;
+  e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score;
+  e.memory = 9.0 * s.in_c * s.out_c * 4 / kWeightBytesPerOp;
+  return e;
+}
+
+Estimate winograd_cost(const GemmSpec &s, const Target &t, int m) {
+  const WinogradMatrices &w = winograd_matrices(m);
+  int L = t.f32_lanes();
+  int64_t a = w.a, T = s.batch * ceil_div(s.out_h, m) * ceil_div(s.out_w, m);
+  double score = 0;
+  t.gemm_tile(s.out_c, T, false, &score);
+  Estimate e;
+  e.gemm = (double)a * a * T * s.in_c * s.out_c / L / score;
+  // Per tile and channel vector: a^2 loads and stores and 2a linear
+  // combinations of B^T's rows in; a^2 loads, (a + m) combinations of
+  // A^T's rows and m^2 epilogues and stores out.
+  double in = 2.0 * a * a + 2.0 * a * (double)nonzeros(w.bt);
+  double out = (double)a * a + (double)(a + m) * (double)nonzeros(w.at) + 3.0 * m * m;
+  e.transforms = (double)T * (ceil_div(s.in_c, L) * in + ceil_div(s.out_c, L) * out);
+  e.memory = (double)a * a * s.in_c * s.out_c * 4 / kWeightBytesPerOp +
+             2.0 * a * a * T * (s.in_c + s.out_c) * 4 / kArenaBytesPerOp;
+  return e;
+}
+
+// U = G g G^T for every (oc, ic), as the grouped GEMM's weight
+// [a*a*OC, IC, 1, 1]: plane p = xi * a + nu is group p.
+ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
+  int a = m.a;
+  std::vector<float> u((size_t)(a * a * OC * IC));
+  const float *g = w.data->as<float>();
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t ic = 0; ic < IC; ++ic) {
+      const float *k = g + (oc * IC + ic) * 9;
+      double gg[6][3];  // G g
+      for (int x = 0; x < a; ++x)
+        for (int v = 0; v < 3; ++v) {
+          double sum = 0;
+          for (int r = 0; r < 3; ++r) sum += m.g[(size_t)(x * 3 + r)] * (double)k[r * 3 + v];
+          gg[x][v] = sum;
+        }
+      for (int x = 0; x < a; ++x)
+        for (int y = 0; y < a; ++y) {
+          double sum = 0;
+          for (int v = 0; v < 3; ++v) sum += gg[x][v] * m.g[(size_t)(y * 3 + v)];
+          u[(size_t)((((int64_t)(x * a + y) * OC + oc) * IC) + ic)] = (float)sum;
+        }
+    }
+  return make_const_f32({a * a * OC, IC, 1, 1}, u);
+}
+
+// A float 3x3 stride-1 convolution over channels-last input and output.
+bool eligible(const Program &p, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  const Graph &g = p.graph;
+  if (k.kind != KernelKind::Gemm || s.k_h != 3 || s.k_w != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
+      s.dil_w != 1 || s.groups != 1 || s.out_axis[2] < 0 || s.in_axis[2] < 0)
+    return false;
+  if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
+      g.v(k.out).dtype != DType::F32)
+    return false;
+  return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
+}
+
+}  // namespace
+
+void winograd(PassContext &c) {
+  if (c.winograd == WinogradMode::Off) return;
+  Program &p = c.program;
+  Graph &g = p.graph;
+  std::vector<Kernel> out;
+  out.reserve(p.kernels.size());
+  int rewritten = 0;
+  for (Kernel &k : p.kernels) {
+    if (!eligible(p, k)) {
+      out.push_back(std::move(k));
+      continue;
+    }
+    const GemmSpec s = k.gemm;
+    int m = c.winograd == WinogradMode::F2 ? 2 : c.winograd == WinogradMode::F4 ? 4 : 0;
+    Estimate direct = direct_cost(s, c.target), best = direct;
+    // V and M are indexed with 32 bits like every tensor.
+    auto fits = [&](int cand) {
+      int64_t a = cand + 2, T = s.batch * ((s.out_h + cand - 1) / cand) * ((s.out_w + cand - 1) / cand);
+      return (double)T * (double)(a * a) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
+    };
+    if (m && !fits(m)) m = 0;
+    if (c.winograd == WinogradMode::Auto)
+      for (int cand : {2, 4}) {
+        if (!fits(cand)) continue;
+        Estimate e = winograd_cost(s, c.target, cand);
+        if (e.total() < 0.9 * best.total()) best = e, m = cand;
+      }
+    if (c.log) {
+      std::ostringstream o;
+      o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c << " " << s.out_h << "x" << s.out_w
+        << ": direct " << (int64_t)direct.total();
+      for (int cand : {2, 4}) o << ", F(" << cand << ",3) " << (int64_t)winograd_cost(s, c.target, cand).total();
+      o << (m ? " -> F(" + std::to_string(m) + ",3)" : std::string(" -> direct")) << "\n";
+      *c.log << o.str();
+    }
+    if (m == 0) {
+      out.push_back(std::move(k));
+      continue;
+    }
+    const WinogradMatrices &w = winograd_matrices(m);
+    int64_t a = w.a, TH = (s.out_h + m - 1) / m, TW = (s.out_w + m - 1) / m, T = s.batch * TH * TW;
+    int64_t IC = s.in_c, OC = s.out_c;
+    const std::string &base = g.v(k.out).name;
+    int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
+    int M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * OC});
+    int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
+    p.perm.resize(g.values.size());
+
+    Kernel in;
+    in.kind = KernelKind::WinogradIn;
+    in.out = V;
+    in.ins = {k.ins[0]};
+    in.gemm = s;
+    in.gemm.epilogue = nullptr;
+    in.wino = {m, TH, TW, IC};
+    in.nodes = k.nodes;
+    in.label = k.label + ".winograd_in";
+
+    // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
+    Kernel mm;
+    mm.kind = KernelKind::Gemm;
+    mm.out = M;
+    mm.ins = {V, U};
+    GemmSpec &gs = mm.gemm;
+    gs.batch = 1;
+    gs.in_c = a * a * IC;
+    gs.out_c = a * a * OC;
+    gs.in_w = gs.out_w = T;
+    gs.groups = a * a;
+    gs.weight = U;
+    gs.in_axis[0] = gs.in_axis[2] = gs.out_axis[0] = gs.out_axis[2] = -1;
+    gs.in_axis[1] = gs.out_axis[1] = 1;
+    gs.in_axis[3] = gs.out_axis[3] = 0;
+    gs.epilogue = acc(DType::F32);
+    int r = kFirstReduceVar;
+    ExprP plane = bin(EOp::Div, var(1), cidx(OC));
+    mm.expr = reduce(ReduceKind::Sum, {{r, IC}},
+                     load(0, DType::F32, {var(0), plane * IC + var(r)}) *
+                         load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
+    mm.nodes = k.nodes;
+    mm.label = k.label + ".winograd_gemm";
+
+    Kernel o = std::move(k);
+    o.kind = KernelKind::WinogradOut;
+    // Slot 0 becomes M; an epilogue reading the convolution's input (a
+    // residual Relu(Conv(x) + x)) reads it from a slot of its own.
+    bool reads_x = false;
+    visit(o.gemm.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
+    if (reads_x) {
+      int xs = (int)o.ins.size();
+      o.ins.push_back(o.ins[0]);
+      o.gemm.epilogue = replace_loads(o.gemm.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
+    }
+    o.ins[0] = M;
+    o.expr = nullptr;
+    o.wino = {m, TH, TW, OC};
+    o.label += ".winograd_out";
+
+    out.push_back(std::move(in));
+    out.push_back(std::move(mm));
+    out.push_back(std::move(o));
+    ++rewritten;
+  }
+  p.kernels = std::move(out);
+  if (c.log) *c.log << "  " << rewritten << " convolutions as Winograd\n";
+}
+
+}  // namespace tinyrt
