@@ -242,10 +242,41 @@ struct GemmEmitter {
           }
           return a;
         };
+        // NEON: 4 channels of each pixel per vector load, multiplied by
+        // lane (Target::gemm_lane_mac).
+        int64_t quad_end = 0;
+        Values aq = a1;
+        if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICg >= 4) {
+          quad_end = ICg / 4 * 4;
+          aq = carried_loop(b, 0, quad_end, 4, aq, [&](Value *ic, const Values &av) {
+            Values a = av;
+            Values xq;
+            for (int i = 0; i < m; ++i)
+              xq.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
+                                               llvm::Align(4)));
+            for (int u = 0; u < 4; ++u) {
+              Values w;
+              for (int j = 0; j < nvv; ++j) {
+                Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(b.CreateAdd(ic, i32(u)), i32(NR)), i32(j * L)));
+                w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
+              }
+              for (int i = 0; i < m; ++i) {
+                Value *lane = b.CreateShuffleVector(xq[i], xq[i], std::vector<int>(4, u));
+                for (int j = 0; j < nvv; ++j) {
+                  Value *&acc_ij = a[i * nvv + j];
+                  acc_ij = T.gemm_lane_mac == Target::LaneMac::Fused
+                               ? b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {lane, w[j], acc_ij})
+                               : b.CreateFAdd(acc_ij, b.CreateFMul(w[j], lane));
+                }
+              }
+            }
+            return a;
+          }, "icq");
+        }
         // The ic loop, unrolled by U, then its remainder.
         const int U = std::max(1, s.unroll);
-        int64_t main_end = ICg / U * U;
-        Values a2 = carried_loop(b, 0, main_end, U, a1, [&](Value *ic, const Values &av) {
+        int64_t main_end = quad_end + (ICg - quad_end) / U * U;
+        Values a2 = carried_loop(b, quad_end, main_end, U, aq, [&](Value *ic, const Values &av) {
           Values cur = av;
           for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
           return cur;

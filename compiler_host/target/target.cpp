@@ -121,16 +121,22 @@ Target resolve_target(const std::string &name) {
     t.name = name;
     t.triple = "armv7a-unknown-linux-gnueabihf";
     t.cpu = "cortex-a7";
-    t.features = "+neon,+vfp4,+fp16,+thumb2";
+    // -slowfpvmlx: vmla.f32 by scalar for the GEMM's lane products (LLVM
+    // splits it into vmul + vadd for Cortex-A7 otherwise; the results are
+    // the same, two roundings either way).
+    t.features = "+neon,+vfp4,+fp16,+thumb2,-slowfpvmlx";
     t.arch = TINYRT_ARCH_ARMV7;
     t.isa = TINYRT_ISA_ARM_NEON | TINYRT_ISA_ARM_VFPV4;
     t.vector_bytes = 16;
     t.vector_regs = 16;
-    // Executed instructions (qemu): 4x2 beats 3x3, 6x2 and 8x1 on resnet18
-    // (1165 M vs 1239 M with 3x3 for narrow rows) and kws_dscnn (2.04 M vs
-    // 2.47 / 3.02 / 2.69 M).
-    t.gemm_tiles = {{4, 2}, {4, 1}};
+    // Executed instructions (qemu), with the lane products (vmla by
+    // scalar): 3x2 beats 4x2 (which spills), 2x4, 6x1, 2x2, 4x1 and 3x3 on
+    // resnet8_cifar (6.30 M vs 7.05 / 6.62 / 6.73 / 6.85 / 6.84 / 9.10 M)
+    // and squeezenet1_1 (132.9 M vs 146.1 M with 4x2). Before the lane
+    // products 4x2 was best (resnet8_cifar 8.06 M, squeezenet1_1 166.7 M).
+    t.gemm_tiles = {{3, 2}, {4, 1}};
     t.gemm_unroll = 2;
+    t.gemm_lane_mac = Target::LaneMac::Unfused;
     t.hard_float = true;
     t.ptr_bytes = 4;
     t.cc = "arm-linux-gnueabihf-gcc";
@@ -149,11 +155,14 @@ Target resolve_target(const std::string &name) {
     t.isa = TINYRT_ISA_A64_ASIMD;
     t.vector_bytes = 16;
     t.vector_regs = 32;
-    // Executed instructions (qemu): 6x4 beats 7x3, 8x3, 12x2 and 5x5 on
-    // squeezenet1_1 (160 M vs 170-181 M) and on resnet18 (688 M vs 704 M
-    // with 7x3 for narrow rows).
-    t.gemm_tiles = {{6, 4}, {6, 3}, {6, 2}, {6, 1}};
+    // Executed instructions (qemu), with the lane products (fmla by
+    // element on 4 channels per load): 5x4 beats 6x4, 4x4, 8x2 and 6x3 on
+    // resnet8_cifar (4.25 M vs 4.99 / 4.38 / 4.52 / 4.79 M) and squeezenet1_1
+    // (91.9 M vs 99.3 M with 6x4). Before them (one ld1r per channel) 6x4
+    // was best: resnet8_cifar 4.88 M, squeezenet1_1 101.1 M.
+    t.gemm_tiles = {{5, 4}, {6, 3}, {6, 2}, {6, 1}};
     t.gemm_unroll = 2;
+    t.gemm_lane_mac = Target::LaneMac::Fused;
     t.cc = "aarch64-linux-gnu-gcc";
     t.emulator = {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", t.cpu};
     t.dot_i8 = DotI8::NeonPairs;

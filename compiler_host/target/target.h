@@ -54,6 +54,12 @@ struct Target {
   int gemm_unroll = 4;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::Widen;
+  // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
+  // one vector and multiplied by lane (AArch64: fmla by element, fused;
+  // ARMv7: vmla by scalar, a multiply then an add, as ARMv7 NEON has no
+  // fused form by scalar), instead of one broadcast load per channel.
+  enum class LaneMac { None, Fused, Unfused };
+  LaneMac gemm_lane_mac = LaneMac::None;
 
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows
