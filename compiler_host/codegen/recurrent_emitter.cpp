@@ -5,8 +5,10 @@
 // computed by a GEMM before this kernel runs. Per direction (a task), per
 // time step and batch entry, the kernel walks the hidden units in groups
 // of vectors: for each group it accumulates the recurrent products
-// H_{t-1} R^T of all gates at once (R packed [D][k][G][Hp], so step k
-// loads one vector per gate and vector and broadcasts h[k]), adds the
+// H_{t-1} R^T of all gates at once (R packed vector-major, [D][Hp / L][k]
+// [G][L], so step k loads one vector per gate and vector of units, each
+// vector's weights read sequentially over k, and broadcasts h[k]; on NEON
+// 4 values of h per load, multiplied by lane), adds the
 // projection, applies the cell (activations from the op's table, clip
 // included) and stores the new state to S[time, d, b, :]. The previous
 // state is S at the previous time (or the initial state, or zeros), so the
@@ -216,14 +218,42 @@ struct RecurrentEmitter {
   Values products(int d, Value *h, const QState &x, Value *j0, const std::vector<int> &gates, int nv) {
     if (q8) return qproducts(d, x, j0, gates, nv);
     Values init(gates.size() * nv, llvm::Constant::getNullValue(vf32));
-    return carried_loop(b, 0, H, 1, init, [&](Value *kk, const Values &a) {
+    // R is vector-major, [D][Hp / L][k][G][L]: each vector of hidden units
+    // reads its weights sequentially over k.
+    Value *vb0 = b.CreateUDiv(j0, i32(L));
+    auto weights = [&](Value *kk, size_t gi, int v) {
+      Value *vb = b.CreateAdd(i32((int64_t)d * (Hp / L) + v), vb0);
+      Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(vb, i32(H)), kk), i32(G * L)), i32(gates[gi] * L));
+      return b.CreateAlignedLoad(vf32, b.CreateBitCast(at(rp, off), vf32->getPointerTo()), llvm::Align(4));
+    };
+    // NEON (Target::gemm_lane_mac): 4 state values per load, multiplied by
+    // lane, as the float GEMM does.
+    int64_t quad_end = 0;
+    if (T.gemm_lane_mac != Target::LaneMac::None && L == 4 && H >= 4) {
+      quad_end = H / 4 * 4;
+      init = carried_loop(b, 0, quad_end, 4, init, [&](Value *kk, const Values &a) {
+        Values acc = a;
+        Value *hq = b.CreateAlignedLoad(vf32, b.CreateBitCast(at(h, kk), vf32->getPointerTo()), llvm::Align(4));
+        for (int u = 0; u < 4; ++u) {
+          Value *lane = b.CreateShuffleVector(hq, hq, std::vector<int>(4, u));
+          Value *ku = b.CreateAdd(kk, i32(u));
+          for (size_t gi = 0; gi < gates.size(); ++gi)
+            for (int v = 0; v < nv; ++v) {
+              Value *&c = acc[gi * nv + v];
+              Value *w = weights(ku, gi, v);
+              c = T.gemm_lane_mac == Target::LaneMac::Fused ? b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {lane, w, c})
+                                                              : b.CreateFAdd(c, b.CreateFMul(w, lane));
+            }
+        }
+        return acc;
+      }, "k4");
+    }
+    return carried_loop(b, quad_end, H, 1, init, [&](Value *kk, const Values &a) {
       Values acc = a;
       Value *x = b.CreateVectorSplat(L, b.CreateAlignedLoad(f32, at(h, kk), llvm::Align(4)));
-      Value *row = at(rp, b.CreateAdd(b.CreateMul(b.CreateAdd(i32((int64_t)d * H), kk), i32(G * Hp)), j0));
       for (size_t gi = 0; gi < gates.size(); ++gi)
         for (int v = 0; v < nv; ++v) {
-          Value *w = b.CreateAlignedLoad(vf32, b.CreateBitCast(at(row, i32(gates[gi] * Hp + v * L)), vf32->getPointerTo()),
-                                         llvm::Align(4));
+          Value *w = weights(kk, gi, v);
           acc[gi * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc[gi * nv + v]});
         }
       return acc;
