@@ -26,7 +26,10 @@ Value *MathEmitter::int_type_bits(Value *x) { return b_.CreateBitCast(x, int_typ
 
 Value *MathEmitter::poly(Value *x, std::initializer_list<double> coef) {
   Value *r = nullptr;
-  for (double k : coef) r = r ? b_.CreateFAdd(b_.CreateFMul(r, x), c(k, x->getType())) : c(k, x->getType());
+  // Horner's rule with fused multiply-adds (every target has them): one
+  // instruction and one rounding per coefficient.
+  for (double k : coef)
+    r = r ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {r, x, c(k, x->getType())}) : c(k, x->getType());
   return r;
 }
 
