@@ -5,10 +5,10 @@
 // computed by a GEMM before this kernel runs. Per direction (a task), per
 // time step and batch entry, the kernel walks the hidden units in groups
 // of vectors: for each group it accumulates the recurrent products
-// H_{t-1} R^T of all gates at once (R packed vector-major, [D][Hp / L][k]
-// [G][L], so step k loads one vector per gate and vector of units, each
-// vector's weights read sequentially over k, and broadcasts h[k]; on NEON
-// 4 values of h per load, multiplied by lane), adds the
+// H_{t-1} R^T of all gates at once (R packed group-major, each group of
+// vectors of units [k][G][units], so step k loads one vector per gate and
+// vector, the group's weights read sequentially over k, and broadcasts
+// h[k]; on NEON 4 values of h per load, multiplied by lane), adds the
 // projection, applies the cell (activations from the op's table, clip
 // included) and stores the new state to S[time, d, b, :]. The previous
 // state is S at the previous time (or the initial state, or zeros), so the
@@ -218,12 +218,18 @@ struct RecurrentEmitter {
   Values products(int d, Value *h, const QState &x, Value *j0, const std::vector<int> &gates, int nv) {
     if (q8) return qproducts(d, x, j0, gates, nv);
     Values init(gates.size() * nv, llvm::Constant::getNullValue(vf32));
-    // R is vector-major, [D][Hp / L][k][G][L]: each vector of hidden units
-    // reads its weights sequentially over k.
-    Value *vb0 = b.CreateUDiv(j0, i32(L));
+    // R is group-major (pack_weights): each group of cv vectors of hidden
+    // units reads its weights sequentially over k, [k][G][cv * L]; the
+    // units after the last full group (a constant j0 here) form one block
+    // [k][G][width] of their own.
+    int64_t NB = (int64_t)cv * L, tail0 = (H / L) / cv * NB, width = Hp - tail0;
+    auto *cj = llvm::dyn_cast<llvm::ConstantInt>(j0);
+    bool tail = cj && cj->getSExtValue() >= tail0;
+    Value *block = tail ? i32((int64_t)d * H * G * Hp + tail0 * H * G + cj->getSExtValue() - tail0)
+                        : b.CreateAdd(i32((int64_t)d * H * G * Hp), b.CreateMul(b.CreateUDiv(j0, i32(NB)), i32(H * G * NB)));
+    int64_t row = tail ? G * width : G * NB, gate = tail ? width : NB;
     auto weights = [&](Value *kk, size_t gi, int v) {
-      Value *vb = b.CreateAdd(i32((int64_t)d * (Hp / L) + v), vb0);
-      Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(vb, i32(H)), kk), i32(G * L)), i32(gates[gi] * L));
+      Value *off = b.CreateAdd(block, b.CreateAdd(b.CreateMul(kk, i32(row)), i32(gates[gi] * gate + v * L)));
       return b.CreateAlignedLoad(vf32, b.CreateBitCast(at(rp, off), vf32->getPointerTo()), llvm::Align(4));
     };
     // NEON (Target::gemm_lane_mac): 4 state values per load, multiplied by

@@ -89,7 +89,8 @@ struct RecurrentSpec {
   // products run as int8 dot products accumulated in int32.
   int r_scale = -1;
   int64_t q_offset = 0;
-  // Chosen by pack_weights: R as [D][Hp / lanes][k][G][lanes] (Hp: H padded to whole vectors)
+  // Chosen by pack_weights: R group-major, per group of `vectors` vectors of
+  // units (and one block for the rest) [k][G][units] (Hp: H padded to whole vectors)
   // (int8: [D][k/4][G][Hp][4], the target's dot-product layout, with the
   // scales as [D][G][Hp] and, when the dot product takes uint8 inputs,
   // an int32 start -128 * (sum of the row) as [D][G][Hp]).

@@ -54,9 +54,9 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
   s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const_f32({Cp}, start));
 }
 
-// Recurrent: R [D, G*H, H] as [D][Hp / lanes][k][G][lanes] (Hp = H padded
-// to whole vectors): step k of the recurrent product loads, for every gate,
-// whole vectors of hidden units, each vector's weights in sequence over k.
+// Recurrent: R [D, G*H, H] group-major (Hp = H padded to whole vectors;
+// see below): step k of the recurrent product loads, for every gate, whole
+// vectors of hidden units, each group's weights in sequence over k.
 // Byte of (channel c of a packed int8 row of channels, input k of a quad)
 // within the quad's bytes: [c][4], or for DotI8::NeonPairs each vector of
 // L channels x 4 inputs as lane pairs [k / 2][c % L][2].
@@ -115,17 +115,23 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
   const Value &w = g.v(r.r);
   int64_t H = r.H, G = r.G, Hp = (H + lanes - 1) / lanes * lanes;
   r.vectors = target.recurrent_vectors(r.G);
-  // Vector-major, [D][Hp / lanes][k][G][lanes]: a vector of hidden units
-  // reads its weights sequentially over k (one stream per vector instead
-  // of a 4 KB stride per k).
+  // Group-major: the emitter walks the units in groups of `vectors`
+  // vectors (NB units), then the rest one vector at a time; per direction,
+  // each full group is a block [k][G][NB] and the rest one block
+  // [k][G][Hp - full * NB], so a group reads its weights sequentially over
+  // k (instead of a 4 KB stride per k) and a step's gate vectors are
+  // adjacent.
+  int64_t NB = (int64_t)r.vectors * lanes, tail0 = (H / lanes) / r.vectors * NB, width = Hp - tail0;
   std::vector<float> out((size_t)(r.D * H * G * Hp), 0.f);
   const float *src = w.data->as<float>();
   for (int64_t d = 0; d < r.D; ++d)
     for (int64_t k = 0; k < H; ++k)
       for (int64_t gt = 0; gt < G; ++gt)
-        for (int64_t j = 0; j < H; ++j)
-          out[(size_t)((((d * (Hp / lanes) + j / lanes) * H + k) * G + gt) * lanes + j % lanes)] =
-              src[(d * G * H + gt * H + j) * H + k];
+        for (int64_t j = 0; j < H; ++j) {
+          int64_t at = d * H * G * Hp + (j < tail0 ? (j / NB) * H * G * NB + (k * G + gt) * NB + j % NB
+                                                   : tail0 * H * G + (k * G + gt) * width + (j - tail0));
+          out[(size_t)at] = src[(d * G * H + gt * H + j) * H + k];
+        }
   r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   r.h_padded = Hp;
 }
