@@ -76,15 +76,19 @@ def conv_transpose_ref(x, w, b, strides, pads, dil, opad, group):
 
 
 def save(out_dir, name, node_attrs, x, w, b, y, op="Conv"):
-    d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     inits = [numpy_helper.from_array(w, "w")]
     ins = ["x", "w"]
     if b is not None:
         inits.append(numpy_helper.from_array(b, "b"))
         ins.append("b")
-    node = helper.make_node(op, ins, ["y"], **node_attrs)
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+    save_graph(out_dir, name, [helper.make_node(op, ins, ["y"], **node_attrs)], inits, x, y)
+
+
+def save_graph(out_dir, name, nodes, inits, x, y):
+    """A model from x to y with these nodes and initializers, and its data."""
+    d = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(m)
@@ -158,19 +162,10 @@ def winograd_cases(out_dir, rng):
     w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(c * 9)).astype(np.float32)
     b = rng.standard_normal(c).astype(np.float32)
     y = np.maximum(conv_ref(x, w, b, (1, 1), (1, 1, 1, 1), (1, 1), 1) + x, 0).astype(np.float32)
-    d = os.path.join(out_dir, "winograd_residual_relu")
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Add", ["c", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
-    g = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for fname, arr, tname in (("input_0.pb", x, "x"), ("output_0.pb", y, "y")):
-        with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
-            f.write(numpy_helper.from_array(arr, tname).SerializeToString())
+    save_graph(out_dir, "winograd_residual_relu", nodes, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+               x, y)
     return len(WINOGRAD_CASES) + 1
 
 
