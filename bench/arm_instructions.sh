@@ -10,6 +10,7 @@
 #   BENCH_TINYRT  build tree whose tinyrt-perf is measured (default build),
 #                 so that two trees can be compared on the same models
 #   BENCH_MODELS  where the exported models live (default build/models)
+#   BENCH_FLAGS   extra tinyrt-perf options, e.g. "--winograd off"
 set -eu
 cd "$(dirname "$0")/.."
 . bench/models.sh
@@ -17,12 +18,12 @@ echo "| model | armv7-neon instructions | aarch64-neon instructions | armv7 / aa
 echo "|---|---|---|---|---|"
 for m in $MODELS; do
   p=$(model_path "$m")
-  a=$("$TINYRT/tinyrt-perf" "$p" --target armv7-neon --json)
-  b=$("$TINYRT/tinyrt-perf" "$p" --target aarch64-neon --json)
+  a=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --target armv7-neon --json)
+  b=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --target aarch64-neon --json)
   ai=$(echo "$a" | sed 's/.*"guest_instructions":\([0-9]*\).*/\1/')
   bi=$(echo "$b" | sed 's/.*"guest_instructions":\([0-9]*\).*/\1/')
   cb=$(echo "$b" | sed 's/.*"code_bytes":\([0-9]*\).*/\1/')
   echo "| $m | $ai | $bi | $(awk "BEGIN { printf \"%.2f\", $ai / $bi }") | $cb |"
 done
 echo
-echo "tinyrt=$TINYRT"
+echo "tinyrt=$TINYRT flags=$FLAGS"

@@ -10,6 +10,7 @@
 #   BENCH_TINYRT  build tree whose tinyrt-perf is measured (default build),
 #                 so that two trees can be compared on the same models
 #   BENCH_MODELS  where the exported models live (default build/models)
+#   BENCH_FLAGS   extra tinyrt-perf options, e.g. "--winograd off"
 #   ROUNDS        alternating tinyrt/ORT rounds, best median kept (default 3)
 # Needs a built tree (scripts/build.sh) and npm. ORT is a benchmark peer
 # only; nothing in tinyrt depends on it.
@@ -27,7 +28,7 @@ for m in $MODELS; do
   p=$(model_path "$m")
   tm=""; om=""; tn=""; on=""
   for r in $(seq "$ROUNDS"); do
-    t=$("$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
+    t=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --threads "$THREADS" --runs "$RUNS" --json)
     o=$(ort "$p")
     tm=$(best "$tm" "$(field "$t" median_ms)"); tn=$(best "$tn" "$(field "$t" min_ms)")
     om=$(best "$om" "$(field "$o" median_ms)"); on=$(best "$on" "$(field "$o" min_ms)")
@@ -40,4 +41,4 @@ for m in $MODELS; do
 done
 echo "| geomean ($count models) | | | $(awk "BEGIN { printf \"%.2f\", exp($logsum / $count) }") | | | | |"
 echo
-echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"
+echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT flags=$FLAGS CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"

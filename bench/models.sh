@@ -3,9 +3,12 @@
 # models, where each one's ONNX file is; exports the missing ones.
 #   BENCH_TINYRT  build tree whose tinyrt-perf is measured (default build)
 #   BENCH_MODELS  where the exported models live (default build/models)
-# Sets TINYRT, MODELS (the arguments, or the six torchvision models and the
+#   BENCH_FLAGS   extra tinyrt-perf options (compile options such as
+#                 "--winograd off"), so that two configurations can be compared
+# Sets TINYRT, FLAGS, MODELS (the arguments, or the six torchvision models and the
 # edge zoo) and model_path NAME.
 TINYRT=${BENCH_TINYRT:-build}
+FLAGS=${BENCH_FLAGS:-}
 MODEL_ROOT=${BENCH_MODELS:-build/models}
 TV_MODELS="resnet18 mobilenet_v2 squeezenet1_1 mobilenet_v3_small shufflenet_v2_x0_5 googlenet"
 ZOO_MODELS=$(/usr/bin/python3 -c 'import ast, sys
