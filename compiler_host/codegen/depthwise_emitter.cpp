@@ -30,8 +30,6 @@
 // once, the weights are int16, and the products are summed in int32
 // (smlal/smlal2, vmlal.s16: one instruction per 4 channels and tap, where
 // widening to float costs 2.5 per 4 channels and input vector).
-#include <tuple>
-
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -191,10 +189,7 @@ struct DepthwiseEmitter {
   // All channel vectors of m pixels from (n, oh, ow0).
   void pixels(int m, Value *n, Value *oh, Value *ow0) {
     auto channels = [&](bool inside) {
-      emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
-        tile(inside, m, n, oh, ow0, b.CreateMul(cv, i32(L)), L);
-      }, "cvec");
-      if (C % L) tile(inside, m, n, oh, ow0, i32(C / L * L), (int)(C % L));
+      for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { tile(inside, m, n, oh, ow0, c0, lanes); });
     };
     emit_branch(b, window_interior(b, s, oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
   }
@@ -216,15 +211,11 @@ struct DepthwiseEmitter {
       start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
-    int64_t rows = s.batch * s.out_h;
-    UnitBlocks blocks = split_units(rows, 64);
-    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *r0, *r1;
-      std::tie(r0, r1) = block_range(b, t, blocks, rows);
+    int64_t tasks = emit_row_block_tasks(b, f, s.batch * s.out_h, [&](Value *r0, Value *r1) {
       for_row_runs(b, s, r0, r1, mr, [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); });
-    }, "task");
+    });
     b.CreateRetVoid();
-    return {f, blocks.count};
+    return {f, tasks};
   }
 };
 

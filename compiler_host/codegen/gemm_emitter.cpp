@@ -226,12 +226,17 @@ struct GemmEmitter {
         Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
         Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
         if (q) return qsteps(row, valid, wk, nvv, a1);
-        auto step = [&](Value *ic, Values a) {
+        // The nvv weight vectors of input channel ic.
+        auto weights_of = [&](Value *ic) {
           Values w;
           for (int j = 0; j < nvv; ++j) {
             Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
             w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
           }
+          return w;
+        };
+        auto step = [&](Value *ic, Values a) {
+          Values w = weights_of(ic);
           Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
           for (int i = 0; i < m; ++i) {
             Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
@@ -255,20 +260,9 @@ struct GemmEmitter {
               xq.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
                                                llvm::Align(4)));
             for (int u = 0; u < 4; ++u) {
-              Values w;
-              for (int j = 0; j < nvv; ++j) {
-                Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(b.CreateAdd(ic, i32(u)), i32(NR)), i32(j * L)));
-                w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
-              }
-              for (int i = 0; i < m; ++i) {
-                Value *lane = b.CreateShuffleVector(xq[i], xq[i], std::vector<int>(4, u));
-                for (int j = 0; j < nvv; ++j) {
-                  Value *&acc_ij = a[i * nvv + j];
-                  acc_ij = T.gemm_lane_mac == Target::LaneMac::Fused
-                               ? b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {lane, w[j], acc_ij})
-                               : b.CreateFAdd(acc_ij, b.CreateFMul(w[j], lane));
-                }
-              }
+              Values w = weights_of(b.CreateAdd(ic, i32(u)));
+              for (int i = 0; i < m; ++i)
+                for (int j = 0; j < nvv; ++j) a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
             }
             return a;
           }, "icq");

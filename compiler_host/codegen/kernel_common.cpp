@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <llvm/IR/Intrinsics.h>
+
 namespace tinyrt {
 
 llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const std::string &name) {
@@ -151,6 +153,30 @@ llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t b
                                      llvm::ConstantDataArray::get(env.module.getContext(), data), name + ".pad");
   z->setAlignment(llvm::Align(64));
   return b.CreateBitCast(z, b.getInt8PtrTy());
+}
+
+llvm::Value *lane_mac(llvm::IRBuilder<> &b, const Target &t, llvm::Value *acc, llvm::Value *w, llvm::Value *x,
+                      int lane) {
+  llvm::Value *s = b.CreateShuffleVector(x, x, std::vector<int>(4, lane));
+  if (t.gemm_lane_mac == Target::LaneMac::Fused) return b.CreateIntrinsic(llvm::Intrinsic::fma, {w->getType()}, {s, w, acc});
+  return b.CreateFAdd(acc, b.CreateFMul(w, s));
+}
+
+void for_channel_vectors(llvm::IRBuilder<> &b, int64_t channels, int L,
+                         const std::function<void(llvm::Value *, int)> &fn) {
+  emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)(channels / L)),
+                    [&](llvm::Value *cv) { fn(b.CreateMul(cv, b.getInt32(L)), L); }, "cvec");
+  if (channels % L) fn(b.getInt32((int32_t)(channels / L * L)), (int)(channels % L));
+}
+
+int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t rows,
+                             const std::function<void(llvm::Value *, llvm::Value *)> &fn) {
+  UnitBlocks blocks = split_units(rows, 64);
+  emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
+    auto r = block_range(b, t, blocks, rows);
+    fn(r.first, r.second);
+  }, "task");
+  return blocks.count;
 }
 
 UnitBlocks split_units(int64_t units, int64_t want) {

@@ -81,6 +81,20 @@ llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const st
 // aligned: what int8 padding reads (the zero point). Returns an i8 pointer.
 llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t byte, const std::string &name);
 
+// acc + w * (lane `lane` of the 4-lane vector x, broadcast), as
+// Target::gemm_lane_mac says: one fused multiply-add (AArch64 fmla by
+// element) or a multiply then an add (ARMv7 vmla by scalar).
+llvm::Value *lane_mac(llvm::IRBuilder<> &b, const Target &t, llvm::Value *acc, llvm::Value *w, llvm::Value *x,
+                      int lane);
+// fn(c0, lanes) for every vector of `channels` (L lanes each): a counted
+// loop over the whole vectors, then the partial one.
+void for_channel_vectors(llvm::IRBuilder<> &b, int64_t channels, int L,
+                         const std::function<void(llvm::Value *, int)> &fn);
+// The task loop of a kernel whose tasks are blocks of `rows` units (at
+// most 64 blocks): fn(r0, r1) for the block's units; returns the tasks.
+int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t rows,
+                             const std::function<void(llvm::Value *, llvm::Value *)> &fn);
+
 // ---- the scheduled families (GemmSpec) share these ----
 
 // Does every input window of the m output pixels [ow0, ow0 + m) of row oh

@@ -241,15 +241,9 @@ struct RecurrentEmitter {
         Values acc = a;
         Value *hq = b.CreateAlignedLoad(vf32, b.CreateBitCast(at(h, kk), vf32->getPointerTo()), llvm::Align(4));
         for (int u = 0; u < 4; ++u) {
-          Value *lane = b.CreateShuffleVector(hq, hq, std::vector<int>(4, u));
           Value *ku = b.CreateAdd(kk, i32(u));
           for (size_t gi = 0; gi < gates.size(); ++gi)
-            for (int v = 0; v < nv; ++v) {
-              Value *&c = acc[gi * nv + v];
-              Value *w = weights(ku, gi, v);
-              c = T.gemm_lane_mac == Target::LaneMac::Fused ? b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {lane, w, c})
-                                                              : b.CreateFAdd(c, b.CreateFMul(w, lane));
-            }
+            for (int v = 0; v < nv; ++v) acc[gi * nv + v] = lane_mac(b, T, acc[gi * nv + v], weights(ku, gi, v), hq, u);
         }
         return acc;
       }, "k4");

@@ -17,8 +17,6 @@
 // combination with the matrices' constant coefficients (zeros skipped,
 // +-1 as adds and subtractions, others as FMAs). Tasks are blocks of tile
 // rows.
-#include <tuple>
-
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -51,7 +49,7 @@ struct WinogradEmitter {
         b(e.module.getContext()) {
     L = T.f32_lanes();
     m = w.m;
-    a = mx.a;
+    a = mx.a();
     C = w.channels;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
@@ -59,11 +57,11 @@ struct WinogradEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  // sum_j c[j * stride] * v[j] over the nonzero coefficients.
-  Value *combine(const double *c, int stride, const std::vector<Value *> &v) {
+  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row).
+  Value *combine(const double *c, const std::vector<Value *> &v) {
     Value *acc = nullptr;
     for (size_t j = 0; j < v.size(); ++j) {
-      double cj = c[j * (size_t)stride];
+      double cj = c[j];
       if (cj == 0) continue;
       Value *x = v[j];
       if (!acc) {
@@ -77,6 +75,11 @@ struct WinogradEmitter {
       }
     }
     return acc ? acc : llvm::Constant::getNullValue(vf32);
+  }
+
+  // Tile (th, tw) of image n: its index in V and M.
+  Value *tile_index(Value *n, Value *th, Value *tw) {
+    return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
   }
 
   // The a*a vectors of buf for tile t, channels [c0, c0 + lanes).
@@ -101,13 +104,13 @@ struct WinogradEmitter {
         if (!inside) p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
         d[(size_t)j] = load_lanes(b, vf32, p, lanes);
       }
-      for (int nu = 0; nu < a; ++nu) tmp[(size_t)i][(size_t)nu] = combine(&mx.bt[(size_t)(nu * a)], 1, d);
+      for (int nu = 0; nu < a; ++nu) tmp[(size_t)i][(size_t)nu] = combine(&mx.bt[(size_t)(nu * a)], d);
     }
     for (int nu = 0; nu < a; ++nu) {
       std::vector<Value *> col((size_t)a);
       for (int i = 0; i < a; ++i) col[(size_t)i] = tmp[(size_t)i][(size_t)nu];
       for (int xi = 0; xi < a; ++xi)
-        store_lanes(b, combine(&mx.bt[(size_t)(xi * a)], 1, col), plane_ptr(t, xi * a + nu, c0), lanes);
+        store_lanes(b, combine(&mx.bt[(size_t)(xi * a)], col), plane_ptr(t, xi * a + nu, c0), lanes);
     }
   }
 
@@ -122,13 +125,10 @@ struct WinogradEmitter {
       std::vector<Value *> col_ok((size_t)a);
       for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
       Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
-      Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
+      Value *t = tile_index(n, th, tw);
       Value *origin = b.CreateAdd(row0, b.CreateMul(iw0, i32(xs[3])));
       auto channels = [&](bool in) {
-        emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
-          in_tile(in, t, origin, row_ok, col_ok, b.CreateMul(cv, i32(L)), L);
-        }, "cvec");
-        if (C % L) in_tile(in, t, origin, row_ok, col_ok, i32(C / L * L), (int)(C % L));
+        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, origin, row_ok, col_ok, c0, lanes); });
       };
       emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
     }, "tw");
@@ -143,7 +143,7 @@ struct WinogradEmitter {
     for (int xi = 0; xi < a; ++xi) {
       std::vector<Value *> row((size_t)a);
       for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vf32, plane_ptr(t, xi * a + nu, c0), lanes);
-      for (int j = 0; j < width; ++j) tmp[(size_t)xi][(size_t)j] = combine(&mx.at[(size_t)(j * a)], 1, row);
+      for (int j = 0; j < width; ++j) tmp[(size_t)xi][(size_t)j] = combine(&mx.at[(size_t)(j * a)], row);
     }
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
@@ -154,7 +154,7 @@ struct WinogradEmitter {
         for (int j = 0; j < width; ++j) {
           std::vector<Value *> col((size_t)a);
           for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
-          Value *y = combine(&mx.at[(size_t)(i * a)], 1, col);
+          Value *y = combine(&mx.at[(size_t)(i * a)], col);
           store_epilogue(em, s, out, n, oh, b.CreateAdd(ow0, i32(j)), c0, y, lanes);
         }
       };
@@ -165,12 +165,9 @@ struct WinogradEmitter {
 
   void out_row(Value *n, Value *th) {
     auto tile = [&](Value *tw, int width) {
-      Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
+      Value *t = tile_index(n, th, tw);
       Value *ow0 = b.CreateMul(tw, i32(m));
-      emit_counted_loop(b, i32(0), i32(C / L), [&](Value *cv) {
-        out_tile(t, n, th, ow0, width, b.CreateMul(cv, i32(L)), L);
-      }, "cvec");
-      if (C % L) out_tile(t, n, th, ow0, width, i32(C / L * L), (int)(C % L));
+      for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile(t, n, th, ow0, width, c0, lanes); });
     };
     emit_counted_loop(b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
     if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
@@ -193,19 +190,15 @@ struct WinogradEmitter {
       TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");
       buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
     }
-    int64_t rows = s.batch * w.tiles_h;
-    UnitBlocks blocks = split_units(rows, 64);
-    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *task) {
-      Value *r0, *r1;
-      std::tie(r0, r1) = block_range(b, task, blocks, rows);
+    int64_t tasks = emit_row_block_tasks(b, f, s.batch * w.tiles_h, [&](Value *r0, Value *r1) {
       emit_counted_loop(b, r0, r1, [&](Value *r) {
         Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
         if (input) in_row(n, th);
         else out_row(n, th);
       }, "trow");
-    }, "task");
+    });
     b.CreateRetVoid();
-    return {f, blocks.count};
+    return {f, tasks};
   }
 };
 

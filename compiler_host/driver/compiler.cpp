@@ -115,8 +115,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     o << "custom_op=" << c_string(d.domain) << "::" << c_string(d.op) << "=" << d.symbol << (d.same ? ":same" : "") << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
-  static const char *const wino[] = {"auto", "off", "f2", "f4"};
-  if (opt.winograd != WinogradMode::Auto) o << "winograd=" << wino[(int)opt.winograd] << "\n";
+  if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
   if (opt.quantize == Quantize::Static) {
     o << "quantize=static\n";
@@ -327,13 +326,10 @@ void run_passes(Program &p, const Target &t, const CompileOptions &opt,
 }  // namespace
 
 WinogradMode parse_winograd(const std::string &s) {
-  if (s == "auto") return WinogradMode::Auto;
-  if (s == "off") return WinogradMode::Off;
-  if (s == "f2") return WinogradMode::F2;
-  if (s == "f4") return WinogradMode::F4;
+  for (WinogradMode m : {WinogradMode::Auto, WinogradMode::Off, WinogradMode::F2, WinogradMode::F4})
+    if (s == winograd_mode_name(m)) return m;
   fail_usage("--winograd '" + s + "': expected auto, off, f2 or f4");
 }
-
 
 Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
   Target t = compile_target(opt);

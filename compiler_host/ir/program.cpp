@@ -39,11 +39,16 @@ const char *kernel_family(KernelKind k) {
   }
 }
 
+const char *winograd_mode_name(WinogradMode m) {
+  static const char *const names[] = {"auto", "off", "f2", "f4"};
+  return names[(int)m];
+}
+
 const WinogradMatrices &winograd_matrices(int m) {
   // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks"
   // (2015): interpolation points 0, -1, 1 (F(2,3)) and 0, 1, -1, 2, -2
   // (F(4,3)), plus infinity.
-  static const WinogradMatrices f2{2, 4,
+  static const WinogradMatrices f2{2,
                                    {1, 0, -1, 0,  //
                                     0, 1, 1, 0,   //
                                     0, -1, 1, 0,  //
@@ -54,7 +59,7 @@ const WinogradMatrices &winograd_matrices(int m) {
                                     0.5, 0.5, 0.5,     //
                                     0.5, -0.5, 0.5,    //
                                     0, 0, 1}};
-  static const WinogradMatrices f4{4, 6,
+  static const WinogradMatrices f4{4,
                                    {4, 0, -5, 0, 1, 0,    //
                                     0, -4, -4, 1, 1, 0,   //
                                     0, 4, -4, -1, 1, 0,   //

@@ -64,6 +64,7 @@ enum class Quantize { None, Dynamic, Static };
 // cost model says it pays (Auto), never (Off), or always with m = 2 or 4
 // (F2, F4: tests and experiments). passes/winograd.cpp.
 enum class WinogradMode { Auto, Off, F2, F4 };
+const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4"
 // Static quantization's calibration: a float tensor's name -> the smallest
 // and largest value it took over the calibration inputs.
 using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
@@ -136,8 +137,9 @@ struct WinogradSpec {
 // F(m x m, 3 x 3)'s B^T (a x a, row-major) and A^T (m x a) and G (a x 3);
 // m is 2 or 4.
 struct WinogradMatrices {
-  int m, a;
+  int m;
   std::vector<double> bt, at, g;
+  int a() const { return m + 2; }  // input tile side
 };
 const WinogradMatrices &winograd_matrices(int m);
 

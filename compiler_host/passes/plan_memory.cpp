@@ -165,7 +165,7 @@ void plan_memory(PassContext &c) {
     }
     return arena;
   };
-  auto place = [&](std::vector<Buffer *> order, int policy) {
+  auto place = [&](const std::vector<Buffer *> &order, int policy) {
     if (policy == 2) return place_recent(order);
     bool best_fit = policy == 1;
     std::vector<Buffer *> placed;
@@ -211,24 +211,20 @@ void plan_memory(PassContext &c) {
   };
   int64_t arena = -1;
   std::vector<int64_t> best_offsets;
-  constexpr size_t kMaxSearchBuffers = 300;
-  auto consider = [&](const std::vector<Buffer *> &order, int policy) {
-    int64_t a = place(order, policy);
-    if (arena >= 0 && a >= arena) return false;
-    arena = a;
-    best_offsets.clear();
-    for (auto &b : bufs) best_offsets.push_back(b.offset);
-    return true;
-  };
+  constexpr size_t kMaxTriedBuffers = 300;
   for (int policy : {0, 1, 2})
     for (Less less : orders) {
       // Large plans (long chains of unfused nodes) take the first order only:
       // each placement is quadratic in the buffers.
-      if (arena == round_up(bound) || (arena >= 0 && bufs.size() > kMaxSearchBuffers)) break;
+      if (arena == round_up(bound) || (arena >= 0 && bufs.size() > kMaxTriedBuffers)) break;
       std::vector<Buffer *> order;
       for (auto &b : bufs) order.push_back(&b);
       std::stable_sort(order.begin(), order.end(), less);
-      consider(order, policy);
+      int64_t a = place(order, policy);
+      if (arena >= 0 && a >= arena) continue;
+      arena = a;
+      best_offsets.clear();
+      for (auto &b : bufs) best_offsets.push_back(b.offset);
     }
   for (size_t i = 0; i < bufs.size(); ++i) bufs[i].offset = best_offsets[i];
 

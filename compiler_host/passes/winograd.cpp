@@ -30,6 +30,9 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Tiles of F(m, 3) over the whole batch.
+int64_t tiles(const GemmSpec &s, int m) { return s.batch * ceil_div(s.out_h, m) * ceil_div(s.out_w, m); }
+
 int64_t nonzeros(const std::vector<double> &v) {
   int64_t n = 0;
   for (double x : v) n += x != 0;
@@ -58,7 +61,7 @@ Estimate direct_cost(const GemmSpec &s, const Target &t) {
 Estimate winograd_cost(const GemmSpec &s, const Target &t, int m) {
   const WinogradMatrices &w = winograd_matrices(m);
   int L = t.f32_lanes();
-  int64_t a = w.a, T = s.batch * ceil_div(s.out_h, m) * ceil_div(s.out_w, m);
+  int64_t a = w.a(), T = tiles(s, m);
   double score = 0;
   t.gemm_tile(s.out_c, T, false, &score);
   Estimate e;
@@ -77,7 +80,7 @@ Estimate winograd_cost(const GemmSpec &s, const Target &t, int m) {
 // U = G g G^T for every (oc, ic), as the grouped GEMM's weight
 // [a*a*OC, IC, 1, 1]: plane p = xi * a + nu is group p.
 ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
-  int a = m.a;
+  int a = m.a();
   std::vector<float> u((size_t)(a * a * OC * IC));
   const float *g = w.data->as<float>();
   for (int64_t oc = 0; oc < OC; ++oc)
@@ -129,24 +132,22 @@ void winograd(PassContext &c) {
     }
     const GemmSpec s = k.gemm;
     int m = c.winograd == WinogradMode::F2 ? 2 : c.winograd == WinogradMode::F4 ? 4 : 0;
-    Estimate direct = direct_cost(s, c.target), best = direct;
     // V and M are indexed with 32 bits like every tensor.
     auto fits = [&](int cand) {
-      int64_t a = cand + 2, T = s.batch * ((s.out_h + cand - 1) / cand) * ((s.out_w + cand - 1) / cand);
-      return (double)T * (double)(a * a) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
+      return (double)tiles(s, cand) * (cand + 2) * (cand + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
     };
     if (m && !fits(m)) m = 0;
-    if (c.winograd == WinogradMode::Auto)
-      for (int cand : {2, 4}) {
-        if (!fits(cand)) continue;
-        Estimate e = winograd_cost(s, c.target, cand);
-        if (e.total() < 0.9 * best.total()) best = e, m = cand;
-      }
+    const int cands[2] = {2, 4};
+    double direct = direct_cost(s, c.target).total(), best = direct, cost[2];
+    for (int i = 0; i < 2; ++i) {
+      cost[i] = winograd_cost(s, c.target, cands[i]).total();
+      if (c.winograd == WinogradMode::Auto && fits(cands[i]) && cost[i] < 0.9 * best) best = cost[i], m = cands[i];
+    }
     if (c.log) {
       std::ostringstream o;
       o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c << " " << s.out_h << "x" << s.out_w
-        << ": direct " << (int64_t)direct.total();
-      for (int cand : {2, 4}) o << ", F(" << cand << ",3) " << (int64_t)winograd_cost(s, c.target, cand).total();
+        << ": direct " << (int64_t)direct;
+      for (int i = 0; i < 2; ++i) o << ", F(" << cands[i] << ",3) " << (int64_t)cost[i];
       o << (m ? " -> F(" + std::to_string(m) + ",3)" : std::string(" -> direct")) << "\n";
       *c.log << o.str();
     }
@@ -155,7 +156,7 @@ void winograd(PassContext &c) {
       continue;
     }
     const WinogradMatrices &w = winograd_matrices(m);
-    int64_t a = w.a, TH = (s.out_h + m - 1) / m, TW = (s.out_w + m - 1) / m, T = s.batch * TH * TW;
+    int64_t a = w.a(), TH = ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m), T = tiles(s, m);
     int64_t IC = s.in_c, OC = s.out_c;
     const std::string &base = g.v(k.out).name;
     int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
