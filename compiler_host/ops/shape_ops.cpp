@@ -160,6 +160,27 @@ void def_transpose() {
 
 // ------------------------------------------------------- Concat / Split --
 
+constexpr size_t kConcatFanIn = 16;
+
+// out = the concatenation of `ins` (none of length 0) along `axis`, as one
+// kernel: sel(i < end_k, in_k[i - begin_k], rest), built from the last input.
+void concat_kernel(LowerCtx &c, int out, const std::vector<int> &ins, int axis) {
+  const Value &o = c.g.v(out);
+  int r = o.rank();
+  ExprP e;
+  int64_t end = o.shape[axis];
+  for (size_t k = ins.size(); k-- > 0;) {
+    int64_t len = c.g.v(ins[k]).shape[axis];
+    std::vector<ExprP> idx = out_vars(r);
+    idx[axis] = var(axis) - cidx(end - len);
+    ExprP v = load((int)k, o.dtype, idx);
+    e = e ? select(lt(var(axis), cidx(end)), v, e) : v;
+    end -= len;
+  }
+  if (!e) e = cst(o.dtype, 0);
+  c.kernel(out, ins, e);
+}
+
 void def_concat() {
   OpDef d;
   d.name = "Concat";
@@ -183,25 +204,32 @@ void def_concat() {
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x0 = in_val(c.g, n, 0);
-    int r = x0.rank();
-    int axis = norm_axis(n.geti("axis", 0), r, n);
-    // Build from the last input backwards: sel(i < end_k, in_k[i - begin_k], rest).
-    std::vector<int64_t> begin;
-    int64_t off = 0;
-    for (size_t k = 0; k < n.in.size(); ++k) {
-      begin.push_back(off);
-      off += in_val(c.g, n, k).shape[axis];
+    int axis = norm_axis(n.geti("axis", 0), x0.rank(), n);
+    std::vector<int> parts;
+    for (int v : n.in)
+      if (c.g.v(v).shape[axis] != 0) parts.push_back(v);
+    // Many inputs concatenate in groups, then the groups: an element is a
+    // select over at most kConcatFanIn inputs, so code and compile time
+    // stay linear in the inputs (a 1000-input Concat was one expression of
+    // 1000 selects per element).
+    while (parts.size() > kConcatFanIn) {
+      std::vector<int> groups;
+      for (size_t i = 0; i < parts.size(); i += kConcatFanIn) {
+        std::vector<int> g(parts.begin() + (long)i, parts.begin() + (long)std::min(parts.size(), i + kConcatFanIn));
+        if (g.size() == 1) {
+          groups.push_back(g[0]);
+          continue;
+        }
+        Shape s = x0.shape;
+        s[axis] = 0;
+        for (int v : g) s[axis] += c.g.v(v).shape[axis];
+        int t = c.temp(c.g.v(n.out[0]).name + "_part", x0.dtype, s);
+        concat_kernel(c, t, g, axis);
+        groups.push_back(t);
+      }
+      parts = groups;
     }
-    ExprP e;
-    for (size_t k = n.in.size(); k-- > 0;) {
-      if (in_val(c.g, n, k).shape[axis] == 0) continue;
-      std::vector<ExprP> idx = out_vars(r);
-      idx[axis] = var(axis) - cidx(begin[k]);
-      ExprP v = load((int)k, x0.dtype, idx);
-      e = e ? select(lt(var(axis), cidx(begin[k] + in_val(c.g, n, k).shape[axis])), v, e) : v;
-    }
-    if (!e) e = cst(x0.dtype, 0);
-    c.kernel(n.out[0], n.in, e);
+    concat_kernel(c, n.out[0], parts, axis);
   };
   register_op(std::move(d));
 }

@@ -8,7 +8,7 @@ time-out or runaway memory. Prints 'N passed, N failed'.
 
     tests/hostile/run_corpus.py build/tinyrt-compile CORPUS_DIR [-j 2] [--address-limit-gib 8]
 """
-import argparse, concurrent.futures as cf, json, os, resource, subprocess, sys, tempfile
+import argparse, concurrent.futures as cf, json, os, resource, subprocess, sys, tempfile, time
 
 import onnx
 
@@ -61,6 +61,12 @@ def check_ok(name, path, out, abi):
 
 
 def run_case(compiler, corpus, abi, name, expect, timeout):
+    t0 = time.monotonic()
+    name, problem = check_case(compiler, corpus, abi, name, expect, timeout)
+    return name, problem, time.monotonic() - t0
+
+
+def check_case(compiler, corpus, abi, name, expect, timeout):
     path = os.path.join(corpus, name + ".onnx")
     with tempfile.TemporaryDirectory(prefix="tinyrt-corpus-") as out:
         try:
@@ -103,13 +109,17 @@ def main():
             name, expect = line.rstrip("\n").split("\t")
             cases.append((name, expect))
     failed = 0
+    times = []
     with cf.ThreadPoolExecutor(a.j) as ex:
-        for name, problem in ex.map(lambda c: run_case(a.compiler, a.corpus, a.abi, c[0], c[1], a.timeout), cases):
+        for name, problem, secs in ex.map(lambda c: run_case(a.compiler, a.corpus, a.abi, c[0], c[1], a.timeout), cases):
             if problem:
                 failed += 1
                 print(f"FAIL {name}: {problem}", flush=True)
             else:
                 print(f"PASS {name}", flush=True)
+            times.append((secs, name))
+    times.sort(reverse=True)
+    print("slowest: " + ", ".join(f"{n} {t:.1f} s" for t, n in times[:8]))
     print(f"{len(cases) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
