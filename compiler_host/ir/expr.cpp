@@ -309,7 +309,9 @@ ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars) {
   // Top down: a node that folds to a Var while rebuilding ((i + 2) - 2 ->
   // i) is not substituted a second time.
   return rewrite_top_down(e, [&](const ExprP &x) -> ExprP {
-    return x->op == EOp::Var && x->id < (int)vars.size() ? vars[x->id] : nullptr;
+    if (x->op != EOp::Var || x->id >= (int)vars.size()) return nullptr;
+    const ExprP &v = vars[x->id];
+    return v->op == EOp::Var && v->id == x->id ? x : v;  // an identity keeps the node (and its parents)
   });
 }
 
@@ -322,7 +324,7 @@ ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Ex
 
 ExprP remap_slots(const ExprP &e, const std::vector<int> &map) {
   return rewrite(e, [&](const ExprP &x) -> ExprP {
-    if (x->op != EOp::Load) return nullptr;
+    if (x->op != EOp::Load || map.at(x->id) == x->id) return nullptr;
     return load(map.at(x->id), x->type, x->a);
   });
 }
