@@ -15,7 +15,8 @@
 // state never needs a copy. GRU without linear_before_reset needs r * h of
 // every unit before its h gate: a first pass stores r * h and z in the
 // state row's scratch part, a second pass computes h. Code size does not
-// depend on T.
+// depend on T. A layer split by split_recurrent has `parts` tasks per
+// direction that share each step's units (split_direction).
 //
 // Dynamic int8 (RecurrentSpec::r_scale): at each step the state that
 // multiplies R is quantized first, per batch entry, to int8 by its
@@ -25,9 +26,12 @@
 // state's scale times R's row scale.
 #include "codegen/int8_dot.h"
 #include "codegen/kernel_emitters.h"
+#include "tinyrt_artifact.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsARM.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 namespace tinyrt {
 
@@ -260,16 +264,28 @@ struct RecurrentEmitter {
     }, "k");
   }
 
-  // fn(j0, nv, lanes of the last vector) over groups of cv vectors of H.
-  void groups(const std::function<void(Value *, int, int)> &fn) {
+  // fn(j0, nv, lanes of the last vector) over groups of cv vectors of H:
+  // all of them, or those of `part` (of r.parts: a range of the full
+  // groups, the last part also the units after them).
+  void groups(Value *part, const std::function<void(Value *, int, int)> &fn) {
     int64_t full = H / L, grp = full / cv;
-    emit_counted_loop(b, i32(0), i32(grp), [&](Value *gi) { fn(b.CreateMul(gi, i32(cv * L)), cv, L); }, "grp");
-    for (int64_t v = grp * cv; v < full; ++v) fn(i32(v * L), 1, L);
-    if (H % L) fn(i32(full * L), 1, (int)(H % L));
+    auto rest = [&] {
+      for (int64_t v = grp * cv; v < full; ++v) fn(i32(v * L), 1, L);
+      if (H % L) fn(i32(full * L), 1, (int)(H % L));
+    };
+    Value *g0 = i32(0), *g1 = i32(grp);
+    if (part) {
+      g0 = b.CreateUDiv(b.CreateMul(part, i32(grp)), i32(r.parts));
+      g1 = b.CreateUDiv(b.CreateMul(b.CreateAdd(part, i32(1)), i32(grp)), i32(r.parts));
+    }
+    emit_counted_loop(b, g0, g1, [&](Value *gi) { fn(b.CreateMul(gi, i32(cv * L)), cv, L); }, "grp");
+    if (!part) rest();
+    else if (grp * cv < full || H % L) emit_branch(b, b.CreateICmpEQ(part, i32(r.parts - 1)), rest, [] {}, "rest");
   }
 
-  // One time step of direction d for batch entry bb.
-  void step(int d, Value *time, Value *prev, Value *first, Value *bb) {
+  // One time step of direction d for batch entry bb (the units of `part`,
+  // or all).
+  void step(int d, Value *time, Value *prev, Value *first, Value *bb, Value *part) {
     const std::vector<ExprP> &act = r.act[d];
     Value *Sp = fptr(S);
     Value *row = at(Sp, offset(S, {time, i32(d), bb, i32(0)}));
@@ -292,7 +308,7 @@ struct RecurrentEmitter {
     QState qprev = q8 ? quantize(hprev, qbytes(row)) : QState{};
     if (r.cell == CellKind::GRU && !r.linear_before_reset) {
       // Pass 1: z and r * h_{t-1} into the row's scratch part.
-      groups([&](Value *j0, int nv, int last) {
+      groups(part, [&](Value *j0, int nv, int last) {
         Values a = products(d, hprev, qprev, j0, {0, 1}, nv);
         for (int v = 0; v < nv; ++v) {
           int lanes = v == nv - 1 ? last : L;
@@ -306,7 +322,7 @@ struct RecurrentEmitter {
       // Pass 2: h = (1 - z) * g(x_h + (r * h) R_h^T) + z * h_{t-1}.
       Value *rh = at(row, i32(H));
       QState qrh = q8 ? quantize(rh, qbytes(row)) : QState{};
-      groups([&](Value *j0, int nv, int last) {
+      groups(part, [&](Value *j0, int nv, int last) {
         Values a = products(d, rh, qrh, j0, {2}, nv);
         for (int v = 0; v < nv; ++v) {
           int lanes = v == nv - 1 ? last : L;
@@ -323,7 +339,7 @@ struct RecurrentEmitter {
 
     std::vector<int> gates;
     for (int g = 0; g < G; ++g) gates.push_back(g);
-    groups([&](Value *j0, int nv, int last) {
+    groups(part, [&](Value *j0, int nv, int last) {
       Values a = products(d, hprev, qprev, j0, gates, nv);
       for (int v = 0; v < nv; ++v) {
         int lanes = v == nv - 1 ? last : L;
@@ -358,16 +374,76 @@ struct RecurrentEmitter {
     });
   }
 
-  void direction(int d) {
+  // Step st (0 .. T-1 in the direction's order) of direction d, every
+  // batch entry, the units of `part` (or all).
+  void time_step(int d, Value *st, Value *part) {
     bool rev = r.reverse || d == 1;
+    Value *time = rev ? b.CreateSub(i32(r.T - 1), st) : st;
+    Value *prev = rev ? b.CreateAdd(time, i32(1)) : b.CreateSub(time, i32(1));
+    Value *first = b.CreateICmpEQ(st, i32(0));
+    // At the first step `prev` is out of range; its pointer is computed
+    // but never read (the select picks the initial state).
+    emit_counted_loop(b, i32(0), i32(r.B), [&](Value *bb) { step(d, time, prev, first, bb, part); }, "batch");
+  }
+
+  void direction(int d) {
+    emit_counted_loop(b, i32(0), i32(r.T), [&](Value *st) { time_step(d, st, nullptr); }, "time");
+  }
+
+  // A split layer (split_recurrent): every task of direction d walks the
+  // steps; at step st it waits until all parts of step st - 1 are done
+  // (the count of done parts reaches st * parts), then claims parts of
+  // step st, its own part (task % parts) first, by moving that part's
+  // claimed-step counter from st to st + 1, computes the parts it claimed
+  // and counts them done. A thread keeps its own part from step to step
+  // (its share of R stays in its cache) and takes the others' parts when
+  // their threads are late or absent, so any number of threads (one
+  // included) finishes: a thread waits only for parts of an earlier step,
+  // all of which were claimed (it tried them) by threads that compute
+  // without waiting. Each part is computed the same way whichever thread
+  // takes it.
+  void split_direction(int d, Value *home) {
+    Value *words = b.CreateBitCast(slots[r.sync].base, b.getInt32Ty()->getPointerTo());
+    auto word = [&](int64_t line) {
+      return b.CreateGEP(b.getInt32Ty(), words, i32(((int64_t)d * (r.parts + 1) + line) * 16));
+    };
+    Value *done = word(r.parts);
+    Value *claimed = word(0);
+    llvm::Function *f = b.GetInsertBlock()->getParent();
+    llvm::LLVMContext &cx = b.getContext();
     emit_counted_loop(b, i32(0), i32(r.T), [&](Value *st) {
-      Value *time = rev ? b.CreateSub(i32(r.T - 1), st) : st;
-      Value *prev = rev ? b.CreateAdd(time, i32(1)) : b.CreateSub(time, i32(1));
-      Value *first = b.CreateICmpEQ(st, i32(0));
-      // At the first step `prev` is out of range; its pointer is computed
-      // but never read (the select picks the initial state).
-      emit_counted_loop(b, i32(0), i32(r.B), [&](Value *bb) { step(d, time, prev, first, bb); }, "batch");
+      auto *wait = llvm::BasicBlock::Create(cx, "wait", f), *relax = llvm::BasicBlock::Create(cx, "relax", f),
+           *ready = llvm::BasicBlock::Create(cx, "ready", f);
+      Value *need = b.CreateMul(st, i32(r.parts));
+      b.CreateBr(wait);
+      b.SetInsertPoint(wait);
+      auto *seen = b.CreateAlignedLoad(b.getInt32Ty(), done, llvm::Align(4));
+      seen->setAtomic(llvm::AtomicOrdering::Acquire);
+      b.CreateCondBr(b.CreateICmpUGE(seen, need), ready, relax);
+      b.SetInsertPoint(relax);
+      spin_hint();
+      b.CreateBr(wait);
+      b.SetInsertPoint(ready);
+      emit_counted_loop(b, i32(0), i32(r.parts), [&](Value *i) {
+        Value *q = b.CreateURem(b.CreateAdd(home, i), i32(r.parts));
+        Value *counter = b.CreateGEP(b.getInt32Ty(), claimed, b.CreateMul(q, i32(16)));
+        Value *won = b.CreateExtractValue(
+            b.CreateAtomicCmpXchg(counter, st, b.CreateAdd(st, i32(1)), llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
+                                  llvm::AtomicOrdering::Monotonic),
+            1);
+        emit_branch(b, won, [&] {
+          time_step(d, st, q);
+          b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, done, i32(1), llvm::MaybeAlign(4), llvm::AtomicOrdering::Release);
+        }, [] {}, "claimed");
+      }, "claim");
     }, "time");
+  }
+
+  // A hint that this thread is spinning (x86 pause, ARM yield).
+  void spin_hint() {
+    if (T.arch == TINYRT_ARCH_X86_64) b.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+    else if (T.arch == TINYRT_ARCH_AARCH64) b.CreateIntrinsic(llvm::Intrinsic::aarch64_hint, {}, {i32(1)});
+    else b.CreateIntrinsic(llvm::Intrinsic::arm_hint, {}, {i32(1)});
   }
 
   EmittedKernel emit(const std::string &name) {
@@ -383,12 +459,15 @@ struct RecurrentEmitter {
       rp = b.CreateBitCast(env.const_data(r.packed), f32->getPointerTo());
     }
     zeros = zero_floats(env, b, Hp, name);
+    // Tasks: a direction each, or with parts, `parts` tasks per direction
+    // that share its steps (split_direction).
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      if (r.D == 1) direction(0);
-      else emit_branch(b, b.CreateICmpEQ(t, i32(0)), [&] { direction(0); }, [&] { direction(1); }, "dir");
+      auto run = [&](int d) { r.parts > 1 ? split_direction(d, b.CreateURem(t, i32(r.parts))) : direction(d); };
+      if (r.D == 1) run(0);
+      else emit_branch(b, b.CreateICmpULT(t, i32(r.parts)), [&] { run(0); }, [&] { run(1); }, "dir");
     }, "task");
     b.CreateRetVoid();
-    return {f, r.D};
+    return {f, (int64_t)r.D * r.parts};
   }
 };
 

@@ -102,6 +102,14 @@ struct RecurrentSpec {
   int64_t h_padded = 0;
   int vectors = 1;  // vectors of hidden units per group (Target::recurrent_vectors); int8: R's
                     // bytes are tile-major, [D][Hp / (vectors * lanes)][k/4][G][vectors * lanes][4]
+  // Chosen by split_recurrent: each step's units in `parts` parts (whole
+  // groups) that threads claim; the kernel then has D * parts tasks and
+  // `sync` is the slot of its counters, or -1 with one part: int32, per
+  // direction parts + 1 lines of 16 words (64 bytes), the first word of
+  // line q < parts the steps of part q claimed, of line `parts` the parts
+  // done; zeroed by a kernel before.
+  int parts = 1;
+  int sync = -1;
 };
 
 // A custom op declared with --custom-op DOMAIN::OP=SYMBOL[:same]: nodes of

@@ -58,6 +58,7 @@ void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
 void winograd(PassContext &c);
 void pack_weights(PassContext &c);
+void split_recurrent(PassContext &c);
 void plan_memory(PassContext &c);
 
 }  // namespace tinyrt

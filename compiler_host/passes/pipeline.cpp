@@ -20,6 +20,7 @@ const std::vector<Pass> &pipeline() {
       {"choose_layouts", "channels-last for convolutions, physical order of constants", choose_layouts},
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays", winograd},
       {"pack_weights", "choose register tiles and pack GEMM weights", pack_weights},
+      {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", split_recurrent},
       {"plan_memory", "liveness intervals -> arena offsets", plan_memory},
   };
   return passes;

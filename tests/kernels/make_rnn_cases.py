@@ -82,6 +82,11 @@ TORCH_CASES = [
     ("gru_h40_bidir", "gru", 3, 40, 1, True, False, 5, 1, False),
     ("rnn_h19_bidir_state", "rnn", 4, 19, 1, True, False, 7, 2, True),
     ("lstm_h1_t1", "lstm", 1, 1, 1, False, False, 1, 1, False),
+    # Steps large enough to be split across threads (passes/split_recurrent.cpp:
+    # 2 parts of whole groups, the last with the odd units after them).
+    ("lstm_h100_split_2layers_batch2", "lstm", 6, 100, 2, False, True, 7, 2, True),
+    ("gru_h150_split_state", "gru", 5, 150, 1, False, False, 6, 1, True),
+    ("rnn_h300_split_bidir", "rnn", 5, 300, 1, True, False, 5, 1, False),
 ]
 
 
