@@ -2,16 +2,21 @@
  * (tinyrt_port_threads.h: mutex, condition variable, threads, a monotonic
  * clock, a spin hint).
  *
- * A pool of n threads is the caller plus n - 1 workers started once. For a
- * step of `tasks` tasks the caller publishes the kernel and a count of
- * chunks (about CHUNKS_PER_THREAD per thread), bumps a generation counter
- * and takes chunks itself; workers that notice the new generation take
- * chunks too. A chunk is claimed by decrementing `left`, so each is run by
- * exactly one thread; the step ends when `pending` (chunks not finished)
- * reaches 0. The caller never waits for a thread that holds no chunk: a
- * worker that is asleep or descheduled simply claims nothing. Results do not
- * depend on which thread ran which chunk: every task writes only its own
- * outputs.
+ * A pool of n threads is the caller (thread 0) plus n - 1 workers started
+ * once. For a step of `tasks` tasks the caller cuts the tasks into chunks
+ * (about CHUNKS_PER_THREAD per thread), gives thread i the i-th of n equal
+ * ranges of them, bumps a generation counter and works; workers that notice
+ * the new generation work too. A thread takes chunks from the front of its
+ * own range, then steals from the back of the others' ranges; a range is
+ * one word (first and end chunk) changed by compare-exchange, so each chunk
+ * is run by exactly one thread. The step ends when `pending` (chunks not
+ * finished) reaches 0. The caller never waits for a thread that holds no
+ * chunk: the range of a worker that is asleep or descheduled is stolen.
+ * Successive steps give a thread the same share of their tasks, so a
+ * thread mostly reads what it wrote in the step before (its cache) when
+ * their task spaces line up, as a convolution's rows do with the next
+ * one's. Results do not depend on which thread ran which chunk: every task
+ * writes only its own outputs.
  *
  * A thread waiting for work (or the caller for the last chunks) spins for
  * spin_us microseconds, yielding the CPU between short bursts (with more
@@ -19,10 +24,11 @@
  * descheduled chunk holder needs), then sleeps on a condition variable; the
  * other side takes the mutex and broadcasts only when a sleeper is counted.
  *
- * Step parameters (fn, arena, tasks, chunk, chunks) are plain fields: the
- * caller writes them while no chunk is claimable, and a thread reads them
- * only after its claim (acquire) of a chunk, which the caller cannot
- * overwrite before that chunk is finished.
+ * Step parameters (fn, arena, tasks, chunk) are plain fields: the caller
+ * writes them while no chunk is claimable (every range is empty), then the
+ * ranges (release), and a thread reads them only after its claim (acquire)
+ * of a chunk, which the caller cannot overwrite before that chunk is
+ * finished.
  */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* a POSIX port's clock under -std=c99 */
@@ -39,6 +45,20 @@
 #define LOAD(p, order) __atomic_load_n((p), __ATOMIC_##order)
 #define STORE(p, v, order) __atomic_store_n((p), (v), __ATOMIC_##order)
 
+#if TINYRT_PORT_THREADS
+/* Per thread: its range of the step's chunks, first << 16 | end (empty when
+ * first >= end), and for a worker its handle. 64 bytes each, so no two
+ * threads' ranges share a cache line. */
+typedef union {
+  struct {
+    uint32_t range;
+    tinyrt_port_thread thread;
+    struct tinyrt_pool *pool;
+  } s;
+  unsigned char line[64];
+} pool_slot;
+#endif
+
 struct tinyrt_pool {
   uint32_t magic;           /* POOL_MAGIC while live */
   uint32_t busy;            /* a run (or destroy) holds the pool */
@@ -48,21 +68,20 @@ struct tinyrt_pool {
 #if TINYRT_PORT_THREADS
   tinyrt_kernel_fn fn;
   uint8_t *arena;
-  int32_t tasks, chunk, chunks;
+  int32_t tasks, chunk;
   uint32_t stop;
   uint32_t gen;             /* bumped for every step (and by destroy) */
   uint32_t sleepers;        /* workers asleep on work_cv, or about to be */
   uint32_t caller_sleeping; /* caller asleep on done_cv, or about to be */
-  int32_t left;             /* chunks not claimed yet; <= 0: none */
   uint32_t pending;         /* chunks not finished yet */
   tinyrt_port_mutex mu;
   tinyrt_port_cond work_cv, done_cv;
-  tinyrt_port_thread workers[1]; /* threads - 1 entries */
+  pool_slot slots[1];       /* threads entries */
 #endif
 };
 
 #if TINYRT_PORT_THREADS
-#define EXTRA_BYTES(threads) ((size_t)((threads) - 1) * sizeof(tinyrt_port_thread))
+#define EXTRA_BYTES(threads) ((size_t)((threads) - 1) * sizeof(pool_slot))
 #else
 #define EXTRA_BYTES(threads) 0
 #endif
@@ -141,12 +160,33 @@ static void wake(tinyrt_pool *p, tinyrt_port_cond *cv, uint32_t *sleepers) {
   }
 }
 
-/* Claims and runs chunks of the current step until none is left. */
-static void work(tinyrt_pool *p) {
-  int32_t r, b, e;
-  while (LOAD(&p->left, RELAXED) > 0 &&
-         (r = __atomic_fetch_sub(&p->left, 1, __ATOMIC_ACQUIRE)) > 0) {
-    b = (p->chunks - r) * p->chunk;
+/* Takes a chunk from the front (own range) or the back of *range; -1 when
+ * it is empty. */
+static int32_t take(uint32_t *range, int front) {
+  uint32_t r = LOAD(range, RELAXED), first, end;
+  for (;;) {
+    first = r >> 16;
+    end = r & 0xffffu;
+    if (first >= end) return -1;
+    if (__atomic_compare_exchange_n(range, &r, front ? r + 0x10000u : r - 1u, 1,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return (int32_t)(front ? first : end - 1);
+  }
+}
+
+/* Claims and runs chunks of the current step, thread `self`'s own range
+ * first, then the others', until none is left. */
+static void work(tinyrt_pool *p, int self) {
+  int i = 0, victim;
+  int32_t c, b, e;
+  for (;;) {
+    victim = (self + i) % p->threads;
+    c = take(&p->slots[victim].s.range, i == 0);
+    if (c < 0) {
+      if (++i == p->threads) return;
+      continue;
+    }
+    b = c * p->chunk;
     e = p->tasks - b > p->chunk ? b + p->chunk : p->tasks;
     p->fn(p->arena, b, e);
     if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_SEQ_CST) == 0)
@@ -155,7 +195,9 @@ static void work(tinyrt_pool *p) {
 }
 
 static void *worker_main(void *arg) {
-  tinyrt_pool *p = (tinyrt_pool *)arg;
+  pool_slot *slot = (pool_slot *)arg;
+  tinyrt_pool *p = slot->s.pool;
+  int self = (int)(slot - p->slots);
   uint32_t seen = 0; /* the generation at create; a step may precede us */
   for (;;) {
     wait_while(p, &p->gen, seen, 1, &p->work_cv, &p->sleepers);
@@ -163,7 +205,7 @@ static void *worker_main(void *arg) {
      * bumps after the stop check, we would wait for a next one forever. */
     seen = LOAD(&p->gen, ACQUIRE);
     if (LOAD(&p->stop, ACQUIRE)) return NULL;
-    work(p);
+    work(p, self);
   }
 }
 
@@ -174,7 +216,7 @@ static void stop_workers(tinyrt_pool *p) {
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);
   tinyrt_port_cond_broadcast(&p->work_cv);
   tinyrt_port_mutex_unlock(&p->mu);
-  for (i = 1; i < p->threads; ++i) tinyrt_port_thread_join(p->workers[i - 1]);
+  for (i = 1; i < p->threads; ++i) tinyrt_port_thread_join(p->slots[i].s.thread);
   tinyrt_port_cond_destroy(&p->done_cv);
   tinyrt_port_cond_destroy(&p->work_cv);
   tinyrt_port_mutex_destroy(&p->mu);
@@ -183,17 +225,19 @@ static void stop_workers(tinyrt_pool *p) {
 void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn,
                                uint8_t *arena, int32_t tasks) {
   if (p && p->threads > 1 && tasks > 1) {
-    int32_t per = p->threads * CHUNKS_PER_THREAD;
+    int32_t per = p->threads * CHUNKS_PER_THREAD, chunks, i;
     p->fn = fn;
     p->arena = arena;
     p->tasks = tasks;
     p->chunk = tasks / per + (tasks % per != 0);
-    p->chunks = (tasks - 1) / p->chunk + 1;
-    STORE(&p->pending, (uint32_t)p->chunks, RELAXED);
-    STORE(&p->left, p->chunks, RELEASE); /* publishes the fields above */
+    chunks = (tasks - 1) / p->chunk + 1; /* <= per <= 4 * TINYRT_MAX_THREADS < 2^16 */
+    STORE(&p->pending, (uint32_t)chunks, RELAXED);
+    for (i = 0; i < p->threads; ++i) /* publishes the fields above */
+      STORE(&p->slots[i].s.range,
+            (uint32_t)(i * chunks / p->threads) << 16 | (uint32_t)((i + 1) * chunks / p->threads), RELEASE);
     __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);
     wake(p, &p->work_cv, &p->sleepers);
-    work(p);
+    work(p, 0);
     wait_while(p, &p->pending, 0, 0, &p->done_cv, &p->caller_sleeping);
     return;
   }
@@ -229,12 +273,14 @@ tinyrt_status tinyrt_pool_create(void *storage, size_t bytes, int threads,
     tinyrt_port_mutex_init(&p->mu);
     tinyrt_port_cond_init(&p->work_cv);
     tinyrt_port_cond_init(&p->done_cv);
-    for (i = 1; i < threads; ++i)
-      if (tinyrt_port_thread_create(&p->workers[i - 1], worker_main, p) != 0) {
+    for (i = 1; i < threads; ++i) {
+      p->slots[i].s.pool = p;
+      if (tinyrt_port_thread_create(&p->slots[i].s.thread, worker_main, &p->slots[i]) != 0) {
         p->threads = i; /* join the ones that started */
         stop_workers(p);
         return TINYRT_ERR_THREADS;
       }
+    }
   }
 #endif
   STORE(&p->magic, POOL_MAGIC, RELEASE);
