@@ -345,7 +345,7 @@ void def_reverse_sequence() {
     ExprP len = cast(load(1, DType::I64, {var(ba)}), kIndexType);
     len = emax(cidx(0), emin(cidx(x.shape[ta]), len));
     std::vector<ExprP> xi = out_vars(x.rank());
-    xi[ta] = select(lt(var(ta), len), len - cidx(1) - var(ta), var(ta));
+    xi[ta] = select(lt(var(ta), len), (len - var(ta)) - cidx(1), var(ta));  // (len - t) >= 1 where t < len
     c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
   };
   register_op(std::move(d));

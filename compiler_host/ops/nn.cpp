@@ -458,7 +458,9 @@ void def_pool(const std::string &name, bool is_max) {
         for (int i = w.nsp; i-- > 0;) inner = inner * cidx(w.in[i]) + xi[2 + i];
         lin = lin * cidx(plane) + inner;
       }
-      ExprP hit = land(inside, bin(EOp::Eq, xv, load(1, t, out_vars(x.rank()))));
+      // The window element is read only inside the input (a select guards
+      // its load; `inside && x == max` read it at padded positions too).
+      ExprP hit = select(inside, bin(EOp::Eq, xv, load(1, t, out_vars(x.rank()))), cbool(false));
       int64_t big = x.numel();
       c.kernel(n.out[1], {n.in[0], mx}, cast(reduce(ReduceKind::Min, rv, select(hit, lin, cidx(big))), DType::I64));
       return;

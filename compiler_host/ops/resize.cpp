@@ -388,7 +388,7 @@ void def_roi_align() {
     yy = emax(yy, d64(0));
     xx = emax(xx, d64(0));
     auto corner = [&](E v, int64_t size, E *lo, E *hi, E *frac) {
-      E l = cast(un(EOp::Floor, v), kIndexType);
+      E l = emax(cidx(0), cast(un(EOp::Floor, v), kIndexType));  // v >= 0 (NaN casts to 0)
       E last = bin(EOp::Ge, l, cidx(size - 1));
       *lo = select(last, cidx(size - 1), l);
       *hi = select(last, cidx(size - 1), l + cidx(1));

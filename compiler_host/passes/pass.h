@@ -59,6 +59,7 @@ void choose_layouts(PassContext &c);
 void winograd(PassContext &c);
 void pack_weights(PassContext &c);
 void split_recurrent(PassContext &c);
+void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);
 
 }  // namespace tinyrt

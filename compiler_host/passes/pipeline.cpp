@@ -21,6 +21,7 @@ const std::vector<Pass> &pipeline() {
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays", winograd},
       {"pack_weights", "choose register tiles and pack GEMM weights", pack_weights},
       {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", split_recurrent},
+      {"prove_bounds", "every load proved inside its tensor, scheduled kernels' geometry checked against their tensors", prove_bounds},
       {"plan_memory", "liveness intervals -> arena offsets", plan_memory},
   };
   return passes;
