@@ -537,10 +537,19 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       case EOp::Mul: return b_.CreateFMul(a, b);
       case EOp::Div: return b_.CreateFDiv(a, b);
       case EOp::Rem: {
-        Value *q = b_.CreateFDiv(a, b);
-        Value *tq = math_.trunc(q);
+        // x - trunc(x / y) * y, for float in double: exact (as C's fmod)
+        // while the quotient is below 2^24, where it has room for the
+        // product; in float it was off by an ulp once y had a long mantissa.
+        Type *ty = a->getType();
+        bool wide = ty->getScalarType()->isFloatTy();
+        Type *dt = ty->isVectorTy() ? (Type *)llvm::VectorType::get(b_.getDoubleTy(), llvm::cast<llvm::VectorType>(ty))
+                                    : b_.getDoubleTy();
+        Value *aw = wide ? b_.CreateFPExt(a, dt) : a, *bw = wide ? b_.CreateFPExt(b, dt) : b;
+        Value *tq = math_.trunc(b_.CreateFDiv(aw, bw));
+        Value *diff = b_.CreateFSub(aw, b_.CreateFMul(tq, bw));
+        if (wide) diff = b_.CreateFPTrunc(diff, ty);
         // The result has x's sign, zero included (fmod(-0, y) = -0).
-        Value *r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(a, b_.CreateFMul(tq, b)), a);
+        Value *r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, diff, a);
         // fmod(x, +-inf) = x for finite x (the product above is 0 * inf = NaN).
         auto is_inf = [&](Value *v) {
           return b_.CreateOr(b_.CreateFCmpOEQ(v, llvm::ConstantFP::getInfinity(v->getType(), false)),

@@ -40,6 +40,7 @@ struct Range {
 constexpr Range kAny32{INT32_MIN, INT32_MAX};
 constexpr Range kAny64{INT64_MIN, INT64_MAX};
 constexpr size_t kMaxVisits = 4000000;  // per kernel; a larger proof is refused
+constexpr int kMaxDepth = 256;          // recursion into index expressions and conditions
 
 int64_t sat(__int128 v) {
   return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
@@ -80,6 +81,7 @@ class Prover {
   std::set<std::pair<const Expr *, int>> checked_;
   std::map<std::pair<const Expr *, int>, Range> ranges_;
   size_t visits_ = 0;
+  int depth_ = 0;
 
   const std::string &key(const ExprP &e) {
     auto it = keys_.find(e.get());
@@ -128,11 +130,19 @@ class Prover {
   }
 
   void learn(const ExprP &c, bool truth, int ctx, Facts *out) {
-    if (c->op == EOp::Not) return learn(c->a[0], !truth, ctx, out);
+    if (depth_ >= kMaxDepth) return;  // fewer facts: sound
+    if (c->op == EOp::Not) {
+      ++depth_;
+      learn(c->a[0], !truth, ctx, out);
+      --depth_;
+      return;
+    }
     if ((c->op == EOp::And && truth) || (c->op == EOp::Or && !truth)) {
       if (c->type != DType::Bool) return;
+      ++depth_;
       learn(c->a[0], truth, ctx, out);
       learn(c->a[1], truth, ctx, out);
+      --depth_;
       return;
     }
     if (!is_compare(c->op) || dtype_is_float(c->a[0]->type)) return;
@@ -192,7 +202,11 @@ class Prover {
     auto memo = ranges_.find({e.get(), ctx});
     if (memo != ranges_.end()) return memo->second;
     count();
+    // Deeper than kMaxDepth: anything of its type (sound; no deep recursion).
+    if (depth_ >= kMaxDepth) return any_of(e->type);
+    ++depth_;
     Range r = compute(e, ctx);
+    --depth_;
     const Facts &f = contexts_[(size_t)ctx];
     if (!f.empty() && !e->is_const()) {
       auto it = f.find(key(e));
@@ -259,35 +273,49 @@ class Prover {
     }
   }
 
-  void check(const ExprP &e, int ctx) {
-    if (!checked_.insert({e.get(), ctx}).second) return;
-    count();
-    if (e->op == EOp::Reduce) {
-      Facts vars;
-      for (const RVar &r : e->rvars) {
-        if (r.extent <= 0) return;  // a reduction over nothing reads nothing
-        vars[to_string(var(r.id))] = {0, r.extent - 1};  // a temporary: not through the key cache
+  // Walks the DAG from the root with an explicit stack (an expression may
+  // be thousands of nodes deep: a Sum of 5000 inputs).
+  void check(const ExprP &root, int root_ctx) {
+    std::vector<std::pair<ExprP, int>> todo = {{root, root_ctx}};
+    while (!todo.empty()) {
+      ExprP e = todo.back().first;
+      int ctx = todo.back().second;
+      todo.pop_back();
+      if (!checked_.insert({e.get(), ctx}).second) continue;
+      count();
+      if (e->op == EOp::Reduce) {
+        Facts vars;
+        bool empty = false;
+        for (const RVar &r : e->rvars) {
+          empty = empty || r.extent <= 0;  // a reduction over nothing reads nothing
+          vars[to_string(var(r.id))] = {0, r.extent - 1};  // a temporary: not through the key cache
+        }
+        if (!empty) todo.push_back({e->a[0], with(ctx, vars)});
+        continue;
       }
-      check(e->a[0], with(ctx, vars));
-      return;
+      if (e->op == EOp::Select) {
+        todo.push_back({e->a[0], ctx});
+        todo.push_back({e->a[1], narrowed(ctx, e->a[0], true)});
+        todo.push_back({e->a[2], narrowed(ctx, e->a[0], false)});
+        continue;
+      }
+      for (const ExprP &a : e->a) todo.push_back({a, ctx});
+      if (e->op == EOp::Load) check_load(e, ctx);
     }
-    if (e->op == EOp::Select) {
-      check(e->a[0], ctx);
-      check(e->a[1], narrowed(ctx, e->a[0], true));
-      check(e->a[2], narrowed(ctx, e->a[0], false));
-      return;
-    }
-    for (const ExprP &a : e->a) check(a, ctx);
-    if (e->op != EOp::Load) return;
+  }
+
+  void check_load(const ExprP &e, int ctx) {
     if (e->id < 0 || e->id >= (int)k_.ins.size()) fail_internal(where_ + ": a load of a missing slot");
     const Value &v = g_.v(k_.ins[(size_t)e->id]);
     if ((int)e->a.size() != v.rank()) fail_internal(where_ + ": a load of '" + v.name + "' with the wrong rank");
     for (size_t ax = 0; ax < e->a.size(); ++ax) {
       Range r = range(e->a[ax], ctx);
-      if (r.lo < 0 || r.hi >= v.shape[ax])
-        fail_invalid(where_ + ": cannot prove its reads of '" + v.name + "' " + shape_str(v.shape) +
-                     " inside the tensor: axis " + std::to_string(ax) + " index " + to_string(e->a[ax]) + " may be " +
-                     std::to_string(r.lo) + " to " + std::to_string(r.hi));
+      if (r.lo >= 0 && r.hi < v.shape[ax]) continue;
+      std::string index = to_string(e->a[ax]);
+      if (index.size() > 300) index = index.substr(0, 300) + "...";
+      fail_invalid(where_ + ": cannot prove its reads of '" + v.name + "' " + shape_str(v.shape) +
+                   " inside the tensor: axis " + std::to_string(ax) + " index " + index + " may be " +
+                   std::to_string(r.lo) + " to " + std::to_string(r.hi));
     }
   }
 };

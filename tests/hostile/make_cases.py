@@ -153,6 +153,15 @@ with np.errstate(invalid="ignore", divide="ignore"):
                   [vi("x", [9]), vi("y", [9])], [vi("z", [9])]),
             [x, y], [np.reciprocal(fmod_xy)])
 
+# fmod by divisors with long mantissas (a quotient of two floats) is exact,
+# as C's: x - trunc(x / y) * y in float was an ulp off (found by
+# fuzz_compile_run: Mod(2.75, w / x)).
+rng = np.random.default_rng(11)
+xs = (rng.standard_normal(64) * 8).astype(np.float32)
+ys = (rng.standard_normal(64).astype(np.float32) / rng.uniform(0.1, 3, 64).astype(np.float32)).astype(np.float32)
+numeric("exact_mod_fmod_long_mantissa", model([h.make_node("Mod", ["x", "y"], ["m"], fmod=1)], [vi("x", [64]), vi("y", [64])],
+                                        [vi("m", [64])]), [xs, ys], [np.fmod(xs, ys)])
+
 # Casts from float to integers saturate (NaN is 0), in generated code and in
 # constant folding alike; folding wrapped (-1.625 to uint8 was 255 folded,
 # 0 at run time; found by fuzz_compile_run).
