@@ -39,8 +39,7 @@ void split_points(const ExprP &e, int axis, std::set<int64_t> *points) {
         continue;
       }
       // i + off (op) k, with i on the left (side 0) or the right.
-      EOp op = n.op;
-      if (side == 1) op = op == EOp::Lt ? EOp::Gt : op == EOp::Gt ? EOp::Lt : op == EOp::Le ? EOp::Ge : EOp::Le;
+      EOp op = side == 1 ? swap_compare(n.op) : n.op;
       int64_t p = k->ival - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
       points->insert(op == EOp::Lt || op == EOp::Ge ? p : p + 1);
     }

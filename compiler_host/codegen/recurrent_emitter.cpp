@@ -405,7 +405,7 @@ struct RecurrentEmitter {
   void split_direction(int d, Value *home) {
     Value *words = b.CreateBitCast(slots[r.sync].base, b.getInt32Ty()->getPointerTo());
     auto word = [&](int64_t line) {
-      return b.CreateGEP(b.getInt32Ty(), words, i32(((int64_t)d * (r.parts + 1) + line) * 16));
+      return b.CreateGEP(b.getInt32Ty(), words, i32(r.sync_word(d, line)));
     };
     Value *done = word(r.parts);
     Value *claimed = word(0);
@@ -426,7 +426,7 @@ struct RecurrentEmitter {
       b.SetInsertPoint(ready);
       emit_counted_loop(b, i32(0), i32(r.parts), [&](Value *i) {
         Value *q = b.CreateURem(b.CreateAdd(home, i), i32(r.parts));
-        Value *counter = b.CreateGEP(b.getInt32Ty(), claimed, b.CreateMul(q, i32(16)));
+        Value *counter = b.CreateGEP(b.getInt32Ty(), claimed, b.CreateMul(q, i32(RecurrentSpec::kSyncLine)));
         Value *won = b.CreateExtractValue(
             b.CreateAtomicCmpXchg(counter, st, b.CreateAdd(st, i32(1)), llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
                                   llvm::AtomicOrdering::Monotonic),

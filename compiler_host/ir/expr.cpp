@@ -60,6 +60,27 @@ bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
 bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Shr; }
 bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
 
+EOp swap_compare(EOp op) {
+  switch (op) {
+    case EOp::Lt: return EOp::Gt;
+    case EOp::Gt: return EOp::Lt;
+    case EOp::Le: return EOp::Ge;
+    case EOp::Ge: return EOp::Le;
+    default: return op;  // Eq, Ne
+  }
+}
+
+EOp negate_compare(EOp op) {
+  switch (op) {
+    case EOp::Lt: return EOp::Ge;
+    case EOp::Ge: return EOp::Lt;
+    case EOp::Le: return EOp::Gt;
+    case EOp::Gt: return EOp::Le;
+    case EOp::Eq: return EOp::Ne;
+    default: return EOp::Eq;  // Ne
+  }
+}
+
 ExprP un(EOp op, ExprP x) {
   TINYRT_CHECK(is_unary(op) && op != EOp::Cast, "un() op");
   if (op == EOp::Neg && x->is_const()) return cst(x->type, dtype_is_float(x->type) ? -x->fval : (double)-x->ival);

@@ -107,6 +107,10 @@ ExprP reduce_init_cst(ReduceKind k, DType t);
 bool is_binary(EOp op);
 bool is_unary(EOp op);
 bool is_compare(EOp op);
+// The comparison with its operands swapped (x < y is y > x) and the one
+// that holds when `op` does not (x < y fails: x >= y; on integers).
+EOp swap_compare(EOp op);
+EOp negate_compare(EOp op);
 const char *eop_name(EOp op);
 
 // Calls f on every node once (DAG walk).

@@ -110,6 +110,10 @@ struct RecurrentSpec {
   // done; zeroed by a kernel before.
   int parts = 1;
   int sync = -1;
+  static constexpr int64_t kSyncLine = 16;  // int32 words per counter line
+  // Word offset of counter line `line` of direction d, and the value's size.
+  int64_t sync_word(int d, int64_t line) const { return ((int64_t)d * (parts + 1) + line) * kSyncLine; }
+  int64_t sync_words() const { return sync_word(D, 0); }
 };
 
 // A custom op declared with --custom-op DOMAIN::OP=SYMBOL[:same]: nodes of

@@ -23,6 +23,7 @@
 // so a guard narrows every expression equal to the one it tests. A kernel
 // with no output element, or a reduction over nothing, reads nothing.
 #include <climits>
+#include <tuple>
 #include <set>
 #include <unordered_map>
 
@@ -59,8 +60,16 @@ Range any_of(DType t) {
   }
 }
 
+Range meet(Range a, Range b) { return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)}; }
+
 // Facts a condition establishes: expression key -> range.
 using Facts = std::map<std::string, Range>;
+
+void add_fact(Facts *f, const std::string &key, Range r) {
+  auto it = f->find(key);
+  if (it == f->end()) (*f)[key] = r;
+  else it->second = meet(it->second, r);
+}
 
 class Prover {
  public:
@@ -109,22 +118,22 @@ class Prover {
       fail_unsupported(where_ + ": its expression is too large to prove its loads in bounds");
   }
 
-  // The context `ctx` plus what `cond` being `truth` establishes.
+  // The context `ctx` plus what `cond` being `truth` establishes (one
+  // context per condition, whether a check or a range asks for it).
+  std::map<std::tuple<const Expr *, int, bool>, int> narrowed_;
   int narrowed(int ctx, const ExprP &cond, bool truth) {
+    auto it = narrowed_.find({cond.get(), ctx, truth});
+    if (it != narrowed_.end()) return it->second;
     Facts add;
     learn(cond, truth, ctx, &add);
-    return with(ctx, add);
+    return narrowed_[{cond.get(), ctx, truth}] = with(ctx, add);
   }
 
   // The context `ctx` plus the facts `add`.
   int with(int ctx, const Facts &add) {
     if (add.empty()) return ctx;
     Facts f = contexts_[(size_t)ctx];
-    for (auto &kv : add) {
-      auto it = f.find(kv.first);
-      if (it == f.end()) f[kv.first] = kv.second;
-      else it->second = {std::max(it->second.lo, kv.second.lo), std::min(it->second.hi, kv.second.hi)};
-    }
+    for (auto &kv : add) add_fact(&f, kv.first, kv.second);
     contexts_.push_back(std::move(f));
     return (int)contexts_.size() - 1;
   }
@@ -146,39 +155,21 @@ class Prover {
       return;
     }
     if (!is_compare(c->op) || dtype_is_float(c->a[0]->type)) return;
-    auto add = [&](const std::string &k, Range r) {
-      auto it = out->find(k);
-      if (it == out->end()) (*out)[k] = r;
-      else it->second = {std::max(it->second.lo, r.lo), std::min(it->second.hi, r.hi)};
-    };
+    EOp holds = truth ? c->op : negate_compare(c->op);  // a[0] holds a[1]
     // x (op) y of two expressions: a bound on x - y or y - x.
     if (!c->a[0]->is_const() && !c->a[1]->is_const()) {
-      EOp op = c->op;
-      if (!truth) op = op == EOp::Lt ? EOp::Ge : op == EOp::Le ? EOp::Gt : op == EOp::Gt ? EOp::Le : op == EOp::Ge ? EOp::Lt : EOp::Eq;
       const std::string &x = key(c->a[0]), &y = key(c->a[1]);
-      if (op == EOp::Lt) add("sub(" + y + ", " + x + ")", {1, INT64_MAX});
-      if (op == EOp::Le) add("sub(" + y + ", " + x + ")", {0, INT64_MAX});
-      if (op == EOp::Gt) add("sub(" + x + ", " + y + ")", {1, INT64_MAX});
-      if (op == EOp::Ge) add("sub(" + x + ", " + y + ")", {0, INT64_MAX});
+      if (holds == EOp::Lt) add_fact(out, "sub(" + y + ", " + x + ")", {1, INT64_MAX});
+      if (holds == EOp::Le) add_fact(out, "sub(" + y + ", " + x + ")", {0, INT64_MAX});
+      if (holds == EOp::Gt) add_fact(out, "sub(" + x + ", " + y + ")", {1, INT64_MAX});
+      if (holds == EOp::Ge) add_fact(out, "sub(" + x + ", " + y + ")", {0, INT64_MAX});
     }
     // x (op) y, as bounds on each side from the other's range.
     for (int side = 0; side < 2; ++side) {
       const ExprP &x = c->a[(size_t)side];
       if (x->is_const()) continue;
       Range y = range(c->a[(size_t)(1 - side)], ctx);
-      EOp op = c->op;
-      if (side == 1) op = op == EOp::Lt ? EOp::Gt : op == EOp::Gt ? EOp::Lt : op == EOp::Le ? EOp::Ge : op == EOp::Ge ? EOp::Le : op;
-      if (!truth) {
-        switch (op) {
-          case EOp::Lt: op = EOp::Ge; break;
-          case EOp::Le: op = EOp::Gt; break;
-          case EOp::Gt: op = EOp::Le; break;
-          case EOp::Ge: op = EOp::Lt; break;
-          case EOp::Eq: op = EOp::Ne; break;
-          case EOp::Ne: op = EOp::Eq; break;
-          default: return;
-        }
-      }
+      EOp op = side == 1 ? swap_compare(holds) : holds;
       Range r = kAny64;
       switch (op) {
         case EOp::Lt: r.hi = sat((__int128)y.hi - 1); break;
@@ -188,7 +179,7 @@ class Prover {
         case EOp::Eq: r = y; break;
         default: continue;
       }
-      add(key(x), r);
+      add_fact(out, key(x), r);
     }
   }
 
@@ -210,7 +201,7 @@ class Prover {
     const Facts &f = contexts_[(size_t)ctx];
     if (!f.empty() && !e->is_const()) {
       auto it = f.find(key(e));
-      if (it != f.end()) r = {std::max(r.lo, it->second.lo), std::min(r.hi, it->second.hi)};
+      if (it != f.end()) r = meet(r, it->second);
     }
     return ranges_[{e.get(), ctx}] = r;
   }
@@ -366,7 +357,7 @@ void check_recurrent(const Graph &g, const Kernel &k, const std::string &where) 
   expect(r.c0, r.layout1 ? Shape{r.B, D, H} : Shape{D, r.B, H}, "initial cell state");
   expect(r.p, {D, 3 * H}, "peepholes");
   expect(r.rbh, {D, H}, "recurrent bias");
-  expect(r.sync, {D * (r.parts + 1) * 16}, "counters");
+  expect(r.sync, {r.sync_words()}, "counters");
   // A state row: h, then LSTM's c or GRU's r * h and z (without
   // linear_before_reset), then int8's quantized state (a float per quad).
   int64_t need = r.cell == CellKind::LSTM ? 2 * H : r.cell == CellKind::GRU && !r.linear_before_reset ? 3 * H : H;

@@ -10,8 +10,9 @@
 // layer reads it as its last slot and updates it atomically. Parts are
 // whole groups of the kernel's vectors of units (the last part also takes
 // the units after the last full group), at most kMaxParts, and only as
-// many as keep kMinPartMacs multiply-adds per part per step, so the synchronization of each step (an atomic
-// compare-exchange per part, a count, a wait) stays small against the work.
+// many as keep kMinPartMacs multiply-adds per part per step, so the
+// synchronization of each step (an atomic compare-exchange per part, a
+// count, a wait) stays small against the work.
 //
 // Not split: int8 layers (every step first quantizes the whole state) and
 // GRU without linear_before_reset (two passes per step over all units).
@@ -48,7 +49,7 @@ void split_recurrent(PassContext &c) {
       RecurrentSpec &r = k.rnn;
       r.parts = (int)choose_parts(r, c.target.f32_lanes());
       if (r.parts > 1) {
-        int sync = g.add_value(g.fresh_name(g.v(k.out).name + "_sync"), DType::I32, {(int64_t)r.D * (r.parts + 1) * 16});
+        int sync = g.add_value(g.fresh_name(g.v(k.out).name + "_sync"), DType::I32, {r.sync_words()});
         Kernel z;
         z.out = sync;
         z.expr = cst(DType::I32, 0);
