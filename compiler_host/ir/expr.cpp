@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 
@@ -247,13 +248,24 @@ const char *eop_name(EOp op) {
 }
 
 void visit(const ExprP &e, const std::function<void(const Expr &)> &f) {
-  std::set<const Expr *> seen;
-  std::function<void(const ExprP &)> go = [&](const ExprP &x) {
-    if (!seen.insert(x.get()).second) return;
-    for (auto &k : x->a) go(k);
-    f(*x);
-  };
-  go(e);
+  // Post order with an explicit stack: a node after its operands, each
+  // node once.
+  std::unordered_set<const Expr *> seen;
+  std::vector<std::pair<const Expr *, size_t>> stack;  // node, next operand
+  if (!e) return;
+  seen.insert(e.get());
+  stack.push_back({e.get(), 0});
+  while (!stack.empty()) {
+    auto &[x, next] = stack.back();
+    if (next < x->a.size()) {
+      const Expr *k = x->a[next++].get();
+      if (seen.insert(k).second) stack.push_back({k, 0});
+      continue;
+    }
+    const Expr *done = x;
+    stack.pop_back();
+    f(*done);
+  }
 }
 
 size_t expr_size(const ExprP &e) {
@@ -327,6 +339,9 @@ ExprP rewrite(const ExprP &e, const RewriteFn &f) { return walk(e, nullptr, &f);
 ExprP rewrite_top_down(const ExprP &e, const RewriteFn &f) { return walk(e, &f, nullptr); }
 
 ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars) {
+  bool identity = true;
+  for (size_t k = 0; k < vars.size(); ++k) identity = identity && vars[k]->op == EOp::Var && vars[k]->id == (int)k;
+  if (identity) return e;
   // Top down: a node that folds to a Var while rebuilding ((i + 2) - 2 ->
   // i) is not substituted a second time.
   return rewrite_top_down(e, [&](const ExprP &x) -> ExprP {
@@ -344,6 +359,9 @@ ExprP replace_loads(const ExprP &e, int slot, const std::function<ExprP(const Ex
 }
 
 ExprP remap_slots(const ExprP &e, const std::vector<int> &map) {
+  bool identity = true;
+  for (size_t s = 0; s < map.size(); ++s) identity = identity && map[s] == (int)s;
+  if (identity) return e;
   return rewrite(e, [&](const ExprP &x) -> ExprP {
     if (x->op != EOp::Load || map.at(x->id) == x->id) return nullptr;
     return load(map.at(x->id), x->type, x->a);

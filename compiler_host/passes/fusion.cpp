@@ -73,31 +73,34 @@ bool inline_into(Program &p, int ki, int ci, size_t max_nodes) {
   Kernel &cons = p.kernels[ci];
   int sv = cons.slot_of(prod.out);
   TINYRT_CHECK(sv >= 0, "inline_into: the reader does not read the value");
-  // Producer slots -> consumer slots (appended, deduplicated).
-  std::vector<int> ins = cons.ins;
-  std::vector<int> map = merge_inputs(ins, prod.ins, -1);
+  // The fused kernel's slots: the reader's without the inlined value, then
+  // the producer's that it lacks. Both expressions are renumbered once,
+  // straight to these slots (a chain's producer keeps its numbering, so its
+  // expression is shared, not copied).
+  std::vector<int> ins;
+  std::vector<int> cons_map(cons.ins.size(), -1);
+  for (size_t s = 0; s < cons.ins.size(); ++s)
+    if ((int)s != sv) {
+      cons_map[s] = (int)ins.size();
+      ins.push_back(cons.ins[s]);
+    }
+  std::vector<int> prod_map = merge_inputs(ins, prod.ins, -1);
   int next_rvar = kFirstReduceVar;
   if (has_reduce(cons.expr)) next_rvar = std::max(kFirstReduceVar, max_var_id(cons.expr) + 1);
-  ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, map), next_rvar, nullptr);
+  ExprP pe = renumber_reduce_vars(remap_slots(prod.expr, prod_map), next_rvar, nullptr);
   // Loads of one element share one copy of the producer's expression,
   // which the code generator then computes once.
   std::map<std::string, ExprP> copies;
-  ExprP merged = replace_loads(cons.expr, sv, [&](const Expr &ld) {
-    ExprP &c = copies[to_string(std::make_shared<const Expr>(ld))];
-    if (!c) c = substitute_vars(pe, ld.a);
+  ExprP merged = rewrite(cons.expr, [&](const ExprP &x) -> ExprP {
+    if (x->op != EOp::Load) return nullptr;
+    if (x->id != sv) return cons_map[x->id] == x->id ? nullptr : load(cons_map[x->id], x->type, x->a);
+    ExprP &c = copies[to_string(x)];
+    if (!c) c = substitute_vars(pe, x->a);
     return c;
   });
   if (expr_size(merged) > max_nodes) return false;
-  // Drop the inlined value's slot.
-  std::vector<int> compact(ins.size());
-  std::vector<int> kept;
-  for (size_t s = 0; s < ins.size(); ++s) {
-    if ((int)s == sv) continue;
-    compact[s] = (int)kept.size();
-    kept.push_back(ins[s]);
-  }
-  cons.expr = remap_slots(merged, compact);
-  cons.ins = std::move(kept);
+  cons.expr = std::move(merged);
+  cons.ins = std::move(ins);
   cons.label = prod.label + "+" + cons.label;
   cons.nodes.insert(cons.nodes.begin(), prod.nodes.begin(), prod.nodes.end());
   return true;
