@@ -49,6 +49,7 @@ std::vector<int> static_quantization_tensors(const Graph &g);
 void fuse_qdq(PassContext &c);
 void fold_batchnorm(PassContext &c);
 void lower_to_kernels(PassContext &c);
+void bypass_views(PassContext &c);
 void fuse_epilogues(PassContext &c);
 void pad_conv_rows(PassContext &c);
 void fuse_elementwise(PassContext &c);

@@ -11,6 +11,7 @@ const std::vector<Pass> &pipeline() {
       {"fuse_qdq", "quantized (QDQ) convolutions and products as integer ops", fuse_qdq},
       {"fold_batchnorm", "fold BatchNormalization into the preceding Conv/Gemm", fold_batchnorm},
       {"lower_to_kernels", "lower each op to element expressions (one kernel each)", lower_to_kernels},
+      {"bypass_views", "readers of a view with its value's shape (Identity) read the value", bypass_views},
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
       {"pad_conv_rows", "int8 convolutions over few channels read padded channels-last rows", pad_conv_rows},
       {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},

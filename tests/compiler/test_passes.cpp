@@ -92,6 +92,27 @@ TEST(FuseElementwise, ChainsBecomeOneLoopKernel) {
   EXPECT_EQ(p.kernels[0].ins.size(), 2u);  // x (deduplicated) and c
 }
 
+TEST(BypassViews, IdentityBetweenElementwiseOpsDoesNotSplitTheChain) {
+  OnnxBuilder b;
+  b.input("x", {4, 16});
+  b.node("Neg", {"x"}, {"n"});
+  b.node("Identity", {"n"}, {"i"});
+  b.node("Add", {"i", "n"}, {"a"});  // the value once directly, once through the view
+  b.node("Reshape", {"a", "shape"}, {"r"});
+  b.init_i64("shape", {2}, {8, 8});
+  b.node("Abs", {"r"}, {"y"});
+  b.output("y", {8, 8});
+  Program before = run_until(b, "lower_to_kernels");
+  EXPECT_EQ(before.alias.size(), 2u);
+  Program p = run_until(b, "fuse_elementwise");
+  // Neg and Add fuse through the Identity (Add reads n in one slot); the
+  // Reshape changes the shape, so it stays a view and Abs a kernel of its own.
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].label, "Neg+Add");
+  EXPECT_EQ(p.kernels[0].ins.size(), 1u);
+  EXPECT_EQ(p.alias.size(), 1u);
+}
+
 TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
   OnnxBuilder b;
   b.input("x", {1, 8, 5, 5});
