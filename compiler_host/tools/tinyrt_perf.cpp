@@ -6,6 +6,7 @@
 #include <sstream>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -41,10 +42,39 @@ double count_instructions(const Target &t, const BuiltModel &m, int runs, const 
   return field(s, "guest_instructions");
 }
 
-// Per-step medians from the runner's --profile output, joined with the
-// artifact's fusion groups (label, ONNX nodes, family, FLOPs).
-nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
+// The artifact's fusion groups (label, ONNX nodes, family, FLOPs) joined
+// with one figure per step: the median milliseconds on the host, or the
+// guest instructions per run under qemu.
+nlohmann::json join_steps(const Artifact &a, const std::vector<double> &per_step, const char *key) {
   nlohmann::json groups = nlohmann::json::parse(a.json)["fusion_groups"];
+  if (per_step.size() != groups.size())
+    fail_internal("runner profiled " + std::to_string(per_step.size()) + " steps, the model has " +
+                  std::to_string(groups.size()));
+  double total = 0;
+  for (double v : per_step) total += v;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < per_step.size(); ++i) {
+    const nlohmann::json &g = groups[i];
+    nlohmann::json r = {{"kernel", i},
+                        {"label", g["label"]},
+                        {"family", g["family"]},
+                        {"nodes", g["nodes"]},
+                        {key, per_step[i]},
+                        {"share", total > 0 ? per_step[i] / total : 0.0}};
+    if (g.contains("tile")) r["tile"] = g["tile"];
+    if (g.contains("gemm")) r["gemm"] = g["gemm"];
+    if (g.contains("flops")) {
+      double f = g["flops"].get<double>();
+      if (!strcmp(key, "median_ms") && per_step[i] > 0) r["gflops"] = f / (per_step[i] * 1e6);
+      if (!strcmp(key, "guest_instructions") && per_step[i] > 0) r["flops_per_instruction"] = f / per_step[i];
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// Per-step medians from the runner's --profile output.
+nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
   std::vector<double> ms;
   std::istringstream in(runner_out);
   std::string line;
@@ -56,41 +86,61 @@ nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
       ms.push_back(v);
     }
   }
-  if (ms.size() != groups.size())
-    fail_internal("runner profiled " + std::to_string(ms.size()) + " steps, the model has " + std::to_string(groups.size()));
-  double total = 0;
-  for (double v : ms) total += v;
-  nlohmann::json rows = nlohmann::json::array();
-  for (size_t i = 0; i < ms.size(); ++i) {
-    const nlohmann::json &g = groups[i];
-    nlohmann::json r = {{"kernel", i},
-                        {"label", g["label"]},
-                        {"family", g["family"]},
-                        {"nodes", g["nodes"]},
-                        {"median_ms", ms[i]},
-                        {"share", total > 0 ? ms[i] / total : 0.0}};
-    if (g.contains("flops") && ms[i] > 0) r["gflops"] = g["flops"].get<double>() / (ms[i] * 1e6);
-    rows.push_back(r);
+  return join_steps(a, ms, "median_ms");
+}
+
+// Per-step guest instructions under qemu: the runner marks each step of
+// `runs` runs (--mark-steps) and the icount plugin sums the instructions
+// between the marks.
+nlohmann::json count_steps(const Target &t, const BuiltModel &m, const Artifact &a, int runs, const std::string &work) {
+  std::string out = (fs::path(work) / "icount-steps.txt").string();
+  std::string plugin = icount_plugin_path();
+  if (!fs::exists(plugin)) fail_usage("QEMU plugin missing: " + plugin);
+  ProcessResult r = run_runner(t, m, {"--mark-steps", std::to_string(runs)}, {"-plugin", plugin + ",out=" + out});
+  if (r.exit_code != 0) fail_internal("runner failed under qemu: " + r.output);
+  std::ifstream f(out);
+  std::vector<double> per_step;
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned k;
+    unsigned long long n, runs_seen;
+    if (sscanf(line.c_str(), "step %u: %llu %llu", &k, &n, &runs_seen) == 3) {
+      if (k != per_step.size()) fail_internal("icount plugin steps out of order: " + line);
+      per_step.push_back(runs_seen ? (double)n / (double)runs_seen : 0.0);
+    }
   }
-  return rows;
+  return join_steps(a, per_step, "guest_instructions");
 }
 
 void print_profile(const nlohmann::json &rows) {
+  bool counted = !rows.empty() && rows[0].contains("guest_instructions");
+  const char *key = counted ? "guest_instructions" : "median_ms";
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return rows[x]["median_ms"].get<double>() > rows[y]["median_ms"].get<double>();
-  });
-  printf("  %-6s %-10s %9s %6s %8s  %s\n", "kernel", "family", "median ms", "share", "GFLOP/s", "ops (ONNX nodes)");
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return rows[x][key].get<double>() > rows[y][key].get<double>(); });
+  if (counted)
+    printf("  %-6s %-10s %12s %6s %8s %6s  %s\n", "kernel", "family", "instructions", "share", "FLOP/ins", "tile",
+           "ops (ONNX nodes)");
+  else
+    printf("  %-6s %-10s %9s %6s %8s  %s\n", "kernel", "family", "median ms", "share", "GFLOP/s", "ops (ONNX nodes)");
   for (size_t i : order) {
     const nlohmann::json &r = rows[i];
-    std::string gf = r.contains("gflops") ? std::to_string((int)(r["gflops"].get<double>() + 0.5)) : "-";
     std::string nodes;
     for (auto &n : r["nodes"]) nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
     if (nodes.size() > 60) nodes = nodes.substr(0, 57) + "...";
-    printf("  %-6zu %-10s %9.4f %5.1f%% %8s  %s (%s)\n", (size_t)r["kernel"].get<int>(),
-           r["family"].get<std::string>().c_str(), r["median_ms"].get<double>(), 100 * r["share"].get<double>(),
-           gf.c_str(), r["label"].get<std::string>().c_str(), nodes.c_str());
+    std::string label = r["label"].get<std::string>(), family = r["family"].get<std::string>();
+    if (counted) {
+      char fpi[32] = "-", tile[32] = "-";
+      if (r.contains("flops_per_instruction")) snprintf(fpi, sizeof fpi, "%.2f", r["flops_per_instruction"].get<double>());
+      if (r.contains("tile")) snprintf(tile, sizeof tile, "%dx%d", r["tile"]["mr"].get<int>(), r["tile"]["nr"].get<int>());
+      printf("  %-6zu %-10s %12.0f %5.1f%% %8s %6s  %s (%s)\n", (size_t)r["kernel"].get<int>(), family.c_str(),
+             r[key].get<double>(), 100 * r["share"].get<double>(), fpi, tile, label.c_str(), nodes.c_str());
+    } else {
+      std::string gf = r.contains("gflops") ? std::to_string((int)(r["gflops"].get<double>() + 0.5)) : "-";
+      printf("  %-6zu %-10s %9.4f %5.1f%% %8s  %s (%s)\n", (size_t)r["kernel"].get<int>(), family.c_str(),
+             r[key].get<double>(), 100 * r["share"].get<double>(), gf.c_str(), label.c_str(), nodes.c_str());
+    }
   }
 }
 
@@ -136,7 +186,7 @@ int main(int argc, char **argv) {
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
   add_winograd_option(app, winograd);
-  app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s (host targets; adds \"profile\" to --json)");
+  app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
@@ -184,8 +234,8 @@ int main(int argc, char **argv) {
         if (!trace.empty()) write_trace(trace, j["profile"]);
       }
     } else {
-      if (profile || !trace.empty())
-        fail_usage("--profile times kernels on this machine: use a host target (ARM costs are counted per inference)");
+      if (!trace.empty()) fail_usage("--trace times kernels on this machine: use a host target (--profile counts ARM instructions per kernel)");
+      if (profile && threads != 1) fail_usage("--profile on an emulated target counts one thread's instructions: use --threads 1");
       // One run costs (count(1 + n) - count(1)) / n: start-up and loading cancel out.
       int n = std::max(1, std::min(runs, 3));
       double c1 = count_instructions(a.target, m, 1, work);
@@ -193,6 +243,7 @@ int main(int argc, char **argv) {
       j["guest_instructions"] = (int64_t)((cn - c1) / n);
       j["median_ms"] = nullptr;
       j["min_ms"] = nullptr;
+      if (profile) j["profile"] = count_steps(a.target, m, a, n, work);
     }
     fs::remove_all(work);
     if (json) {

@@ -15,6 +15,11 @@
  * --profile N: runs the model N more times with the runtime's step hook
  *   (tinyrt_session_options.on_step) and prints "step K: X ms (T tasks)"
  *   with each step's median, and "total: X ms" (their sum).
+ * --mark-steps N: runs the model N more times, calling
+ *   write(TINYRT_STEP_MARK_FD, NULL, step * 2 + begin) before and after each
+ *   step; under qemu with tinyrt's icount plugin this yields per-step
+ *   instruction counts (tools/qemu_icount/icount.c). The writes fail and
+ *   are otherwise harmless.
  * --verify: first checks the weights against the checksum the compiler
  *   recorded (tinyrt_session_verify) and prints "verify: ok, ..." with the
  *   model hash and weights checksum, or fails with the runtime's message.
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tinyrt.h"
 
@@ -58,6 +64,14 @@ static void on_step(void *user, uint32_t step, int begin) {
   else p->ms[(size_t)p->run * p->steps + step] = now_ms() - p->t0;
 }
 
+/* Must match tools/qemu_icount/icount.c. */
+#define TINYRT_STEP_MARK_FD (-32343)
+
+static void on_step_mark(void *user, uint32_t step, int begin) {
+  (void)user;
+  if (write(TINYRT_STEP_MARK_FD, NULL, (size_t)step * 2 + (begin != 0)) >= 0) abort(); /* never a valid descriptor */
+}
+
 typedef struct runner {
   const tinyrt_model *model;
   void *arena;
@@ -66,7 +80,7 @@ typedef struct runner {
   tinyrt_session session;
 } runner;
 
-static int runner_init(runner *r, const tinyrt_model *m, int threads, profile_log *log) {
+static int runner_init(runner *r, const tinyrt_model *m, int threads, profile_log *log, int mark) {
   tinyrt_session_options opt;
   tinyrt_status st;
   size_t bytes = tinyrt_model_arena_bytes(m);
@@ -79,6 +93,7 @@ static int runner_init(runner *r, const tinyrt_model *m, int threads, profile_lo
     opt.on_step = on_step;
     opt.on_step_user = log;
   }
+  if (mark) opt.on_step = on_step_mark;
   if (threads > 1) {
     size_t pb = tinyrt_pool_storage_bytes(threads);
     if (posix_memalign(&r->pool_mem, TINYRT_ARENA_ALIGN, pb) != 0) return fail("out of memory", NULL);
@@ -162,7 +177,7 @@ static int run_once(runner *r) {
 
 int main(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, verify = 0, i;
+  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, mark = 0, verify = 0, i;
   void *lib;
   const tinyrt_model *m;
   runner r;
@@ -183,6 +198,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--warmup")) warmup = atoi(v);
     else if (!strcmp(a, "--compare-threads")) compare = atoi(v);
     else if (!strcmp(a, "--profile")) profile = atoi(v);
+    else if (!strcmp(a, "--mark-steps")) mark = atoi(v);
     else return fail("unknown option", a);
     ++i;
   }
@@ -190,7 +206,7 @@ int main(int argc, char **argv) {
   if (!lib) return fail("cannot load model", dlerror());
   m = (const tinyrt_model *)dlsym(lib, argv[2]);
   if (!m) return fail("model symbol not found", argv[2]);
-  if (runner_init(&r, m, threads, NULL) || load_inputs(&r, in)) return 1;
+  if (runner_init(&r, m, threads, NULL, 0) || load_inputs(&r, in)) return 1;
   if (verify) {
     tinyrt_status st = tinyrt_session_verify(&r.session);
     if (st != TINYRT_OK) {
@@ -235,7 +251,7 @@ int main(int argc, char **argv) {
     log.steps = m->num_steps;
     log.ms = (double *)calloc((size_t)profile * (m->num_steps ? m->num_steps : 1), sizeof(double));
     if (!t || !log.ms) return fail("out of memory", NULL);
-    if (runner_init(&rp, m, threads, &log) || load_inputs(&rp, in)) return 1;
+    if (runner_init(&rp, m, threads, &log, 0) || load_inputs(&rp, in)) return 1;
     for (log.run = 0; log.run < profile; ++log.run) {
       restore_inputs(&rp, &saved);
       if (run_once(&rp)) return 1;
@@ -252,10 +268,19 @@ int main(int argc, char **argv) {
     free(log.ms);
     free(t);
   }
+  if (mark > 0) {
+    runner rm;
+    if (runner_init(&rm, m, threads, NULL, 1) || load_inputs(&rm, in)) return 1;
+    for (i = 0; i < mark; ++i) {
+      restore_inputs(&rm, &saved);
+      if (run_once(&rm)) return 1;
+    }
+    runner_free(&rm);
+  }
   if (compare > 0) {
     runner r2;
     uint32_t k;
-    if (runner_init(&r2, m, compare, NULL) || load_inputs(&r2, in) || run_once(&r2)) return 1;
+    if (runner_init(&r2, m, compare, NULL, 0) || load_inputs(&r2, in) || run_once(&r2)) return 1;
     for (k = 0; k < tinyrt_session_num_outputs(&r.session); ++k) {
       tinyrt_tensor a, b;
       tinyrt_session_output(&r.session, k, &a);
