@@ -217,7 +217,11 @@ void pack_weights(PassContext &c) {
     // The tile walks output rows, or all pixels at once for a 1x1 stride-1
     // unpadded convolution (the emitter's linear mode).
     bool pointwise = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
-    GemmTile t = c.target.gemm_tile(OCg, pointwise ? s.batch * s.out_h * s.out_w : s.out_w, k.kind == KernelKind::QGemm);
+    s.tile_oc = OCg;
+    s.tile_row = pointwise ? s.batch * s.out_h * s.out_w : s.out_w;
+    s.tile_linear = pointwise;
+    s.tile_ic = ICg;
+    GemmTile t = c.target.gemm_tile(s.tile_oc, s.tile_row, pointwise, ICg, k.kind == KernelKind::QGemm);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

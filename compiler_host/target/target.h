@@ -51,6 +51,22 @@ struct Target {
   // The same for the int8 GEMM, when its register needs differ (empty:
   // gemm_tiles).
   std::vector<std::pair<int, int>> qgemm_tiles;
+  // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
+  // model zoo run with every candidate tile, executed instructions under
+  // qemu summed per cell of a grid over output channels and row pixels,
+  // apart for the linear mode and by input channels: 1, 2-3 or more, as
+  // the lane products take 4 at a time): a layer in a rule's cell (its
+  // input channel class, linear as the rule says, min_oc < output channels
+  // per group <= max_oc, min_row < pixels per tiled row <= max_row) takes
+  // its tile. Layers in no rule's cell, and targets without a table, are
+  // scored by gemm_tile's model over gemm_tiles.
+  struct TileRule {
+    int ic_class;  // tile_ic_class
+    bool linear;
+    int64_t min_oc, max_oc, min_row, max_row;
+    int mr, nv;
+  };
+  std::vector<TileRule> gemm_tile_table;
   int gemm_unroll = 4;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::Widen;
@@ -63,12 +79,16 @@ struct Target {
 
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows
-  // of `row` pixels: the candidate with the most useful FMAs per inner-loop
-  // instruction (lanes wasted on partial tiles count against it), with at
-  // least 8 accumulators to hide FMA latency; ties go to the earlier entry.
-  // `score`, when given, receives that figure (passes/winograd.cpp
-  // compares forms of a convolution with it).
-  GemmTile gemm_tile(int64_t oc, int64_t row, bool int8 = false, double *score = nullptr) const;
+  // of `row` pixels (`linear`: all pixels of a 1x1 stride-1 convolution as
+  // one row) over `ic` input channels per group: from gemm_tile_table when a rule holds the layer; otherwise
+  // the candidate with the most useful FMAs per inner-loop instruction
+  // (lanes wasted on partial tiles count against it), with at least 8
+  // accumulators to hide FMA latency; ties go to the earlier entry.
+  // `score`, when given, receives that figure for the chosen tile
+  // (passes/winograd.cpp compares forms of a convolution with it).
+  static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
+  GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, bool int8 = false,
+                     double *score = nullptr) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;
