@@ -12,8 +12,8 @@ for W in off and auto (Winograd's GEMMs are tiled too), keeps each GEMM
 kernel's instructions per inference with the shape its tile was chosen for
 (output channels per group, pixels per tiled row), and caches the raw
 rows in --data (default build/tune_tiles-TARGET.json; delete it to
-measure again). Then, for each cell of a coarse grid over (output
-channels, row pixels), it sums the instructions of the cell's layers per
+measure again). Then, for each cell of a coarse grid over (input channels
+1 / 2-3 / 4+, the linear mode, output channels, row pixels), it sums the instructions of the cell's layers per
 tile and keeps the cheapest tile where it saves at least MARGIN against the
 target's own choice: the target's gemm_tile_table. It prints each layer's
 best tile, the table, and per model the GEMM instructions with the
@@ -34,7 +34,6 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-
 def model_paths(names):
     env = dict(os.environ, BENCH_MODELS=os.environ.get("BENCH_MODELS", os.path.join(ROOT, "build/models")))
     script = ". bench/models.sh; for m in $MODELS; do model_path $m; done"
@@ -45,16 +44,16 @@ def model_paths(names):
 
 
 def measure(perf, path, target, tile, winograd):
-    cmd = [perf, path, "--target", target, "--profile", "--json", "--runs", "1", "--gemm-tile", tile,
-           "--winograd", winograd]
+    """Per-kernel instructions with `tile` forced (None: the target's own choice)."""
+    cmd = [perf, path, "--target", target, "--profile", "--json", "--runs", "1", "--winograd", winograd]
+    if tile:
+        cmd += ["--gemm-tile", tile]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip()[-300:]
     j = json.loads(r.stdout)
-    rows = []
-    for k in j["profile"]:
-        rows.append({"label": k["label"], "node": k["nodes"][0] if k["nodes"] else "", "gemm": k.get("gemm"),
-                     "instructions": k["guest_instructions"]})
+    rows = [{"label": k["label"], "node": k["nodes"][0] if k["nodes"] else "", "gemm": k.get("gemm"),
+             "instructions": k["guest_instructions"]} for k in j["profile"]]
     return {"total": j["guest_instructions"], "rows": rows}, None
 
 
@@ -96,10 +95,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = {}
         for key, p, t, w in jobs:
-            if t == "default":
-                futs[ex.submit(measure_default, perf, p, a.target, w)] = key
-            else:
-                futs[ex.submit(measure, perf, p, a.target, t, w)] = key
+            futs[ex.submit(measure, perf, p, a.target, None if t == "default" else t, w)] = key
         for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
             res, err = f.result()
             key = futs[f]
@@ -112,17 +108,6 @@ def main():
                 data[f"info|{m}|{w}"] = gemm_info(os.path.join(a.tinyrt, "tinyrt-compile"), p, a.target, w)
                 json.dump(data, open(data_path, "w"))
     analyse(data, list(paths), a.tiles)
-
-
-def measure_default(perf, path, target, winograd):
-    cmd = [perf, path, "--target", target, "--profile", "--json", "--runs", "1", "--winograd", winograd]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr.strip()[-300:]
-    j = json.loads(r.stdout)
-    return {"total": j["guest_instructions"],
-            "rows": [{"label": k["label"], "node": k["nodes"][0] if k["nodes"] else "", "gemm": k.get("gemm"),
-                      "tile": k.get("tile"), "instructions": k["guest_instructions"]} for k in j["profile"]]}, None
 
 
 # Grid edges: a cell holds the layers with oc in (previous edge, edge] and
