@@ -57,19 +57,6 @@ def measure(perf, path, target, tile, winograd):
     return {"total": j["guest_instructions"], "rows": rows}, None
 
 
-def gemm_info(compile_exe, path, target, winograd):
-    """(label, first node) -> [tiles all pixels as one row (1x1 stride 1),
-    input channels per group] of each GEMM kernel, from the compile report."""
-    import tempfile
-    with tempfile.TemporaryDirectory() as work:
-        subprocess.run([compile_exe, path, "--target", target, "--winograd", winograd, "-o", work], check=True,
-                       capture_output=True)
-        name = os.path.splitext(os.path.basename(path))[0]
-        j = json.load(open(os.path.join(work, name + ".json")))
-    return {f"{g['label']}|{g['nodes'][0] if g['nodes'] else ''}": [g["gemm"]["linear"], g["gemm"]["ic_per_group"]]
-            for g in j["fusion_groups"] if "gemm" in g}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="armv7-neon")
@@ -102,11 +89,6 @@ def main():
             data[key] = res if res else {"error": err}
             print(f"  [{n}/{len(jobs)}] {key}: {res['total'] if res else err}", file=sys.stderr)
             json.dump(data, open(data_path, "w"))
-    for m, p in paths.items():
-        for w in ("off", "auto"):
-            if f"info|{m}|{w}" not in data:
-                data[f"info|{m}|{w}"] = gemm_info(os.path.join(a.tinyrt, "tinyrt-compile"), p, a.target, w)
-                json.dump(data, open(data_path, "w"))
     analyse(data, list(paths), a.tiles)
 
 
@@ -155,18 +137,15 @@ def analyse(data, models, tiles):
     layers = {}
     shapes = {}
     for key, res in data.items():
-        if key.startswith("info|") or key.startswith("linear|"):
-            continue
         m, w, t = key.split("|")
         if m not in models or "rows" not in res or (t not in tiles and t != "default"):
             continue
-        info = data.get(f"info|{m}|{w}", {})
         for r in res["rows"]:
-            if r["gemm"] and f"{r['label']}|{r['node']}" in info:
+            g = r["gemm"]
+            if g:
                 lk = (m, w, r["label"], r["node"])
                 layers.setdefault(lk, {})[t] = r["instructions"]
-                linear, ic = info[f"{r['label']}|{r['node']}"]
-                shapes[lk] = (r["gemm"]["oc_per_group"], r["gemm"]["row"], linear, ic)
+                shapes[lk] = (g["oc_per_group"], g["row"], g["linear"], g["ic_per_group"])
     complete = {lk: v for lk, v in layers.items() if all(t in v for t in tiles + ["default"])}
     print(f"{len(complete)} GEMM layers measured with every tile ({len(layers) - len(complete)} incomplete)\n")
     print("| model | winograd | layer | oc | row | linear | ic | default | best | best / default |")

@@ -233,9 +233,10 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
-    if (k.gemm.tile_oc > 0)
-      gj["gemm"] = {{"oc_per_group", k.gemm.tile_oc}, {"row", k.gemm.tile_row}, {"linear", k.gemm.tile_linear}, {"ic_per_group", k.gemm.tile_ic},
-                    {"k", k.gemm.in_c / std::max<int64_t>(1, k.gemm.groups) * k.gemm.k_h * k.gemm.k_w}};
+    if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
+      GemmTileShape ts = gemm_tile_shape(k.gemm);
+      gj["gemm"] = {{"oc_per_group", ts.oc}, {"ic_per_group", ts.ic}, {"row", ts.row}, {"linear", ts.linear}};
+    }
     if (is_winograd(k.kind)) gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);

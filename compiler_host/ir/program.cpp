@@ -26,6 +26,11 @@ std::vector<int64_t> Program::layout_strides(int v) const {
   return st;
 }
 
+GemmTileShape gemm_tile_shape(const GemmSpec &s) {
+  bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
+  return {s.out_c / s.groups, s.in_c / s.groups, linear ? s.batch * s.out_h * s.out_w : s.out_w, linear};
+}
+
 const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";

@@ -45,12 +45,17 @@ struct GemmSpec {
   bool k_run = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
-  // What the tile was chosen for (Target::gemm_tile): output channels per
-  // group, and pixels per tiled row (a whole image in linear mode).
-  int64_t tile_oc = 0, tile_row = 0;
-  bool tile_linear = false;  // 1x1 stride 1 unpadded: tiles run over all pixels
-  int64_t tile_ic = 0;       // input channels per group
 };
+
+// What a GEMM's register tile is chosen for (Target::gemm_tile): output and
+// input channels per group, pixels per tiled row, and whether the tile
+// walks all pixels as one row (a 1x1 stride-1 unpadded convolution, the
+// emitter's linear mode).
+struct GemmTileShape {
+  int64_t oc, ic, row;
+  bool linear;
+};
+GemmTileShape gemm_tile_shape(const GemmSpec &s);
 
 // A recurrent layer (RNN, GRU, LSTM) as one loop over time. The input
 // projection X W^T + biases of all time steps is a GEMM computed before

@@ -214,14 +214,9 @@ void pack_weights(PassContext &c) {
       continue;
     }
     int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
-    // The tile walks output rows, or all pixels at once for a 1x1 stride-1
-    // unpadded convolution (the emitter's linear mode).
-    bool pointwise = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
-    s.tile_oc = OCg;
-    s.tile_row = pointwise ? s.batch * s.out_h * s.out_w : s.out_w;
-    s.tile_linear = pointwise;
-    s.tile_ic = ICg;
-    GemmTile t = c.target.gemm_tile(s.tile_oc, s.tile_row, pointwise, ICg, k.kind == KernelKind::QGemm);
+    // The tile walks output rows, or all pixels at once (linear mode).
+    GemmTileShape ts = gemm_tile_shape(s);
+    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, k.kind == KernelKind::QGemm);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

@@ -51,7 +51,8 @@ struct Estimate {
 Estimate direct_cost(const GemmSpec &s, const Target &t) {
   int L = t.f32_lanes();
   double score = 0;
-  t.gemm_tile(s.out_c, s.out_w, false, s.in_c, false, &score);
+  GemmTileShape ts = gemm_tile_shape(s);
+  t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, false, &score);
   Estimate e;
   e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score;
   e.memory = 9.0 * s.in_c * s.out_c * 4 / kWeightBytesPerOp;

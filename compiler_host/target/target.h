@@ -80,8 +80,9 @@ struct Target {
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows
   // of `row` pixels (`linear`: all pixels of a 1x1 stride-1 convolution as
-  // one row) over `ic` input channels per group: from gemm_tile_table when a rule holds the layer; otherwise
-  // the candidate with the most useful FMAs per inner-loop instruction
+  // one row) over `ic` input channels per group (ir/program.h,
+  // gemm_tile_shape): from gemm_tile_table when a rule holds the layer;
+  // otherwise the candidate with the most useful FMAs per inner-loop instruction
   // (lanes wasted on partial tiles count against it), with at least 8
   // accumulators to hide FMA latency; ties go to the earlier entry.
   // `score`, when given, receives that figure for the chosen tile
