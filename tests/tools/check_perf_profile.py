@@ -22,7 +22,11 @@ steps = sum(x["guest_instructions"] for x in rows)
 print(f"{len(rows)} kernels, {steps:.0f} of {total} instructions per inference ({steps / total:.3f})")
 if not rows or any(x["guest_instructions"] <= 0 for x in rows):
     sys.exit("a kernel without instructions")
-if not 0.9 * total <= steps <= total:
+# The two figures come from different sessions (the whole inference from the
+# runner's own session, the steps from a second one with its own arena), so
+# libc's memcpy paths and the kernels' few data-dependent branches can differ
+# by a few hundred instructions: CI once saw the steps at 1.0002 of the whole.
+if not 0.9 * total <= steps <= 1.005 * total:
     sys.exit("the kernels' instructions do not add up to the inference's")
 gemm = [x for x in rows if "tile" in x]
 if not gemm or any("flops_per_instruction" not in x for x in gemm):
