@@ -3,7 +3,7 @@
 // Generated code never calls libm. Error bounds over all normal float32
 // inputs, checked by tests/math/test_math_accuracy on every target (measured
 // maxima in parentheses): exp 2 ulp (1.2), log 3 ulp (2.8), tanh 8 ulp (5.7),
-// sigmoid 3 ulp (2.0), erf 8 ulp (5.8; absolute 3.5e-7), sin/cos/tan and
+// sigmoid 3 ulp (2.3), erf 8 ulp (5.8; absolute 3.5e-7), sin/cos/tan and
 // atan as reported by that test. float64 inputs are computed through the
 // float32 approximations.
 #pragma once
@@ -40,8 +40,8 @@ class MathEmitter {
   // 1 / d for d >= 1 or +inf (inside the functions above): a reciprocal
   // estimate refined by Newton-Raphson steps where the vector ISA has one
   // and division is slow (x86: vdivps; ARMv7 NEON: no vector division),
-  // else a division.
-  llvm::Value *recip(llvm::Value *d);
+  // else a division. `finite`: d is never +inf (skips that case).
+  llvm::Value *recip(llvm::Value *d, bool finite = false);
 
  private:
   llvm::Value *c(double v, llvm::Type *t);
