@@ -416,10 +416,9 @@ struct GemmEmitter {
     bool channel_only = true;
     visit(s.epilogue, [&](const Expr &e) { channel_only = channel_only && (e.op != EOp::Var || e.id == s.out_axis[1]); });
     flat_pixels = channel_only && os[2] == s.out_w * os[3] && (s.batch == 1 || os[0] == s.out_h * os[2]);
-    // Linear addressing: consecutive pixels are consecutive input pixels.
-    bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 &&
-                  s.pad_l == 0 && s.in_h == s.out_h && s.in_w == s.out_w && xs[2] == s.in_w * xs[3] &&
-                  (s.batch == 1 || xs[0] == s.in_h * xs[2]);
+    // Linear addressing (the geometry gemm_tile_shape chose the tile for,
+    // over a dense input): consecutive pixels are consecutive input pixels.
+    bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
     int64_t units = linear ? (P + mr - 1) / mr : s.batch * s.out_h;  // pixel tiles, or output rows
     UnitBlocks blocks = split_units(units, std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt)));

@@ -27,7 +27,8 @@ std::vector<int64_t> Program::layout_strides(int v) const {
 }
 
 GemmTileShape gemm_tile_shape(const GemmSpec &s) {
-  bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0;
+  bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
+                s.in_h == s.out_h && s.in_w == s.out_w;
   return {s.out_c / s.groups, s.in_c / s.groups, linear ? s.batch * s.out_h * s.out_w : s.out_w, linear};
 }
 
