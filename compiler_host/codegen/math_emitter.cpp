@@ -132,14 +132,14 @@ Value *MathEmitter::log(Value *x) {
 }
 
 Value *MathEmitter::tanh(Value *x) {
-  // Small |x|: odd Taylor series; otherwise 1 - 2 / (e^{2|x|} + 1).
+  // Small |x|: odd Taylor series; otherwise (1 - z) / (1 + z) with
+  // z = e^-2|x| in (0, 1] (0 from |x| = 44 on: the result rounds to +-1).
   Type *ft = x->getType();
   Value *a = abs(x);
   Value *x2 = b_.CreateFMul(x, x);
   Value *small = b_.CreateFMul(x, poly(x2, {-1382.0 / 155925, 62.0 / 2835, -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0}));
-  // Beyond |x| = 10 the result rounds to +-1 (clamping lower would give 1 - ulp).
-  Value *e2 = exp(b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOGT(a, c(10, ft)), c(10, ft), a), c(2, ft)));
-  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFMul(c(2, ft), recip(b_.CreateFAdd(e2, c(1, ft)))));
+  Value *z = exp_neg(b_.CreateFMul(a, c(2, ft)));
+  Value *big = b_.CreateFMul(b_.CreateFSub(c(1, ft), z), recip(b_.CreateFAdd(c(1, ft), z), /*finite=*/true));
   big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.2, ft)), small, big);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
@@ -178,21 +178,17 @@ Value *MathEmitter::recip(Value *d, bool finite) {
   return b_.CreateSelect(b_.CreateFCmpOEQ(d, c(INFINITY, ft)), llvm::Constant::getNullValue(ft), r);
 }
 
-Value *MathEmitter::sigmoid(Value *x) {
-  // z = e^-|x| in (0, 1], s = 1 / (1 + z): sigmoid(x) = s for x >= 0 and
-  // z * s for x < 0. Nothing overflows and 1 + z is in [1, 2], so the
-  // reciprocal needs no special cases. e^-a for a = min(|x|, 88):
-  // n = round(-a / ln2) in [-127, 0] comes from adding 1.5 * 2^23 + 127,
-  // which leaves n + 127 in the low bits, so 2^n is those bits shifted into
-  // the exponent field (n = -127 gives 0: e^-88 and beyond round to 0 or a
-  // denormal anyway); r = -a - n ln2 in [-ln2/2, ln2/2], e^r by a degree-6
-  // minimax polynomial (relative error 1.9e-9). About 20 instructions:
-  // SiLU (x * sigmoid(x)) is a common GEMM epilogue, where this cost is paid
-  // per output. NaN passes through the clamp (the compare is false) and
-  // every step after it.
-  Type *ft = x->getType();
+Value *MathEmitter::exp_neg(Value *a) {
+  // e^-a for a = min(a, 88): n = round(-a / ln2) in [-127, 0] comes from
+  // adding 1.5 * 2^23 + 127, which leaves n + 127 in the low bits, so 2^n
+  // is those bits shifted into the exponent field (n = -127 gives 0: e^-88
+  // and beyond round to 0 or a denormal anyway); r = -a - n ln2 in
+  // [-ln2/2, ln2/2], e^r by a degree-6 minimax polynomial (relative error
+  // 1.9e-9). 13 instructions where exp() takes 27: no clamp at the top, no
+  // denormal results, no NaN select (NaN passes the clamp, whose compare is
+  // false, and every step after it).
+  Type *ft = a->getType();
   Type *it = int_type(ft);
-  Value *a = abs(x);
   a = b_.CreateSelect(b_.CreateFCmpOGT(a, c(88.0, ft)), c(88.0, ft), a);
   Value *magic = c(12582912.0 + 127.0, ft);
   auto fma = [&](Value *p, Value *q, Value *r) { return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft}, {p, q, r}); };
@@ -203,7 +199,17 @@ Value *MathEmitter::sigmoid(Value *x) {
   Value *p = poly(r, {0.0013836845827106684, 0.00837481580311894, 0.04166822557250733, 0.1666642016986576,
                       0.49999992079802474, 1.000000036323192, 1.0000000005541658});
   Value *scale = b_.CreateBitCast(b_.CreateShl(int_type_bits(v), llvm::ConstantInt::get(it, 23)), ft);
-  Value *z = b_.CreateFMul(p, scale);
+  return b_.CreateFMul(p, scale);
+}
+
+Value *MathEmitter::sigmoid(Value *x) {
+  // z = e^-|x| in (0, 1], s = 1 / (1 + z): sigmoid(x) = s for x >= 0 and
+  // z * s for x < 0. Nothing overflows and 1 + z is in [1, 2], so the
+  // reciprocal needs no special cases. About 20 instructions: SiLU
+  // (x * sigmoid(x)) is a common GEMM epilogue, where this cost is paid per
+  // output.
+  Type *ft = x->getType();
+  Value *z = exp_neg(abs(x));
   Value *s = recip(b_.CreateFAdd(c(1, ft), z), /*finite=*/true);
   return b_.CreateSelect(b_.CreateFCmpOLT(x, c(0, ft)), b_.CreateFMul(z, s), s);
 }
@@ -219,7 +225,7 @@ Value *MathEmitter::erf(Value *x) {
                        c(1.1283791670955126, ft)));
   Value *t = b_.CreateFDiv(c(1, ft), b_.CreateFAdd(c(1, ft), b_.CreateFMul(a, c(0.3275911, ft))));
   Value *p = b_.CreateFMul(t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
-  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFMul(p, exp(b_.CreateFNeg(x2))));
+  Value *big = b_.CreateFSub(c(1, ft), b_.CreateFMul(p, exp_neg(x2)));
   big = b_.CreateSelect(b_.CreateFCmpOGE(a, c(4, ft)), c(1, ft), big);
   big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   Value *res = b_.CreateSelect(b_.CreateFCmpOLT(a, c(0.5, ft)), small, big);
