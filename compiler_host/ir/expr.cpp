@@ -400,22 +400,31 @@ bool is_identity_load(const Expr &e, int slot, const Shape &shape) {
 
 Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
   const Interval unknown{0, 0, false};
+  // Generated code computes index expressions in 32 bits: a range that
+  // leaves int32 may wrap there, so it is unknown (folding a comparison on
+  // the unwrapped values would decide it differently from the code).
+  auto known = [&](__int128 lo, __int128 hi) {
+    if (lo < INT32_MIN || hi > INT32_MAX) return unknown;
+    return Interval{(int64_t)lo, (int64_t)hi, true};
+  };
   switch (e->op) {
-    case EOp::Const: return {e->ival, e->ival, !dtype_is_float(e->type)};
+    case EOp::Const:
+      if (dtype_is_float(e->type)) return unknown;
+      return known(e->ival, e->ival);
     case EOp::Var: {
       auto it = ext.find(e->id);
       if (it == ext.end() || it->second <= 0) return unknown;
-      return {0, it->second - 1, true};
+      return known(0, (__int128)it->second - 1);
     }
     case EOp::Add: case EOp::Sub: case EOp::Mul: case EOp::Min: case EOp::Max: {
       Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
       if (!a.known || !b.known) return unknown;
-      if (e->op == EOp::Add) return {a.lo + b.lo, a.hi + b.hi, true};
-      if (e->op == EOp::Sub) return {a.lo - b.hi, a.hi - b.lo, true};
-      if (e->op == EOp::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), true};
-      if (e->op == EOp::Max) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), true};
-      int64_t c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-      return {*std::min_element(c, c + 4), *std::max_element(c, c + 4), true};
+      if (e->op == EOp::Add) return known((__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
+      if (e->op == EOp::Sub) return known((__int128)a.lo - b.hi, (__int128)a.hi - b.lo);
+      if (e->op == EOp::Min) return known(std::min(a.lo, b.lo), std::min(a.hi, b.hi));
+      if (e->op == EOp::Max) return known(std::max(a.lo, b.lo), std::max(a.hi, b.hi));
+      __int128 c[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo, (__int128)a.hi * b.hi};
+      return known(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
     }
     case EOp::Div: case EOp::Rem: {
       Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);

@@ -138,7 +138,8 @@ ExprP renumber_reduce_vars(const ExprP &e, int first, int *next);
 // (broadcasting writes those as constants)?
 bool is_identity_load(const Expr &e, int slot, const Shape &shape);
 
-// Interval of an index expression given variable extents (var id -> extent).
+// Interval of an index expression given variable extents (var id -> extent),
+// as generated code computes it: in 32 bits, so unknown where it could wrap.
 struct Interval {
   int64_t lo, hi;  // inclusive
   bool known;

@@ -46,6 +46,23 @@ TEST(Expr, RangesRemovePaddingChecksOfAValidConvolution) {
   EXPECT_FALSE(padded->is_const());
 }
 
+TEST(Expr, RangesThatCouldWrapIn32BitsDecideNothing) {
+  // i * 2^30 < 2^31 + 5 holds for i < 2 in exact arithmetic, but generated
+  // code computes the product in 32 bits, where i = 1 gives 2^30 and i = 2
+  // wraps: the comparison must stay for the code to decide. No overflow of
+  // the analysis itself either (UBSan) with constants near int64's ends.
+  ExprP big = cidx(int64_t(1) << 30);
+  ExprP c = simplify_with_ranges(lt(var(0) * big, cidx((int64_t(1) << 31) + 5)), {{0, 4}});
+  EXPECT_FALSE(c->is_const());
+  ExprP huge = cidx(INT64_MAX);
+  ExprP d = simplify_with_ranges(lt(var(0) * huge + huge, cidx(0)), {{0, 4}});
+  EXPECT_FALSE(d->is_const());
+  // Inside int32 the comparison still folds.
+  ExprP f = simplify_with_ranges(lt(var(0) * cidx(1000), cidx(4000)), {{0, 4}});
+  ASSERT_TRUE(f->is_const());
+  EXPECT_EQ(f->ival, 1);
+}
+
 TEST(Expr, ReduceDropsUnitAxes) {
   ExprP body = load(0, DType::F32, {var(0) + var(kFirstReduceVar)});
   ExprP r = reduce(ReduceKind::Sum, {{kFirstReduceVar, 1}}, body);
