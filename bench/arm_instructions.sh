@@ -11,11 +11,21 @@
 #                 so that two trees can be compared on the same models
 #   BENCH_MODELS  where the exported models live (default build/models)
 #   BENCH_FLAGS   extra tinyrt-perf options, e.g. "--winograd off"
+#   ORT=1         also count ONNX Runtime's AArch64 instructions per
+#                 inference (bench/ort_count/count.sh): two more columns
+#                 and the geomean of aarch64 / ORT
 set -eu
 cd "$(dirname "$0")/.."
 . bench/models.sh
-echo "| model | armv7-neon instructions | aarch64-neon instructions | armv7 / aarch64 | code bytes (a64) |"
-echo "|---|---|---|---|---|"
+ORT=${ORT:-0}
+if [ "$ORT" = 1 ]; then
+  echo "| model | armv7-neon instructions | aarch64-neon instructions | armv7 / aarch64 | code bytes (a64) | ORT aarch64 instructions | aarch64 / ORT |"
+  echo "|---|---|---|---|---|---|---|"
+else
+  echo "| model | armv7-neon instructions | aarch64-neon instructions | armv7 / aarch64 | code bytes (a64) |"
+  echo "|---|---|---|---|---|"
+fi
+logsum=0; count=0
 for m in $MODELS; do
   p=$(model_path "$m")
   a=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --target armv7-neon --json)
@@ -23,7 +33,14 @@ for m in $MODELS; do
   ai=$(echo "$a" | sed 's/.*"guest_instructions":\([0-9]*\).*/\1/')
   bi=$(echo "$b" | sed 's/.*"guest_instructions":\([0-9]*\).*/\1/')
   cb=$(echo "$b" | sed 's/.*"code_bytes":\([0-9]*\).*/\1/')
-  echo "| $m | $ai | $bi | $(awk "BEGIN { printf \"%.2f\", $ai / $bi }") | $cb |"
+  row="| $m | $ai | $bi | $(awk "BEGIN { printf \"%.2f\", $ai / $bi }") | $cb |"
+  if [ "$ORT" = 1 ]; then
+    oi=$(BENCH_TINYRT="$TINYRT" bench/ort_count/count.sh "$p" | awk '{ print $2 }')
+    row="$row $oi | $(awk "BEGIN { printf \"%.2f\", $bi / $oi }") |"
+    logsum=$(awk "BEGIN { print $logsum + log($bi / $oi) }"); count=$((count + 1))
+  fi
+  echo "$row"
 done
+[ "$count" = 0 ] || echo "| geomean aarch64 / ORT ($count models) | | | | | | $(awk "BEGIN { printf \"%.2f\", exp($logsum / $count) }") |"
 echo
 echo "tinyrt=$TINYRT flags=$FLAGS"
