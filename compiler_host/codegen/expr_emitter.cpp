@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicsARM.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include "codegen/loops.h"
 #include "target/target.h"
 #include "tinyrt_artifact.h"
 #include "ir/error.h"
@@ -338,6 +339,10 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
     off = add(off, mul_const(idx[k], out.strides[k]));
   }
   llvm::Align al(dtype_bytes(t));
+  if (off.kind == VVal::Uniform && value.kind == VVal::Uniform && !mask_) {  // one element
+    b_.CreateAlignedStore(narrow(value.v, t), elem_ptr(out, off.v), al);
+    return;
+  }
   Value *v = narrow(vec(value), t);
   if (lanes_ == 1) {
     b_.CreateAlignedStore(v, elem_ptr(out, off.v), al);
@@ -693,22 +698,93 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   Value *init_v = const_of(t, init, reduce_init_int(e.rk, t), vary);  // exact for INT64_MAX, UINT64_MAX
   for (auto &rv : e.rvars)
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
-  Value *r = reduce_loops(e, 0, init_v, vary);
+  Value *r = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_
+                 ? reduce_loops_inner_vector(e, init_v)
+                 : reduce_loops(e, 0, init_v, vary);
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
 }
 
-Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *accv, bool vary) {
-  if (level == e.rvars.size()) {
-    push_scope();
-    VVal v = emit(e.a[0]);
-    Value *x = vary ? vec(v) : v.v;
+// A uniform reduction whose innermost variable runs `lanes_` at a time:
+// the outer variables as reduce_loops walks them, the innermost one as
+// vectors of consecutive indices (so loads contiguous along it are vector
+// loads) combined in a vector accumulator, then the vector folded in
+// log2(lanes) shuffle steps, then the leftover indices one at a time. The
+// same operations in another order: a float sum rounds differently from
+// the sequential one (as any blocked reduction does), max and min do not.
+Value *ExprEmitter::reduce_loops_inner_vector(const Expr &e, Value *init) {
+  EOp comb = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
+             : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
+  const RVar &rv = e.rvars.back();
+  int64_t main = rv.extent / lanes_ * lanes_;
+  // The leftover indices of the innermost variable, one at a time.
+  auto finish = [&](Value *acc) -> Value * {
+    if (main == rv.extent) return acc;
+    Values ta = carried_loop(b_, main, rv.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
+      bind(rv.id, uniform(i));
+      return {accumulate(e, a[0], false)};
+    }, "red.tail");
+    return ta[0];
+  };
+  // One iteration of the outer variables: the innermost one over [0, extent).
+  auto inner = [&](Value *acc) -> Value * {
+    Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
+    Values va = carried_loop(b_, 0, main / lanes_, 1, {vinit}, [&](Value *k, const Values &a) -> Values {
+      bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
+      return {accumulate(e, a[0], true)};
+    }, "red.vec");
+    Value *v = va[0];
+    if (comb == EOp::Add) {  // any order (as above): pairwise adds (faddp), shuffles and adds
+      llvm::FastMathFlags fm;
+      fm.setAllowReassoc();
+      llvm::CallInst *sum = b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(acc->getType()), v);
+      sum->setFastMathFlags(fm);
+      return finish(scalar_or_vec_op(comb, e.type, acc, sum, nullptr));
+    }
+    for (int half = lanes_ / 2; half >= 1; half /= 2) {
+      std::vector<int> m;
+      for (int i = 0; i < lanes_; ++i) m.push_back(i + half < lanes_ ? i + half : i);
+      v = scalar_or_vec_op(comb, e.type, v, b_.CreateShuffleVector(v, m), nullptr);
+    }
+    return finish(scalar_or_vec_op(comb, e.type, acc, b_.CreateExtractElement(v, (uint64_t)0), nullptr));
+  };
+  if (e.rvars.size() == 1) return inner(init);
+  // Outer variables: nested loops as in reduce_loops.
+  std::function<Value *(size_t, Value *)> outer = [&](size_t level, Value *acc) -> Value * {
+    if (level + 1 == e.rvars.size()) return inner(acc);
+    const RVar &o = e.rvars[level];
+    Values r = carried_loop(b_, 0, o.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
+      bind(o.id, uniform(i));
+      return {outer(level + 1, a[0])};
+    }, "red.loop");
+    return r[0];
+  };
+  return outer(0, init);
+}
+
+// acc combined with the reduction's body at the current indices: a float
+// sum of products as fused multiply-adds (one rounding per term instead of
+// two, one instruction instead of two).
+Value *ExprEmitter::accumulate(const Expr &e, Value *acc, bool vary) {
+  push_scope();
+  Value *r;
+  const Expr &body = *e.a[0];
+  if (e.rk == ReduceKind::Sum && dtype_is_float(e.type) && body.op == EOp::Mul && body.type == e.type) {
+    VVal x = emit(body.a[0]), y = emit(body.a[1]);
+    Value *xv = vary ? vec(x) : x.v, *yv = vary ? vec(y) : y.v;
+    r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {xv, yv, acc});
+  } else {
     EOp comb = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
                : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
-    Value *r = scalar_or_vec_op(comb, e.type, accv, x, nullptr);
-    pop_scope();
-    return r;
+    VVal v = emit(e.a[0]);
+    r = scalar_or_vec_op(comb, e.type, acc, vary ? vec(v) : v.v, nullptr);
   }
+  pop_scope();
+  return r;
+}
+
+Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *accv, bool vary) {
+  if (level == e.rvars.size()) return accumulate(e, accv, vary);
   const RVar &rv = e.rvars[level];
   llvm::Function *f = b_.GetInsertBlock()->getParent();
   auto &C = b_.getContext();

@@ -60,6 +60,12 @@ class ExprEmitter {
   // Active lanes (<lanes x i1>) for a partial vector; nullptr = all lanes.
   void set_mask(llvm::Value *m) { mask_ = m; }
   void clear_cache() { cache_.assign(1, {}); }
+  // Reductions whose value is the same in every lane (the output computed
+  // one element at a time) run their innermost variable `lanes` at a time
+  // (reduce_loops_inner_vector); the loop emitter asks for it where the
+  // reduced tensors are contiguous along that variable but not along the
+  // output's row.
+  void set_vector_reductions(bool on) { vector_reductions_ = on; }
 
   VVal emit(const ExprP &e);
   // The value as a <lanes x T> vector (a scalar when lanes == 1).
@@ -97,6 +103,8 @@ class ExprEmitter {
   VVal emit_select(const Expr &e);
   VVal emit_reduce(const Expr &e);
   llvm::Value *reduce_loops(const Expr &e, size_t level, llvm::Value *acc, bool varying);
+  llvm::Value *reduce_loops_inner_vector(const Expr &e, llvm::Value *init);
+  llvm::Value *accumulate(const Expr &e, llvm::Value *acc, bool varying);
   llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
   llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);
   llvm::Value *safe_int_div(EOp op, DType t, llvm::Value *a, llvm::Value *b);
@@ -114,6 +122,7 @@ class ExprEmitter {
   std::vector<SlotRef> slots_;
   std::map<int, VVal> vars_;
   VVal acc_;
+  bool vector_reductions_ = false;
   llvm::Value *mask_ = nullptr;
   std::vector<std::unordered_map<const Expr *, VVal>> cache_;
   std::unordered_map<const Expr *, bool> guard_memo_;

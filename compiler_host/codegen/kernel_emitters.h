@@ -21,6 +21,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/expr_emitter.h"
+#include "codegen/loops.h"
 #include "target/target.h"
 #include "ir/program.h"
 
@@ -52,19 +53,6 @@ EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::st
 EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // A custom op's call of its C function (call_emitter.cpp).
 EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
-
-// Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position.
-void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end,
-                       const std::function<void(llvm::Value *)> &body, const char *name = "loop");
-
-using Values = std::vector<llvm::Value *>;
-// for (i = begin; i < end; i += step) vals = body(i, vals) with static
-// bounds (i32); returns the final values. One trip is emitted inline.
-Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
-                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name);
-// if (cond) then_fn() else else_fn()
-void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
-                 const std::function<void()> &else_fn, const char *name);
 
 // <L x i1> with the first `lanes` lanes set.
 llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes);

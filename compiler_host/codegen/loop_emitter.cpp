@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "codegen/kernel_emitters.h"
@@ -62,7 +64,69 @@ bool bytes_only(const ExprP &e) {
   return true;
 }
 
-constexpr int64_t kMinRow = 512;  // elements; shorter rows merge with the next axis out
+// The coefficient of index variable `v` in the index expression `e` when
+// `e` is affine in it (0 where `v` does not appear), else nullopt.
+std::optional<int64_t> coef_of(const ExprP &e, int v) {
+  switch (e->op) {
+    case EOp::Var: return e->id == v ? 1 : 0;
+    case EOp::Const: return 0;
+    case EOp::Add: case EOp::Sub: case EOp::Mul: {
+      std::optional<int64_t> a = coef_of(e->a[0], v), b = coef_of(e->a[1], v);
+      if (!a || !b) return std::nullopt;
+      if (e->op == EOp::Add) return *a + *b;
+      if (e->op == EOp::Sub) return *a - *b;
+      if (*a == 0 && *b == 0) return 0;
+      if (*b == 0 && e->a[1]->is_const()) return *a * e->a[1]->ival;
+      if (*a == 0 && e->a[0]->is_const()) return *b * e->a[0]->ival;
+      return std::nullopt;
+    }
+    default: {
+      bool uses = false;
+      visit(e, [&](const Expr &x) { uses = uses || (x.op == EOp::Var && x.id == v); });
+      return uses ? std::nullopt : std::optional<int64_t>(0);
+    }
+  }
+}
+
+// Loads in `e` that walk memory other than contiguously (or not at all)
+// as index variable `v` steps: gathers when `v` is vectorized.
+int gathers_along(const ExprP &e, int v, const std::vector<SlotRef> &slots) {
+  int n = 0;
+  visit(e, [&](const Expr &x) {
+    if (x.op != EOp::Load) return;
+    int64_t step = 0;
+    bool known = true;
+    for (size_t k = 0; k < x.a.size() && known; ++k) {
+      std::optional<int64_t> c = coef_of(x.a[k], v);
+      if (!c) known = false;
+      else step += *c * slots[(size_t)x.id].strides[k];
+    }
+    n += !known || (step != 0 && step != 1);
+  });
+  return n;
+}
+
+// Whether the rows are better computed one output at a time with each
+// reduction's innermost variable vectorized (ExprEmitter::
+// set_vector_reductions): fewer of the reduced loads gather along that
+// variable than along the row's axis. Q K^T in attention (a row of keys,
+// each read along its features) and a reduction over the last axis of a
+// tensor whose reduced-away outputs form the row (Softmax's max and sum,
+// LayerNormalization's means) are such rows.
+bool reduce_along_inner(const ExprP &e, int row_axis, int lanes, const std::vector<SlotRef> &slots) {
+  int along_row = 0, along_reduction = 0;
+  bool any = false;
+  visit(e, [&](const Expr &x) {
+    if (x.op != EOp::Reduce || x.type != DType::F32 || x.rvars.back().extent < lanes) return;
+    any = true;
+    along_row += gathers_along(x.a[0], row_axis, slots);
+    along_reduction += gathers_along(x.a[0], x.rvars.back().id, slots);
+  });
+  return any && along_row > along_reduction;
+}
+
+constexpr int64_t kMinRow = 512;
+constexpr int kElementsTogether = 4;  // by_reduction rows: outputs computed together  // elements; shorter rows merge with the next axis out
 
 // Whether the index variables of `axes` (physical order, innermost last)
 // can run as one flattened row: they are used only as load indices at
@@ -231,7 +295,10 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   // axes around them into one row of at least kMinRow elements where the
   // addressing allows (can_flatten): vectors stay full, loops long.
   size_t row_axes = phys.empty() ? 0 : 1;
+  int L = bytes_only(k.expr) && dtype_bytes(out.dtype) == 1 ? T.vector_bytes : T.f32_lanes();
+  bool by_reduction = L > 1 && inner_axis >= 0 && reduce_along_inner(expr, inner_axis, L, slots);
   for (;;) {
+    if (by_reduction) break;
     if (row_axes == 0 || row_axes >= phys.size() || inner >= kMinRow) break;
     std::vector<int> axes(phys.end() - (long)row_axes - 1, phys.end());
     std::set<int64_t> cmp;
@@ -243,19 +310,25 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   }
   std::vector<int> row_outer(phys.end() - (long)row_axes, phys.end() - (row_axes ? 1 : 0));
   result.tasks = tasks;
-  int L = bytes_only(k.expr) && dtype_bytes(out.dtype) == 1 ? T.vector_bytes : T.f32_lanes();
 
   // Rows of 2 to 4 elements (the channels of a channels-last image, as
   // pad_conv_rows' copies have them) whose next axis out is dense with
   // them: each inner index is computed as a vector along that axis, and
   // the vectors are interleaved into one contiguous store.
   int w_axis = phys.size() >= 2 ? phys[phys.size() - 2] : -1;
-  if (row_axes == 1 && w_axis >= 0 && inner >= 2 && inner <= 4 && out.dtype != DType::Bool &&
+  if (!by_reduction && row_axes == 1 && w_axis >= 0 && inner >= 2 && inner <= 4 && out.dtype != DType::Bool &&
       out_slot.strides[(size_t)inner_axis] == 1 && out_slot.strides[(size_t)w_axis] == inner &&
       out.shape[(size_t)w_axis] >= L) {
     emit_interleaved_rows(b, T, f, slots, out_slot, out, phys, expr, L);
     result.tasks = tasks / out.shape[(size_t)w_axis];
     return result;
+  }
+
+  int wide = 1;
+  if (!by_reduction && out.dtype == DType::F32 && L > 1) {
+    bool reduces = false;
+    visit(expr, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
+    if (reduces) wide = inner >= 4 * L ? 4 : inner >= 2 * L ? 2 : 1;
   }
 
   // The row's segments: [begin, end) of the inner axis, each with the
@@ -315,11 +388,57 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
       run(segments[0], 1, b.getInt32(0), nullptr);
       return;
     }
+    if (by_reduction) {
+      // Elements j .. j+n-1, each on its own with its reductions
+      // vectorized; all computed before any is stored, so that loads they
+      // share (the row of Q that every key of Q K^T meets) are loaded once.
+      auto elements = [&](const Segment &seg, llvm::Value *j, int n) {
+        std::vector<std::pair<std::vector<VVal>, VVal>> done;
+        std::vector<std::unique_ptr<ExprEmitter>> ems;
+        for (int g = 0; g < n; ++g) {
+          ems.push_back(std::make_unique<ExprEmitter>(b, T, L));
+          ExprEmitter &em = *ems.back();
+          em.set_slots(slots);
+          em.set_vector_reductions(true);
+          llvm::Value *jg = b.CreateAdd(j, b.getInt32(g));
+          std::vector<VVal> idx(r);
+          for (int a = 0; a < r; ++a) {
+            idx[a] = em.uniform(a == inner_axis ? b.CreateAdd(jg, b.getInt32((int32_t)seg.begin))
+                                : outer.count(a) ? outer[a] : b.getInt32(0));
+            em.bind(a, a == inner_axis ? em.uniform(jg) : idx[a]);
+          }
+          done.push_back({idx, em.emit(seg.expr)});
+        }
+        for (int g = 0; g < n; ++g) ems[(size_t)g]->store(out_slot, done[(size_t)g].first, done[(size_t)g].second, out.dtype);
+      };
+      for (const Segment &seg : segments) {
+        int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
+        if (main > 0)
+          emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main), [&](llvm::Value *q) {
+            elements(seg, b.CreateMul(q, b.getInt32(kElementsTogether)), kElementsTogether);
+          }, "elems");
+        if (n % kElementsTogether)
+          emit_counted_loop(b, b.getInt32((int32_t)(main * kElementsTogether)), b.getInt32((int32_t)n),
+                            [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+      }
+      return;
+    }
     for (const Segment &seg : segments) {
       int64_t n = seg.end - seg.begin;
+      // Rows that reduce per element: several vectors at once (one vector
+      // `wide` times wider, which LLVM splits into registers), so that each
+      // step of the reduction loads what the vectors share once (the row
+      // of attention weights that every column of V meets).
+      int64_t done = 0;
+      if (wide > 1 && n >= (int64_t)L * wide) {
+        int Lw = L * wide;
+        emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)(n / Lw)),
+                          [&](llvm::Value *j) { run(seg, Lw, b.CreateMul(j, b.getInt32(Lw)), nullptr); }, "wide");
+        done = n / Lw * Lw;
+      }
       int64_t main = n / L;
-      if (main > 0)
-        emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main),
+      if (main * L > done)
+        emit_counted_loop(b, b.getInt32((int32_t)(done / L)), b.getInt32((int32_t)main),
                           [&](llvm::Value *j) { run(seg, L, b.CreateMul(j, b.getInt32(L)), nullptr); }, "vec");
       int64_t tail = n % L;
       if (tail == 0) continue;
