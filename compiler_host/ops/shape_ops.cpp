@@ -247,7 +247,13 @@ std::vector<int64_t> split_sizes(const Node &n, const Graph &g) {
     for (size_t k = 0; k < outs; ++k) sizes.push_back(std::min(chunk, dim - chunk * (int64_t)k));
   }
   int64_t total = 0;
-  for (int64_t s : sizes) total += s;
+  for (int64_t s : sizes) {
+    // Each in [0, dim] (so the sum of a bounded count cannot overflow).
+    if (s < 0 || s > x.shape[axis])
+      fail_invalid(n.where() + ": split size " + std::to_string(s) + " outside [0, " +
+                   std::to_string(x.shape[axis]) + "]");
+    total += s;
+  }
   if (sizes.size() != outs || total != x.shape[axis])
     fail_invalid(n.where() + ": split sizes do not add up to the axis");
   return sizes;

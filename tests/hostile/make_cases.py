@@ -691,10 +691,14 @@ def shape_target_cases():
            "input shapes [2,3] and [2,4] differ off the axis")
     corpus("size", "concat_rank_mismatch", one("Concat", ["x", "w"], x23, [dyn(2)], [f32("w", np.ones(3))], axis=0),
            "inputs differ in rank or type")
-    corpus("size", "split_sizes_sum", one("Split", ["x", "s"], x23, [dyn(2, name="a"), dyn(2, name="b")], [i64("s", [1, 5])],
+    corpus("size", "split_sizes_sum", one("Split", ["x", "s"], x23, [dyn(2, name="a"), dyn(2, name="b")], [i64("s", [1, 1])],
                                           outs=("a", "b"), axis=1), "split sizes do not add up to the axis")
-    corpus("size", "split_sizes_negative", one("Split", ["x", "s"], x23, [dyn(2, name="a"), dyn(2, name="b")], [i64("s", [4, -1])],
-                                               outs=("a", "b"), axis=1), "computed a negative dimension [2,-1]")
+    corpus("size", "split_sizes_negative", one("Split", ["x", "s"], x23, [dyn(2, name="a"), dyn(2, name="b")], [i64("s", [-1, 4])],
+                                               outs=("a", "b"), axis=1), "split size -1 outside [0, 3]")
+    # Found by fuzz_import: the sum of the sizes overflowed int64.
+    corpus("size", "split_sizes_overflow", one("Split", ["x", "s"], x23, [dyn(2, name="a"), dyn(2, name="b")],
+                                               [i64("s", [1, 2**63 - 1])], outs=("a", "b"), axis=1),
+           "split size 9223372036854775807 outside [0, 3]")
     corpus("size", "det_not_square", one("Det", ["x"], x23, [dyn(0)]), "input must be [..., M, M]")
     corpus("size", "slice_steps_zero", one("Slice", ["x", "s", "e", "a", "st"], x23, [dyn(2)],
                                            [i64("s", [0]), i64("e", [3]), i64("a", [1]), i64("st", [0])]), "step 0")
