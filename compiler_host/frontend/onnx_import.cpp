@@ -35,7 +35,24 @@ static void fill(Bytes &b, const Src &src, int64_t n) {
   }
 }
 
-ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
+// The number of values a tensor's typed data field holds for its type.
+static int typed_values(const onnx::TensorProto &t, DType dt) {
+  switch (dt) {
+    case DType::F32: return t.float_data_size();
+    case DType::F64: return t.double_data_size();
+    case DType::I64: return t.int64_data_size();
+    case DType::U32: case DType::U64: return t.uint64_data_size();
+    default: return t.int32_data_size();
+  }
+}
+
+// A tensor's data must be exactly what its type and shape say: raw_data
+// of numel * element-size bytes, or numel typed values. Checked before
+// the onnx library reads any tensor (its shape inference parses constant
+// inputs, and copies all of raw_data into a buffer sized from it rounded
+// down: a Resize whose scales had 15 bytes of raw_data wrote 3 bytes past
+// a 12-byte buffer, found by fuzz_import under ASan).
+static void check_tensor_proto(const onnx::TensorProto &t, DType *dt_out = nullptr, int64_t *n_out = nullptr) {
   DType dt = (DType)t.data_type();
   std::string what = "tensor '" + t.name() + "'";
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
@@ -50,32 +67,39 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
   // "match" 2^62 + 1 floats.
   if (__builtin_mul_overflow(n, (int64_t)dtype_bytes(dt), &bytes))
     fail_invalid(what + " has shape " + shape_str(shape) + ": its size in bytes overflows 64 bits");
+  if (t.has_raw_data()) {
+    if ((int64_t)t.raw_data().size() != bytes)
+      fail_invalid(what + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, expected " +
+                   std::to_string(bytes));
+  } else if (typed_values(t, dt) != n) {
+    fail_invalid(what + " has " + std::to_string(typed_values(t, dt)) + " values for shape " + shape_str(shape));
+  }
+  if (dt_out) *dt_out = dt;
+  if (n_out) *n_out = n;
+}
+
+ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
+  DType dt;
+  int64_t n;
+  check_tensor_proto(t, &dt, &n);
+  Shape shape(t.dims().begin(), t.dims().end());
   Bytes b;
   if (t.has_raw_data()) {
-    const std::string &raw = t.raw_data();
-    if ((int64_t)raw.size() != bytes)
-      fail_invalid(what + ": raw_data has " + std::to_string(raw.size()) + " bytes, expected " + std::to_string(bytes));
-    b.assign(raw.begin(), raw.end());
+    b.assign(t.raw_data().begin(), t.raw_data().end());
     return make_const(dt, shape, std::move(b));
   }
-  auto check = [&](int have) {
-    if (have != n) fail_invalid(what + " has " + std::to_string(have) + " values for shape " + shape_str(shape));
-  };
   switch (dt) {
-    case DType::F32: check(t.float_data_size()); fill<float>(b, t.float_data(), n); break;
-    case DType::F64: check(t.double_data_size()); fill<double>(b, t.double_data(), n); break;
-    case DType::I64: check(t.int64_data_size()); fill<int64_t>(b, t.int64_data(), n); break;
-    case DType::I32: check(t.int32_data_size()); fill<int32_t>(b, t.int32_data(), n); break;
-    case DType::I16: check(t.int32_data_size()); fill<int16_t>(b, t.int32_data(), n); break;
-    case DType::U16: case DType::F16: case DType::BF16:
-      check(t.int32_data_size());
-      fill<uint16_t>(b, t.int32_data(), n);
-      break;
-    case DType::I8: check(t.int32_data_size()); fill<int8_t>(b, t.int32_data(), n); break;
-    case DType::U8: case DType::Bool: check(t.int32_data_size()); fill<uint8_t>(b, t.int32_data(), n); break;
-    case DType::U32: check(t.uint64_data_size()); fill<uint32_t>(b, t.uint64_data(), n); break;
-    case DType::U64: check(t.uint64_data_size()); fill<uint64_t>(b, t.uint64_data(), n); break;
-    default: fail_unsupported(what + " has unsupported type " + dtype_name(dt));
+    case DType::F32: fill<float>(b, t.float_data(), n); break;
+    case DType::F64: fill<double>(b, t.double_data(), n); break;
+    case DType::I64: fill<int64_t>(b, t.int64_data(), n); break;
+    case DType::I32: fill<int32_t>(b, t.int32_data(), n); break;
+    case DType::I16: fill<int16_t>(b, t.int32_data(), n); break;
+    case DType::U16: case DType::F16: case DType::BF16: fill<uint16_t>(b, t.int32_data(), n); break;
+    case DType::I8: fill<int8_t>(b, t.int32_data(), n); break;
+    case DType::U8: case DType::Bool: fill<uint8_t>(b, t.int32_data(), n); break;
+    case DType::U32: fill<uint32_t>(b, t.uint64_data(), n); break;
+    case DType::U64: fill<uint64_t>(b, t.uint64_data(), n); break;
+    default: fail_unsupported("tensor '" + t.name() + "' has unsupported type " + dtype_name(dt));
   }
   return make_const(dt, shape, std::move(b));
 }
@@ -426,11 +450,12 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
 // ONNX's own shape inference divides by some attributes before any check
 // (a zero stride is SIGFPE inside the onnx library), so attributes that are
 // sizes, strides or counts are checked here first, in every subgraph too.
-static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
-  if (depth > 64) fail_unsupported("subgraphs nested more than 64 deep");
+static void prevalidate_attributes(const onnx::GraphProto &gp, int depth);
+
+static void prevalidate_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes, int depth) {
   static const std::set<std::string> positive_ints = {"strides", "dilations", "kernel_shape"};
   static const std::set<std::string> positive_int = {"blocksize", "group", "hidden_size", "size"};
-  for (const auto &np : gp.node()) {
+  for (const auto &np : nodes) {
     std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
     for (const auto &a : np.attribute()) {
       if (a.type() == onnx::AttributeProto::INTS && positive_ints.count(a.name()))
@@ -458,6 +483,34 @@ static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
       for (const auto &sub : a.graphs()) prevalidate_attributes(sub, depth + 1);
     }
   }
+}
+
+static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
+  if (depth > 64) fail_unsupported("subgraphs nested more than 64 deep");
+  prevalidate_nodes(gp.node(), depth);
+}
+
+// Every tensor of the model (initializers, tensor attributes, in every
+// subgraph and model-local function) holds the data its type and shape
+// say (check_tensor_proto), before the onnx library's shape inference
+// parses any of them.
+static void validate_tensors(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes);
+static void validate_tensors(const onnx::GraphProto &gp) {
+  for (const auto &t : gp.initializer()) check_tensor_proto(t);
+  if (gp.sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
+  validate_tensors(gp.node());
+}
+static void validate_tensors(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes) {
+  for (const auto &np : nodes)
+    for (const auto &a : np.attribute()) {
+      if (a.has_t()) check_tensor_proto(a.t());
+      for (const auto &t : a.tensors()) check_tensor_proto(t);
+      if (a.has_sparse_tensor() || a.sparse_tensors_size() > 0)
+        fail_unsupported("node '" + np.name() + "' (" + np.op_type() + "): attribute " + a.name() +
+                         " holds a sparse tensor");
+      if (a.has_g()) validate_tensors(a.g());  // depth: prevalidate_attributes bounded it
+      for (const auto &sub : a.graphs()) validate_tensors(sub);
+    }
 }
 
 // Some of the onnx library's (1.12) shape inference functions index one
@@ -627,6 +680,11 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
+  }
+  validate_tensors(*gp);
+  for (const auto &f : model.functions()) {
+    prevalidate_nodes(f.node(), 1);
+    validate_tensors(f.node());
   }
   try {
     onnx::ShapeInferenceOptions so;

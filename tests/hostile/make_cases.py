@@ -518,6 +518,17 @@ def tensor_cases():
     corpus("tensor", "raw_data_short", add(t), "raw_data has 15 bytes, expected 16")
     t.raw_data = b"\0" * 17
     corpus("tensor", "raw_data_long", add(t), "raw_data has 17 bytes, expected 16")
+    # Found by fuzz_import under ASan: the onnx library's shape inference
+    # reads a Resize's constant scales and copied 15 bytes of raw_data into
+    # a 12-byte buffer; tensors are now checked before it runs.
+    x4 = [vi("x", [1, 1, 2, 2])]
+    s = const("s", np.ones(4, np.float32))
+    s.raw_data = b"\0" * 15
+    corpus("tensor", "resize_scales_raw_data_short",
+           model([node("Resize", ["x", "", "s"], ["y"])], x4, [dyn(4)], [s]), "tensor 's': raw_data has 15 bytes, expected 16")
+    corpus("tensor", "resize_scales_constant_raw_data_short",
+           model([node("Constant", [], ["s"], value=s), node("Resize", ["x", "", "s"], ["y"])], x4, [dyn(4)]),
+           "tensor 's': raw_data has 15 bytes, expected 16")
     t = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[4], float_data=[1.0, 2.0, 3.0])
     corpus("tensor", "float_data_count", add(t), "has 3 values for shape [4]")
     t = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[4], int64_data=[1, 2, 3, 4])
