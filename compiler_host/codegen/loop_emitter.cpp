@@ -65,7 +65,8 @@ bool bytes_only(const ExprP &e) {
 }
 
 // The coefficient of index variable `v` in the index expression `e` when
-// `e` is affine in it (0 where `v` does not appear), else nullopt.
+// `e` is affine in it (0 where `v` does not appear), else nullopt (also
+// when a coefficient would overflow: constants come from the model).
 std::optional<int64_t> coef_of(const ExprP &e, int v) {
   switch (e->op) {
     case EOp::Var: return e->id == v ? 1 : 0;
@@ -73,12 +74,16 @@ std::optional<int64_t> coef_of(const ExprP &e, int v) {
     case EOp::Add: case EOp::Sub: case EOp::Mul: {
       std::optional<int64_t> a = coef_of(e->a[0], v), b = coef_of(e->a[1], v);
       if (!a || !b) return std::nullopt;
-      if (e->op == EOp::Add) return *a + *b;
-      if (e->op == EOp::Sub) return *a - *b;
-      if (*a == 0 && *b == 0) return 0;
-      if (*b == 0 && e->a[1]->is_const()) return *a * e->a[1]->ival;
-      if (*a == 0 && e->a[0]->is_const()) return *b * e->a[0]->ival;
-      return std::nullopt;
+      int64_t r;
+      bool over = false;
+      if (e->op == EOp::Add) over = __builtin_add_overflow(*a, *b, &r);
+      else if (e->op == EOp::Sub) over = __builtin_sub_overflow(*a, *b, &r);
+      else if (*a == 0 && *b == 0) r = 0;
+      else if (*b == 0 && e->a[1]->is_const()) over = __builtin_mul_overflow(*a, e->a[1]->ival, &r);
+      else if (*a == 0 && e->a[0]->is_const()) over = __builtin_mul_overflow(*b, e->a[0]->ival, &r);
+      else return std::nullopt;
+      if (over) return std::nullopt;
+      return r;
     }
     default: {
       bool uses = false;
@@ -98,8 +103,9 @@ int gathers_along(const ExprP &e, int v, const std::vector<SlotRef> &slots) {
     bool known = true;
     for (size_t k = 0; k < x.a.size() && known; ++k) {
       std::optional<int64_t> c = coef_of(x.a[k], v);
-      if (!c) known = false;
-      else step += *c * slots[(size_t)x.id].strides[k];
+      int64_t term;
+      known = c && !__builtin_mul_overflow(*c, slots[(size_t)x.id].strides[k], &term) &&
+              !__builtin_add_overflow(step, term, &step);
     }
     n += !known || (step != 0 && step != 1);
   });
@@ -125,8 +131,8 @@ bool reduce_along_inner(const ExprP &e, int row_axis, int lanes, const std::vect
   return any && along_row > along_reduction;
 }
 
-constexpr int64_t kMinRow = 512;
-constexpr int kElementsTogether = 4;  // by_reduction rows: outputs computed together  // elements; shorter rows merge with the next axis out
+constexpr int64_t kMinRow = 512;      // elements; shorter rows merge with the next axis out
+constexpr int kElementsTogether = 4;  // rows that reduce along the reduction: outputs computed together
 
 // Whether the index variables of `axes` (physical order, innermost last)
 // can run as one flattened row: they are used only as load indices at
