@@ -192,6 +192,12 @@ Target resolve_target(const std::string &name) {
     // resnet8_cifar (4.25 M vs 4.99 / 4.38 / 4.52 / 4.79 M) and squeezenet1_1
     // (91.9 M vs 99.3 M with 6x4). Before them (one ld1r per channel) 6x4
     // was best: resnet8_cifar 4.88 M, squeezenet1_1 101.1 M.
+    // No gemm_tile_table: bench/tune_tiles.py --target aarch64-neon
+    // (12 models x 10 tiles x Winograd off/auto, 2026-11-25) finds no shape
+    // cell where another tile saves 3% against this choice; the best tile of
+    // every layer would save at most 4.5% of a model's GEMM instructions
+    // (squeezenet1_1 0.955, googlenet 0.960), and tables fitted without a
+    // model made unet_small, mobilenet_v2 and efficientnet_b0 0.9-1.3% worse.
     t.gemm_tiles = {{5, 4}, {6, 3}, {6, 2}, {6, 1}};
     t.gemm_unroll = 2;
     t.gemm_lane_mac = Target::LaneMac::Fused;
