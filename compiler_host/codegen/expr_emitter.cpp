@@ -698,68 +698,12 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   Value *init_v = const_of(t, init, reduce_init_int(e.rk, t), vary);  // exact for INT64_MAX, UINT64_MAX
   for (auto &rv : e.rvars)
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
-  Value *r = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_
-                 ? reduce_loops_inner_vector(e, init_v)
-                 : reduce_loops(e, 0, init_v, vary);
+  // A reduction with the same value in every lane (the output computed one
+  // element at a time) runs its innermost variable `lanes_` at a time.
+  bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_;
+  Value *r = reduce_loops(e, 0, init_v, vary, inner_vector);
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
-}
-
-// A uniform reduction whose innermost variable runs `lanes_` at a time:
-// the outer variables as reduce_loops walks them, the innermost one as
-// vectors of consecutive indices (so loads contiguous along it are vector
-// loads) combined in a vector accumulator, then the vector folded in
-// log2(lanes) shuffle steps, then the leftover indices one at a time. The
-// same operations in another order: a float sum rounds differently from
-// the sequential one (as any blocked reduction does), max and min do not.
-Value *ExprEmitter::reduce_loops_inner_vector(const Expr &e, Value *init) {
-  EOp comb = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
-             : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
-  const RVar &rv = e.rvars.back();
-  int64_t main = rv.extent / lanes_ * lanes_;
-  // The leftover indices of the innermost variable, one at a time.
-  auto finish = [&](Value *acc) -> Value * {
-    if (main == rv.extent) return acc;
-    Values ta = carried_loop(b_, main, rv.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
-      bind(rv.id, uniform(i));
-      return {accumulate(e, a[0], false)};
-    }, "red.tail");
-    return ta[0];
-  };
-  // One iteration of the outer variables: the innermost one over [0, extent).
-  auto inner = [&](Value *acc) -> Value * {
-    Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
-    Values va = carried_loop(b_, 0, main / lanes_, 1, {vinit}, [&](Value *k, const Values &a) -> Values {
-      bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
-      return {accumulate(e, a[0], true)};
-    }, "red.vec");
-    Value *v = va[0];
-    if (comb == EOp::Add) {  // any order (as above): pairwise adds (faddp), shuffles and adds
-      llvm::FastMathFlags fm;
-      fm.setAllowReassoc();
-      llvm::CallInst *sum = b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(acc->getType()), v);
-      sum->setFastMathFlags(fm);
-      return finish(scalar_or_vec_op(comb, e.type, acc, sum, nullptr));
-    }
-    for (int half = lanes_ / 2; half >= 1; half /= 2) {
-      std::vector<int> m;
-      for (int i = 0; i < lanes_; ++i) m.push_back(i + half < lanes_ ? i + half : i);
-      v = scalar_or_vec_op(comb, e.type, v, b_.CreateShuffleVector(v, m), nullptr);
-    }
-    return finish(scalar_or_vec_op(comb, e.type, acc, b_.CreateExtractElement(v, (uint64_t)0), nullptr));
-  };
-  if (e.rvars.size() == 1) return inner(init);
-  // Outer variables: nested loops as in reduce_loops.
-  std::function<Value *(size_t, Value *)> outer = [&](size_t level, Value *acc) -> Value * {
-    if (level + 1 == e.rvars.size()) return inner(acc);
-    const RVar &o = e.rvars[level];
-    Values r = carried_loop(b_, 0, o.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
-      bind(o.id, uniform(i));
-      return {outer(level + 1, a[0])};
-    }, "red.loop");
-    return r[0];
-  };
-  return outer(0, init);
 }
 
 // acc combined with the reduction's body at the current indices: a float
@@ -774,38 +718,53 @@ Value *ExprEmitter::accumulate(const Expr &e, Value *acc, bool vary) {
     Value *xv = vary ? vec(x) : x.v, *yv = vary ? vec(y) : y.v;
     r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {xv, yv, acc});
   } else {
-    EOp comb = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
-               : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
     VVal v = emit(e.a[0]);
-    r = scalar_or_vec_op(comb, e.type, acc, vary ? vec(v) : v.v, nullptr);
+    r = scalar_or_vec_op(reduce_combiner(e.rk), e.type, acc, vary ? vec(v) : v.v, nullptr);
   }
   pop_scope();
   return r;
 }
 
-Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *accv, bool vary) {
-  if (level == e.rvars.size()) return accumulate(e, accv, vary);
+// The loops over the reduction variables from `level` on, each a loop of
+// its own. With `inner_vector` the innermost one runs as vectors of
+// consecutive indices (loads contiguous along it are vector loads) in a
+// vector accumulator, folded into acc at the end (pairwise adds, or a
+// shuffle tree for the other kinds), then its leftover indices one at a
+// time: the same operations in another order, so a float sum rounds
+// differently from the sequential one (as any blocked reduction does).
+Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool vary, bool inner_vector) {
+  if (level == e.rvars.size()) return accumulate(e, acc, vary);
   const RVar &rv = e.rvars[level];
-  llvm::Function *f = b_.GetInsertBlock()->getParent();
-  auto &C = b_.getContext();
-  llvm::BasicBlock *pre = b_.GetInsertBlock();
-  auto *header = llvm::BasicBlock::Create(C, "red.loop", f);
-  auto *exit = llvm::BasicBlock::Create(C, "red.exit", f);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode *iv = b_.CreatePHI(b_.getInt32Ty(), 2);
-  llvm::PHINode *acc_phi = b_.CreatePHI(accv->getType(), 2);
-  iv->addIncoming(b_.getInt32(0), pre);
-  acc_phi->addIncoming(accv, pre);
-  bind(rv.id, uniform(iv));
-  Value *body_acc = reduce_loops(e, level + 1, acc_phi, vary);
-  llvm::BasicBlock *latch = b_.GetInsertBlock();
-  Value *next = b_.CreateAdd(iv, b_.getInt32(1));
-  iv->addIncoming(next, latch);
-  acc_phi->addIncoming(body_acc, latch);
-  b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt32((int32_t)rv.extent)), header, exit);
-  b_.SetInsertPoint(exit);
-  return body_acc;
+  int64_t main = 0;
+  if (inner_vector && level + 1 == e.rvars.size()) {
+    main = rv.extent / lanes_ * lanes_;
+    Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
+    Value *v = carried_loop(b_, 0, main / lanes_, 1, {vinit}, [&](Value *k, const Values &a) -> Values {
+      bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
+      return {accumulate(e, a[0], true)};
+    }, "red.vec")[0];
+    EOp comb = reduce_combiner(e.rk);
+    Value *folded;
+    if (comb == EOp::Add) {  // any order (as above): pairwise adds (faddp), shuffles and adds
+      llvm::FastMathFlags fm;
+      fm.setAllowReassoc();
+      llvm::CallInst *sum = b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(acc->getType()), v);
+      sum->setFastMathFlags(fm);
+      folded = sum;
+    } else {
+      for (int half = lanes_ / 2; half >= 1; half /= 2) {
+        std::vector<int> m;
+        for (int i = 0; i < lanes_; ++i) m.push_back(i + half < lanes_ ? i + half : i);
+        v = scalar_or_vec_op(comb, e.type, v, b_.CreateShuffleVector(v, m), nullptr);
+      }
+      folded = b_.CreateExtractElement(v, (uint64_t)0);
+    }
+    acc = scalar_or_vec_op(comb, e.type, acc, folded, nullptr);
+  }
+  return carried_loop(b_, main, rv.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
+    bind(rv.id, uniform(i));
+    return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
+  }, "red.loop")[0];
 }
 
 }  // namespace tinyrt

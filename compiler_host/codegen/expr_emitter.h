@@ -62,7 +62,7 @@ class ExprEmitter {
   void clear_cache() { cache_.assign(1, {}); }
   // Reductions whose value is the same in every lane (the output computed
   // one element at a time) run their innermost variable `lanes` at a time
-  // (reduce_loops_inner_vector); the loop emitter asks for it where the
+  // (reduce_loops); the loop emitter asks for it where the
   // reduced tensors are contiguous along that variable but not along the
   // output's row.
   void set_vector_reductions(bool on) { vector_reductions_ = on; }
@@ -102,8 +102,7 @@ class ExprEmitter {
   VVal emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr);
   VVal emit_select(const Expr &e);
   VVal emit_reduce(const Expr &e);
-  llvm::Value *reduce_loops(const Expr &e, size_t level, llvm::Value *acc, bool varying);
-  llvm::Value *reduce_loops_inner_vector(const Expr &e, llvm::Value *init);
+  llvm::Value *reduce_loops(const Expr &e, size_t level, llvm::Value *acc, bool varying, bool inner_vector);
   llvm::Value *accumulate(const Expr &e, llvm::Value *acc, bool varying);
   llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
   llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);

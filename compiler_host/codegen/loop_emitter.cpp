@@ -374,20 +374,27 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
       if (i > 0) rem = b.CreateUDiv(rem, ext);
     }
     // Elements j .. j+lanes-1 of a segment starting at `begin`.
-    auto run = [&](const Segment &seg, int lanes, llvm::Value *j, llvm::Value *mask) {
-      ExprEmitter em(b, T, lanes);
-      em.set_slots(slots);
-      em.set_mask(mask);
+    // Binds the output's axes for the elements from j of a segment (a
+    // vector of them along the row, or one) and returns the output index.
+    auto bind_row = [&](ExprEmitter &em, const Segment &seg, llvm::Value *j, bool one) {
       std::vector<VVal> idx(r);
       for (int a = 0; a < r; ++a) {
         if (a == inner_axis) {
-          em.bind(a, em.affine(j, 1));
-          idx[a] = em.affine(b.CreateAdd(j, b.getInt32((int32_t)seg.begin)), 1);
+          llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)seg.begin));
+          em.bind(a, one ? em.uniform(j) : em.affine(j, 1));
+          idx[a] = one ? em.uniform(at) : em.affine(at, 1);
           continue;
         }
         idx[a] = em.uniform(outer.count(a) ? outer[a] : b.getInt32(0));
         em.bind(a, idx[a]);
       }
+      return idx;
+    };
+    auto run = [&](const Segment &seg, int lanes, llvm::Value *j, llvm::Value *mask) {
+      ExprEmitter em(b, T, lanes);
+      em.set_slots(slots);
+      em.set_mask(mask);
+      std::vector<VVal> idx = bind_row(em, seg, j, false);
       em.store(out_slot, idx, em.emit(seg.expr), out.dtype);
     };
     if (inner_axis < 0) {  // a single element per task
@@ -406,13 +413,7 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
           ExprEmitter &em = *ems.back();
           em.set_slots(slots);
           em.set_vector_reductions(true);
-          llvm::Value *jg = b.CreateAdd(j, b.getInt32(g));
-          std::vector<VVal> idx(r);
-          for (int a = 0; a < r; ++a) {
-            idx[a] = em.uniform(a == inner_axis ? b.CreateAdd(jg, b.getInt32((int32_t)seg.begin))
-                                : outer.count(a) ? outer[a] : b.getInt32(0));
-            em.bind(a, a == inner_axis ? em.uniform(jg) : idx[a]);
-          }
+          std::vector<VVal> idx = bind_row(em, seg, b.CreateAdd(j, b.getInt32(g)), true);
           done.push_back({idx, em.emit(seg.expr)});
         }
         for (int g = 0; g < n; ++g) ems[(size_t)g]->store(out_slot, done[(size_t)g].first, done[(size_t)g].second, out.dtype);

@@ -196,6 +196,10 @@ ExprP ge(ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }
 ExprP land(ExprP a, ExprP b) { return bin(EOp::And, a, b); }
 ExprP in_range(ExprP i, int64_t n) { return land(ge(i, cidx(0)), lt(i, cidx(n))); }
 
+EOp reduce_combiner(ReduceKind k) {
+  return k == ReduceKind::Sum ? EOp::Add : k == ReduceKind::Prod ? EOp::Mul : k == ReduceKind::Max ? EOp::Max : EOp::Min;
+}
+
 double reduce_init(ReduceKind k, DType t) {
   switch (k) {
     case ReduceKind::Sum: return 0;

@@ -100,6 +100,8 @@ ExprP in_range(ExprP i, int64_t n);
 // exact (INT64_MAX, UINT64_MAX): use reduce_init_int, the exact value (as
 // the type's bits in an int64), or reduce_init_cst.
 double reduce_init(ReduceKind k, DType t);
+// The binary op a reduction combines its terms with (Sum: Add, ...).
+EOp reduce_combiner(ReduceKind k);
 int64_t reduce_init_int(ReduceKind k, DType t);
 ExprP reduce_init_cst(ReduceKind k, DType t);
 

@@ -209,8 +209,7 @@ struct Interp {
       if (rv.extent == 0) return accv;
     }
     for (auto &rv : e.rvars) vars[rv.id] = 0;
-    EOp combine = e.rk == ReduceKind::Sum ? EOp::Add : e.rk == ReduceKind::Prod ? EOp::Mul
-                  : e.rk == ReduceKind::Max ? EOp::Max : EOp::Min;
+    EOp combine = reduce_combiner(e.rk);
     for (;;) {
       Scalar v = eval(*e.a[0]);
       if (fl) accv.f = eval_float_op(combine, accv.f, v.f, e.type);
