@@ -465,6 +465,11 @@ static void prevalidate_nodes(const google::protobuf::RepeatedPtrField<onnx::Nod
                          "; each entry must be in [1, 2^31)");
       if (a.type() == onnx::AttributeProto::INT && positive_int.count(a.name()) && (a.i() < 1 || a.i() > INT32_MAX))
         fail_invalid(where + ": attribute " + a.name() + " = " + std::to_string(a.i()) + " must be in [1, 2^31)");
+      // GatherND's batch_dims counts axes: the onnx library's inference
+      // indexes dimensions with it unchecked (batch_dims -33 read far
+      // outside a shape, found by fuzz_import).
+      if (a.type() == onnx::AttributeProto::INT && a.name() == "batch_dims" && a.i() < 0)
+        fail_invalid(where + ": attribute batch_dims = " + std::to_string(a.i()) + " must not be negative");
       // Axes index dimensions: ONNX's inference truncates them to int.
       static const std::set<std::string> axis_like = {"axis", "axes", "batch_axis", "time_axis", "batch_dims", "perm"};
       if (axis_like.count(a.name())) {

@@ -315,7 +315,12 @@ def attribute_values():
 def indices_and_secondary_inputs():
     """Indices and secondary inputs the kernels would trust."""
     corpus("index", "gathernd_batch_dims_negative", model([h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=-1)],
-                                                          [vi("x", [2, 2])], [vi("y", ["a"])], [nh.from_array(np.zeros((2, 1), np.int64), "i")]), "")
+                                                          [vi("x", [2, 2])], [vi("y", ["a"])], [nh.from_array(np.zeros((2, 1), np.int64), "i")]),
+           "batch_dims = -1 must not be negative")
+    # Found by fuzz_import: the onnx library's inference read far outside a shape.
+    corpus("index", "gathernd_batch_dims_very_negative", model([h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=-33)],
+                                                               [vi("x", [2, 2])], [vi("y", ["a"])], [nh.from_array(np.zeros((2, 1), np.int64), "i")]),
+           "batch_dims = -33 must not be negative")
     corpus("index", "gathernd_batch_dims_large", model([h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=5)],
                                                        [vi("x", [2, 2])], [vi("y", ["a"])], [nh.from_array(np.zeros((2, 1), np.int64), "i")]), "")
     corpus("index", "reversesequence_time_axis", model([h.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=7, batch_axis=1)],
