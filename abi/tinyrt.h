@@ -83,7 +83,9 @@ typedef enum tinyrt_status {
   TINYRT_ERR_NOT_INITIALIZED = 11, /* session/pool not (or no longer) initialized, or a copy */
   TINYRT_ERR_BUSY = 12,            /* session or pool in use by another call */
   TINYRT_ERR_CORRUPT = 13,         /* weights differ from what the compiler wrote */
-  TINYRT_ERR_UNSUPPORTED = 14      /* the model's descriptor predates the call */
+  TINYRT_ERR_UNSUPPORTED = 14,     /* the model's descriptor predates the call */
+  TINYRT_ERR_BRANCH = 15           /* the inputs take a branch of the model that was
+                                      not compiled (the message says which and why) */
 } tinyrt_status;
 
 /* A static English description of a status, never NULL. */

@@ -38,7 +38,7 @@ extern "C" {
 
 #define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
 #define TINYRT_ABI_MAJOR 1
-#define TINYRT_ABI_MINOR 2
+#define TINYRT_ABI_MINOR 3
 
 /* Element types. Values match ONNX TensorProto.DataType. */
 typedef enum tinyrt_dtype {
@@ -105,17 +105,35 @@ typedef struct tinyrt_step_desc {
   int32_t flags; /* TINYRT_STEP_* bits (0 before ABI 1.2) */
   /* ABI 1.1 entries end here; the fields below are read only when the
    * descriptor's step_desc_bytes covers them. */
-  const char *call_node;  /* TINYRT_STEP_CALL: the custom op node's name */
+  const char *call_node;  /* TINYRT_STEP_CALL: the custom op node's name;
+                             TINYRT_STEP_FAIL: why the run stops */
   uint64_t status_offset; /* TINYRT_STEP_CALL: arena offset of the int32
                              tinyrt_status the call stores */
+  /* ABI 1.2 entries end here. */
+  uint64_t cond_offset; /* TINYRT_STEP_GUARDED: arena offset of a bool byte */
+  uint32_t cond_expect; /* TINYRT_STEP_GUARDED: the step runs only when
+                           (byte != 0) == (cond_expect != 0) */
 } tinyrt_step_desc;
 
 /* The step calls a custom op's C function (docs/ABI.md, "Custom ops"): the
  * runtime runs it on the calling thread (one task) and, when the status it
  * stored at status_offset is not TINYRT_OK, stops the run and returns it. */
 #define TINYRT_STEP_CALL 1u
-/* The size of a step entry up to ABI 1.1 (fn, tasks, flags). */
+/* ABI 1.3: the step belongs to a branch of an If whose condition is known
+ * only at run time (docs/ABI.md, "Branches"): the runtime skips it unless
+ * the byte at cond_offset says the branch is taken. A runtime that ignores
+ * the flag runs every branch, which gives the same outputs. */
+#define TINYRT_STEP_GUARDED 2u
+/* ABI 1.3: no code (fn is NULL): reaching the step stops the run with
+ * TINYRT_ERR_BRANCH and the message call_node (a branch the compiler could
+ * not compile for the model's input shapes; always with
+ * TINYRT_STEP_GUARDED). A runtime before 1.3 refuses the model. */
+#define TINYRT_STEP_FAIL 4u
+/* Every flag this runtime knows; a model with another is refused. */
+#define TINYRT_STEP_KNOWN_FLAGS (TINYRT_STEP_CALL | TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL)
+/* The size of a step entry up to ABI 1.1 (fn, tasks, flags), and 1.2. */
 #define TINYRT_STEP_DESC_1_1_BYTES offsetof(tinyrt_step_desc, call_node)
+#define TINYRT_STEP_DESC_1_2_BYTES offsetof(tinyrt_step_desc, cond_offset)
 
 /* A graph input or output: row-major, dense, at a fixed arena offset. */
 typedef struct tinyrt_tensor_desc {

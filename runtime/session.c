@@ -213,6 +213,19 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     return st;
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
+    uint32_t flags = (uint32_t)d->flags;
+    if (flags & ~TINYRT_STEP_KNOWN_FLAGS)
+      return fail(s, TINYRT_ERR_BAD_MODEL, "model step with unknown flags");
+    /* A branch: a condition byte inside the arena (the fields are 1.3's). */
+    if ((flags & TINYRT_STEP_GUARDED) &&
+        (s->step_stride < sizeof(tinyrt_step_desc) || d->cond_offset >= m->arena_bytes))
+      return fail(s, TINYRT_ERR_BAD_MODEL, "model branch condition outside the arena");
+    /* A branch error: no code, a message, and a guard. */
+    if (flags & TINYRT_STEP_FAIL) {
+      if (!(flags & TINYRT_STEP_GUARDED) || (flags & TINYRT_STEP_CALL) || !d->call_node)
+        return fail(s, TINYRT_ERR_BAD_MODEL, "model branch error without guard or message");
+      continue;
+    }
     if (!d->fn || d->tasks < 1)
       return fail(s, TINYRT_ERR_BAD_MODEL, "model step without code or tasks");
     /* A custom-op call: one task and a status slot inside the arena. */
@@ -311,6 +324,18 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   m = s->model;
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
+    /* A step of a branch not taken is skipped (no hook call). */
+    if ((d->flags & TINYRT_STEP_GUARDED) && (s->arena[d->cond_offset] != 0) != (d->cond_expect != 0)) continue;
+    if (d->flags & TINYRT_STEP_FAIL) {
+      msg_writer w = session_msg(s);
+      msg_str(&w, "step ");
+      msg_u64(&w, i, 10);
+      msg_str(&w, ": ");
+      msg_str(&w, d->call_node);
+      if (s->pool) tinyrt_internal_pool_release(s->pool);
+      TINYRT_UNLOCK(&s->busy);
+      return TINYRT_ERR_BRANCH;
+    }
     if (s->on_step) s->on_step(s->on_step_user, i, 1);
     if (d->flags & TINYRT_STEP_CALL) {
       /* A custom op: called on this thread; its status stops the run. */

@@ -18,6 +18,7 @@ const char *tinyrt_status_string(tinyrt_status status) {
   case TINYRT_ERR_BUSY: return "session or pool in use by another call";
   case TINYRT_ERR_CORRUPT: return "model weights corrupt";
   case TINYRT_ERR_UNSUPPORTED: return "not supported by this model's descriptor";
+  case TINYRT_ERR_BRANCH: return "inputs took a branch not compiled";
   }
   return "unknown status";
 }

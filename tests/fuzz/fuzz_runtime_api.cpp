@@ -19,13 +19,16 @@
 // spin and thread count, with NULLs, wrong indices, misaligned or short
 // arenas and storage, copied and clobbered sessions and pools, destroyed
 // pools, and calls made from inside a run (through the step hook) that must
-// answer TINYRT_ERR_BUSY.
+// answer TINYRT_ERR_BUSY; branch steps (ABI 1.3) with their condition
+// bytes, which the harness sets as an application sets its inputs.
 //
 // Oracles beyond "no crash": a status is one of the enum's values (or the
 // custom op's own status); calls on a session that was never initialized, is
-// a copy or was clobbered answer NOT_INITIALIZED; a successful run calls
-// every step in order and covers each step's tasks exactly once, with the
-// session's arena; the hook sees begin/end pairs in step order; views point
+// a copy or was clobbered answer NOT_INITIALIZED; a run calls exactly the
+// steps its condition bytes select, in order, stops at a branch error
+// (TINYRT_ERR_BRANCH) or a failed custom op, and covers each step's tasks
+// exactly once, with the session's arena; the hook sees a begin/end pair
+// for each step that ran; views point
 // inside the arena at the descriptor's offsets; lookups by name find the
 // first tensor of that name; verify answers OK exactly when the weights
 // table is sound and its checksum right (for ABI >= 1.2 descriptors).
@@ -71,7 +74,7 @@ void trace(const char *fmt, ...) {
   fputc('\n', stderr);
 }
 
-bool known_status(int st) { return st >= TINYRT_OK && st <= TINYRT_ERR_UNSUPPORTED; }
+bool known_status(int st) { return st >= TINYRT_OK && st <= TINYRT_ERR_BRANCH; }
 
 // ----------------------------------------------------------- buffers --
 // Exactly `bytes` bytes (ASan reports any access past them) at an address
@@ -99,7 +102,17 @@ struct StepPlan {
   bool call = false;
   uint64_t status_offset = 0;
   int32_t call_status = 0;  // what the custom op stores
+  // ABI 1.3 branches: the step runs only when the byte at cond_offset is
+  // nonzero == expect; a FAIL step stops the run when reached.
+  bool guarded = false, fail = false;
+  uint64_t cond_offset = 0;
+  uint32_t expect = 0;
 };
+
+// The arena's first kCondBytes bytes hold the branch conditions: the
+// harness's kernels never write them (only custom-op calls may, their
+// status), so which steps run is known before the run (expected_run).
+constexpr uint64_t kCondBytes = 64;
 
 struct Model {
   std::unique_ptr<Buf> desc;
@@ -133,9 +146,10 @@ void kernel(uint8_t *arena, int32_t b, int32_t e) {
   EXPECT(r != nullptr, "a kernel ran outside tinyrt_session_run");
   EXPECT(arena == r->arena, "a kernel got another arena than the session's");
   EXPECT(0 <= b && b < e && e <= g_model->steps[I].tasks, "a kernel got a task range outside [0, tasks)");
-  // Generated code writes its arena: touch some of it (the model's size).
-  if (r->arena_bytes)
-    for (int32_t t = b; t < e && t < b + 16; ++t) arena[(uint64_t)t * 61 % r->arena_bytes] ^= 1;
+  // Generated code writes its arena: touch some of it (the model's size),
+  // never the condition bytes.
+  if (r->arena_bytes > kCondBytes)
+    for (int32_t t = b; t < e && t < b + 16; ++t) arena[kCondBytes + (uint64_t)t * 61 % (r->arena_bytes - kCondBytes)] ^= 1;
   std::lock_guard<std::mutex> lock(r->mu);
   if (r->ranges[I].empty()) r->order.push_back(I);
   r->ranges[I].push_back({b, e});
@@ -331,6 +345,26 @@ void make_model(Model &md, FuzzedDataProvider &f) {
       }
       sp.status_offset = s.status_offset;
       sp.call_status = f.ConsumeIntegralInRange(0, 3) ? 0 : f.ConsumeIntegralInRange(0, 3) ? f.ConsumeIntegralInRange(1, 14) : f.ConsumeIntegral<int32_t>();
+      // Branches (ABI 1.3): a condition byte among the first kCondBytes of
+      // the arena, or outside the arena (refused); branch errors with or
+      // without code and guard.
+      switch (f.ConsumeIntegralInRange(0, 7)) {
+        case 0: s.flags |= TINYRT_STEP_GUARDED; break;
+        case 1: s.flags |= TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL; break;
+        case 2: s.flags |= TINYRT_STEP_FAIL; break;
+        case 3:
+          s.flags |= TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL;
+          s.fn = nullptr;
+          break;
+        default: break;
+      }
+      s.cond_offset = f.ConsumeIntegralInRange(0, 15) ? f.ConsumeIntegralInRange<uint64_t>(0, kCondBytes - 1)
+                                                      : m.arena_bytes + f.ConsumeIntegralInRange<uint64_t>(0, 8);
+      s.cond_expect = f.ConsumeIntegralInRange(0, 7) ? f.ConsumeBool() : f.ConsumeIntegral<uint32_t>();
+      sp.guarded = (s.flags & TINYRT_STEP_GUARDED) != 0;
+      sp.fail = (s.flags & TINYRT_STEP_FAIL) != 0;
+      sp.cond_offset = s.cond_offset;
+      sp.expect = s.cond_expect;
       memcpy(steps + (size_t)i * md.step_stride, &s, std::min<size_t>(md.step_stride, sizeof s));
     }
 
@@ -429,13 +463,32 @@ bool pool_ok(World &w, const SessionSlot &s) {
   return false;
 }
 
+// The steps a run should execute and the status it should return, from the
+// condition bytes at its start: a guarded step runs when its byte says so,
+// a branch error reached stops the run with TINYRT_ERR_BRANCH, a custom op
+// stores its status (possibly into a condition byte) and a nonzero one
+// stops the run.
+std::pair<std::vector<int>, int> expected_run(const Model &md, std::vector<uint8_t> cond) {
+  std::vector<int> order;
+  for (uint32_t i = 0; i < md.num_steps; ++i) {
+    const StepPlan &sp = md.steps[i];
+    if (sp.guarded && (cond.at(sp.cond_offset) != 0) != (sp.expect != 0)) continue;
+    if (sp.fail) return {order, TINYRT_ERR_BRANCH};
+    order.push_back((int)i);
+    if (!sp.call) continue;
+    for (uint64_t b = 0; b < 4; ++b)
+      if (sp.status_offset + b < cond.size()) cond[sp.status_offset + b] = (uint8_t)((uint32_t)sp.call_status >> (8 * b));
+    if (sp.call_status != TINYRT_OK) return {order, sp.call_status};
+  }
+  return {order, TINYRT_OK};
+}
+
 void check_run_log(World &w, RunLog &r, int st) {
   const Model &md = w.md;
   if (st != TINYRT_OK) return;
-  // Steps in order; each step's chunks cover [0, tasks) exactly once.
-  for (size_t k = 0; k < r.order.size(); ++k) EXPECT(r.order[k] == (int)k, "steps ran out of order");
-  EXPECT(r.order.size() == md.num_steps, "a successful run skipped steps");
+  // Each step that ran covered its [0, tasks) exactly once.
   for (uint32_t i = 0; i < md.num_steps; ++i) {
+    if (r.ranges[i].empty()) continue;
     auto v = r.ranges[i];
     std::sort(v.begin(), v.end());
     int32_t at = 0;
@@ -447,12 +500,13 @@ void check_run_log(World &w, RunLog &r, int st) {
   }
 }
 
-void check_hook_log(const RunLog &r, uint32_t steps_done) {
-  // begin/end pairs, steps ascending.
-  for (size_t k = 0; k < r.hook.size(); ++k) {
-    EXPECT(r.hook[k].first == k / 2 && r.hook[k].second == (k % 2 == 0), "the step hook saw steps out of order");
-  }
-  EXPECT(r.hook.size() <= 2 * (size_t)steps_done, "the step hook saw more steps than the model has");
+void check_hook_log(const RunLog &r) {
+  // A begin/end pair for each step that ran, in order (skipped steps and
+  // branch errors call no hook).
+  EXPECT(r.hook.size() == 2 * r.order.size(), "the step hook saw other steps than ran");
+  for (size_t k = 0; k < r.hook.size(); ++k)
+    EXPECT((int)r.hook[k].first == r.order[k / 2] && r.hook[k].second == (k % 2 == 0),
+           "the step hook saw steps out of order");
 }
 
 int do_run(World &w, int i);
@@ -507,6 +561,7 @@ int do_run(World &w, int i) {
   RunLog log;
   log.arena = slot.arena;
   log.arena_bytes = slot.state == SessionSlot::Live ? w.md.m->arena_bytes : 0;
+  std::vector<uint8_t> cond(slot.arena, slot.arena + std::min<uint64_t>(log.arena_bytes, kCondBytes));
   g_run = &log;
   w.running = i;
   int st = fuzz_session_run(slot.s());
@@ -520,17 +575,18 @@ int do_run(World &w, int i) {
         EXPECT(st == TINYRT_ERR_NOT_INITIALIZED, "run with a destroyed pool did not answer NOT_INITIALIZED");
         return st;
       }
-      if (st == TINYRT_OK) {
-        check_run_log(w, log, st);
-      } else {
-        // Only a custom op's own status stops a run: the last step run is a
-        // call that stored it.
-        EXPECT(!log.order.empty(), "a run failed before running anything");
-        const StepPlan &sp = w.md.steps[log.order.back()];
-        EXPECT(sp.call && sp.call_status == st, "a run failed with a status no custom op returned");
-        EXPECT(strstr(tinyrt_session_message(slot.s()), "custom op node") != nullptr, "a failed call's message names no node");
+      {
+        auto expect = expected_run(w.md, cond);
+        EXPECT(log.order == expect.first, "the run executed other steps than its conditions select, or out of order");
+        EXPECT(st == expect.second, "the run returned another status than its steps should");
       }
-      if (slot.hook) check_hook_log(log, w.md.num_steps);
+      check_run_log(w, log, st);
+      // Only a branch error or a custom op's own status stops a run.
+      if (st == TINYRT_ERR_BRANCH)
+        EXPECT(strstr(tinyrt_session_message(slot.s()), "step ") != nullptr, "a branch error's message names no step");
+      else if (st != TINYRT_OK)
+        EXPECT(strstr(tinyrt_session_message(slot.s()), "custom op node") != nullptr, "a failed call's message names no node");
+      if (slot.hook) check_hook_log(log);
       break;
     default:
       EXPECT(st == TINYRT_ERR_NOT_INITIALIZED, "run on a session that is not initialized did not answer NOT_INITIALIZED");
@@ -600,6 +656,10 @@ void op_init(World &w, FuzzedDataProvider &f) {
     slot.arena = arena;
     slot.arena_bytes = claim;
     slot.hook = use_opt && hook_on;
+    // The application's inputs: the condition bytes of the branches.
+    uint64_t bits = f.ConsumeIntegral<uint64_t>();
+    for (uint64_t b = 0; b < std::min<uint64_t>(claim, kCondBytes); ++b) arena[b] = (uint8_t)((bits >> b) & 1);
+    if (claim && f.ConsumeIntegralInRange(0, 7) == 0) arena[f.ConsumeIntegralInRange<uint64_t>(0, std::min<uint64_t>(claim, kCondBytes) - 1)] = 0xfe;
     EXPECT(tinyrt_session_num_inputs(s) == model->num_inputs, "num_inputs differs from the descriptor");
     EXPECT(tinyrt_session_num_outputs(s) == model->num_outputs, "num_outputs differs from the descriptor");
   } else {

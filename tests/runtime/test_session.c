@@ -1008,9 +1008,103 @@ static void test_call_step(void) {
   }
 }
 
+/* Branches (ABI 1.3): a guarded step runs only when its condition byte
+ * says so; a branch error reached stops the run with TINYRT_ERR_BRANCH and
+ * its message; skipped steps call no hook; bad branch steps are refused. */
+static int hook_calls;
+static void count_hook(void *user, uint32_t step, int begin) {
+  (void)user;
+  (void)step;
+  hook_calls += begin;
+}
+
+static void test_branches(void) {
+  enum { COND = 12288 };
+  tinyrt_step_desc st[3];
+  tinyrt_session s;
+  tinyrt_session_options opt;
+  tinyrt_model m = good_model();
+  const float *z = (const float *)(arena_mem + 8192);
+  int i, ok;
+  memset(st, 0, sizeof st);
+  st[0] = kSteps[0];
+  st[1] = kSteps[1];
+  st[1].flags = TINYRT_STEP_GUARDED;
+  st[1].cond_offset = COND;
+  st[1].cond_expect = 1;
+  st[2].flags = TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL;
+  st[2].tasks = 1;
+  st[2].cond_offset = COND + 1;
+  st[2].cond_expect = 0;
+  st[2].call_node = "the model was not compiled for the else branch of node 'sr' (If)";
+  m.steps = st;
+  m.num_steps = 3;
+  m.arena_bytes = COND + 64;
+  tinyrt_session_options_init(&opt);
+  opt.on_step = count_hook;
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, sizeof arena_mem, &opt) == TINYRT_OK);
+  for (i = 0; i < N; ++i) ((float *)arena_mem)[i] = 1.0f;
+  /* Condition true, error guard not taken: both computing steps run. */
+  arena_mem[COND] = 1;
+  arena_mem[COND + 1] = 1;
+  memset(arena_mem + 8192, 0, N * 4);
+  hook_calls = 0;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && hook_calls == 2);
+  CHECK(z[0] == 2.0f + 0.0f + 2.0f + (float)(N - 1));
+  /* Condition false: the mirror step is skipped (z keeps its zeros). */
+  arena_mem[COND] = 0;
+  memset(arena_mem + 8192, 0, N * 4);
+  hook_calls = 0;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && hook_calls == 1);
+  for (i = 0, ok = 1; i < N; ++i) ok = ok && z[i] == 0.0f;
+  CHECK(ok);
+  /* Any nonzero byte is true. */
+  arena_mem[COND] = 0xfe;
+  hook_calls = 0;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && hook_calls == 2);
+  /* The branch error's guard holds: the run stops there, named. */
+  arena_mem[COND + 1] = 0;
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_BRANCH);
+  CHECK(strstr(tinyrt_session_message(&s), "step 2: the model was not compiled for the else branch") != NULL);
+  CHECK(strcmp(tinyrt_status_string(TINYRT_ERR_BRANCH), "unknown status") != 0);
+  arena_mem[COND + 1] = 1;
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK && tinyrt_session_message(&s)[0] == '\0');
+
+  /* Refused: a condition byte outside the arena, a branch error without a
+   * guard or message, a flag this runtime does not know, branch fields a
+   * 1.2-sized table cannot hold. */
+  st[1].cond_offset = COND + 64;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "branch condition"));
+  st[1].cond_offset = COND;
+  st[2].flags = TINYRT_STEP_FAIL;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "branch error"));
+  st[2].flags = TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL;
+  st[2].call_node = NULL;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "branch error"));
+  st[2].call_node = "x";
+  st[0].flags = 8;
+  CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "unknown flags"));
+  st[0].flags = 0;
+  m.step_desc_bytes = TINYRT_STEP_DESC_1_2_BYTES;
+  {
+    /* The same steps laid out as ABI 1.2 entries. */
+    static struct { tinyrt_kernel_fn fn; int32_t tasks, flags; const char *node; uint64_t status; } narrow[2];
+    narrow[0].fn = step_scale;
+    narrow[0].tasks = N;
+    narrow[1].fn = step_mirror;
+    narrow[1].tasks = CHUNKS;
+    narrow[1].flags = TINYRT_STEP_GUARDED;
+    m.steps = (const tinyrt_step_desc *)narrow;
+    m.num_steps = 2;
+    m.step_desc_bytes = sizeof narrow[0];
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "branch condition"));
+  }
+}
+
 int main(void) {
   test_validation();
   test_call_step();
+  test_branches();
   test_wide_tables();
   test_session_misuse();
   test_verify();
