@@ -79,6 +79,7 @@ struct DescriptorBuilder {
   const Program &p;
   llvm::StructType *tensor_ty, *step_ty, *range_ty, *model_ty;
   llvm::Type *i8p, *i32, *i64, *i16;
+  llvm::PointerType *fn_ty;
   llvm::GlobalVariable *model_g = nullptr;
 
   DescriptorBuilder(llvm::Module &mod, const Program &prog) : m(mod), C(mod.getContext()), p(prog) {
@@ -86,10 +87,11 @@ struct DescriptorBuilder {
     i16 = llvm::Type::getInt16Ty(C);
     i32 = llvm::Type::getInt32Ty(C);
     i64 = llvm::Type::getInt64Ty(C);
-    auto *fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), {i8p, i32, i32}, false)->getPointerTo();
+    fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), {i8p, i32, i32}, false)->getPointerTo();
     // Field order and types mirror abi/tinyrt_artifact.h.
     tensor_ty = llvm::StructType::create(C, {i8p, i64->getPointerTo(), i32, i32, i64, i64}, "tinyrt_tensor_desc");
-    step_ty = llvm::StructType::create(C, {fn_ty, i32, i32, i8p, i64}, "tinyrt_step_desc");  // 1.2: call_node, status_offset
+    // 1.2: call_node, status_offset; 1.3: cond_offset, cond_expect
+    step_ty = llvm::StructType::create(C, {fn_ty, i32, i32, i8p, i64, i64, i32}, "tinyrt_step_desc");
     range_ty = llvm::StructType::create(C, {i8p, i64}, "tinyrt_weights_range");
     model_ty = llvm::StructType::create(C,
                                         {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
@@ -181,16 +183,37 @@ struct DescriptorBuilder {
   void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks,
              const ModuleOptions &o) {
     std::vector<llvm::Constant *> steps;
+    llvm::Constant *no_text = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
     for (size_t i = 0; i < ks.size(); ++i) {
-      // Custom-op calls (KernelKind::Call) are flagged with their node and status slot.
+      // Custom-op calls (KernelKind::Call) are flagged with their node and
+      // status slot, steps of a branch with their guard's condition byte,
+      // branch errors with their message.
       const Kernel &k = p.kernels.at(i);
-      bool call = k.kind == KernelKind::Call;
+      uint32_t flags = 0;
+      llvm::Constant *text = no_text;
+      uint64_t status = 0, cond = 0, expect = 0;
+      if (k.kind == KernelKind::Call) {
+        flags |= TINYRT_STEP_CALL;
+        text = str(k.nodes.empty() ? std::string() : k.nodes[0], name + ".call_node" + std::to_string(i));
+        status = (uint64_t)p.stats.call_status_offset;
+      }
+      if (k.kind == KernelKind::Fail) {
+        flags |= TINYRT_STEP_FAIL;
+        text = str(k.message, name + ".branch_error" + std::to_string(i));
+      }
+      if (k.guard >= 0) {
+        const Guard &gd = p.graph.guards.at(k.guard);
+        const Storage &st = p.storage.at(gd.eff);
+        TINYRT_CHECK(st.where == Storage::Where::Arena, "a guard's condition is not in the arena");
+        flags |= TINYRT_STEP_GUARDED;
+        cond = (uint64_t)st.offset;
+        expect = gd.eff_expect;
+      }
+      llvm::Constant *fn = ks[i].fn ? llvm::cast<llvm::Constant>(ks[i].fn) : llvm::ConstantPointerNull::get(fn_ty);
       steps.push_back(llvm::ConstantStruct::get(
-          step_ty, {ks[i].fn, llvm::ConstantInt::get(i32, ks[i].tasks),
-                    llvm::ConstantInt::get(i32, call ? TINYRT_STEP_CALL : 0),
-                    call ? str(k.nodes.empty() ? std::string() : k.nodes[0], name + ".call_node" + std::to_string(i))
-                         : llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p)),
-                    llvm::ConstantInt::get(i64, call ? (uint64_t)p.stats.call_status_offset : 0)}));
+          step_ty, {fn, llvm::ConstantInt::get(i32, ks[i].tasks), llvm::ConstantInt::get(i32, flags), text,
+                    llvm::ConstantInt::get(i64, status), llvm::ConstantInt::get(i64, cond),
+                    llvm::ConstantInt::get(i32, expect)}));
     }
     llvm::Constant *steps_ptr = llvm::ConstantPointerNull::get(step_ty->getPointerTo());
     if (!steps.empty()) {
@@ -299,6 +322,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
       case KernelKind::WinogradIn:
       case KernelKind::WinogradOut: ks.push_back(emit_winograd_kernel(env, k, fname)); break;
+      case KernelKind::Fail: ks.push_back({nullptr, 1}); break;  // no code: the runtime stops
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }
     // No task (an empty output): the runtime needs at least one per step, so

@@ -239,11 +239,17 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
     }
     if (is_winograd(k.kind)) gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
+    if (k.guard >= 0) {
+      const Guard &gd = p.graph.guards[k.guard];
+      gj["branch"] = {{"of", gd.what}, {"condition", p.graph.v(gd.eff).name}, {"runs_when", gd.eff_expect}};
+    }
+    if (k.kind == KernelKind::Fail) gj["branch_error"] = k.message;
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
     groups.push_back(gj);
   }
   j["ops"] = ops;
   j["fusion_groups"] = groups;
+  j["warnings"] = a.warnings;
   // Names are arbitrary bytes: invalid UTF-8 becomes U+FFFD, never an
   // exception or invalid JSON.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -267,6 +273,15 @@ void dump_kernels(const Program &p, const std::string &path) {
     o << " offset=" << p.storage[k.out].offset << "\n";
     for (size_t s = 0; s < k.ins.size(); ++s)
       o << "  in" << s << " " << p.graph.v(k.ins[s]).name << shape_str(p.graph.v(k.ins[s]).shape) << "\n";
+    if (k.guard >= 0) {
+      const Guard &gd = p.graph.guards[k.guard];
+      o << "  runs only in the " << gd.what << ": when '" << p.graph.v(gd.eff).name << "' (arena offset "
+        << p.storage[gd.eff].offset << ") is " << (gd.eff_expect ? "true" : "false") << "\n";
+    }
+    if (k.kind == KernelKind::Fail) {
+      o << "  stops the run: " << k.message << "\n";
+      continue;
+    }
     if (k.kind == KernelKind::Call) {
       for (size_t s = 1; s < k.call.outs.size(); ++s)
         o << "  out" << s << " " << p.graph.v(k.call.outs[s]).name << shape_str(p.graph.v(k.call.outs[s]).shape)
@@ -369,6 +384,10 @@ std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &o
     verify_program(p, pass.name);
     if (std::string(pass.name) == "quantize_static") break;
   }
+  for (const Guard &gd : p.graph.guards)
+    if (!gd.failure.empty())
+      fail_unsupported("--emit-qdq: the " + gd.what + " cannot be compiled for the model's input shapes (" +
+                       gd.failure + "), and an ONNX file cannot say so");
   // The file declares one opset per domain: nodes the quantization added
   // (per-axis DequantizeLinear, opset 13) cannot sit in an older model.
   for (const Node &n : p.graph.nodes)
@@ -438,6 +457,10 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   };
   for (int v : p.graph.inputs) a.inputs.push_back(info(v));
   for (int v : p.graph.outputs) a.outputs.push_back(info(v));
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Fail)
+      a.warnings.push_back(p.graph.guards[k.guard].what + " is not compiled (" + p.graph.guards[k.guard].failure +
+                           "): taking it at run time stops the run with TINYRT_ERR_BRANCH");
   a.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   a.header = make_header(a);
   a.json = make_json(a, p, mr.tasks);

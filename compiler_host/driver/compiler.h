@@ -59,6 +59,9 @@ struct Artifact {
   std::string options_text;
   double compile_seconds = 0;
   std::vector<TensorInfo> inputs, outputs;
+  // Branches of runtime Ifs not compiled for the model's input shapes
+  // (taking one stops the run with TINYRT_ERR_BRANCH), one line each.
+  std::vector<std::string> warnings;
 };
 
 // "auto", "off", "f2", "f4" -> WinogradMode; throws CompileError(Usage).

@@ -148,6 +148,23 @@ static Attr convert_attr(const onnx::AttributeProto &a, const std::string &where
   return r;
 }
 
+ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &shape, const std::string &what) {
+  Bytes bytes((size_t)((int64_t)v.size() * dtype_bytes(dt)));
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint8_t *p = bytes.data() + i * dtype_bytes(dt);
+    switch (dt) {
+      case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
+      case DType::F64: { double x = v[i]; std::memcpy(p, &x, 8); break; }
+      case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
+      case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
+      case DType::U8: case DType::Bool: *p = (uint8_t)v[i]; break;
+      case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
+      default: fail_usage(what + ": type " + dtype_name(dt) + " needs a tensor file (@file.pb)");
+    }
+  }
+  return make_const(dt, shape, std::move(bytes));
+}
+
 static ConstP resolve_binding(const onnx::ValueInfoProto &vi, const Binding &b) {
   const std::string &name = vi.name();
   DType dt = vi.type().has_tensor_type() ? (DType)vi.type().tensor_type().elem_type() : DType::Undefined;
@@ -163,21 +180,7 @@ static ConstP resolve_binding(const onnx::ValueInfoProto &vi, const Binding &b) 
       }
       if (fixed && shape_numel(declared) == (int64_t)b.values.size()) shape = declared;
     }
-    std::vector<double> v = b.values;
-    Bytes bytes((size_t)((int64_t)v.size() * dtype_bytes(dt)));
-    for (size_t i = 0; i < v.size(); ++i) {
-      uint8_t *p = bytes.data() + i * dtype_bytes(dt);
-      switch (dt) {
-        case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
-        case DType::F64: { double x = v[i]; std::memcpy(p, &x, 8); break; }
-        case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
-        case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
-        case DType::U8: case DType::Bool: *p = (uint8_t)v[i]; break;
-        case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
-        default: fail_usage("--bind " + name + ": type " + dtype_name(dt) + " needs a tensor file (@file.pb)");
-      }
-    }
-    c = make_const(dt, shape, std::move(bytes));
+    c = values_as_tensor(b.values, dt, shape, "--bind " + name);
   }
   if (c->dtype != dt)
     fail_usage("--bind " + name + ": the tensor is " + dtype_name(c->dtype) + ", the input is " + dtype_name(dt));
@@ -254,9 +257,9 @@ static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::stri
   n.opset = dom != g.domain_opsets.end() ? dom->second : g.opset;
   for (auto &a : np.attribute()) {
     // Names starting with '_' are the compiler's own marks on the ops of
-    // the domains it implements (passes/quantize_dynamic.cpp); a file
-    // cannot set them.
-    bool own = n.domain.empty() || n.domain == "ai.onnx" || n.domain == "com.microsoft";
+    // the domains it implements (passes/quantize_dynamic.cpp, an If's
+    // merge and branch error); a file cannot set them.
+    bool own = n.domain.empty() || n.domain == "ai.onnx" || n.domain == "com.microsoft" || n.domain == "tinyrt";
     if (own && !a.name().empty() && a.name()[0] == '_')
       fail_unsupported(n.where() + ": attribute '" + a.name() + "' is not supported");
     n.attrs[a.name()] = convert_attr(a, n.where());

@@ -40,6 +40,9 @@ struct ImportOptions {
 // "NAME=@tensor.pb" (a binding); throws CompileError(Usage).
 std::pair<std::string, Shape> parse_input_shape(const std::string &arg);
 std::pair<std::string, Binding> parse_binding(const std::string &arg);
+// Values of a --bind (or tinyrt-perf --input) as a tensor of `dt` and
+// `shape` (which holds v.size() elements); `what` names the option in errors.
+ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &shape, const std::string &what);
 
 struct ImportResult {
   Graph graph;

@@ -100,11 +100,21 @@ std::string Graph::fresh_name(const std::string &base) {
 
 std::vector<int> Graph::use_counts() const {
   std::vector<int> uses(values.size(), 0);
-  for (const Node &n : nodes)
+  for (const Node &n : nodes) {
     for (int i : n.in)
       if (i >= 0) uses[i]++;
+    if (n.guard >= 0) uses[guards.at(n.guard).eff]++;
+  }
   for (int o : outputs) uses[o]++;
+  for (int e : effects) uses[e]++;
   return uses;
+}
+
+bool Graph::guard_implies(int inner, int outer) const {
+  if (outer < 0) return true;
+  for (int g = inner; g >= 0; g = guards.at(g).parent)
+    if (g == outer) return true;
+  return false;
 }
 
 bool Graph::is_graph_output(int v) const {
@@ -164,6 +174,7 @@ void Graph::remove_dead_nodes() {
       dead[k] = true;
       for (int i : nodes[k].in)
         if (i >= 0) uses[i]--;
+      if (nodes[k].guard >= 0) uses[guards.at(nodes[k].guard).eff]--;
     }
   }
   std::vector<Node> kept;

@@ -73,6 +73,9 @@ struct Node {
   std::vector<int> out;  // value ids
   std::map<std::string, Attr> attrs;
   int opset = 0;  // opset of the node's domain in the model
+  // Runs only when its guard holds (Graph::guards: a branch of an If whose
+  // condition is known only at run time), or always (-1).
+  int guard = -1;
 
   bool has(const std::string &a) const { return attrs.count(a) != 0; }
   int64_t geti(const std::string &a, int64_t def) const;
@@ -84,6 +87,25 @@ struct Node {
   std::string where() const;
   // Input i is present (index in range and not omitted).
   bool has_in(size_t i) const { return i < in.size() && in[i] >= 0; }
+};
+
+// A branch of an If whose condition is known only at run time: the nodes
+// (and later the kernels) it guards run only when the condition `cond`
+// (a one-element bool) is `expect`, and its parent guard holds. The code
+// tests one byte per guarded step: `eff`, a bool that is true exactly when
+// the whole chain holds (the condition itself for an outermost branch, the
+// And of the parent's and this branch's condition for a nested one), which
+// is computed always, outside every branch.
+struct Guard {
+  int cond = -1;
+  bool expect = true;
+  int parent = -1;
+  int eff = -1;
+  bool eff_expect = true;  // the chain holds when eff == eff_expect
+  std::string what;        // "then branch of node 'x' (If)", for messages
+  // Set when the branch cannot be compiled for the model's input shapes
+  // (infer_and_fold): taking it at run time stops the run with this reason.
+  std::string failure;
 };
 
 struct Graph {
@@ -100,6 +122,15 @@ struct Graph {
   // for outputs of nodes outside ai.onnx: custom ops, which no inference
   // knows, take their output shapes from here.
   std::map<int, std::pair<DType, Shape>> declared;
+  std::vector<Guard> guards;  // Node::guard and Kernel::guard index this
+  // Values nothing reads whose producers run for their effect (a branch
+  // error's placeholder): kept like outputs, but not in the arena.
+  std::vector<int> effects;
+
+  // Does guard `inner` (-1: none) hold only when `outer` does: is outer
+  // -1, inner itself, or one of inner's parents? A producer may fuse into
+  // a reader only when the reader's guard implies the producer's.
+  bool guard_implies(int inner, int outer) const;
 
   int add_value(const std::string &name, DType t, Shape shape);
   int add_const(const std::string &name, ConstP data);
@@ -107,7 +138,8 @@ struct Graph {
   const Value &v(int id) const { return values.at(id); }
   // A name not used by any value yet, derived from `base`.
   std::string fresh_name(const std::string &base);
-  // Number of node inputs and graph outputs that read each value.
+  // Number of node inputs, graph outputs and effects that read each value
+  // (a guard's condition counts once for each node it guards).
   std::vector<int> use_counts() const;
   // Drops nodes none of whose outputs are used, and unused values' data.
   void remove_dead_nodes();

@@ -41,6 +41,7 @@ const char *kernel_family(KernelKind k) {
     case KernelKind::Call: return "call";
     case KernelKind::WinogradIn: return "winograd_in";
     case KernelKind::WinogradOut: return "winograd_out";
+    case KernelKind::Fail: return "fail";
     default: return "loop";
   }
 }

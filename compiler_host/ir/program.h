@@ -174,12 +174,17 @@ const WinogradMatrices &winograd_matrices(int m);
 // transforms of a Winograd convolution (WinogradSpec; `gemm` keeps the
 // convolution's geometry and, for WinogradOut, its epilogue): no element
 // expression either, their definition is the matrices.
-enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut };
+// Fail is no computation: the step that stops the run when the inputs
+// take a branch that could not be compiled (Kernel::message says why; its
+// guard is that branch's).
+enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut, Fail };
 inline bool is_scheduled(KernelKind k) {
   return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
 }
 inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k == KernelKind::WinogradOut; }
-inline bool has_expr(KernelKind k) { return k != KernelKind::Recurrent && k != KernelKind::Call && !is_winograd(k); }
+inline bool has_expr(KernelKind k) {
+  return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k);
+}
 const char *kernel_family(KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
 
 struct Kernel {
@@ -193,6 +198,8 @@ struct Kernel {
   WinogradSpec wino;     // is_winograd(kind)
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
+  int guard = -1;                  // Graph::guards: runs only when it holds (-1: always)
+  std::string message;             // Fail: why the run stops
 
   // The slot reading value v, or -1.
   int slot_of(int v) const {

@@ -1,9 +1,11 @@
-// control_flow.cpp — If, Loop and Scan, resolved at compile time: their
-// subgraphs are inlined into the graph (infer_and_fold splices the
-// expansion in place of the node, then infers and folds it like any other
-// nodes).
+// control_flow.cpp — If, Loop and Scan: their subgraphs are inlined into
+// the graph (infer_and_fold splices the expansion in place of the node,
+// then infers and folds it like any other nodes).
 //  * If: a constant condition keeps one branch; a runtime condition keeps
-//    both and selects (outputs must then have one shape).
+//    both, each under a guard (Graph::guards: its steps run only when the
+//    branch is taken), and selects (outputs must then have one shape); a
+//    branch that cannot be compiled for the input shapes becomes a step
+//    that stops the run when taken.
 //  * Loop: the trip count must be constant (it fixes the scan outputs'
 //    shape) and the body must pass its condition through; it unrolls.
 //  * Scan: unrolls over the static sequence length.
@@ -46,6 +48,37 @@ void require_outputs(const Node &n, const onnx::GraphProto &body, const char *wh
                  std::to_string(n.out.size()));
 }
 
+// A branch of an If whose condition is known only at run time: its nodes
+// run only when the condition is `expect` (and the If's own guard holds).
+// A nested branch tests one byte too: the And of its parent's condition and
+// its own, computed by nodes that run always (their result is false
+// whenever the parent does not hold, whatever the skipped parent left in
+// the inner condition's bytes).
+int add_guard(Graph &g, const Node &n, std::vector<Node> &nodes, bool expect) {
+  Guard gd;
+  gd.cond = n.in[0];
+  gd.expect = expect;
+  gd.parent = n.guard;
+  gd.what = std::string(expect ? "then" : "else") + " branch of " + n.where();
+  if (n.guard < 0) {
+    gd.eff = gd.cond;
+    gd.eff_expect = expect;
+  } else {
+    auto holds = [&](int v, bool want) {  // a bool that is true when v == want
+      if (want) return v;
+      int r = new_value(g, n.name + "_not");
+      nodes.push_back(make_node(g, "Not", n.name + "_not", {v}, {r}));
+      return r;
+    };
+    const Guard &pg = g.guards.at(n.guard);
+    int a = holds(pg.eff, pg.eff_expect), b = holds(gd.cond, expect);
+    gd.eff = new_value(g, n.name + (expect ? "_then" : "_else"));
+    nodes.push_back(make_node(g, "And", n.name + "_guard", {a, b}, {gd.eff}));
+  }
+  g.guards.push_back(gd);
+  return (int)g.guards.size() - 1;
+}
+
 std::vector<Node> expand_if(const Node &n, Graph &g) {
   const Value &cond = in_val(g, n, 0);
   const auto &then_g = *n.attrs.at("then_branch").graph, &else_g = *n.attrs.at("else_branch").graph;
@@ -58,19 +91,45 @@ std::vector<Node> expand_if(const Node &n, Graph &g) {
     nodes = b.nodes;
     for (size_t k = 0; k < n.out.size(); ++k)
       if (n.out[k] >= 0) nodes.push_back(identity(g, b.outputs.at(k), n.out[k], n.name + "_out"));
+    for (Node &x : nodes) x.guard = n.guard;
     return nodes;
   }
+  // Known only at run time: each branch runs under its guard, and a merge
+  // per output selects the branch's value (infer_and_fold turns the merge
+  // into a copy of one branch when the other cannot be compiled).
+  int gt = add_guard(g, n, nodes, true), ge = add_guard(g, n, nodes, false);
   InlinedGraph t = inline_subgraph(g, then_g, {}, n.name + "/then/");
   InlinedGraph e = inline_subgraph(g, else_g, {}, n.name + "/else/");
-  nodes = t.nodes;
+  for (Node &x : t.nodes) x.guard = gt;
+  for (Node &x : e.nodes) x.guard = ge;
+  nodes.insert(nodes.end(), t.nodes.begin(), t.nodes.end());
   nodes.insert(nodes.end(), e.nodes.begin(), e.nodes.end());
   for (size_t k = 0; k < n.out.size(); ++k) {
     if (n.out[k] < 0) continue;
     Node w = make_node(g, "Where", n.name + "_select", {n.in[0], t.outputs.at(k), e.outputs.at(k)}, {n.out[k]});
-    w.attrs["_if_condition"].kind = Attr::Kind::Int;  // shapes must agree (checked by Where)
+    w.attrs["_if_condition"] = int_attr(gt);  // the then guard; the else guard follows it
+    w.guard = n.guard;
     nodes.push_back(w);
   }
   return nodes;
+}
+
+// The step that stops the run when a branch that could not be compiled is
+// taken (infer_and_fold places it, marked _branch, which a file cannot
+// set): input 0 is the branch guard's condition, output 0 a placeholder
+// nothing reads (Graph::effects keeps the node).
+void def_branch_error() {
+  OpDef d;
+  d.name = "BranchError";
+  d.domain = "tinyrt";
+  d.attrs = {"message", "_branch"};
+  d.infer = [](Node &n, Graph &g) {
+    if (!n.has("_branch") || n.guard < 0 || n.gets("message", "").empty())
+      fail_unsupported(n.where() + ": BranchError is the compiler's own step for a branch it could not compile");
+    set_out(n, g, 0, DType::Bool, {});
+  };
+  d.lower = [](const Node &n, LowerCtx &c) { c.fail(n.out[0], n.in, n.gets("message", "")); };
+  register_op(std::move(d));
 }
 
 // ----------------------------------------------------------------- Loop --
@@ -261,19 +320,21 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
 }
 
 void def_control(const std::string &name, int min_opset, std::vector<std::string> attrs,
-                 std::function<std::vector<Node>(const Node &, Graph &)> expand) {
+                 std::function<std::vector<Node>(const Node &, Graph &)> expand, bool sets_guards = false) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
   d.attrs = std::move(attrs);
   d.expand = std::move(expand);
+  d.expand_sets_guards = sets_guards;
   register_op(std::move(d));
 }
 
 }  // namespace
 
 void register_control_flow_ops() {
-  def_control("If", 1, {"then_branch", "else_branch"}, expand_if);
+  def_control("If", 1, {"then_branch", "else_branch"}, expand_if, true);
+  def_branch_error();
   def_control("Loop", 1, {"body"}, expand_loop);
   def_control("Scan", 8, {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
                           "scan_output_directions", "directions"},

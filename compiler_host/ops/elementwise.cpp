@@ -224,7 +224,10 @@ void def_pow() {
   register_op(std::move(d));
 }
 
-// Where(cond, x, y) with broadcasting.
+// Where(cond, x, y) with broadcasting. The merge of an If with a runtime
+// condition (control_flow.cpp, attribute _if_condition) selects between the
+// branches' values, which must have one shape, by its one-element
+// condition: the output has the branches' shape.
 void def_where() {
   OpDef d;
   d.name = "Where";
@@ -232,20 +235,21 @@ void def_where() {
   d.types = {DType::Bool};
   d.infer = [](Node &n, Graph &g) {
     if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
-    Shape s;
-    try {
-      s = broadcast_all(n, g);
-    } catch (const CompileError &) {
-      // An If with a runtime condition whose branches differ in shape:
-      // only a constant condition can decide.
-      if (n.has("_if_condition")) throw_constant_required(g, n, n.in[0]);
-      throw;
+    if (n.has("_if_condition")) {
+      // Branches that differ in shape: only a constant condition can decide.
+      if (in_val(g, n, 1).shape != in_val(g, n, 2).shape) throw_constant_required(g, n, n.in[0]);
+      set_out(n, g, 0, in_val(g, n, 1).dtype, in_val(g, n, 1).shape);
+      return;
     }
-    set_out(n, g, 0, in_val(g, n, 1).dtype, s);
+    set_out(n, g, 0, in_val(g, n, 1).dtype, broadcast_all(n, g));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     int r = c.g.v(n.out[0]).rank();
-    auto ld = [&](int k) { return load(k, in_val(c.g, n, k).dtype, broadcast_index(in_val(c.g, n, k).shape, r)); };
+    auto ld = [&](int k) {
+      const Shape &s = in_val(c.g, n, k).shape;
+      if (k == 0 && n.has("_if_condition")) return load(0, DType::Bool, std::vector<ExprP>(s.size(), cidx(0)));
+      return load(k, in_val(c.g, n, k).dtype, broadcast_index(s, r));
+    };
     c.kernel(n.out[0], n.in, select(ld(0), ld(1), ld(2)));
   };
   register_op(std::move(d));

@@ -28,6 +28,9 @@ class LowerCtx {
   virtual void recurrent(int out, std::vector<int> ins, const RecurrentSpec &spec) = 0;
   // `out` is `in` with another shape (same elements, row-major order).
   virtual void alias(int out, int in) = 0;
+  // A step that stops the run with `message` (a branch that could not be
+  // compiled); `out` is a placeholder. Compilation only.
+  virtual void fail(int, std::vector<int>, const std::string &) { fail_internal("a branch error reached folding"); }
   // A new intermediate value.
   int temp(const std::string &base, DType t, Shape s) { return g.add_value(g.fresh_name(base), t, std::move(s)); }
   Graph &g;
@@ -51,6 +54,9 @@ struct OpDef {
   // Control flow: replaces the node by ordinary nodes (inlined subgraphs)
   // once its inputs are inferred and folded.
   std::function<std::vector<Node>(const Node &, Graph &)> expand;
+  // The expansion sets each node's guard (If); otherwise its nodes take the
+  // expanded node's.
+  bool expand_sets_guards = false;
 };
 
 // Each ops/*.cpp file has a register_*_ops() function that calls

@@ -62,7 +62,8 @@ void choose_layouts(PassContext &c) {
       if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
       continue;
     }
-    if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call) continue;  // row-major state / C views
+    if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call || k.kind == KernelKind::Fail)
+      continue;  // row-major state / C views / nothing
     // Inherit the channels-last layout of an input whose channel axis the
     // kernel carries to the same output axis.
     int r = g.v(k.out).rank();
@@ -115,9 +116,14 @@ void choose_layouts(PassContext &c) {
     for (int a = 0; a < rank; ++a) idx.push_back(var(a));
     cp.expr = load(0, src.dtype, idx);
     cp.label = "ToChannelsLast";
-    // Every convolution reading x reads the copy.
+    // Every convolution reading x reads the copy, which runs in their
+    // branch when they share one.
+    cp.guard = k.guard;
     for (Kernel &other : p.kernels)
-      if (is_scheduled(other.kind) && !other.ins.empty() && other.ins[0] == x) other.ins[0] = nx;
+      if (is_scheduled(other.kind) && !other.ins.empty() && other.ins[0] == x) {
+        other.ins[0] = nx;
+        if (other.guard != cp.guard) cp.guard = -1;
+      }
     p.kernels.insert(p.kernels.begin() + (long)i, cp);
     ++i;
   }
@@ -149,6 +155,7 @@ void choose_layouts(PassContext &c) {
       cp.expr = load(0, src.dtype, idx);
       cp.label = "ToRowMajor";
       cp.nodes = {};
+      cp.guard = p.kernels[k].guard;  // every reader runs where the value is computed
       p.kernels.insert(p.kernels.begin() + k + 1, cp);
       for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
       it = copies.emplace(r, nv).first;

@@ -307,7 +307,10 @@ void fuse_qdq(PassContext &c) {
       continue;
     }
     if (c.log) *c.log << "    " << n.where() << " runs in int8\n";
-    for (Node &m : r.nodes) out.push_back(std::move(m));
+    for (Node &m : r.nodes) {
+      m.guard = n.guard;  // they replace n
+      out.push_back(std::move(m));
+    }
     ++rewritten;
   }
   g.nodes = std::move(out);

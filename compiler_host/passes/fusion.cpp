@@ -8,16 +8,26 @@
 namespace tinyrt {
 
 ReaderIndex::ReaderIndex(const Program &p)
-    : readers_(p.graph.values.size()), external_(p.graph.values.size(), 0) {
-  for (size_t k = 0; k < p.kernels.size(); ++k)
-    for (int v : p.kernels[k].ins)
+    : g_(p.graph),
+      readers_(p.graph.values.size()),
+      external_(p.graph.values.size(), 0),
+      value_guard_(p.graph.values.size(), -1) {
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const Kernel &kn = p.kernels[k];
+    for (int v : kn.ins)
       if (readers_[v].empty() || readers_[v].back() != (int)k) readers_[v].push_back((int)k);
+    value_guard_[kn.out] = kn.guard;
+    kernel_guard_.push_back(kn.guard);
+    if (kn.guard >= 0) external_[p.graph.guards.at(kn.guard).eff]++;  // the runtime tests it
+  }
   for (int o : p.graph.outputs) external_[o]++;
   for (auto &kv : p.alias) external_[kv.second]++;
 }
 
 int ReaderIndex::only_reader(int v) const {
-  return readers_[v].size() == 1 && external_[v] == 0 ? readers_[v][0] : -1;
+  if (readers_[v].size() != 1 || external_[v] != 0) return -1;
+  int r = readers_[v][0];
+  return g_.guard_implies(kernel_guard_[r], value_guard_[v]) ? r : -1;
 }
 
 std::vector<int> ReaderIndex::merged(int from, int into, const std::vector<int> &from_ins, int value) {
@@ -196,6 +206,7 @@ void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, in
   g.out = k.out;
   g.label += "+" + k.label;
   g.nodes.insert(g.nodes.end(), k.nodes.begin(), k.nodes.end());
+  g.guard = k.guard;  // which implies the GEMM's (only_reader)
   // The fused kernel runs where the reader ran: the reader's other inputs
   // (a residual) may be computed after the GEMM.
   k = std::move(g);

@@ -13,8 +13,10 @@ namespace tinyrt {
 class ReaderIndex {
  public:
   explicit ReaderIndex(const Program &p);
-  // The one kernel that reads v, or -1 (none, several, or v is also a graph
-  // output or viewed).
+  // The one kernel that reads v, or -1 (none, several, v is also a graph
+  // output, viewed or a guard's condition, or the reader runs in a branch
+  // where v's producer may not: a producer fuses into its reader only when
+  // the reader's guard implies the producer's).
   int only_reader(int v) const;
   // The kernels reading v (each once), and whether the application or a
   // view also reads it.
@@ -26,8 +28,11 @@ class ReaderIndex {
   std::vector<int> merged(int from, int into, const std::vector<int> &from_ins, int value);
 
  private:
+  const Graph &g_;
   std::vector<std::vector<int>> readers_;  // kernel indices, each once
-  std::vector<int> external_;              // graph outputs and views
+  std::vector<int> external_;              // graph outputs, views and guard conditions
+  std::vector<int> value_guard_;           // the guard of each value's producer
+  std::vector<int> kernel_guard_;          // each kernel's (a merge keeps the reader's)
 };
 
 // Kernel indices still to visit, smallest first; each index at most once.

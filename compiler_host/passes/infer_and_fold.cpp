@@ -8,6 +8,7 @@
 #include "passes/pass.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tinyrt {
 
@@ -72,6 +73,121 @@ void infer_custom_op(Node &n, Graph &g, const CustomOpDecl &d) {
   }
 }
 
+enum class Visit { Spliced, Folded, Kept };
+using Splice = std::function<void(size_t, const std::vector<Node> &)>;
+
+// Validates node i, then expands it (a function or control flow: spliced
+// in its place, *origin keeps the node), or infers its outputs and folds it
+// when its inputs are constants.
+Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node *origin) {
+  const Node &cur = g.nodes[i];
+  if (const CustomOpDecl *cd = c.program.custom_op(cur)) {
+    infer_custom_op(g.nodes[i], g, *cd);
+    return Visit::Kept;
+  }
+  // ONNX functions: an op defined by a function body we lack (or, on
+  // request, any) becomes the body's nodes.
+  if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
+    std::vector<Node> body;
+    Node fn_node = cur;
+    if (expand_function(fn_node, g, &body)) {
+      for (Node &x : body) x.guard = fn_node.guard;
+      splice(i, body);
+      *origin = fn_node;
+      return Visit::Spliced;
+    }
+  }
+  const OpDef &d = check_node(g.nodes[i], g);
+  if (d.expand) {  // control flow: splice its expansion in its place
+    Node cf = g.nodes[i];
+    std::vector<Node> repl = d.expand(cf, g);
+    if (!d.expand_sets_guards)
+      for (Node &x : repl) x.guard = cf.guard;
+    splice(i, repl);
+    *origin = cf;
+    return Visit::Spliced;
+  }
+  Node &n = g.nodes[i];
+  for (int v : n.in)
+    if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": input '" + g.v(v).name + "' has no inferred shape");
+  d.infer(n, g);
+  for (int v : n.out)
+    if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");
+  if (d.fold) {
+    std::vector<ConstP> outs = d.fold(n, g);
+    for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
+      if (n.out[k] >= 0) g.v(n.out[k]).data = outs[k];
+    return Visit::Folded;
+  }
+  bool all_const = true;
+  for (int v : n.in) all_const = all_const && (v < 0 || g.v(v).is_const());
+  int64_t size = 0;
+  for (int v : n.out)
+    if (v >= 0) size += g.v(v).numel();
+  // Quantized weights stay integers for fuse_qdq, which folds the rest.
+  bool quantized_weight = n.op == "DequantizeLinear" && n.domain.empty() &&
+                          (in_val(g, n, 0).dtype == DType::I8 || in_val(g, n, 0).dtype == DType::U8);
+  if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight) {
+    FoldCtx fc(g);
+    d.lower(n, fc);
+    return Visit::Folded;
+  }
+  return Visit::Kept;
+}
+
+// Does guard `gd` or one of its parents belong to a branch that cannot be
+// compiled?
+bool branch_failed(const Graph &g, int gd) {
+  for (; gd >= 0; gd = g.guards[gd].parent)
+    if (!g.guards[gd].failure.empty()) return true;
+  return false;
+}
+
+// Node i merges the branches of an If with a runtime condition (a Where
+// with _if_condition, control_flow.cpp). When one branch cannot be
+// compiled, the merge becomes a copy of the other branch's value, and a
+// BranchError node guarded like the failed branch stops the run when it
+// is taken (once per branch); when neither can, the If cannot be compiled
+// for these input shapes. Returns true when node i was replaced.
+bool resolve_merge(Graph &g, size_t i, const Splice &splice) {
+  const Node &n = g.nodes[i];
+  if (n.op != "Where" || !n.domain.empty() || !n.has("_if_condition")) return false;
+  const int gt = (int)n.geti("_if_condition", -1), ge = gt + 1;
+  const Guard &t = g.guards.at(gt), &e = g.guards.at(ge);
+  if (t.failure.empty() && e.failure.empty()) return false;
+  if (!t.failure.empty() && !e.failure.empty()) {
+    std::string bind;
+    for (auto &in : g.upstream_inputs(t.cond)) bind += (bind.empty() ? "" : ", ") + ("--bind " + in + "=...");
+    fail_unsupported("neither branch of the If whose condition is '" + g.v(t.cond).name +
+                     "' can be compiled for the model's input shapes (then: " + t.failure + "; else: " + e.failure +
+                     ")" + (bind.empty() ? std::string() : "; choose one with " + bind));
+  }
+  const int bad = t.failure.empty() ? ge : gt;
+  const int good_value = n.in.at(bad == gt ? 2 : 1);
+  Node copy = make_node(g, "Identity", n.name, {good_value}, {n.out.at(0)});
+  copy.guard = n.guard;
+  std::vector<Node> repl = {copy};
+  bool placed = false;
+  for (const Node &x : g.nodes) placed = placed || (x.op == "BranchError" && x.guard == bad);
+  if (!placed) {
+    const Guard &b = g.guards[bad];
+    // The runtime's message buffer is short: the reason goes first.
+    std::string msg = "the model was not compiled for the " + b.what + " (" + b.failure + ")";
+    if (msg.size() > 400) msg = msg.substr(0, 397) + "...";
+    int placeholder = new_value(g, n.name + "_branch_error");
+    Node err = make_node(g, "BranchError", n.name + "_branch_error", {b.eff}, {placeholder});
+    err.domain = "tinyrt";
+    err.guard = bad;
+    err.attrs["message"].kind = Attr::Kind::String;
+    err.attrs["message"].s = msg;
+    err.attrs["_branch"] = int_attr(bad);
+    g.effects.push_back(placeholder);
+    repl.push_back(err);
+  }
+  splice(i, repl);
+  return true;
+}
+
 }  // namespace
 
 void infer_and_fold(PassContext &c) {
@@ -95,67 +211,45 @@ void infer_and_fold(PassContext &c) {
   // g.nodes stays complete while we go (messages trace producers through
   // it); folded nodes are dropped at the end.
   std::vector<bool> drop(g.nodes.size(), false);
+  auto splice = [&](size_t i, const std::vector<Node> &repl) {
+    g.nodes.erase(g.nodes.begin() + (long)i);
+    drop.erase(drop.begin() + (long)i);
+    g.nodes.insert(g.nodes.begin() + (long)i, repl.begin(), repl.end());
+    drop.insert(drop.begin() + (long)i, repl.size(), false);
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    // ONNX functions: an op defined by a function body we lack (or, on
-    // request, any) becomes the body's nodes.
-    const Node &cur = g.nodes[i];
-    if (const CustomOpDecl *cd = c.program.custom_op(cur)) {
-      infer_custom_op(g.nodes[i], g, *cd);
+    const int guard = g.nodes[i].guard;
+    // A node of a branch that cannot be compiled (but the error step that
+    // stands for that branch).
+    if (branch_failed(g, guard) && !(g.nodes[i].op == "BranchError" && g.nodes[i].domain == "tinyrt")) {
+      drop[i] = true;
       continue;
     }
-    if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
-      std::vector<Node> body;
-      Node fn_node = cur;
-      if (expand_function(fn_node, g, &body)) {
-        g.nodes.erase(g.nodes.begin() + (long)i);
-        drop.erase(drop.begin() + (long)i);
-        g.nodes.insert(g.nodes.begin() + (long)i, body.begin(), body.end());
-        drop.insert(drop.begin() + (long)i, body.size(), false);
-        check_growth(fn_node);
+    // What the node became: spliced (an expansion replaced it), folded, or
+    // kept; the budget checks run outside the try, so that exceeding a cap
+    // always fails the compilation.
+    Visit done = Visit::Kept;
+    Node origin;
+    try {
+      if (resolve_merge(g, i, splice)) {
         --i;
         continue;
       }
-    }
-    const OpDef &d = check_node(g.nodes[i], g);
-    if (d.expand) {  // control flow: splice its expansion in its place
-      Node cf = g.nodes[i];
-      std::vector<Node> repl = d.expand(cf, g);
-      g.nodes.erase(g.nodes.begin() + (long)i);
-      drop.erase(drop.begin() + (long)i);
-      g.nodes.insert(g.nodes.begin() + (long)i, repl.begin(), repl.end());
-      drop.insert(drop.begin() + (long)i, repl.size(), false);
-      check_growth(cf);
-      --i;
-      continue;
-    }
-    Node &n = g.nodes[i];
-    for (int v : n.in)
-      if (v >= 0 && !g.v(v).shape_known)
-        fail_internal(n.where() + ": input '" + g.v(v).name + "' has no inferred shape");
-    d.infer(n, g);
-    for (int v : n.out)
-      if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");
-    if (d.fold) {
-      std::vector<ConstP> outs = d.fold(n, g);
-      for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
-        if (n.out[k] >= 0) g.v(n.out[k]).data = outs[k];
-      count_folded(n);
+      done = visit_node(c, g, i, splice, &origin);
+    } catch (const CompileError &e) {
+      // In a branch of an If with a runtime condition, an error for the
+      // model's shapes makes the branch a run-time error instead.
+      if (guard < 0 || e.kind() == CompileError::Kind::Internal || e.kind() == CompileError::Kind::Usage) throw;
+      g.guards[guard].failure = e.what();
+      if (c.log) *c.log << "    " << g.guards[guard].what << " is not compiled: " << e.what() << "\n";
       drop[i] = true;
-      ++folded;
       continue;
     }
-    bool all_const = true;
-    for (int v : n.in) all_const = all_const && (v < 0 || g.v(v).is_const());
-    int64_t size = 0;
-    for (int v : n.out)
-      if (v >= 0) size += g.v(v).numel();
-    // Quantized weights stay integers for fuse_qdq, which folds the rest.
-    bool quantized_weight = n.op == "DequantizeLinear" && n.domain.empty() &&
-                            (in_val(g, n, 0).dtype == DType::I8 || in_val(g, n, 0).dtype == DType::U8);
-    if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight) {
-      FoldCtx fc(g);
-      d.lower(n, fc);
-      count_folded(n);
+    if (done == Visit::Spliced) {
+      check_growth(origin);
+      --i;
+    } else if (done == Visit::Folded) {
+      count_folded(g.nodes[i]);
       drop[i] = true;
       ++folded;
     }

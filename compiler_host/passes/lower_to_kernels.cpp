@@ -17,6 +17,7 @@ class ProgramCtx : public LowerCtx {
     k.expr = std::move(expr);
     k.nodes = {n_.name};
     k.label = n_.op;
+    k.guard = n_.guard;
     p_.kernels.push_back(std::move(k));
   }
   void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
@@ -30,6 +31,11 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().rnn = spec;
   }
   void alias(int out, int in) override { p_.alias[out] = in; }
+  void fail(int out, std::vector<int> ins, const std::string &message) override {
+    kernel(out, std::move(ins), nullptr);
+    p_.kernels.back().kind = KernelKind::Fail;
+    p_.kernels.back().message = message;
+  }
 
  private:
   Program &p_;

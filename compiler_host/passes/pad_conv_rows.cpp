@@ -58,6 +58,7 @@ void pad_conv_rows(PassContext &c) {
     }
     pad.label = "PadConvInput";
     pad.nodes = p.kernels[i].nodes;  // the convolution it serves
+    pad.guard = p.kernels[i].guard;
     p.kernels[i].ins[0] = xp;
     s.in_h = H;
     s.in_w = W;

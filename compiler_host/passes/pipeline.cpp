@@ -43,6 +43,13 @@ void verify_program(const Program &p, const char *after) {
       fail_internal(where + " is a call without symbol or outputs");
     for (int v : k.ins)
       if (!is_def(v)) fail_internal(where + " reads '" + p.graph.v(v).name + "' before it is written");
+    if (k.guard >= 0) {
+      const Guard &gd = p.graph.guards.at(k.guard);
+      if (!is_def(gd.eff) || p.graph.v(gd.eff).dtype != DType::Bool || p.graph.v(gd.eff).numel() != 1)
+        fail_internal(where + " is guarded by a condition not computed before it, or not one bool");
+    }
+    if (k.kind == KernelKind::Fail && (k.guard < 0 || k.message.empty()))
+      fail_internal(where + " is a branch error without guard or message");
     int slots = (int)k.ins.size();
     // Generated code indexes with 32 bits: no tensor may outgrow that.
     for (int v : k.ins) p.graph.check_size(p.graph.v(v).shape, where + ": input '" + p.graph.v(v).name + "'");

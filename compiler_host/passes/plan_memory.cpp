@@ -1,7 +1,7 @@
 // plan_memory.cpp — one arena for graph inputs, outputs and intermediates.
 // Each buffer is live from the step that writes it to the last step that
-// reads it (or a view of it); graph inputs from the start, outputs to the
-// end. A kernel writes in place over an input that dies with it when it
+// reads it (or a view of it; a guard's condition: the last step it
+// guards); graph inputs from the start, outputs to the end. A kernel writes in place over an input that dies with it when it
 // reads that input only at the output's own index (elementwise chains,
 // residual adds in convolution epilogues). Buffers are placed greedily
 // (64-byte aligned, overlapping no buffer live at the same time) in a few
@@ -74,8 +74,12 @@ void plan_memory(PassContext &c) {
   std::vector<int> last_use(nv, -1);
   std::vector<bool> viewed(nv, false);
   for (auto &kv : p.alias) viewed[p.root(kv.first)] = true;
-  for (size_t i = 0; i < p.kernels.size(); ++i)
+  // A guarded kernel's step reads its guard's condition byte.
+  auto guard_cond = [&](const Kernel &k) { return k.guard < 0 ? -1 : g.guards.at(k.guard).eff; };
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
     for (int v : p.kernels[i].ins) last_use[p.root(v)] = std::max(last_use[p.root(v)], (int)i + 1);
+    if (int e = guard_cond(p.kernels[i]); e >= 0) last_use[p.root(e)] = std::max(last_use[p.root(e)], (int)i + 1);
+  }
   for (int o : g.outputs) last_use[p.root(o)] = end;
 
   // Buffer owner of each value: itself, its view's root, or the input a
@@ -108,7 +112,8 @@ void plan_memory(PassContext &c) {
       if (is_scheduled(k.kind) && (int)s != 0 && k.ins[s] == k.gemm.weight) continue;
       if (!g.v(k.ins[s]).is_const()) touch(k.ins[s], t);
     }
-    touch(k.out, t);
+    if (int e = guard_cond(k); e >= 0) touch(e, t);
+    if (k.kind != KernelKind::Fail) touch(k.out, t);  // a branch error's placeholder takes no bytes
   }
   for (int o : g.outputs) touch(o, end);
 

@@ -45,12 +45,14 @@ bool quantizable(const Graph &g, const Node &n) {
 struct Builder {
   Graph &g;
   std::vector<Node> &out;
+  int guard = -1;  // of the nodes added: the quantized value's producer's
 
   int add(const std::string &op, const std::string &base, std::vector<int> ins, std::map<std::string, Attr> attrs = {}) {
     int v = new_value(g, base);
     Node m = make_node(g, op, base, std::move(ins), {v});
     m.opset = std::max(g.opset, 13);
     m.attrs = std::move(attrs);
+    m.guard = guard;
     check_node(m, g).infer(m, g);
     out.push_back(std::move(m));
     return v;
@@ -118,6 +120,7 @@ void quantize_static(PassContext &c) {
   std::vector<Node> out;
   Builder b{g, out};
   std::map<int, int> dequantized;  // activation -> its DQ(Q(x))
+  std::map<int, int> guard_of;     // value -> its producer's guard
   int done = 0, left = 0;
   std::vector<Node> nodes = std::move(g.nodes);
   g.nodes.clear();
@@ -128,6 +131,10 @@ void quantize_static(PassContext &c) {
         if (c.log) *c.log << "    " << n.where() << " stays float: no calibrated range for '" << g.v(n.in[0]).name << "'\n";
         ++left;
       } else {
+        // The activation's Q/DQ run where it is computed, so that every
+        // reader (of any branch) may share them.
+        auto made = guard_of.find(n.in[0]);
+        b.guard = made != guard_of.end() ? made->second : -1;
         auto it = dequantized.find(n.in[0]);
         int x = it != dequantized.end() ? it->second : quantize_activation(b, n.in[0], r->second.first, r->second.second);
         dequantized[n.in[0]] = x;
@@ -139,6 +146,7 @@ void quantize_static(PassContext &c) {
         ++done;
       }
     }
+    for (int o : n.out) guard_of[o] = n.guard;
     out.push_back(std::move(n));
   }
   g.nodes = std::move(out);

@@ -55,6 +55,7 @@ void split_recurrent(PassContext &c) {
         z.expr = cst(DType::I32, 0);
         z.nodes = k.nodes;
         z.label = k.label + ".sync";
+        z.guard = k.guard;
         out.push_back(std::move(z));
         r.sync = (int)k.ins.size();
         k.ins.push_back(sync);

@@ -174,6 +174,7 @@ void winograd(PassContext &c) {
     in.wino = {m, TH, TW, IC};
     in.nodes = k.nodes;
     in.label = k.label + ".winograd_in";
+    in.guard = k.guard;
 
     // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
     Kernel mm;
@@ -198,6 +199,7 @@ void winograd(PassContext &c) {
                          load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
     mm.nodes = k.nodes;
     mm.label = k.label + ".winograd_gemm";
+    mm.guard = k.guard;
 
     Kernel o = std::move(k);
     o.kind = KernelKind::WinogradOut;

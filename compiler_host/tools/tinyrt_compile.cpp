@@ -137,6 +137,7 @@ int main(int argc, char **argv) {
     }
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
     if (shown && tty) std::cerr << "\r\033[K" << std::flush;
+    for (auto &w : a.warnings) std::cerr << "tinyrt-compile: warning: " << w << "\n";
     auto files = tinyrt::write_artifact(a, outdir, &std::cerr);
     std::cout << "compiled " << a.name << " for " << a.target.name << " in " << a.compile_seconds << " s: arena "
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "

@@ -1,6 +1,7 @@
 // tinyrt-onnx-test — runs ONNX backend-test-layout cases (model.onnx plus
 // test_data_set_*/input_*.pb, output_*.pb) through tinyrt on a target and
-// compares the outputs: |y - ref| <= atol + rtol * |ref|.
+// compares the outputs: |y - ref| <= atol + rtol * |ref|. A data set with
+// expected_error.txt instead expects the run to fail with that text.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -41,6 +42,9 @@ struct Options {
 struct DataSet {
   std::vector<std::pair<std::string, ConstP>> inputs;  // by graph input name
   std::vector<ConstP> outputs;                         // in graph output order
+  // tinyrt's own cases: the run must fail with a message containing this
+  // (expected_error.txt; a branch the model was not compiled for).
+  std::string expected_error;
 };
 
 struct Outcome {
@@ -83,6 +87,7 @@ std::vector<DataSet> load_data_sets(const fs::path &dir, const std::vector<std::
       d.inputs.push_back({name, t});
     }
     for (auto &o : sorted_entries(ds, "output_")) d.outputs.push_back(read_tensor_file(o.string()));
+    if (std::ifstream f(ds / "expected_error.txt"); f) std::getline(f, d.expected_error);
     sets.push_back(std::move(d));
   }
   return sets;
@@ -267,6 +272,13 @@ class CaseRunner {
       std::vector<std::string> args = {"--in", in_path, "--out", out_path, "--threads", std::to_string(o_.threads)};
       if (o_.compare_threads) args.insert(args.end(), {"--compare-threads", "2"});
       ProcessResult pr = run_runner(a.target, *built, args);
+      if (!ds.expected_error.empty()) {
+        if (pr.exit_code == 0 || pr.output.find(ds.expected_error) == std::string::npos)
+          return {Outcome::Fail, "data set " + std::to_string(si) + ": the run should fail with '" + ds.expected_error +
+                                     "', the runner exited with " + std::to_string(pr.exit_code) + ": " +
+                                     one_line(pr.output)};
+        continue;
+      }
       if (pr.exit_code != 0)
         return {Outcome::Fail, "runner exited with " + std::to_string(pr.exit_code) + ": " + one_line(pr.output)};
       std::ifstream f(out_path, std::ios::binary);

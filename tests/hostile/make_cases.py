@@ -1242,6 +1242,30 @@ def control_flow_cases():
                                                              else_branch=h.make_graph([node("Concat", ["x", "x"], ["o0"], axis=0)], "b", [],
                                                                                       [vi("o0", [4])]))], [vi("c", [], T.BOOL)] + x, [dyn(1)]),
            "input 'c' must be a compile-time constant")
+    # Runtime conditions: a branch that cannot be compiled for the input's
+    # shape becomes a run-time error; when neither can, the If is refused
+    # (naming the input to bind); the compiler's own branch-error op and its
+    # marks are not a file's to use.
+    bad = lambda name: h.make_graph([node("Reshape", ["x", "r"], ["o0"])], name, [], [vi("o0", [2])],
+                                    [const("r", [-1, 3], np.int64)])
+    corpus("nesting", "if_one_branch_uncompilable", model([node("If", ["c"], ["y"], then_branch=two(1), else_branch=bad("e"))],
+                                                          [vi("c", [], T.BOOL)] + x, [vi("y", [2])]), "ok")
+    corpus("nesting", "if_no_branch_compilable", model([node("If", ["c"], ["y"], then_branch=bad("t"), else_branch=bad("e"))],
+                                                       [vi("c", [], T.BOOL)] + x, [vi("y", [2])]),
+           "neither branch of the If whose condition is 'c' can be compiled for the model's input shapes")
+    corpus("nesting", "if_nested_no_branch_compilable",
+           model([node("If", ["c"], ["y"], then_branch=h.make_graph([node("If", ["d"], ["o0"], then_branch=bad("t"), else_branch=bad("e"))],
+                                                                    "ot", [], [vi("o0", [2])]),
+                       else_branch=two(1))], [vi("c", [], T.BOOL), vi("d", [], T.BOOL)] + x, [vi("y", [2])]), "ok")
+    corpus("nesting", "branch_error_in_model", model([node("BranchError", ["c"], ["y"], domain="tinyrt", message="x")],
+                                                     [vi("c", [], T.BOOL)], [vi("y", [], T.BOOL)], domains=[("tinyrt", 1)]),
+           "BranchError is the compiler's own step")
+    corpus("nesting", "branch_error_mark_in_model", model([node("BranchError", ["c"], ["y"], domain="tinyrt", message="x", _branch=0)],
+                                                          [vi("c", [], T.BOOL)], [vi("y", [], T.BOOL)], domains=[("tinyrt", 1)]),
+           "attribute '_branch' is not supported")
+    corpus("nesting", "if_merge_mark_in_model", model([node("Where", ["c", "x", "x"], ["y"], _if_condition=0)],
+                                                      [vi("c", [], T.BOOL)] + x, [vi("y", [2])]),
+           "Unrecognized attribute: _if_condition for operator Where")
     # deep but legal: 30 nested Ifs on constant conditions compile to one Relu
     g = two(1)
     for d in range(30):
