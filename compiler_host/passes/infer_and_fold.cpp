@@ -238,8 +238,11 @@ void infer_and_fold(PassContext &c) {
       done = visit_node(c, g, i, splice, &origin);
     } catch (const CompileError &e) {
       // In a branch of an If with a runtime condition, an error for the
-      // model's shapes makes the branch a run-time error instead.
-      if (guard < 0 || e.kind() == CompileError::Kind::Internal || e.kind() == CompileError::Kind::Usage) throw;
+      // model's shapes makes the branch a run-time error instead (but a
+      // value that must be constant still names the inputs to bind).
+      if (guard < 0 || e.kind() == CompileError::Kind::Internal || e.kind() == CompileError::Kind::Usage ||
+          dynamic_cast<const ConstantRequired *>(&e))
+        throw;
       g.guards[guard].failure = e.what();
       if (c.log) *c.log << "    " << g.guards[guard].what << " is not compiled: " << e.what() << "\n";
       drop[i] = true;

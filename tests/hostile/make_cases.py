@@ -1257,6 +1257,11 @@ def control_flow_cases():
            model([node("If", ["c"], ["y"], then_branch=h.make_graph([node("If", ["d"], ["o0"], then_branch=bad("t"), else_branch=bad("e"))],
                                                                     "ot", [], [vi("o0", [2])]),
                        else_branch=two(1))], [vi("c", [], T.BOOL), vi("d", [], T.BOOL)] + x, [vi("y", [2])]), "ok")
+    corpus("nesting", "if_branch_needs_bind",
+           model([node("If", ["c"], ["y"], then_branch=two(1),
+                       else_branch=h.make_graph([node("Reshape", ["x", "s"], ["o0"])], "e", [], [vi("o0", [2])]))],
+                 [vi("c", [], T.BOOL), vi("s", [1], T.INT64)] + x, [vi("y", [2])]),
+           "input 's' must be a compile-time constant because it fixes shapes or axes; freeze it with --bind s=...")
     corpus("nesting", "branch_error_in_model", model([node("BranchError", ["c"], ["y"], domain="tinyrt", message="x")],
                                                      [vi("c", [], T.BOOL)], [vi("y", [], T.BOOL)], domains=[("tinyrt", 1)]),
            "BranchError is the compiler's own step")
