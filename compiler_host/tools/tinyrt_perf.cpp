@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -29,13 +31,52 @@ double field(const std::string &out, const std::string &key) {
   return strtod(out.c_str() + p + key.size() + 1, nullptr);
 }
 
+// Runs the model's runner with these arguments (and the emulator's).
+using Runner = std::function<ProcessResult(std::vector<std::string>, const std::vector<std::string> &)>;
+
+// The runner's --in file for --input NAME=VALUES|NAME=@tensor.pb: each
+// graph input in descriptor order, zeros where not given.
+std::string write_inputs(const Artifact &a, const std::vector<std::string> &specs, const std::string &work) {
+  std::map<std::string, Binding> given;
+  for (auto &s : specs) {
+    auto kv = parse_binding(s);
+    if (!given.insert(kv).second) fail_usage("--input names '" + kv.first + "' twice");
+  }
+  std::string path = (fs::path(work) / "inputs.bin").string();
+  std::ofstream f(path, std::ios::binary);
+  for (const TensorInfo &ti : a.inputs) {
+    auto it = given.find(ti.name);
+    Bytes bytes((size_t)ti.bytes, 0);
+    if (it != given.end()) {
+      const Binding &b = it->second;
+      ConstP t = b.tensor;
+      int64_t n = shape_numel(ti.shape);
+      if (!t) {
+        std::vector<double> v = b.values;
+        if (v.size() == 1) v.assign((size_t)n, v[0]);
+        if ((int64_t)v.size() != n)
+          fail_usage("--input " + ti.name + ": " + std::to_string(b.values.size()) + " values for " +
+                     std::to_string(n) + " elements");
+        t = values_as_tensor(v, ti.dtype, ti.shape, "--input " + ti.name);
+      }
+      if (t->dtype != ti.dtype || t->shape != ti.shape)
+        fail_usage("--input " + ti.name + ": the tensor is " + dtype_name(t->dtype) + shape_str(t->shape) +
+                   ", the input " + dtype_name(ti.dtype) + shape_str(ti.shape));
+      bytes = t->bytes;
+      given.erase(it);
+    }
+    f.write(reinterpret_cast<const char *>(bytes.data()), (std::streamsize)bytes.size());
+  }
+  if (!given.empty()) fail_usage("--input names '" + given.begin()->first + "', which is not an input of the model");
+  return path;
+}
+
 // Guest instructions of one runner invocation with `runs` timed runs.
-double count_instructions(const Target &t, const BuiltModel &m, int runs, const std::string &work) {
+double count_instructions(const Runner &runner, int runs, const std::string &work) {
   std::string out = (fs::path(work) / ("icount" + std::to_string(runs) + ".txt")).string();
   std::string plugin = icount_plugin_path();
   if (!fs::exists(plugin)) fail_usage("QEMU plugin missing: " + plugin);
-  ProcessResult r = run_runner(t, m, {"--runs", std::to_string(runs)},
-                               {"-plugin", plugin + ",out=" + out});
+  ProcessResult r = runner({"--runs", std::to_string(runs)}, {"-plugin", plugin + ",out=" + out});
   if (r.exit_code != 0) fail_internal("runner failed under qemu: " + r.output);
   std::ifstream f(out);
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -92,11 +133,11 @@ nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
 // Per-step guest instructions under qemu: the runner marks each step of
 // `runs` runs (--mark-steps) and the icount plugin sums the instructions
 // between the marks.
-nlohmann::json count_steps(const Target &t, const BuiltModel &m, const Artifact &a, int runs, const std::string &work) {
+nlohmann::json count_steps(const Runner &runner, const Artifact &a, int runs, const std::string &work) {
   std::string out = (fs::path(work) / "icount-steps.txt").string();
   std::string plugin = icount_plugin_path();
   if (!fs::exists(plugin)) fail_usage("QEMU plugin missing: " + plugin);
-  ProcessResult r = run_runner(t, m, {"--mark-steps", std::to_string(runs)}, {"-plugin", plugin + ",out=" + out});
+  ProcessResult r = runner({"--mark-steps", std::to_string(runs)}, {"-plugin", plugin + ",out=" + out});
   if (r.exit_code != 0) fail_internal("runner failed under qemu: " + r.output);
   std::ifstream f(out);
   std::vector<double> per_step;
@@ -109,6 +150,10 @@ nlohmann::json count_steps(const Target &t, const BuiltModel &m, const Artifact 
       per_step.push_back(runs_seen ? (double)n / (double)runs_seen : 0.0);
     }
   }
+  // The plugin lists the steps up to the last one that ran: the steps of a
+  // branch not taken at the end ran no instructions.
+  size_t steps = nlohmann::json::parse(a.json)["fusion_groups"].size();
+  if (per_step.size() < steps) per_step.resize(steps, 0.0);
   return join_steps(a, per_step, "guest_instructions");
 }
 
@@ -178,6 +223,10 @@ int main(int argc, char **argv) {
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
   std::vector<std::string> binds;
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant (as tinyrt-compile)");
+  std::vector<std::string> inputs;
+  app.add_option("--input", inputs,
+                 "NAME=V0,V1,... (one value: every element) or NAME=@tensor.pb: the input's values at run time "
+                 "(others are zeros), e.g. the condition of an If that picks a branch");
   app.add_flag("--json", json, "print one JSON object");
   std::string tile, trace;
   bool profile = false;
@@ -206,6 +255,13 @@ int main(int argc, char **argv) {
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
     const Artifact &a = m.artifact;
+    // Every runner invocation below reads the same inputs (--input).
+    std::vector<std::string> in_args;
+    if (!inputs.empty()) in_args = {"--in", write_inputs(a, inputs, work)};
+    auto runner = [&](std::vector<std::string> args, const std::vector<std::string> &emulator_args = {}) {
+      args.insert(args.end(), in_args.begin(), in_args.end());
+      return run_runner(a.target, m, args, emulator_args);
+    };
     nlohmann::json j;
     j["model"] = model;
     j["target"] = a.target.name;
@@ -216,9 +272,8 @@ int main(int argc, char **argv) {
     j["code_bytes"] = a.code_bytes;
     j["compile_seconds"] = a.compile_seconds;
     if (a.target.emulator.empty()) {
-      ProcessResult r = run_runner(a.target, m,
-                                   {"--runs", std::to_string(runs), "--warmup", std::to_string(warmup),
-                                    "--threads", std::to_string(threads)});
+      ProcessResult r = runner({"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads",
+                                std::to_string(threads)});
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);
       j["median_ms"] = field(r.output, "median_ms");
       j["min_ms"] = field(r.output, "min_ms");
@@ -227,8 +282,7 @@ int main(int argc, char **argv) {
       j["p99_ms"] = field(r.output, "p99_ms");
       j["runs"] = runs;
       if (profile || !trace.empty()) {
-        ProcessResult pr = run_runner(a.target, m, {"--profile", std::to_string(std::max(runs, 1)), "--threads",
-                                                    std::to_string(threads)});
+        ProcessResult pr = runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads)});
         if (pr.exit_code != 0) fail_internal("runner failed: " + pr.output);
         j["profile"] = profile_table(pr.output, a);
         if (!trace.empty()) write_trace(trace, j["profile"]);
@@ -238,12 +292,12 @@ int main(int argc, char **argv) {
       if (profile && threads != 1) fail_usage("--profile on an emulated target counts one thread's instructions: use --threads 1");
       // One run costs (count(1 + n) - count(1)) / n: start-up and loading cancel out.
       int n = std::max(1, std::min(runs, 3));
-      double c1 = count_instructions(a.target, m, 1, work);
-      double cn = count_instructions(a.target, m, 1 + n, work);
+      double c1 = count_instructions(runner, 1, work);
+      double cn = count_instructions(runner, 1 + n, work);
       j["guest_instructions"] = (int64_t)((cn - c1) / n);
       j["median_ms"] = nullptr;
       j["min_ms"] = nullptr;
-      if (profile) j["profile"] = count_steps(a.target, m, a, n, work);
+      if (profile) j["profile"] = count_steps(runner, a, n, work);
     }
     fs::remove_all(work);
     if (json) {
