@@ -19,9 +19,15 @@ async function main() {
     // input order; older versions have no metadata (torchvision's image).
     const md = session.inputMetadata;
     const meta = Array.isArray(md) ? md[i] : md ? md[name] : null;
-    if (meta && meta.type && meta.type !== 'float32') throw new Error(`input ${name}: type ${meta.type} is not float32`);
+    const type = meta && meta.type ? meta.type : 'float32';
+    if (type !== 'float32' && type !== 'bool') throw new Error(`input ${name}: type ${type} is not float32 or bool`);
     const dims = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' ? d : 1)) : [1, 3, 224, 224];
     const n = dims.reduce((a, b) => a * b, 1);
+    if (type === 'bool') {
+      // false, as tinyrt-perf's zeros: an If on it takes the same branch in both.
+      feeds[name] = new ort.Tensor('bool', new Uint8Array(n), dims);
+      continue;
+    }
     const data = new Float32Array(n);
     for (let i = 0; i < n; ++i) data[i] = (i % 255) / 255;
     feeds[name] = new ort.Tensor('float32', data, dims);

@@ -34,23 +34,29 @@ def build(name):
     return model.eval()
 
 
-def write_case(model, x, out_dir, name):
+def write_case(model, x, out_dir, name, input_names=("input",)):
     """Exports `model` at input `x` as OUT/<name> in the backend-test layout,
-    with PyTorch's output as the reference. Shared with export_zoo.py."""
+    with PyTorch's output as the reference. Shared with export_zoo.py.
+    Several inputs: `x` is a list of input tuples, one data set each
+    (exported at the first)."""
     case = os.path.join(out_dir, name)
-    data = os.path.join(case, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
     path = os.path.join(case, "model.onnx")
-    torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+    sets = x if isinstance(x, list) else [(x,)]
+    os.makedirs(case, exist_ok=True)
+    torch.onnx.export(model, sets[0] if len(sets[0]) > 1 else sets[0][0], path, opset_version=13,
+                      input_names=list(input_names), output_names=["output"], do_constant_folding=True)
     onnx.checker.check_model(onnx.load(path))
-    # With autograd on, as the export traced it (no_grad would let PyTorch
-    # take fused fast paths, e.g. in transformer layers, that were not traced).
-    y = model(x).detach().numpy()
-    for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", y, "output")):
-        t = numpy_helper.from_array(np.ascontiguousarray(arr), tname)
-        with open(os.path.join(data, fname), "wb") as f:
-            f.write(t.SerializeToString())
+    for k, ins in enumerate(sets):
+        data = os.path.join(case, f"test_data_set_{k}")
+        os.makedirs(data, exist_ok=True)
+        # With autograd on, as the export traced it (no_grad would let PyTorch
+        # take fused fast paths, e.g. in transformer layers, that were not traced).
+        y = model(*ins).detach().numpy()
+        arrays = [(f"input_{i}.pb", t.numpy(), n) for i, (t, n) in enumerate(zip(ins, input_names))]
+        for fname, arr, tname in arrays + [("output_0.pb", y, "output")]:
+            t = numpy_helper.from_array(np.ascontiguousarray(arr), tname)
+            with open(os.path.join(data, fname), "wb") as f:
+                f.write(t.SerializeToString())
     print(f"exported {name}: {path}", flush=True)
 
 

@@ -33,6 +33,8 @@ ZOO = {
     "bilstm2": (50, 1, 40),
     "lstm256": (100, 1, 40),  # the quantized-LSTM benchmark size: 2 layers, hidden 256, T = 100
     "transformer_encoder": (1, 32, 64),  # (batch, seq, d_model)
+    "vad_stft": (1, 1, 16000),  # 1 s of 16 kHz audio
+    "sr_switch": (1, 1, 16000),  # 1 s at 16 kHz, or 2 s at 8 kHz; a second input picks the front end
 }
 
 
@@ -162,6 +164,75 @@ class Recurrent(nn.Module):
         return self.fc(y[-1])
 
 
+class StftConv(nn.Module):
+    """A power spectrogram as voice-activity and keyword models compute it:
+    the short-time Fourier transform as a strided Conv1d with fixed weights
+    (a Hann-windowed cosine and sine row per frequency bin, 2 (n_fft/2 + 1)
+    output channels, n_fft taps), then re^2 + im^2 and log."""
+
+    def __init__(self, n_fft, hop):
+        super().__init__()
+        bins = n_fft // 2 + 1
+        n = torch.arange(n_fft, dtype=torch.float64)
+        k = torch.arange(bins, dtype=torch.float64)[:, None]
+        window = torch.hann_window(n_fft, periodic=True, dtype=torch.float64)
+        angle = 2 * torch.pi * k * n / n_fft
+        w = torch.cat([torch.cos(angle), -torch.sin(angle)]) * window / n_fft ** 0.5
+        self.conv = nn.Conv1d(1, 2 * bins, n_fft, stride=hop, bias=False)
+        with torch.no_grad():
+            self.conv.weight.copy_(w[:, None, :].float())
+        self.bins = bins
+
+    def forward(self, x):
+        s = self.conv(x)
+        re, im = s[:, :self.bins], s[:, self.bins:]
+        return re * re + im * im
+
+
+class VadStft(nn.Module):
+    """Voice activity detection on an STFT front end (n_fft 400, hop 160:
+    402 output channels of 400 taps): log power, two convolutions over
+    time, mean, a linear head."""
+
+    def __init__(self, ch=64, classes=2):
+        super().__init__()
+        self.stft = StftConv(400, 160)
+        self.net = nn.Sequential(nn.Conv1d(201, ch, 3, padding=1), nn.BatchNorm1d(ch), nn.ReLU(),
+                                 nn.Conv1d(ch, ch, 3, stride=2, padding=1), nn.BatchNorm1d(ch), nn.ReLU())
+        self.fc = nn.Linear(ch, classes)
+
+    def forward(self, x):
+        return self.fc(self.net(torch.log(self.stft(x) + 1e-6)).mean(dim=2))
+
+
+class SampleRateSwitch(nn.Module):
+    """Keyword spotting with a sample-rate switch (an ONNX If on a runtime
+    condition): 1 s of 16 kHz audio through an STFT of 400 taps (hop 160),
+    or the first 8000 samples as 1 s of 8 kHz audio through an STFT of 200
+    taps (hop 80); each front end maps its bins to 40 mel-like bands (98
+    frames either way); then a shared depthwise-separable back end. Only
+    the taken front end should run."""
+
+    def __init__(self, ch=64, classes=12):
+        super().__init__()
+        self.stft16, self.stft8 = StftConv(400, 160), StftConv(200, 80)
+        self.mel16, self.mel8 = nn.Conv1d(201, 40, 1, bias=False), nn.Conv1d(101, 40, 1, bias=False)
+        with torch.no_grad():
+            self.mel16.weight.abs_()
+            self.mel8.weight.abs_()
+        self.net = nn.Sequential(nn.Conv1d(40, ch, 3, padding=1), nn.BatchNorm1d(ch), nn.ReLU(),
+                                 nn.Conv1d(ch, ch, 3, padding=1, groups=ch), nn.BatchNorm1d(ch), nn.ReLU(),
+                                 nn.Conv1d(ch, ch, 1), nn.BatchNorm1d(ch), nn.ReLU())
+        self.fc = nn.Linear(ch, classes)
+
+    def forward(self, x, sr16k):
+        if bool(sr16k):
+            f = self.mel16(self.stft16(x))
+        else:
+            f = self.mel8(self.stft8(x[:, :, :8000]))
+        return self.fc(self.net(torch.log(f + 1e-6)).mean(dim=2))
+
+
 class TransformerEncoder(nn.Module):
     """2-layer post-norm transformer encoder, d_model 64, 4 heads; Linear
     head on the mean over the sequence."""
@@ -199,6 +270,10 @@ def build(name):
         return Recurrent(nn.LSTM, 256)
     if name == "transformer_encoder":
         return TransformerEncoder()
+    if name == "vad_stft":
+        return VadStft()
+    if name == "sr_switch":
+        return SampleRateSwitch()
     raise KeyError(name)
 
 
@@ -214,7 +289,7 @@ def randomize_batchnorm(model):
 
 def make_input(name, shape):
     if name in ("kws_dscnn", "audio_conv1d", "dense_autoencoder", "lstm2", "gru2", "bilstm2", "lstm256",
-                "transformer_encoder"):
+                "transformer_encoder", "vad_stft", "sr_switch"):
         return torch.randn(*shape)  # features / audio / embeddings: zero-mean
     return torch.rand(*shape)  # images
 
@@ -224,9 +299,16 @@ def export(name, out_dir):
     model = build(name)
     randomize_batchnorm(model)
     model.eval()
+    x = make_input(name, ZOO[name])
+    if name == "sr_switch":
+        # Scripted, so that the branch is exported as an If; one data set
+        # per front end (the second input decides at run time).
+        flags = [torch.tensor(True), torch.tensor(False)]
+        write_case(torch.jit.script(model), [(x, f) for f in flags], out_dir, name, ["input", "sr16k"])
+        return
     # Traced with autograd on (parameters require grad), so that PyTorch's
     # fused transformer fast path, which has no ONNX export, is not taken.
-    write_case(model, make_input(name, ZOO[name]), out_dir, name)
+    write_case(model, x, out_dir, name)
 
 
 def main():
