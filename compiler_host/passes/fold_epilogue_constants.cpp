@@ -140,7 +140,7 @@ void fold_epilogue_constants(PassContext &c) {
     if (!is_scheduled(k.kind) || !k.gemm.epilogue) continue;
     int cvar = k.gemm.out_axis[1];
     if (cvar < 0) continue;
-    EpilogueFolder f{p.graph, k, cvar, p.graph.v(k.out).shape[(size_t)cvar]};
+    EpilogueFolder f{p.graph, k, cvar, p.graph.v(k.out).shape[(size_t)cvar], 0, 0, {}};
     // Requantization rewrites only epilogues that quantize.
     ExprP e = f.fold(k.gemm.epilogue);
     if (!dtype_is_float(p.graph.v(k.out).dtype)) e = f.fold(f.requantize(e));
