@@ -362,22 +362,47 @@ ExprP log1p_expr(ExprP x) { return un(EOp::Log, fc(x, 1) + x); }
 
 }  // namespace
 
+ExprP activation_expr(const std::string &f, ExprP x, double alpha, double beta) {
+  auto c = [&](double v) { return fc(x, v); };
+  if (f == "Relu") return emax(x, c(0));
+  if (f == "Sigmoid") return un(EOp::Sigmoid, x);
+  if (f == "Tanh") return un(EOp::Tanh, x);
+  if (f == "HardSigmoid") return emax(c(0), emin(c(1), x * c(alpha) + c(beta)));
+  if (f == "LeakyRelu") return select(lt(x, c(0)), x * c(alpha), x);
+  if (f == "ThresholdedRelu") return select(bin(EOp::Gt, x, c(alpha)), x, c(0));
+  if (f == "Elu") return select(lt(x, c(0)), c(alpha) * (un(EOp::Exp, x) - c(1)), x);
+  // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): never overflows.
+  if (f == "Softplus") return emax(x, c(0)) + log1p_expr(un(EOp::Exp, un(EOp::Neg, un(EOp::Abs, x))));
+  if (f == "Softsign") return x / (c(1) + un(EOp::Abs, x));
+  // Only the recurrent ops' (ONNX's Affine and ScaledTanh ops are gone).
+  if (f == "Affine") return c(alpha) * x + c(beta);
+  if (f == "ScaledTanh") return c(alpha) * un(EOp::Tanh, c(beta) * x);
+  return nullptr;
+}
+
+namespace {
+
+// An elementwise op that is one of the activation functions.
+void def_activation(const std::string &name, int min_opset, std::vector<std::string> attrs, std::vector<DType> types,
+                    float alpha = 0, float beta = 0) {
+  def_unary(name, min_opset, attrs, types, [name, alpha, beta](ExprP x, const Node &n) {
+    return activation_expr(name, x, n.getf("alpha", alpha), n.getf("beta", beta));
+  });
+}
+
+}  // namespace
+
 void register_elementwise_ops() {
   // Activations.
-  def_unary("Relu", 6, {}, kNumeric, [](ExprP x, const Node &) { return emax(x, fc(x, 0)); });
-  def_unary("Sigmoid", 6, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Sigmoid, x); });
-  def_unary("Tanh", 6, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Tanh, x); });
-  def_unary("HardSigmoid", 6, {"alpha", "beta"}, kFloat, [](ExprP x, const Node &n) {
-    ExprP y = x * fc(x, n.getf("alpha", 0.2f)) + fc(x, n.getf("beta", 0.5f));
-    return emax(fc(x, 0), emin(fc(x, 1), y));
-  });
+  def_activation("Relu", 6, {}, kNumeric);
+  def_activation("Sigmoid", 6, {}, kFloat);
+  def_activation("Tanh", 6, {}, kFloat);
+  def_activation("HardSigmoid", 6, {"alpha", "beta"}, kFloat, 0.2f, 0.5f);
   def_unary("HardSwish", 14, {}, kFloat, [](ExprP x, const Node &) {
     ExprP y = x * fc(x, 1.0 / 6.0) + fc(x, 0.5);
     return x * emax(fc(x, 0), emin(fc(x, 1), y));
   });
-  def_unary("LeakyRelu", 6, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
-    return select(lt(x, fc(x, 0)), x * fc(x, n.getf("alpha", 0.01f)), x);
-  });
+  def_activation("LeakyRelu", 6, {"alpha"}, kFloat, 0.01f);
   def_clip();
   // Plain math.
   def_unary("Neg", 6, {}, kNumeric, [](ExprP x, const Node &) { return un(EOp::Neg, x); });
@@ -427,14 +452,9 @@ void register_elementwise_ops() {
     return fc(x, 0.5) * un(EOp::Log, (fc(x, 1) + x) / (fc(x, 1) - x));
   });
   // More activations.
-  def_unary("Softplus", 1, {}, kFloat, [](ExprP x, const Node &) {
-    // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): never overflows.
-    return emax(x, fc(x, 0)) + log1p_expr(un(EOp::Exp, un(EOp::Neg, un(EOp::Abs, x))));
-  });
-  def_unary("Softsign", 1, {}, kFloat, [](ExprP x, const Node &) { return x / (fc(x, 1) + un(EOp::Abs, x)); });
-  def_unary("Elu", 6, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
-    return select(lt(x, fc(x, 0)), fc(x, n.getf("alpha", 1.0f)) * (un(EOp::Exp, x) - fc(x, 1)), x);
-  });
+  def_activation("Softplus", 1, {}, kFloat);
+  def_activation("Softsign", 1, {}, kFloat);
+  def_activation("Elu", 6, {"alpha"}, kFloat, 1.0f);
   def_unary("Selu", 6, {"alpha", "gamma"}, kFloat, [](ExprP x, const Node &n) {
     double alpha = n.getf("alpha", 1.67326319217681884765625f), gamma = n.getf("gamma", 1.05070102214813232421875f);
     return fc(x, gamma) * select(bin(EOp::Le, x, fc(x, 0)), fc(x, alpha) * (un(EOp::Exp, x) - fc(x, 1)), x);
@@ -443,9 +463,7 @@ void register_elementwise_ops() {
     ExprP a = fc(x, n.getf("alpha", 1.0f));
     return emax(fc(x, 0), x) + emin(fc(x, 0), a * (un(EOp::Exp, x / a) - fc(x, 1)));
   });
-  def_unary("ThresholdedRelu", 10, {"alpha"}, kFloat, [](ExprP x, const Node &n) {
-    return select(bin(EOp::Gt, x, fc(x, n.getf("alpha", 1.0f))), x, fc(x, 0));
-  });
+  def_activation("ThresholdedRelu", 10, {"alpha"}, kFloat, 1.0f);
   def_unary("Shrink", 9, {"bias", "lambd"}, kNumeric, [](ExprP x, const Node &n) {
     double l = n.getf("lambd", 0.5f), b = n.getf("bias", 0.0f);
     return select(lt(x, fc(x, -l)), x + fc(x, b), select(bin(EOp::Gt, x, fc(x, l)), x - fc(x, b), fc(x, 0)));

@@ -72,6 +72,11 @@ const OpDef &check_node(const Node &n, const Graph &g);
 // ("random", "sequences", ...), or nullptr.
 const char *out_of_scope_class(const std::string &op);
 
+// The activation functions ONNX names (the elementwise ops of those names
+// and the recurrent ops' activations attribute) applied to x, with alpha
+// and beta where the function takes them; nullptr for another name.
+ExprP activation_expr(const std::string &name, ExprP x, double alpha, double beta);
+
 // ---- helpers shared by op definitions ----
 
 // Output axis vars [Var(0) .. Var(rank-1)].

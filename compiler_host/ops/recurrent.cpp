@@ -20,22 +20,12 @@ struct Activation {
   double alpha, beta;
 };
 
+// The elementwise ops' activation table (ops/elementwise.cpp), so a
+// recurrent layer's Softplus is the same never-overflowing one.
 ExprP activate(const Activation &a, ExprP x) {
-  DType t = x->type;
-  auto c = [&](double v) { return cst(t, v); };
-  const std::string &f = a.name;
-  if (f == "Sigmoid") return un(EOp::Sigmoid, x);
-  if (f == "Tanh") return un(EOp::Tanh, x);
-  if (f == "Relu") return emax(x, c(0));
-  if (f == "Affine") return c(a.alpha) * x + c(a.beta);
-  if (f == "LeakyRelu") return select(lt(x, c(0)), c(a.alpha) * x, x);
-  if (f == "ThresholdedRelu") return select(bin(EOp::Gt, x, c(a.alpha)), x, c(0));
-  if (f == "ScaledTanh") return c(a.alpha) * un(EOp::Tanh, c(a.beta) * x);
-  if (f == "HardSigmoid") return emax(c(0), emin(c(1), c(a.alpha) * x + c(a.beta)));
-  if (f == "Elu") return select(lt(x, c(0)), c(a.alpha) * (un(EOp::Exp, x) - c(1)), x);
-  if (f == "Softsign") return x / (c(1) + un(EOp::Abs, x));
-  if (f == "Softplus") return un(EOp::Log, c(1) + un(EOp::Exp, x));
-  fail_unsupported("activation '" + f + "'");
+  ExprP e = activation_expr(a.name, x, a.alpha, a.beta);
+  if (!e) fail_unsupported("activation '" + a.name + "'");
+  return e;
 }
 
 // Default alpha/beta per activation when the attribute lists are short.

@@ -8,7 +8,10 @@ time), which needs constant weights:
    without linear_before_reset, sequence lengths);
  * PyTorch layers with odd hidden sizes (not a multiple of any vector
    width), several layers, both directions, batch > 1, batch_first and
-   initial states as inputs (PyTorch's outputs as reference).
+   initial states as inputs (PyTorch's outputs as reference);
+ * an RNN for each activation the ONNX spec names, with alpha and beta,
+   on pre-activations up to about 400 (Softplus must not overflow), against
+   a float64 reference.
 
 Usage: make_rnn_cases.py OUTDIR [NODE_TEST_DIR]"""
 import glob
@@ -116,6 +119,57 @@ def from_torch(case, out_dir):
         write_tensor(os.path.join(d, f"output_{k}.pb"), y.numpy(), n)
 
 
+def _softplus(v):
+    return np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))
+
+
+# name: (alpha, beta or None, float64 reference)
+ACTIVATIONS = {
+    "Softplus": (None, None, lambda v, a, b: _softplus(v)),
+    "Softsign": (None, None, lambda v, a, b: v / (1 + np.abs(v))),
+    "Elu": (0.7, None, lambda v, a, b: np.where(v < 0, a * (np.exp(v) - 1), v)),
+    "LeakyRelu": (0.1, None, lambda v, a, b: np.where(v < 0, a * v, v)),
+    "ThresholdedRelu": (0.5, None, lambda v, a, b: np.where(v > a, v, 0.0)),
+    "HardSigmoid": (0.3, 0.4, lambda v, a, b: np.clip(a * v + b, 0, 1)),
+    "ScaledTanh": (1.5, 0.7, lambda v, a, b: a * np.tanh(b * v)),
+    "Affine": (0.5, 0.2, lambda v, a, b: a * v + b),
+}
+
+
+def activation_cases(out_dir):
+    """RNN (T 5, batch 2, input 6, hidden 7) with each activation."""
+    from onnx import helper, TensorProto
+    rng = np.random.default_rng(5)
+    T, B, I, H = 5, 2, 6, 7
+    x = (rng.standard_normal((T, B, I)) * 40).astype(np.float32)
+    W = rng.standard_normal((1, H, I)).astype(np.float32)
+    R = (rng.standard_normal((1, H, H)) * 0.1).astype(np.float32)
+    Bias = rng.standard_normal((1, 2 * H)).astype(np.float32)
+    for name, (alpha, beta, ref) in ACTIVATIONS.items():
+        attrs = {"hidden_size": H, "activations": [name]}
+        if alpha is not None:
+            attrs["activation_alpha"] = [alpha]
+        if beta is not None:
+            attrs["activation_beta"] = [beta]
+        node = helper.make_node("RNN", ["x", "W", "R", "B"], ["", "y_h"], **attrs)
+        g = helper.make_graph([node], f"rnn_{name}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [T, B, I])],
+                              [helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, B, H])],
+                              [numpy_helper.from_array(a, n) for n, a in (("W", W), ("R", R), ("B", Bias))])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+        onnx.checker.check_model(m)
+        d = os.path.join(out_dir, f"rnn_activation_{name.lower()}")
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        h = np.zeros((B, H))
+        a, b = (alpha or 0.0), (beta or 0.0)
+        for t in range(T):
+            h = ref(x[t].astype(np.float64) @ W[0].T.astype(np.float64) + h @ R[0].T.astype(np.float64) +
+                    Bias[0, :H] + Bias[0, H:], np.float32(a).astype(np.float64), np.float32(b).astype(np.float64))
+        write_tensor(os.path.join(d, "test_data_set_0", "input_0.pb"), x, "x")
+        write_tensor(os.path.join(d, "test_data_set_0", "output_0.pb"), h[None].astype(np.float32), "y_h")
+    return len(ACTIVATIONS)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -130,6 +184,7 @@ def main():
     for case in TORCH_CASES:
         from_torch(case, out_dir)
         n += 1
+    n += activation_cases(out_dir)
     print(f"wrote {n} recurrent cases to {out_dir}")
 
 
