@@ -31,11 +31,14 @@
 // the static width OW % mr) and each tile picks row or general at run time.
 // Tasks are (group, oc tile, block of pixel tiles or of rows).
 //
-// k_run (int8, few input channels; pad_conv_rows): X is a padded
-// channels-last copy, so a kernel row's k_w * ICg bytes are contiguous and
-// every tile is a Row tile; the kw loop goes and a row is one K of
-// k_w * ICg inputs (3 RGB channels x 7 taps: 21 bytes in 6 quads instead
-// of 7 taps of one quad with a byte of padding each).
+// k_run: a kernel row's k_w * ICg inputs are contiguous in X and every
+// window lies inside X, so every tile is a Row tile; the kw loop goes and a
+// row is one K of k_w * ICg inputs. int8, few input channels
+// (pad_conv_rows): X is a padded channels-last copy (3 RGB channels x 7
+// taps: 21 bytes in 6 quads instead of 7 taps of one quad with a byte of
+// padding each). float (pack_weights): an unpadded convolution over a
+// dense channels-last X (an STFT's 400 taps of one channel: 100 lane
+// quads on NEON instead of 400 one-channel steps).
 #include <tuple>
 
 #include "codegen/int8_dot.h"
@@ -251,8 +254,8 @@ struct GemmEmitter {
         // lane (Target::gemm_lane_mac).
         int64_t quad_end = 0;
         Values aq = a1;
-        if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICg >= 4) {
-          quad_end = ICg / 4 * 4;
+        if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4) {
+          quad_end = ICp / 4 * 4;
           aq = carried_loop(b, 0, quad_end, 4, aq, [&](Value *ic, const Values &av) {
             Values a = av;
             Values xq;
@@ -267,15 +270,16 @@ struct GemmEmitter {
             return a;
           }, "icq");
         }
-        // The ic loop, unrolled by U, then its remainder.
+        // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
+        // U, then its remainder.
         const int U = std::max(1, s.unroll);
-        int64_t main_end = quad_end + (ICg - quad_end) / U * U;
+        int64_t main_end = quad_end + (ICp - quad_end) / U * U;
         Values a2 = carried_loop(b, quad_end, main_end, U, aq, [&](Value *ic, const Values &av) {
           Values cur = av;
           for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
           return cur;
         }, "ic");
-        return carried_loop(b, main_end, ICg, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
+        return carried_loop(b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
                             "ic.rem");
       }, "kw");
     }, "kh");
@@ -398,13 +402,14 @@ struct GemmEmitter {
       os[rl] = s.out_axis[rl] >= 0 ? out.strides[s.out_axis[rl]] : 0;
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
-    // k_run reads a kernel row's k_w * ICg bytes from its first pixel:
-    // channels-last, dense, and (pad_conv_rows) every window inside X.
-    TINYRT_CHECK(!s.k_run || (q && G == 1 && xs[1] == 1 && xs[3] == ICg && s.pad_t == 0 && s.pad_l == 0 &&
+    if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
+    // k_run reads a kernel row's k_w * ICg inputs from its first pixel:
+    // channels-last, dense, and every window inside X (pad_conv_rows, or
+    // a float convolution without padding).
+    TINYRT_CHECK(!s.k_run || (G == 1 && xs[1] == 1 && xs[3] == ICg && s.pad_t == 0 && s.pad_l == 0 && s.dil_w == 1 &&
                               (s.out_w - 1) * s.stride_w + s.k_w <= s.in_w &&
                               (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1 <= s.in_h),
                  "k_run GEMM without a dense padded input");
-    if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
     if (q) {

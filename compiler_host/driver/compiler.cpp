@@ -235,7 +235,8 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
-      gj["gemm"] = {{"oc_per_group", ts.oc}, {"ic_per_group", ts.ic}, {"row", ts.row}, {"linear", ts.linear}};
+      gj["gemm"] = {{"oc_per_group", ts.oc}, {"ic_per_group", ts.ic}, {"row", ts.row}, {"linear", ts.linear},
+                    {"k_run", k.gemm.k_run}};
     }
     if (is_winograd(k.kind)) gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};

@@ -48,7 +48,8 @@ struct GemmSpec {
 };
 
 // What a GEMM's register tile is chosen for (Target::gemm_tile): output and
-// input channels per group, pixels per tiled row, and whether the tile
+// input channels per group (k_run: a kernel row's inputs, the inner loop's
+// K), pixels per tiled row, and whether the tile
 // walks all pixels as one row (a 1x1 stride-1 unpadded convolution, the
 // emitter's linear mode).
 struct GemmTileShape {

@@ -214,6 +214,18 @@ void pack_weights(PassContext &c) {
       continue;
     }
     int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+    const std::vector<int64_t> xst = p.layout_strides(k.ins[0]);
+    if (k.kind == KernelKind::Gemm) {
+      // float: a kernel row as one K of k_w * ICg contiguous inputs (the
+      // packed order [kh][kw][ic][nr] is already [kh][kw * ic][nr]) when X
+      // is dense channels-last and no window reaches into padding.
+      s.k_run = G == 1 && s.k_w > 1 && s.dil_w == 1 && s.pad_t == 0 && s.pad_l == 0 && s.in_axis[3] >= 0 &&
+                (s.in_c == 1 || xst[(size_t)s.in_axis[1]] == 1) && xst[(size_t)s.in_axis[3]] == s.in_c &&
+                (s.out_w - 1) * s.stride_w + s.k_w <= s.in_w &&
+                (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1 <= s.in_h;
+    } else if (s.k_run && !(xst[(size_t)s.in_axis[1]] == 1 && xst[(size_t)s.in_axis[3]] == s.in_c)) {
+      s.k_run = false;  // int8: a kernel row's bytes are contiguous only in a dense channels-last X
+    }
     // The tile walks output rows, or all pixels at once (linear mode).
     GemmTileShape ts = gemm_tile_shape(s);
     GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, k.kind == KernelKind::QGemm);
@@ -223,9 +235,6 @@ void pack_weights(PassContext &c) {
     s.unroll = t.unroll;
     ++packed;
     if (k.kind == KernelKind::QGemm) {
-      // A kernel row's bytes are contiguous only in a dense channels-last X.
-      const std::vector<int64_t> xst = p.layout_strides(k.ins[0]);
-      if (s.k_run && !(xst[(size_t)s.in_axis[1]] == 1 && xst[(size_t)s.in_axis[3]] == s.in_c)) s.k_run = false;
       pack_qgemm(g, s, g.v(k.ins[0]).dtype, c.target, NR);
       continue;
     }

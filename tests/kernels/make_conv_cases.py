@@ -120,6 +120,13 @@ CASES = [
     ("depthwise_1d", 1, 33, (41,), 33, (7,), (1,), (3, 3), (1,), 33, True),
     ("depthwise_multiplier2", 1, 6, (7, 7), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, True),
     ("one_channel_one_pixel", 1, 1, (1, 1), 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
+    # Unpadded windows over a dense channels-last input: a kernel row is one
+    # K of k_w * C contiguous inputs (GemmSpec::k_run), remainders included.
+    ("valid_stft_like", 1, 1, (977,), 70, (96,), (40,), (0, 0), (1,), 1, False),
+    ("valid_1d_c2_odd", 1, 2, (61,), 9, (9,), (5,), (0, 0), (1,), 1, True),
+    ("valid_2d_c3_batch2", 2, 3, (17, 23), 13, (5, 3), (2, 3), (0, 0, 0, 0), (1, 1), 1, True),
+    ("valid_c5_k7", 1, 5, (9, 29), 19, (2, 7), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
+    ("valid_c9_dilated_rows", 1, 9, (19, 12), 10, (3, 3), (1, 2), (0, 0, 0, 0), (2, 1), 1, True),
 ]
 
 
