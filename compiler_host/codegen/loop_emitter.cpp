@@ -48,6 +48,36 @@ void split_points(const ExprP &e, int axis, std::set<int64_t> *points) {
   });
 }
 
+// A row's segments along `axis` (extent `n`): [begin, end), each with the
+// expression in terms of the index within the segment and its comparisons
+// with the segment's bounds folded (`extents`: the output's shape), so a
+// Concat along the row becomes plain copies and a Pad's interior reads
+// without guards. One segment when nothing compares, or more than
+// kMaxSegments would.
+struct Segment {
+  int64_t begin, end;
+  ExprP expr;
+};
+std::vector<Segment> row_segments(const ExprP &expr, int axis, int64_t n, const std::map<int, int64_t> &extents) {
+  std::set<int64_t> points;
+  split_points(expr, axis, &points);
+  std::vector<int64_t> cuts = {0};
+  for (int64_t q : points)
+    if (q > 0 && q < n) cuts.push_back(q);
+  cuts.push_back(n);
+  if (cuts.size() - 1 > kMaxSegments || cuts.size() == 2) return {{0, n, expr}};
+  std::vector<Segment> segments;
+  int r = (int)extents.size();
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    std::vector<ExprP> vars;
+    for (int a = 0; a < r; ++a) vars.push_back(a == axis ? var(a) + cuts[i] : var(a));
+    std::map<int, int64_t> ext = extents;
+    ext[axis] = cuts[i + 1] - cuts[i];
+    segments.push_back({cuts[i], cuts[i + 1], simplify_with_ranges(substitute_vars(expr, vars), ext)});
+  }
+  return segments;
+}
+
 // Whether every value `e` computes (not counting index arithmetic) is a
 // byte: such a row runs a vector of bytes at a time instead of a vector
 // of floats' worth (tables of 256 bytes read at a byte, copies, byte
@@ -183,13 +213,17 @@ bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vec
 
 // The interleaved rows (see emit_loop_kernel): one task per row of the two
 // innermost physical axes, [w][c] with C = extent of c.
+// The row of pixels is cut into segments where the expression compares w
+// with constants (a padded copy's borders), so the interior reads without
+// guards.
 void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function *f, const std::vector<SlotRef> &slots,
-                           const SlotRef &out_slot, const Value &out, const std::vector<int> &phys, const ExprP &expr,
-                           int L) {
+                           const SlotRef &out_slot, const Value &out, const std::vector<int> &phys, const ExprP &full,
+                           const std::map<int, int64_t> &extents, int L) {
   const int r = out.rank();
   const int c_axis = phys.back(), w_axis = phys[phys.size() - 2];
   const int C = (int)out.shape[(size_t)c_axis];
   const int64_t W = out.shape[(size_t)w_axis];
+  const std::vector<Segment> segments = row_segments(full, w_axis, W, extents);
   emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
     std::map<int, llvm::Value *> outer;
     llvm::Value *rem = t;
@@ -205,17 +239,19 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
           em.bind(a, idx[(size_t)a]);
         }
     };
-    // Pixels j .. j+lanes-1 (`active` of them), all C elements of each.
-    auto group = [&](int lanes, llvm::Value *j, int active) {
+    // Pixels j .. j+lanes-1 (`active` of them) of a segment starting at
+    // pixel `begin`, all C elements of each.
+    auto group = [&](const ExprP &expr, int64_t begin, int lanes, llvm::Value *j, int active) {
+      llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)begin));  // the pixel in the row
       if (lanes == 1) {
         for (int c = 0; c < C; ++c) {
           ExprEmitter em(b, T, 1);
           em.set_slots(slots);
           std::vector<VVal> idx((size_t)r);
           bind_outer(em, idx);
-          idx[(size_t)w_axis] = em.uniform(j);
+          idx[(size_t)w_axis] = em.uniform(at);
           idx[(size_t)c_axis] = em.uniform(b.getInt32(c));
-          em.bind(w_axis, idx[(size_t)w_axis]);
+          em.bind(w_axis, em.uniform(j));
           em.bind(c_axis, idx[(size_t)c_axis]);
           em.store(out_slot, idx, em.emit(expr), out.dtype);
         }
@@ -243,18 +279,22 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
       es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
       std::vector<VVal> idx((size_t)r);
       bind_outer(es, idx);
-      idx[(size_t)w_axis] = es.uniform(j);
+      idx[(size_t)w_axis] = es.uniform(at);
       idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
       es.store(out_slot, idx, es.vector(all), out.dtype);
     };
-    int64_t main = W / L, tail = W % L;
-    emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main),
-                      [&](llvm::Value *j) { group(L, b.CreateMul(j, b.getInt32(L)), L); }, "vec");
-    if (tail && T.masked_tail) {
-      group(L, b.getInt32((int32_t)(main * L)), (int)tail);
-    } else if (tail) {
-      emit_counted_loop(b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)W),
-                        [&](llvm::Value *j) { group(1, j, 1); }, "tail");
+    for (const Segment &seg : segments) {
+      int64_t n = seg.end - seg.begin, main = n / L, tail = n % L;
+      if (main > 0)
+        emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main),
+                          [&](llvm::Value *j) { group(seg.expr, seg.begin, L, b.CreateMul(j, b.getInt32(L)), L); },
+                          "vec");
+      if (tail && T.masked_tail) {
+        group(seg.expr, seg.begin, L, b.getInt32((int32_t)(main * L)), (int)tail);
+      } else if (tail) {
+        emit_counted_loop(b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)n),
+                          [&](llvm::Value *j) { group(seg.expr, seg.begin, 1, j, 1); }, "tail");
+      }
     }
   }, "task");
   b.CreateRetVoid();
@@ -325,7 +365,7 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
   if (!by_reduction && row_axes == 1 && w_axis >= 0 && inner >= 2 && inner <= 4 && out.dtype != DType::Bool &&
       out_slot.strides[(size_t)inner_axis] == 1 && out_slot.strides[(size_t)w_axis] == inner &&
       out.shape[(size_t)w_axis] >= L) {
-    emit_interleaved_rows(b, T, f, slots, out_slot, out, phys, expr, L);
+    emit_interleaved_rows(b, T, f, slots, out_slot, out, phys, expr, extents, L);
     result.tasks = tasks / out.shape[(size_t)w_axis];
     return result;
   }
@@ -337,31 +377,8 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
     if (reduces) wide = inner >= 4 * L ? 4 : inner >= 2 * L ? 2 : 1;
   }
 
-  // The row's segments: [begin, end) of the inner axis, each with the
-  // expression in terms of the index within the segment, its comparisons
-  // with the segment's bounds folded.
-  struct Segment {
-    int64_t begin, end;
-    ExprP expr;
-  };
-  std::vector<Segment> segments;
-  std::set<int64_t> points;
-  if (inner_axis >= 0) split_points(expr, inner_axis, &points);
-  std::vector<int64_t> cuts = {0};
-  for (int64_t q : points)
-    if (q > 0 && q < inner) cuts.push_back(q);
-  cuts.push_back(inner);
-  if (cuts.size() - 1 > kMaxSegments || cuts.size() == 2) {
-    segments.push_back({0, inner, expr});
-  } else {
-    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-      std::vector<ExprP> vars;
-      for (int a = 0; a < r; ++a) vars.push_back(a == inner_axis ? var(a) + cuts[i] : var(a));
-      std::map<int, int64_t> ext = extents;
-      ext[inner_axis] = cuts[i + 1] - cuts[i];
-      segments.push_back({cuts[i], cuts[i + 1], simplify_with_ranges(substitute_vars(expr, vars), ext)});
-    }
-  }
+  std::vector<Segment> segments =
+      inner_axis >= 0 ? row_segments(expr, inner_axis, inner, extents) : std::vector<Segment>{{0, inner, expr}};
 
   emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
     // Task index -> the outer physical axes.

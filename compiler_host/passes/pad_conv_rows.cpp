@@ -1,9 +1,13 @@
-// pad_conv_rows.cpp — an int8 convolution (2-D or 1-D) over a few input
-// channels (a quantized RGB image, raw audio) reads a padded, channels-last copy
-// of its input, so that each kernel row's k_w * in_c input bytes are
-// contiguous and inside the copy: the int8 GEMM then takes them as one K
-// of k_w * in_c (GemmSpec::k_run) instead of k_w taps of in_c channels,
-// each padded to 4, and no tile needs border handling.
+// pad_conv_rows.cpp — a convolution (2-D or 1-D) over a few input channels
+// (an RGB image, raw audio, a spectrogram) reads a padded, channels-last
+// copy of its input, so that each kernel row's k_w * in_c inputs are
+// contiguous and inside the copy: the GEMM then takes them as one K of
+// k_w * in_c (GemmSpec::k_run) instead of k_w taps of in_c channels, and no
+// tile needs border handling. int8: always (otherwise each tap's channels
+// are padded to a quad of 4 bytes). float: where the GEMM multiplies by
+// lane (NEON, Target::gemm_lane_mac), whose 4-input loads need 4
+// contiguous inputs (one to three channels give none); x86 broadcasts one
+// input at a time, where the copy would only cost a pass.
 //
 // The copy is a loop kernel placed before the convolution; the kernel
 // that quantizes the input is inlined into it later (fuse_elementwise),
@@ -18,9 +22,11 @@ constexpr int64_t kMaxChannels = 8;  // as choose_layouts: fewer are read stride
 
 // 2-D (N, C, H, W) or 1-D (N, C, W) convolutions in the standard axis
 // order.
-bool applies(const Graph &g, const Kernel &k) {
+bool applies(const Graph &g, const Kernel &k, const Target &t) {
   const GemmSpec &s = k.gemm;
-  if (k.kind != KernelKind::QGemm || s.groups != 1 || s.in_c >= kMaxChannels || s.dil_w != 1 || s.k_w * s.in_c < 4)
+  bool int8 = k.kind == KernelKind::QGemm;
+  bool lane_float = k.kind == KernelKind::Gemm && t.gemm_lane_mac != Target::LaneMac::None;
+  if (!(int8 || lane_float) || s.groups != 1 || s.in_c >= kMaxChannels || s.dil_w != 1 || s.k_w * s.in_c < 4)
     return false;
   const Value &x = g.v(k.ins[0]);
   if (x.is_const() || s.in_axis[0] != 0 || s.in_axis[1] != 1) return false;
@@ -35,7 +41,7 @@ void pad_conv_rows(PassContext &c) {
   Graph &g = p.graph;
   int copies = 0;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
-    if (!applies(g, p.kernels[i])) continue;
+    if (!applies(g, p.kernels[i], c.target)) continue;
     GemmSpec &s = p.kernels[i].gemm;
     const Value x = g.v(p.kernels[i].ins[0]);
     // Rows and columns the windows read, padding included.
@@ -68,7 +74,7 @@ void pad_conv_rows(PassContext &c) {
     ++i;
     ++copies;
   }
-  if (c.log && copies) *c.log << "pad_conv_rows: " << copies << " int8 convolutions read padded channels-last rows\n";
+  if (c.log && copies) *c.log << "pad_conv_rows: " << copies << " convolutions read padded channels-last rows\n";
 }
 
 }  // namespace tinyrt

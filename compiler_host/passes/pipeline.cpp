@@ -13,7 +13,7 @@ const std::vector<Pass> &pipeline() {
       {"lower_to_kernels", "lower each op to element expressions (one kernel each)", lower_to_kernels},
       {"bypass_views", "readers of a view with its value's shape (Identity) read the value", bypass_views},
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", fuse_epilogues},
-      {"pad_conv_rows", "int8 convolutions over few channels read padded channels-last rows", pad_conv_rows},
+      {"pad_conv_rows", "convolutions over few channels (int8; float on NEON) read padded channels-last rows", pad_conv_rows},
       {"fuse_elementwise", "inline elementwise producers into their consumer", fuse_elementwise},
       {"fuse_residuals", "a residual add (quantized or float) into the GEMM/conv that feeds it", fuse_residuals},
       {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", fold_epilogue_constants},
