@@ -10,6 +10,7 @@
 //    shape) and the body must pass its condition through; it unrolls.
 //  * Scan: unrolls over the static sequence length.
 #include <algorithm>
+#include <set>
 
 #include "frontend/onnx_import.h"
 #include "onnx/onnx_pb.h"
@@ -40,6 +41,17 @@ void stack(Graph &g, std::vector<Node> &nodes, const std::vector<int> &parts, in
 Node identity(Graph &g, int in, int out, const std::string &base) { return make_node(g, "Identity", base, {in}, {out}); }
 
 // ------------------------------------------------------------------- If --
+
+// A branch output that its own nodes do not compute is a value from outside
+// the If, which must exist before it (not the If's own output: a cycle).
+void require_computed(const Node &n, const Graph &g, const InlinedGraph &b, const char *what) {
+  std::set<int> made;
+  for (const Node &x : b.nodes) made.insert(x.out.begin(), x.out.end());
+  for (int v : b.outputs)
+    if (!made.count(v) && !g.v(v).shape_known && !g.v(v).is_const())
+      fail_invalid(n.where() + ": " + what + " returns '" + g.v(v).name +
+                   "', which is not computed before the node (a cycle)");
+}
 
 // Each branch must give every output of the node.
 void require_outputs(const Node &n, const onnx::GraphProto &body, const char *what) {
@@ -100,6 +112,8 @@ std::vector<Node> expand_if(const Node &n, Graph &g) {
   int gt = add_guard(g, n, nodes, true), ge = add_guard(g, n, nodes, false);
   InlinedGraph t = inline_subgraph(g, then_g, {}, n.name + "/then/");
   InlinedGraph e = inline_subgraph(g, else_g, {}, n.name + "/else/");
+  require_computed(n, g, t, "then_branch");
+  require_computed(n, g, e, "else_branch");
   for (Node &x : t.nodes) x.guard = gt;
   for (Node &x : e.nodes) x.guard = ge;
   nodes.insert(nodes.end(), t.nodes.begin(), t.nodes.end());

@@ -108,8 +108,11 @@ Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node 
     return Visit::Spliced;
   }
   Node &n = g.nodes[i];
+  // Nodes are visited in order: an input without a shape yet is computed
+  // later, or by this node (a subgraph reading its own node's output).
   for (int v : n.in)
-    if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": input '" + g.v(v).name + "' has no inferred shape");
+    if (v >= 0 && !g.v(v).shape_known)
+      fail_invalid(n.where() + ": input '" + g.v(v).name + "' is read before it is computed (a cycle)");
   d.infer(n, g);
   for (int v : n.out)
     if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");

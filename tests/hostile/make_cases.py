@@ -1257,6 +1257,15 @@ def control_flow_cases():
            model([node("If", ["c"], ["y"], then_branch=h.make_graph([node("If", ["d"], ["o0"], then_branch=bad("t"), else_branch=bad("e"))],
                                                                     "ot", [], [vi("o0", [2])]),
                        else_branch=two(1))], [vi("c", [], T.BOOL), vi("d", [], T.BOOL)] + x, [vi("y", [2])]), "ok")
+    # Found by fuzz_import: a branch returning the If's own output (then
+    # the other branch failed, and the merge read a value never computed).
+    own = h.make_graph([], "t", [], [vi("y", [2])])
+    corpus("nesting", "if_branch_returns_own_output", model([node("If", ["c"], ["y"], then_branch=own, else_branch=bad("e"))],
+                                                            [vi("c", [], T.BOOL)] + x, [vi("y", [2])]),
+           "then_branch returns 'y', which is not computed before the node (a cycle)")
+    corpus("nesting", "if_const_branch_returns_own_output",
+           model([node("If", ["k"], ["y"], then_branch=own, else_branch=two(1))], x, [vi("y", [2])], [const("k", True, np.bool_)]),
+           "input 'y' is read before it is computed (a cycle)")
     corpus("nesting", "if_branch_needs_bind",
            model([node("If", ["c"], ["y"], then_branch=two(1),
                        else_branch=h.make_graph([node("Reshape", ["x", "s"], ["o0"])], "e", [], [vi("o0", [2])]))],
