@@ -1,6 +1,6 @@
 // fuzz_compile_run — a model of 1 to 3 nodes generated from the input (ops
 // drawn from elementwise, reduction, shape, convolution, matrix product,
-// pooling and normalization ops; shapes, attributes and the values of
+// pooling and normalization ops, and If on a runtime condition; shapes, attributes and the values of
 // inputs and weights from the input, NaN and infinities included), built
 // with onnx's protobuf classes, compiled for the host by compile_model,
 // linked, loaded and run in this process:
@@ -644,6 +644,37 @@ Added logical(Ctx &c, const Val &x) {
   return {c.node(ops[c.pick(3)], {x.name, c.tensor(broadcast_of(c, x.shape), BOOL)}).output(0)};
 }
 
+// If on a runtime condition (a bool input): each branch applies an exact
+// elementwise op to x, or returns x itself (a value from outside it). The
+// compiled model runs only the taken branch's steps (the other's outputs
+// hold whatever the arena did); the reference folds the branch the bound
+// condition picks.
+Added branch(Ctx &c, const Val &x) {
+  std::string cond = c.tensor(c.f.ConsumeBool() ? Shape{} : Shape{1}, BOOL, false);
+  onnx::NodeProto &n = c.node("If", {cond});
+  for (const char *attr : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto *g = a->mutable_g();
+    g->set_name(attr);
+    std::string out = x.name;
+    if (!c.chance(4)) {
+      static const char *float_ops[] = {"Relu", "Abs", "Neg", "Floor", "Sign", "Identity"};
+      static const char *int_ops[] = {"Abs", "Neg", "Identity"};
+      out = c.fresh("b");
+      onnx::NodeProto *m = g->add_node();
+      m->set_op_type(x.elem == F32 ? float_ops[c.pick(6)] : int_ops[c.pick(3)]);
+      m->add_input(x.name);
+      m->add_output(out);
+    }
+    onnx::ValueInfoProto *o = g->add_output();
+    o->set_name(out);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(x.elem);
+  }
+  return {n.output(0), Exact};
+}
+
 Added add_op(Ctx &c, const Val &x) {
   if (x.elem != F32 && x.elem != I32 && x.elem != I64) {
     if (x.elem == BOOL && c.pick(3)) return logical(c, x);
@@ -651,6 +682,7 @@ Added add_op(Ctx &c, const Val &x) {
     OnnxBuilder::attr(n, "to", (int64_t)F32);
     return {n.output(0)};
   }
+  if (c.chance(12)) return branch(c, x);
   switch (c.pick(x.elem == F32 ? 10 : 6)) {
     case 0: return x.elem == F32 ? unary_float(c, x) : Added{c.node(c.f.ConsumeBool() ? "Abs" : "Neg", {x.name}).output(0)};
     case 1: return binary(c, x);
