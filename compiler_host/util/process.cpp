@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,30 +13,36 @@
 
 namespace tinyrt {
 
+extern "C" char **environ;
+
 ProcessResult run_process(const std::vector<std::string> &argv, double timeout_seconds) {
   ProcessResult r;
+  if (argv.empty()) return r;
+  // The tools run processes from several threads at once (tinyrt-onnx-test
+  // -j): the pipe is close-on-exec, so no other child inherits its write end
+  // (whose reader would then wait for that child too), and posix_spawn runs
+  // nothing in the child but the descriptor moves and the exec (a forked
+  // child that allocates can block forever on a lock another thread held
+  // at the fork: seen under AddressSanitizer).
   int fds[2];
-  if (pipe(fds) != 0) return r;
-  pid_t pid = fork();
-  if (pid < 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0) return r;
+  std::vector<char *> args;
+  for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);  // dup2 clears close-on-exec on 1 and 2
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  pid_t pid = -1;
+  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (err != 0) {
     close(fds[0]);
-    close(fds[1]);
+    r.exit_code = 127;
+    r.output = "cannot run " + argv[0] + ": " + strerror(err) + "\n";
     return r;
   }
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
-    std::vector<char *> args;
-    for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::string msg = "cannot run " + argv[0] + ": " + strerror(errno) + "\n";
-    (void)!write(2, msg.data(), msg.size());
-    _exit(127);
-  }
-  close(fds[1]);
   auto start = std::chrono::steady_clock::now();
   char buf[4096];
   bool killed = false;
