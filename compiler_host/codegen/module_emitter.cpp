@@ -15,6 +15,7 @@
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include "codegen/address_checks.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -244,6 +245,26 @@ struct DescriptorBuilder {
   }
 };
 
+// The arena bytes kernel k may touch: the slices of the values it reads
+// and writes (views address their viewed value's storage).
+ArenaRanges arena_ranges(const Program &p, const Kernel &k) {
+  std::vector<int> vals = k.ins;
+  vals.push_back(k.out);
+  ArenaRanges out;
+  for (int v : vals) {
+    if (v < 0) continue;
+    const Value &val = p.graph.v(v);
+    const Storage &st = p.storage.at(v);
+    if (st.where != Storage::Where::Arena || val.numel() == 0) continue;
+    int64_t lo = 0, hi = 0;  // element offsets of the first and last elements
+    for (size_t a = 0; a < val.shape.size() && a < st.strides.size(); ++a)
+      (st.strides[a] < 0 ? lo : hi) += (val.shape[a] - 1) * st.strides[a];
+    int64_t eb = dtype_bytes(val.dtype);
+    out.push_back({st.offset + lo * eb, st.offset + (hi + 1) * eb});
+  }
+  return out;
+}
+
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -334,6 +355,9 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       ks.back().tasks = 1;
     }
     res.tasks.push_back(ks.back().tasks);
+    res.address_checks.push_back(o.check_addresses && k.kind != KernelKind::Call && ks.back().fn
+                                     ? insert_address_checks(*ks.back().fn, arena_ranges(p, k))
+                                     : 0);
   }
   DescriptorBuilder desc(m, p);
   desc.build(o.model_name, t, ks, o);
@@ -348,6 +372,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   progress("codegen: LLVM optimization");
   optimize(m, *tm);
   desc.finish_weights(o.model_name, weight_names, &res.weights_bytes, &res.weights_checksum);
+  for (size_t i = 0; i < ks.size(); ++i)
+    res.address_checks_left.push_back(res.address_checks[i] ? count_address_checks(*ks[i].fn) : 0);
   if (o.want_ir) {
     llvm::raw_string_ostream ir(res.ir);
     m.print(ir, nullptr);

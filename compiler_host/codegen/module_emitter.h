@@ -19,6 +19,9 @@ struct ModuleOptions {
   uint64_t model_hash = 0;    // FNV-1a 64 of the file followed by that text
   bool want_ir = false;   // keep the optimized IR text
   bool want_asm = false;  // keep the assembly text
+  // --check-addresses: every access of generated code tested against its
+  // kernel's tensors, a trap outside them (codegen/address_checks.h).
+  bool check_addresses = false;
   // Called as the work advances ("kernel 12/117", "LLVM optimization",
   // "machine code"), for progress output on long compiles.
   std::function<void(const std::string &)> progress;
@@ -30,6 +33,9 @@ struct ModuleResult {
   int64_t weights_bytes = 0;
   uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
   std::vector<int64_t> tasks;  // per kernel
+  // --check-addresses, per kernel: the accesses tested, and the tests left
+  // after optimization (not proved).
+  std::vector<int> address_checks, address_checks_left;
   std::string ir_unoptimized, ir, assembly;
 };
 

@@ -116,6 +116,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
+  if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
   if (opt.quantize == Quantize::Static) {
     o << "quantize=static\n";
@@ -186,7 +187,8 @@ int64_t kernel_flops(const Kernel &k) {
   }
   return -1;
 }
-std::string make_json(const Artifact &a, const Program &p, const std::vector<int64_t> &tasks) {
+std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {
+  const std::vector<int64_t> &tasks = mr.tasks;
   using nlohmann::json;
   json j;
   j["name"] = a.name;
@@ -246,11 +248,14 @@ std::string make_json(const Artifact &a, const Program &p, const std::vector<int
     }
     if (k.kind == KernelKind::Fail) gj["branch_error"] = k.message;
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
+    if (mr.address_checks[i])
+      gj["address_checks"] = {{"tested", mr.address_checks[i]}, {"not_proved", mr.address_checks_left[i]}};
     groups.push_back(gj);
   }
   j["ops"] = ops;
   j["fusion_groups"] = groups;
   j["warnings"] = a.warnings;
+  if (a.address_checks) j["address_checks"] = {{"tested", a.address_checks}, {"not_proved", a.address_checks_left}};
   // Names are arbitrary bytes: invalid UTF-8 becomes U+FFFD, never an
   // exception or invalid JSON.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -441,6 +446,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   mo.model_hash = a.model_hash;
   mo.want_ir = mo.want_asm = !opt.dump_dir.empty();
   mo.progress = report;
+  mo.check_addresses = opt.check_addresses;
   auto cs = std::chrono::steady_clock::now();
   ModuleResult mr = emit_module(p, a.target, mo);
   if (opt.log)
@@ -450,6 +456,10 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;
   a.weights_checksum = mr.weights_checksum;
+  for (size_t i = 0; i < mr.address_checks.size(); ++i) {
+    a.address_checks += mr.address_checks[i];
+    a.address_checks_left += mr.address_checks_left[i];
+  }
   a.stats = p.stats;
   a.stats.weights_bytes = mr.weights_bytes;
   auto info = [&](int v) {
@@ -464,7 +474,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
                            "): taking it at run time stops the run with TINYRT_ERR_BRANCH");
   a.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   a.header = make_header(a);
-  a.json = make_json(a, p, mr.tasks);
+  a.json = make_json(a, p, mr);
   if (!opt.dump_dir.empty()) {
     fs::create_directories(opt.dump_dir);
     dump_kernels(p, (fs::path(opt.dump_dir) / (a.name + ".kernels.txt")).string());

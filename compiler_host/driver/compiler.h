@@ -23,6 +23,9 @@ struct CompileOptions {
   std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
   Quantize quantize = Quantize::None;  // --quantize dynamic|static
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
+  // --check-addresses: generated code tests every access against its
+  // kernel's tensors and traps outside them (codegen/address_checks.h).
+  bool check_addresses = false;
   CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
@@ -62,6 +65,9 @@ struct Artifact {
   // Branches of runtime Ifs not compiled for the model's input shapes
   // (taking one stops the run with TINYRT_ERR_BRANCH), one line each.
   std::vector<std::string> warnings;
+  // --check-addresses: the accesses tested, and the tests the optimizer did
+  // not prove (left in the code).
+  int64_t address_checks = 0, address_checks_left = 0;
 };
 
 // "auto", "off", "f2", "f4" -> WinogradMode; throws CompileError(Usage).

@@ -15,7 +15,7 @@
 #include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
 #include "tools/quantize_option.h"
-#include "tools/winograd_option.h"
+#include "tools/codegen_options.h"
 #include "tools/tool_common.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
@@ -89,6 +89,8 @@ int main(int argc, char **argv) {
   tinyrt::add_quantize_option(app, quantize);
   tinyrt::WinogradMode winograd = tinyrt::WinogradMode::Auto;
   tinyrt::add_winograd_option(app, winograd);
+  bool check_addresses = false;
+  tinyrt::add_check_addresses_option(app, check_addresses);
   std::string emit_qdq;
   app.add_option("--emit-qdq", emit_qdq,
                  "with --quantize: also write the quantized model as an ONNX file (QDQ, or ONNX Runtime's "
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
     opt.winograd = winograd;
+    opt.check_addresses = check_addresses;
     tinyrt::check_quantize_args(quantize);
     opt.quantize = quantize.mode;
     // Long compiles show where they are: one line rewritten in place on a
@@ -143,6 +146,9 @@ int main(int argc, char **argv) {
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
               << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes; model hash "
               << tinyrt::hex64(a.model_hash) << "\n";
+    if (check_addresses)
+      std::cout << "address checks: " << a.address_checks << " accesses tested, " << a.address_checks_left
+                << " not proved (left in the code, trapping outside the kernel's tensors)\n";
     if (!svg.empty()) {
       std::ofstream f(svg, std::ios::binary);
       if (!(f << tinyrt::plan_svg(a))) throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);

@@ -18,7 +18,7 @@
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
-#include "winograd_option.h"
+#include "codegen_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -35,6 +35,7 @@ struct Options {
   bool function_bodies = false;
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
+  bool check_addresses = false;
   std::vector<std::string> filter;
   CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
@@ -197,6 +198,7 @@ class CaseRunner {
       co.link_sources = o_.custom.link_sources;
       co.quantize = o_.quantize.mode;
       co.winograd = o_.winograd;
+      co.check_addresses = o_.check_addresses;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -226,6 +228,7 @@ class CaseRunner {
         co.prefer_function_bodies = o_.function_bodies;
         co.quantize = o_.quantize.mode;
         co.winograd = o_.winograd;
+        co.check_addresses = o_.check_addresses;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
@@ -364,6 +367,7 @@ int main(int argc, char **argv) {
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
+  add_check_addresses_option(app, o.check_addresses);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");

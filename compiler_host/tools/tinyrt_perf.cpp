@@ -18,7 +18,7 @@
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
-#include "winograd_option.h"
+#include "codegen_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -235,6 +235,8 @@ int main(int argc, char **argv) {
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
   add_winograd_option(app, winograd);
+  bool check_addresses = false;
+  add_check_addresses_option(app, check_addresses);
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
@@ -247,6 +249,7 @@ int main(int argc, char **argv) {
     co.name = "perf";
     co.gemm_tile = tile;
     co.winograd = winograd;
+    co.check_addresses = check_addresses;
     check_quantize_args(quantize);
     co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));

@@ -1,5 +1,6 @@
-// winograd_option.h — `--winograd auto|off|f2|f4`, shared by tinyrt-compile,
-// tinyrt-onnx-test and tinyrt-perf (passes/winograd.cpp).
+// codegen_options.h — the code generation options tinyrt-compile,
+// tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4`
+// (passes/winograd.cpp) and `--check-addresses` (codegen/address_checks.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,12 @@ inline void add_winograd_option(CLI::App &app, WinogradMode &mode) {
          "| f2, f4: every such convolution with that tile (tests, experiments)")
       ->check(CLI::IsMember({"auto", "off", "f2", "f4"}))
       ->default_str("auto");
+}
+
+inline void add_check_addresses_option(CLI::App &app, bool &on) {
+  app.add_flag("--check-addresses", on,
+               "test every load and store of the generated code against its kernel's tensors and trap outside "
+               "them (tests of the emitters; LLVM removes the tests it proves, the JSON counts the rest)");
 }
 
 }  // namespace tinyrt
