@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""Measures the float GEMM register tiles of an ARM target layer by layer,
-by executed guest instructions under qemu, and proposes the target's tile
-table (compiler_host/target/target.cpp, gemm_tile_table).
+"""Measures the float GEMM register tiles of a target layer by layer and
+proposes the target's tile table (compiler_host/target/target.cpp,
+gemm_tile_table): on ARM targets by executed guest instructions under qemu,
+on x86 targets (run natively) by each kernel's median time over --runs runs,
+one configuration at a time (--jobs 1; compare runs of one sitting only:
+these VMs drift).
 
   bench/tune_tiles.py [--target armv7-neon] [--tiles 3,2 4,1 ...]
-                      [--jobs 2] [--data FILE] [MODEL...]
+                      [--jobs 2] [--runs 30] [--data FILE] [MODEL...]
 
 For every model and candidate tile it runs
   tinyrt-perf MODEL --target T --profile --json --gemm-tile MR,NV --winograd W
@@ -43,29 +46,39 @@ def model_paths(names):
     return dict(zip(names, out))
 
 
-def measure(perf, path, target, tile, winograd):
-    """Per-kernel instructions with `tile` forced (None: the target's own choice)."""
-    cmd = [perf, path, "--target", target, "--profile", "--json", "--runs", "1", "--winograd", winograd]
+def timed(target):
+    return target == "host" or target.startswith("x86")
+
+
+def measure(perf, path, target, tile, winograd, runs):
+    """Per-kernel cost (instructions, or median ms on x86) with `tile` forced
+    (None: the target's own choice)."""
+    cmd = [perf, path, "--target", target, "--profile", "--json", "--runs", str(runs if timed(target) else 1),
+           "--winograd", winograd]
     if tile:
         cmd += ["--gemm-tile", tile]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip()[-300:]
     j = json.loads(r.stdout)
+    metric = "median_ms" if timed(target) else "guest_instructions"
     rows = [{"label": k["label"], "node": k["nodes"][0] if k["nodes"] else "", "gemm": k.get("gemm"),
-             "instructions": k["guest_instructions"]} for k in j["profile"]]
-    return {"total": j["guest_instructions"], "rows": rows}, None
+             "cost": k[metric]} for k in j["profile"]]
+    return {"total": j[metric], "rows": rows}, None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="armv7-neon")
     ap.add_argument("--tiles", nargs="+", default=["3,2", "4,1", "5,1", "6,1", "7,1", "8,1", "2,2", "2,3", "2,4", "4,2"])
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, help="configurations measured at once (default: 2 on ARM, 1 on x86)")
+    ap.add_argument("--runs", type=int, default=30, help="x86: runs per configuration (each kernel's median)")
     ap.add_argument("--data")
     ap.add_argument("--tinyrt", default=os.path.join(ROOT, "build"))
     ap.add_argument("models", nargs="*")
     a = ap.parse_args()
+    if a.jobs is None:
+        a.jobs = 1 if timed(a.target) else 2
     perf = os.path.join(a.tinyrt, "tinyrt-perf")
     data_path = a.data or os.path.join(ROOT, "build", f"tune_tiles-{a.target}.json")
     data = json.load(open(data_path)) if os.path.exists(data_path) else {}
@@ -82,7 +95,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = {}
         for key, p, t, w in jobs:
-            futs[ex.submit(measure, perf, p, a.target, None if t == "default" else t, w)] = key
+            futs[ex.submit(measure, perf, p, a.target, None if t == "default" else t, w, a.runs)] = key
         for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
             res, err = f.result()
             key = futs[f]
@@ -99,6 +112,10 @@ ROW_EDGES = [4, 16, 64, 1 << 40]
 # A cell takes a tile other than the target's own choice only when it saves
 # at least this share of the cell's instructions.
 MARGIN = 0.03
+
+
+def fmt(x):  # instructions, or milliseconds
+    return f"{x:.0f}" if x >= 100 else f"{x:.4g}"
 
 
 def ic_class(ic):  # Target::tile_ic_class
@@ -144,7 +161,7 @@ def analyse(data, models, tiles):
             g = r["gemm"]
             if g:
                 lk = (m, w, r["label"], r["node"])
-                layers.setdefault(lk, {})[t] = r["instructions"]
+                layers.setdefault(lk, {})[t] = r.get("cost", r.get("instructions"))  # older caches: instructions
                 shapes[lk] = (g["oc_per_group"], g["row"], g["linear"], g["ic_per_group"])
     complete = {lk: v for lk, v in layers.items() if all(t in v for t in tiles + ["default"])}
     print(f"{len(complete)} GEMM layers measured with every tile ({len(layers) - len(complete)} incomplete)\n")
@@ -153,15 +170,15 @@ def analyse(data, models, tiles):
     for lk, v in sorted(complete.items()):
         oc, row, linear, ic = shapes[lk]
         best = min(tiles, key=lambda t: v[t])
-        print(f"| {lk[0]} | {lk[1]} | {lk[2][:40]} | {oc} | {row} | {linear} | {ic} | {v['default']:.0f} | {best} {v[best]:.0f} |"
+        print(f"| {lk[0]} | {lk[1]} | {lk[2][:40]} | {oc} | {row} | {linear} | {ic} | {fmt(v['default'])} | {best} {fmt(v[best])} |"
               f" {v[best] / v['default']:.3f} |")
     table = fit(complete, shapes, tiles, models)
-    print(f"\nThe table: cells where a tile saves >= {MARGIN:.0%} of the cell's instructions against the target's"
+    print(f"\nThe table: cells where a tile saves >= {MARGIN:.0%} of the cell's cost against the target's"
           " own choice (other cells keep it)\n")
     for c in sorted(table):
         t, ratio, base = table[c]
         (lo_oc, hi_oc), (lo_row, hi_row) = bounds(OC_EDGES, c[2]), bounds(ROW_EDGES, c[3])
-        print(f"  { {1: 'ic 1', 3: 'ic 2-3', 4: 'ic >= 4'}[c[0]] }, {'linear' if c[1] else 'rows'}: {lo_oc} < oc <= {hi_oc}, {lo_row} < row <= {hi_row}: {t} ({ratio:.3f} of {base:.0f})")
+        print(f"  { {1: 'ic 1', 3: 'ic 2-3', 4: 'ic >= 4'}[c[0]] }, {'linear' if c[1] else 'rows'}: {lo_oc} < oc <= {hi_oc}, {lo_row} < row <= {hi_row}: {t} ({ratio:.3f} of {fmt(base)})")
 
     def total(tab, m):
         d = f = b = 0.0
@@ -172,13 +189,13 @@ def analyse(data, models, tiles):
                 f += v[tab[c][0]] if c in tab else v["default"]
                 b += min(v[t] for t in tiles)
         return d, f, b
-    print("\nPer model, instructions of its GEMM layers (winograd auto): the target's choice -> with the table"
+    print("\nPer model, cost (instructions or ms) of its GEMM layers (winograd auto): the target's choice -> with the table"
           " -> with a table fitted without the model (leave one out) -> the best tile of every layer")
     for m in models:
         d, f, b = total(table, m)
         _, lo, _ = total(fit(complete, shapes, tiles, [x for x in models if x != m]), m)
         if d:
-            print(f"  {m}: {d:.0f} -> {f:.0f} ({f / d:.3f}) -> {lo:.0f} ({lo / d:.3f}) -> {b:.0f} ({b / d:.3f})")
+            print(f"  {m}: {fmt(d)} -> {fmt(f)} ({f / d:.3f}) -> {fmt(lo)} ({lo / d:.3f}) -> {fmt(b)} ({b / d:.3f})")
     print("\nC++ rows for gemm_tile_table {ic_class, linear, min_oc, max_oc, min_row, max_row, mr, nv} (a layer with min < x <= max):")
     for c in sorted(table):
         mr, nv = table[c][0].split(",")
