@@ -251,17 +251,9 @@ ArenaRanges arena_ranges(const Program &p, const Kernel &k) {
   std::vector<int> vals = k.ins;
   vals.push_back(k.out);
   ArenaRanges out;
-  for (int v : vals) {
-    if (v < 0) continue;
-    const Value &val = p.graph.v(v);
-    const Storage &st = p.storage.at(v);
-    if (st.where != Storage::Where::Arena || val.numel() == 0) continue;
-    int64_t lo = 0, hi = 0;  // element offsets of the first and last elements
-    for (size_t a = 0; a < val.shape.size() && a < st.strides.size(); ++a)
-      (st.strides[a] < 0 ? lo : hi) += (val.shape[a] - 1) * st.strides[a];
-    int64_t eb = dtype_bytes(val.dtype);
-    out.push_back({st.offset + lo * eb, st.offset + (hi + 1) * eb});
-  }
+  for (int v : vals)
+    if (v >= 0 && p.storage.at(v).where == Storage::Where::Arena)
+      out.push_back({p.storage[v].offset, p.storage[v].offset + p.span_bytes(v)});
   return out;
 }
 

@@ -26,6 +26,15 @@ std::vector<int64_t> Program::layout_strides(int v) const {
   return st;
 }
 
+int64_t Program::span_bytes(int v) const {
+  const Value &val = graph.v(v);
+  const std::vector<int64_t> &strides = storage.at(v).strides;
+  if (val.numel() == 0) return 0;
+  int64_t last = 0;  // element offset of the last element
+  for (size_t k = 0; k < val.shape.size() && k < strides.size(); ++k) last += (val.shape[k] - 1) * strides[k];
+  return (last + 1) * dtype_bytes(val.dtype);
+}
+
 GemmTileShape gemm_tile_shape(const GemmSpec &s) {
   bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
                 s.in_h == s.out_h && s.in_w == s.out_w;

@@ -254,6 +254,9 @@ struct Program {
   const std::vector<int> &perm_of(int v) const;
   // Strides in elements for value v's own physical layout.
   std::vector<int64_t> layout_strides(int v) const;
+  // Bytes from value v's element (0,...,0) (storage offset) to the end of
+  // its last element by its storage strides (not negative); 0 when empty.
+  int64_t span_bytes(int v) const;
 };
 
 // Physical order `perm` is row-major once size-1 axes are ignored.

@@ -54,12 +54,9 @@ void check_plan(const Program &p, const Limits &lim) {
     if (s.strides.size() != val.shape.size())
       fuzz::finding("value " + name((int)v) + " has " + std::to_string(s.strides.size()) + " strides for rank " +
                     std::to_string(val.shape.size()));
-    int64_t last = 0;
-    for (size_t k = 0; k < val.shape.size(); ++k) {
-      if (s.strides[k] < 0) fuzz::finding("value " + name((int)v) + " has a negative stride");
-      last += (val.shape[k] - 1) * s.strides[k];
-    }
-    int64_t end = s.offset + (last + 1) * dtype_bytes(val.dtype);
+    for (int64_t st : s.strides)
+      if (st < 0) fuzz::finding("value " + name((int)v) + " has a negative stride");
+    int64_t end = s.offset + p.span_bytes((int)v);
     if (s.offset < 0 || end > arena)
       fuzz::finding("value " + name((int)v) + " spans arena bytes " + std::to_string(s.offset) + " to " +
                     std::to_string(end) + ", beyond the arena of " + std::to_string(arena));
