@@ -27,23 +27,10 @@
 namespace tinyrt {
 namespace {
 
-// One memory access: `bytes` at `ptr`, or, for the masked intrinsics, a
-// lane of `elt` bytes per lane of `lanes` (at ptr + lane * elt, or at the
-// lane's own pointer for a gather or scatter) where `mask` enables it.
-struct Access {
-  llvm::Instruction *at;
-  llvm::Value *ptr;
-  uint64_t bytes = 0;
-  llvm::Value *mask = nullptr;
-  unsigned lanes = 0;
-  uint64_t elt = 0;
-  bool per_lane_ptrs = false;
-};
-
-Access masked(const llvm::DataLayout &dl, llvm::Instruction *at, llvm::Type *vty, llvm::Value *ptr,
+MemoryAccess masked(const llvm::DataLayout &dl, llvm::Instruction *at, llvm::Type *vty, llvm::Value *ptr,
               llvm::Value *mask, bool gather) {
   auto *vt = llvm::cast<llvm::FixedVectorType>(vty);
-  Access a{at, ptr};
+  MemoryAccess a{at, ptr};
   a.mask = mask;
   a.lanes = vt->getNumElements();
   a.elt = dl.getTypeStoreSize(vt->getElementType());
@@ -51,11 +38,13 @@ Access masked(const llvm::DataLayout &dl, llvm::Instruction *at, llvm::Type *vty
   return a;
 }
 
-std::vector<Access> accesses(llvm::Function &f) {
+}  // namespace
+
+std::vector<MemoryAccess> memory_accesses(llvm::Function &f) {
   const llvm::DataLayout &dl = f.getParent()->getDataLayout();
-  std::vector<Access> out;
+  std::vector<MemoryAccess> out;
   auto whole = [&](llvm::Instruction *at, llvm::Value *ptr, llvm::Type *t) {
-    Access a{at, ptr};
+    MemoryAccess a{at, ptr};
     a.bytes = dl.getTypeStoreSize(t);
     out.push_back(a);
   };
@@ -101,7 +90,7 @@ std::vector<Access> accesses(llvm::Function &f) {
       }
     }
   out.erase(std::remove_if(out.begin(), out.end(),
-                           [](const Access &a) {
+                           [](const MemoryAccess &a) {
                              llvm::Value *p = a.ptr;
                              if (a.per_lane_ptrs) {
                                // A splat or a vector GEP of one base: the base decides.
@@ -114,8 +103,7 @@ std::vector<Access> accesses(llvm::Function &f) {
   return out;
 }
 
-// The constant arrays f refers to (through constant expressions too).
-std::set<llvm::GlobalVariable *> globals_of(llvm::Function &f) {
+std::set<llvm::GlobalVariable *> constant_arrays_of(llvm::Function &f) {
   std::set<llvm::GlobalVariable *> out;
   std::set<llvm::Constant *> seen;
   std::vector<llvm::Constant *> work;
@@ -149,15 +137,15 @@ ArenaRanges merged(ArenaRanges r) {
   return out;
 }
 
+namespace {
 constexpr const char *kFaultPrefix = ".fault";
-
 }  // namespace
 
-int insert_address_checks(llvm::Function &f, ArenaRanges allowed) {
+int insert_address_checks(llvm::Function &f, ArenaRanges allowed, const std::vector<MemoryAccess> *which) {
   llvm::Module &m = *f.getParent();
   auto &C = m.getContext();
   const llvm::DataLayout &dl = m.getDataLayout();
-  std::vector<Access> acc = accesses(f);
+  std::vector<MemoryAccess> acc = which ? *which : memory_accesses(f);
   if (acc.empty()) return 0;
   allowed = merged(std::move(allowed));
   // Each range as (base address, first byte, byte count).
@@ -170,7 +158,7 @@ int insert_address_checks(llvm::Function &f, ArenaRanges allowed) {
   std::vector<Range> ranges;
   llvm::Value *arena = b.CreatePtrToInt(f.getArg(0), i64, "arena.addr");
   for (auto &r : allowed) ranges.push_back({arena, r.first, r.second - r.first});
-  for (llvm::GlobalVariable *g : globals_of(f))
+  for (llvm::GlobalVariable *g : constant_arrays_of(f))
     ranges.push_back({llvm::ConstantExpr::getPtrToInt(g, i64), 0, (int64_t)dl.getTypeAllocSize(g->getValueType())});
 
   auto *fault_ty = llvm::FunctionType::get(b.getVoidTy(), false);
@@ -188,7 +176,7 @@ int insert_address_checks(llvm::Function &f, ArenaRanges allowed) {
     return ok;
   };
   int n = 0;
-  for (const Access &a : acc) {
+  for (const MemoryAccess &a : acc) {
     b.SetInsertPoint(a.at);
     llvm::Value *ok = b.getTrue();
     auto *cmask = a.lanes ? llvm::dyn_cast<llvm::Constant>(a.mask) : nullptr;

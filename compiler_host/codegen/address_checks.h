@@ -8,20 +8,47 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 
 namespace tinyrt {
 
 // Byte ranges [begin, end) of the arena.
 using ArenaRanges = std::vector<std::pair<int64_t, int64_t>>;
 
-// Inserts the tests into f (a kernel: `void k(i8* arena, i32, i32)`); the
-// number of accesses tested. Accesses to the function's own stack are not
-// tested.
-int insert_address_checks(llvm::Function &f, ArenaRanges allowed);
+// One memory access of generated code: `bytes` at `ptr`, or, for the masked
+// intrinsics, a lane of `elt` bytes per lane of `lanes` (at ptr + lane *
+// elt, or at the lane's own pointer for a gather or scatter) where `mask`
+// enables it.
+struct MemoryAccess {
+  llvm::Instruction *at;
+  llvm::Value *ptr;
+  uint64_t bytes = 0;
+  llvm::Value *mask = nullptr;
+  unsigned lanes = 0;
+  uint64_t elt = 0;
+  bool per_lane_ptrs = false;
+};
+
+// Every load, store, atomic and masked or gathered access of f, except
+// those to its own stack (allocas: only call kernels have them).
+std::vector<MemoryAccess> memory_accesses(llvm::Function &f);
+
+// The constant arrays f refers to (through constant expressions too).
+std::set<llvm::GlobalVariable *> constant_arrays_of(llvm::Function &f);
+
+// The ranges sorted, empty ones dropped, overlapping ones joined.
+ArenaRanges merged(ArenaRanges r);
+
+// Inserts the tests into f (a kernel: `void k(i8* arena, i32, i32)`) before
+// each access of `which` (all of memory_accesses(f) when null); the number
+// of accesses tested.
+int insert_address_checks(llvm::Function &f, ArenaRanges allowed,
+                          const std::vector<MemoryAccess> *which = nullptr);
 
 // The tests still in f (after optimization: the ones not proved).
 int count_address_checks(const llvm::Function &f);

@@ -133,6 +133,7 @@ struct DepthwiseEmitter {
         Value *p = b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]));
         if (!inside) {
           Value *iw = b.CreateAdd(iw0, i32(j));
+          p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
           p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
         }
         xv[(size_t)j] = load_x(p, lanes);
@@ -152,6 +153,10 @@ struct DepthwiseEmitter {
   void tile(bool inside, int m, Value *n, Value *oh, Value *ow0, Value *c0, int lanes) {
     Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
     Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+    if (inside) {  // window_interior holds: pointers from clamped coordinates (clamp_i32)
+      ih0 = clamp_i32(b, ih0, 0, s.in_h - 1 - (s.k_h - 1) * s.dil_h);
+      iw0 = clamp_i32(b, iw0, 0, s.in_w - 1 - ((int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w));
+    }
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
     Value *zero_c = b.CreateGEP(xel, zeros, c0);
     Value *init = !start ? llvm::Constant::getNullValue(vf32)
@@ -161,7 +166,7 @@ struct DepthwiseEmitter {
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
       Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
       Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
-      Value *row = b.CreateAdd(origin, b.CreateMul(ih, i32(xs[2])));
+      Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
       if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
       return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
         Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
@@ -173,6 +178,7 @@ struct DepthwiseEmitter {
           Value *p = b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]));
           if (!inside) {
             Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
+            p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
             p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
           }
           a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});

@@ -316,6 +316,21 @@ VVal ExprEmitter::emit_load(const Expr &e) {
     if (s.strides[k] == 0) continue;
     off = add(off, mul_const(emit(e.a[k]), s.strides[k]));
   }
+  // In the arm of a guarded select, prove_bounds proved the load inside
+  // its tensor only under the guard; the offset is clamped into the tensor
+  // (the identity there) so that the bounds proof of the generated code
+  // (codegen/address_proof.h) bounds it too. Loads under a mask that
+  // varies are not (their disabled lanes may lie outside).
+  auto *cmask = llvm::dyn_cast_or_null<llvm::Constant>(mask_);
+  if (guarded_ && s.span > 0 && (!mask_ || cmask)) {
+    int64_t width = lanes_ > 1 && off.kind == VVal::Affine && off.stride == 1 ? lanes_ : 1;
+    if (cmask && width > 1)  // a tail: up to its last enabled lane
+      while (width > 1 && cmask->getAggregateElement((unsigned)(width - 1))->isNullValue()) --width;
+    if (off.kind != VVal::Vector && s.span >= width) {
+      Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, off.v, b_.getInt32(0));
+      off.v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lo, b_.getInt32((int32_t)(s.span - width)));
+    }
+  }
   Type *mt = mem_type(s.type);
   llvm::Align al(dtype_bytes(s.type));
   auto to_reg = [&](Value *v) -> Value * { return widen(v, s.type); };
@@ -658,7 +673,9 @@ VVal ExprEmitter::emit_select(const Expr &e) {
     auto arm = [&](llvm::BasicBlock *bb, const ExprP &x) {
       b_.SetInsertPoint(bb);
       push_scope();
+      ++guarded_;
       VVal v = emit(x);
+      --guarded_;
       Value *r = vary ? vec(v) : v.v;
       pop_scope();
       llvm::BasicBlock *end = b_.GetInsertBlock();

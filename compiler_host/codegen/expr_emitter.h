@@ -36,6 +36,7 @@ struct SlotRef {
   std::vector<int64_t> strides;  // in elements, per logical axis
   DType type = DType::F32;
   int64_t numel = -1;  // elements of the tensor
+  int64_t span = -1;   // elements from the first addressed one to the last, + 1 (strided views: > numel)
 };
 
 // The vectors (all of one type) one after the other; a count that is not
@@ -123,6 +124,7 @@ class ExprEmitter {
   VVal acc_;
   bool vector_reductions_ = false;
   llvm::Value *mask_ = nullptr;
+  int guarded_ = 0;  // inside the taken arm of a select's branch (its loads are valid only there)
   std::vector<std::unordered_map<const Expr *, VVal>> cache_;
   std::unordered_map<const Expr *, bool> guard_memo_;
 };

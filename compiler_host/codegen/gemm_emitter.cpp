@@ -193,6 +193,10 @@ struct GemmEmitter {
     } else {
       ih0 = b.CreateSub(b.CreateMul(t.oh, i32(s.stride_h)), i32(s.pad_t));
       iw0 = b.CreateSub(b.CreateMul(t.ow0, i32(s.stride_w)), i32(s.pad_l));
+      if (t.mode == Mode::Row) {  // every window inside X (window_interior, or k_run): see clamp_i32
+        ih0 = clamp_i32(b, ih0, 0, s.in_h - 1 - (s.k_h - 1) * s.dil_h);
+        iw0 = clamp_i32(b, iw0, 0, s.in_w - 1 - ((int64_t)(t.m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w));
+      }
       origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
     }
     acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
@@ -211,11 +215,14 @@ struct GemmEmitter {
           if (t.mode == Mode::Row) {
             for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
           } else {
+            // Pixels in the padding read a zero row: their pointers are
+            // formed from clamped coordinates (see clamp_i32).
             Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
+            Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
             for (int i = 0; i < m; ++i) {
               Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
               Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
-              Value *ptr = b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]));
+              Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
               if (contiguous) {
                 ptr = b.CreateSelect(ok, ptr, zero_row);
               } else {
@@ -432,19 +439,25 @@ struct GemmEmitter {
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
       Value *blk = b.CreateURem(t, i32(blocks.count));
       Value *rest = b.CreateUDiv(t, i32(blocks.count));
-      Value *oct = b.CreateURem(rest, i32(OCt));
+      Value *oct_t = b.CreateURem(rest, i32(OCt));
       Value *g = b.CreateUDiv(rest, i32(OCt));
-      Value *wtile = b.CreateGEP(xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
-      Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
       Value *u_begin, *u_end;
       std::tie(u_begin, u_end) = block_range(b, blk, blocks, units);
-      auto columns = [&](int nvv, int lanes_last) {
+      // Output channel tiles [oct_lo, oct_hi] (the branch below tells the
+      // last, narrower one apart: oct clamped to the branch's tiles, see
+      // clamp_i32).
+      auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
+        Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
+        Value *wtile = b.CreateGEP(xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
+        Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
         if (linear) {
           // Tiles of mr pixels; only the very last one may be shorter.
           int rem = (int)(P % mr);
+          int64_t full = rem ? units - 1 : units;
           Value *full_end = rem ? b.CreateSelect(b.CreateICmpEQ(u_end, i32(units)), i32(units - 1), u_end) : u_end;
           emit_counted_loop(b, u_begin, full_end, [&](Value *it) {
-            tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(it, i32(mr))}, g, wtile, oc0, nvv, lanes_last);
+            Value *itc = clamp_i32(b, it, 0, full - 1);
+            tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv, lanes_last);
           }, "ptile");
           if (rem) {
             emit_branch(b, b.CreateICmpEQ(u_end, i32(units)), [&] {
@@ -464,11 +477,11 @@ struct GemmEmitter {
         });
       };
       if (last_cols == NR) {
-        columns(nv, L);
+        columns(nv, L, 0, OCt - 1);
       } else {
         int nvv = (last_cols + L - 1) / L;
-        emit_branch(b, b.CreateICmpEQ(oct, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L); },
-               [&] { columns(nv, L); }, "octile");
+        emit_branch(b, b.CreateICmpEQ(oct_t, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L, OCt - 1, OCt - 1); },
+               [&] { columns(nv, L, 0, OCt - 2); }, "octile");
       }
     }, "task");
     b.CreateRetVoid();

@@ -36,6 +36,7 @@ SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v) 
   s.type = p.graph.v(v).dtype;
   s.strides = st.strides;
   s.numel = p.graph.v(v).numel();
+  s.span = p.span_bytes(v) / dtype_bytes(s.type);
   switch (st.where) {
     case Storage::Where::Arena:
       s.base = b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(st.offset));
@@ -61,7 +62,8 @@ void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *en
   llvm::PHINode *iv = b.CreatePHI(begin->getType(), 2, std::string(name) + ".i");
   iv->addIncoming(begin, pre);
   body(iv);
-  llvm::Value *next = b.CreateAdd(iv, llvm::ConstantInt::get(begin->getType(), 1));
+  // iv < end: iv + 1 never wraps (nsw lets scalar evolution count the trips).
+  llvm::Value *next = b.CreateNSWAdd(iv, llvm::ConstantInt::get(begin->getType(), 1));
   iv->addIncoming(next, b.GetInsertBlock());
   b.CreateCondBr(b.CreateICmpSLT(next, end), header, exit);
   b.SetInsertPoint(exit);
@@ -90,7 +92,7 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
   }
   Values next = body(iv, cur);
   llvm::BasicBlock *latch = b.GetInsertBlock();
-  llvm::Value *inext = b.CreateAdd(iv, b.getInt32((int32_t)step));
+  llvm::Value *inext = b.CreateNSWAdd(iv, b.getInt32((int32_t)step));  // static bounds: never wraps
   iv->addIncoming(inext, latch);
   for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
   b.CreateCondBr(b.CreateICmpSLT(inext, b.getInt32((int32_t)(begin + trips * step))), header, exit);
@@ -196,13 +198,19 @@ std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::
 void for_row_runs(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *r0, llvm::Value *r1, int mr,
                   const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run) {
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
-  emit_counted_loop(b, r0, r1, [&](llvm::Value *r) {
+  emit_counted_loop(b, r0, r1, [&](llvm::Value *ri) {
+    llvm::Value *r = clamp_i32(b, ri, 0, s.batch * s.out_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
     llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
     llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
     emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](llvm::Value *it) { run(n, oh, b.CreateMul(it, i32(mr)), mr); },
                       "owtile");
     if (s.out_w % mr) run(n, oh, i32(s.out_w / mr * mr), (int)(s.out_w % mr));
   }, "row");
+}
+
+llvm::Value *clamp_i32(llvm::IRBuilder<> &b, llvm::Value *i, int64_t lo, int64_t hi) {
+  llvm::Value *up = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i, b.getInt32((int32_t)lo));
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, up, b.getInt32((int32_t)std::max(lo, hi)));
 }
 
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {

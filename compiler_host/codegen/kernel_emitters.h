@@ -85,6 +85,12 @@ int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t ro
 
 // ---- the scheduled families (GemmSpec) share these ----
 
+// i (i32) clamped into [lo, hi]. An input coordinate is clamped where its
+// pointer is formed, also where the emitter's own test (window_interior, a
+// padding select) already keeps it inside: the clamp is then the identity,
+// and the bounds proof (codegen/address_proof.h) bounds the pointer by it.
+llvm::Value *clamp_i32(llvm::IRBuilder<> &b, llvm::Value *i, int64_t lo, int64_t hi);
+
 // Does every input window of the m output pixels [ow0, ow0 + m) of row oh
 // lie inside the input (no padding read)?
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m);

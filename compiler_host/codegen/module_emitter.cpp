@@ -16,6 +16,7 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include "codegen/address_checks.h"
+#include "codegen/address_proof.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -347,9 +348,22 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       ks.back().tasks = 1;
     }
     res.tasks.push_back(ks.back().tasks);
-    res.address_checks.push_back(o.check_addresses && k.kind != KernelKind::Call && ks.back().fn
-                                     ? insert_address_checks(*ks.back().fn, arena_ranges(p, k))
-                                     : 0);
+    // The bounds proof, on the code as emitted (before the optimizer drops
+    // the clamps the emitters put on padded coordinates); a test before
+    // each access it cannot bound, or before every access with
+    // --check-addresses.
+    AddressProof pr;
+    int tested = 0;
+    if (ks.back().fn && k.kind != KernelKind::Call) {
+      ArenaRanges ranges = arena_ranges(p, k);
+      pr = prove_addresses(*ks.back().fn, ranges, ks.back().tasks, o.want_ir);
+      for (const std::string &n : pr.notes) res.unproved_notes += n + "\n";
+      if (o.check_addresses || (!pr.unproved.empty()))
+        tested = insert_address_checks(*ks.back().fn, ranges, o.check_addresses ? nullptr : &pr.unproved);
+    }
+    res.accesses.push_back(pr.accesses);
+    res.accesses_unproved.push_back((int)pr.unproved.size());
+    res.address_checks.push_back(tested);
   }
   DescriptorBuilder desc(m, p);
   desc.build(o.model_name, t, ks, o);

@@ -19,7 +19,9 @@ struct ModuleOptions {
   uint64_t model_hash = 0;    // FNV-1a 64 of the file followed by that text
   bool want_ir = false;   // keep the optimized IR text
   bool want_asm = false;  // keep the assembly text
-  // --check-addresses: every access of generated code tested against its
+  // The bounds proof (codegen/address_proof.h) runs on every kernel, and
+  // the accesses it cannot bound are tested at run time; with
+  // --check-addresses every access of generated code is tested against its
   // kernel's tensors, a trap outside them (codegen/address_checks.h).
   bool check_addresses = false;
   // Called as the work advances ("kernel 12/117", "LLVM optimization",
@@ -33,8 +35,12 @@ struct ModuleResult {
   int64_t weights_bytes = 0;
   uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
   std::vector<int64_t> tasks;  // per kernel
-  // --check-addresses, per kernel: the accesses tested, and the tests left
-  // after optimization (not proved).
+  // Per kernel: the memory accesses as emitted, and those the bounds proof
+  // could not bound (codegen/address_proof.h); the accesses tested at run
+  // time (those, or all with --check-addresses), and the tests left after
+  // optimization.
+  std::vector<int> accesses, accesses_unproved;
+  std::string unproved_notes;  // with want_ir: each unproved access, a line or two
   std::vector<int> address_checks, address_checks_left;
   std::string ir_unoptimized, ir, assembly;
 };

@@ -92,16 +92,27 @@ struct WinogradEmitter {
 
   // One tile, channels [c0, c0 + lanes). `inside`: the window lies inside
   // the input; else row_ok/col_ok say which pixels do.
-  void in_tile(bool inside, Value *t, Value *origin, const std::vector<Value *> &row_ok,
+  // Pointers are formed from clamped coordinates (clamp_i32): the window's
+  // origin (ih0, iw0) inside, each pixel's at the border.
+  void in_tile(bool inside, Value *t, Value *n, Value *ih0, Value *iw0, const std::vector<Value *> &row_ok,
                const std::vector<Value *> &col_ok, Value *c0, int lanes) {
     Value *zero_c = b.CreateGEP(f32, zeros, c0);
-    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(origin, c0));
+    Value *nc = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
+    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(nc, b.CreateAdd(b.CreateMul(clamp_i32(b, ih0, 0, s.in_h - a), i32(xs[2])),
+                                                                      b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])))));
     std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)a));
     for (int i = 0; i < a; ++i) {
       std::vector<Value *> d((size_t)a);
       for (int j = 0; j < a; ++j) {
-        Value *p = b.CreateGEP(f32, base, b.getInt64(i * xs[2] + j * xs[3]));
-        if (!inside) p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
+        Value *p;
+        if (inside) {
+          p = b.CreateGEP(f32, base, b.getInt64(i * xs[2] + j * xs[3]));
+        } else {
+          Value *ih = clamp_i32(b, b.CreateAdd(ih0, i32(i)), 0, s.in_h - 1);
+          Value *iw = clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1);
+          p = b.CreateGEP(f32, xbase, b.CreateAdd(nc, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iw, i32(xs[3])))));
+          p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
+        }
         d[(size_t)j] = load_lanes(b, vf32, p, lanes);
       }
       for (int nu = 0; nu < a; ++nu) tmp[(size_t)i][(size_t)nu] = combine(&mx.bt[(size_t)(nu * a)], d);
@@ -119,18 +130,17 @@ struct WinogradEmitter {
     std::vector<Value *> row_ok((size_t)a);
     for (int i = 0; i < a; ++i) row_ok[(size_t)i] = b.CreateICmpULT(b.CreateAdd(ih0, i32(i)), i32(s.in_h));
     Value *rows_inside = s.in_h >= a ? b.CreateICmpULE(ih0, i32(s.in_h - a)) : b.getFalse();
-    Value *row0 = b.CreateAdd(b.CreateMul(n, i32(xs[0])), b.CreateMul(ih0, i32(xs[2])));
     emit_counted_loop(b, i32(0), i32(w.tiles_w), [&](Value *tw) {
       Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
       std::vector<Value *> col_ok((size_t)a);
       for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
       Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
       Value *t = tile_index(n, th, tw);
-      Value *origin = b.CreateAdd(row0, b.CreateMul(iw0, i32(xs[3])));
       auto channels = [&](bool in) {
-        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, origin, row_ok, col_ok, c0, lanes); });
+        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, n, ih0, iw0, row_ok, col_ok, c0, lanes); });
       };
-      emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
+      if (s.in_h >= a && s.in_w >= a) emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
+      else channels(false);
     }, "tw");
   }
 
@@ -150,7 +160,8 @@ struct WinogradEmitter {
     int64_t full_rows = s.out_h % m ? s.out_h % m : m;  // rows every tile row has
     for (int i = 0; i < m; ++i) {
       Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
-      auto store_row = [&] {
+      auto store_row = [&, oh]() mutable {
+        if (i >= full_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
         for (int j = 0; j < width; ++j) {
           std::vector<Value *> col((size_t)a);
           for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
@@ -191,7 +202,8 @@ struct WinogradEmitter {
       buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
     }
     int64_t tasks = emit_row_block_tasks(b, f, s.batch * w.tiles_h, [&](Value *r0, Value *r1) {
-      emit_counted_loop(b, r0, r1, [&](Value *r) {
+      emit_counted_loop(b, r0, r1, [&](Value *ri) {
+        Value *r = clamp_i32(b, ri, 0, s.batch * w.tiles_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
         Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
         if (input) in_row(n, th);
         else out_row(n, th);

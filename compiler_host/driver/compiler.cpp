@@ -248,6 +248,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     }
     if (k.kind == KernelKind::Fail) gj["branch_error"] = k.message;
     if (kernel_flops(k) >= 0) gj["flops"] = kernel_flops(k);
+    if (mr.accesses[i]) gj["addresses"] = {{"accesses", mr.accesses[i]}, {"unproved", mr.accesses_unproved[i]}};
     if (mr.address_checks[i])
       gj["address_checks"] = {{"tested", mr.address_checks[i]}, {"not_proved", mr.address_checks_left[i]}};
     groups.push_back(gj);
@@ -255,6 +256,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["ops"] = ops;
   j["fusion_groups"] = groups;
   j["warnings"] = a.warnings;
+  j["addresses"] = {{"accesses", a.accesses}, {"unproved", a.accesses_unproved}};
   if (a.address_checks) j["address_checks"] = {{"tested", a.address_checks}, {"not_proved", a.address_checks_left}};
   // Names are arbitrary bytes: invalid UTF-8 becomes U+FFFD, never an
   // exception or invalid JSON.
@@ -460,6 +462,10 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     a.address_checks += mr.address_checks[i];
     a.address_checks_left += mr.address_checks_left[i];
   }
+  for (size_t i = 0; i < mr.accesses.size(); ++i) {
+    a.accesses += mr.accesses[i];
+    a.accesses_unproved += mr.accesses_unproved[i];
+  }
   a.stats = p.stats;
   a.stats.weights_bytes = mr.weights_bytes;
   auto info = [&](int v) {
@@ -479,6 +485,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     fs::create_directories(opt.dump_dir);
     dump_kernels(p, (fs::path(opt.dump_dir) / (a.name + ".kernels.txt")).string());
     write_file(fs::path(opt.dump_dir) / (a.name + ".unoptimized.ll"), mr.ir_unoptimized);
+    write_file(fs::path(opt.dump_dir) / (a.name + ".unproved.txt"), mr.unproved_notes);
     write_file(fs::path(opt.dump_dir) / (a.name + ".ll"), mr.ir);
     write_file(fs::path(opt.dump_dir) / (a.name + ".s"), mr.assembly);
   }

@@ -65,8 +65,11 @@ struct Artifact {
   // Branches of runtime Ifs not compiled for the model's input shapes
   // (taking one stops the run with TINYRT_ERR_BRANCH), one line each.
   std::vector<std::string> warnings;
-  // --check-addresses: the accesses tested, and the tests the optimizer did
-  // not prove (left in the code).
+  // The bounds proof of the generated code: memory accesses, and those it
+  // could not bound (codegen/address_proof.h); the accesses tested at run
+  // time (the unproved ones, or all with --check-addresses), and the tests
+  // the optimizer did not remove.
+  int64_t accesses = 0, accesses_unproved = 0;
   int64_t address_checks = 0, address_checks_left = 0;
 };
 

@@ -146,9 +146,15 @@ int main(int argc, char **argv) {
               << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes << "), weights "
               << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes; model hash "
               << tinyrt::hex64(a.model_hash) << "\n";
+    std::cout << "bounds proof: " << a.accesses - a.accesses_unproved << " of " << a.accesses
+              << " memory accesses proved inside their kernel's tensors";
     if (check_addresses)
-      std::cout << "address checks: " << a.address_checks << " accesses tested, " << a.address_checks_left
-                << " not proved (left in the code, trapping outside the kernel's tensors)\n";
+      std::cout << "; --check-addresses: " << a.address_checks << " accesses tested, " << a.address_checks_left
+                << " tests left after optimization (trapping outside the kernel's tensors)";
+    else if (a.address_checks)
+      std::cout << "; the other " << a.address_checks << " tested at run time (" << a.address_checks_left
+                << " tests left after optimization, trapping outside the kernel's tensors)";
+    std::cout << "\n";
     if (!svg.empty()) {
       std::ofstream f(svg, std::ios::binary);
       if (!(f << tinyrt::plan_svg(a))) throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);

@@ -1,0 +1,600 @@
+// address_proof.cpp — see address_proof.h.
+//
+// Integers are bounded by intervals of exact (128-bit) integers. A SCEV
+// expression is modular in its bit width, so an operation whose exact
+// interval leaves the width's signed range could have wrapped: its bound is
+// then the whole range of the type. Pointers are split by scalar evolution
+// into a base (the arena argument, a constant array, a stack array, or a
+// select or merge of such pointers, each alternative proved in turn) and an
+// integer byte offset.
+#include "codegen/address_proof.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Module.h>
+#include <llvm/ADT/Triple.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace tinyrt {
+namespace {
+
+using Int = __int128;
+
+struct Interval {
+  Int lo, hi;
+};
+
+Interval hull(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+
+// The signed range of an integer type of `bits` bits (pointers: 64).
+Interval whole(unsigned bits) {
+  bits = std::min(bits, 64u);
+  return {-(Int(1) << (bits - 1)), (Int(1) << (bits - 1)) - 1};
+}
+
+bool within(Interval x, Interval r) { return x.lo >= r.lo && x.hi <= r.hi; }
+
+class Bounds {
+ public:
+  Bounds(llvm::ScalarEvolution &se, llvm::Function &f, int64_t tasks) : se_(se), f_(f), tasks_(tasks) {}
+
+  // The values of integer expression s.
+  Interval of(const llvm::SCEV *s) {
+    auto it = memo_.find(s);
+    if (it != memo_.end()) return it->second;
+    Interval r = fits(s, compute(s));
+    memo_[s] = r;
+    return r;
+  }
+
+  // Starts the proof of an access in block `at`: bounds of expressions
+  // inside a loop depend on whether the access is in it.
+  void begin_access(llvm::BasicBlock *at) {
+    at_ = at;
+    dead_ = false;
+    memo_.clear();
+  }
+  bool dead() const { return dead_; }
+
+  // "base + [lo, hi]": ptr as the proof bounds it (for the notes).
+  std::string describe(llvm::Value *ptr) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    if (!ptr->getType()->isPointerTy()) {
+      os << "per-lane pointers (a gather or scatter)";
+      return os.str();
+    }
+    const llvm::SCEV *s = se_.getSCEV(ptr);
+    const llvm::SCEV *base = se_.getPointerBase(s);
+    const llvm::SCEV *off = se_.removePointerBase(s);
+    os << *base << " + " << *off;
+    if (!llvm::isa<llvm::SCEVCouldNotCompute>(off)) {
+      Interval r = of(off);
+      os << " in [" << (long long)r.lo << ", " << (long long)r.hi << "]";
+    }
+    return os.str();
+  }
+
+  // Whether `bytes` at every address `ptr` can take lie in one of `arena`'s
+  // ranges, a constant array or a stack array (`extra`: an offset added to
+  // ptr).
+  bool proves(llvm::Value *ptr, Interval extra, uint64_t bytes, const ArenaRanges &arena) {
+    if (!ptr->getType()->isPointerTy()) return false;
+    const llvm::SCEV *s = se_.getSCEV(ptr);
+    const llvm::SCEV *base = se_.getPointerBase(s);
+    auto *u = llvm::dyn_cast<llvm::SCEVUnknown>(base);
+    if (!u) return false;
+    const llvm::SCEV *off_s = se_.removePointerBase(s);
+    if (llvm::isa<llvm::SCEVCouldNotCompute>(off_s)) return false;
+    Interval off = of(off_s);
+    off = {off.lo + extra.lo, off.hi + extra.hi};
+    Interval touched{off.lo, off.hi + (Int)bytes};  // bytes [lo, hi + bytes)
+    llvm::Value *b = u->getValue();
+    if (b == f_.getArg(0)) {
+      for (auto &r : arena)
+        if (touched.lo >= r.first && touched.hi <= r.second) return true;
+      return false;
+    }
+    llvm::Value *stripped = b->stripPointerCasts();
+    const llvm::DataLayout &dl = f_.getParent()->getDataLayout();
+    if (auto *g = llvm::dyn_cast<llvm::GlobalVariable>(stripped))
+      return touched.lo >= 0 && touched.hi <= (Int)dl.getTypeAllocSize(g->getValueType());
+    if (auto *a = llvm::dyn_cast<llvm::AllocaInst>(stripped)) {
+      auto size = a->getAllocationSizeInBits(dl);
+      return size && touched.lo >= 0 && touched.hi <= (Int)(*size / 8);
+    }
+    // A choice of pointers: each alternative, with the same offset.
+    if (!active_.insert(b).second) return false;
+    bool ok = false;
+    if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(b)) {
+      auto d = decide(sel->getCondition());
+      ok = ((d && !*d) || proves(sel->getTrueValue(), off, bytes, arena)) &&
+           ((d && *d) || proves(sel->getFalseValue(), off, bytes, arena));
+    }
+    else if (auto *phi = llvm::dyn_cast<llvm::PHINode>(b)) {
+      ok = phi->getNumIncomingValues() > 0;
+      for (llvm::Value *in : phi->incoming_values()) ok = ok && proves(in, off, bytes, arena);
+    }
+    active_.erase(b);
+    return ok;
+  }
+
+ private:
+  Interval type_range(const llvm::SCEV *s) {
+    llvm::Type *t = s->getType();
+    return whole(t->isPointerTy() ? 64 : t->getIntegerBitWidth());
+  }
+  // r, or the whole type when r leaves it (the modular result could wrap).
+  Interval fits(const llvm::SCEV *s, Interval r) {
+    Interval t = type_range(s);
+    return within(r, t) ? r : t;
+  }
+  static bool nonneg(Interval x) { return x.lo >= 0; }
+
+  Interval mul(Interval a, Interval b) {
+    Int c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+  }
+  // Guard against products beyond 128 bits: no operand beyond 2^64.
+  static bool small(Interval a) { return a.lo >= -(Int(1) << 64) && a.hi <= (Int(1) << 64); }
+
+  Interval compute(const llvm::SCEV *s) {
+    Interval t = type_range(s);
+    switch (s->getSCEVType()) {
+      case llvm::scConstant: {
+        const llvm::APInt &v = llvm::cast<llvm::SCEVConstant>(s)->getAPInt();
+        if (v.getBitWidth() > 64) return t;
+        Int x = v.getSExtValue();
+        return {x, x};
+      }
+      case llvm::scTruncate: return of(llvm::cast<llvm::SCEVCastExpr>(s)->getOperand());  // fits() bounds it
+      case llvm::scSignExtend: return of(llvm::cast<llvm::SCEVCastExpr>(s)->getOperand());
+      case llvm::scZeroExtend: {
+        const llvm::SCEV *op = llvm::cast<llvm::SCEVCastExpr>(s)->getOperand();
+        Interval x = of(op);
+        if (nonneg(x)) return x;
+        unsigned bits = op->getType()->getIntegerBitWidth();
+        return {0, bits >= 64 ? t.hi : (Int(1) << bits) - 1};
+      }
+      case llvm::scAddExpr: {
+        Interval r{0, 0};
+        for (const llvm::SCEV *op : llvm::cast<llvm::SCEVNAryExpr>(s)->operands()) {
+          Interval x = of(op);
+          r = {r.lo + x.lo, r.hi + x.hi};
+        }
+        if (auto rem = remainder(llvm::cast<llvm::SCEVAddExpr>(s))) return *rem;
+        if (auto qr = quotient_split(llvm::cast<llvm::SCEVAddExpr>(s)))
+          r = {std::max(r.lo, qr->lo), std::min(r.hi, qr->hi)};
+        return r;
+      }
+      case llvm::scMulExpr: {
+        Interval r{1, 1};
+        for (const llvm::SCEV *op : llvm::cast<llvm::SCEVNAryExpr>(s)->operands()) {
+          Interval x = of(op);
+          if (!small(r) || !small(x)) return t;
+          r = mul(r, x);
+        }
+        return r;
+      }
+      case llvm::scUDivExpr: {
+        auto *d = llvm::cast<llvm::SCEVUDivExpr>(s);
+        Interval a = of(d->getLHS()), b = of(d->getRHS());
+        if (!nonneg(a) || b.lo <= 0) return t;
+        return {a.lo / b.hi, a.hi / b.lo};
+      }
+      case llvm::scAddRecExpr: return addrec(llvm::cast<llvm::SCEVAddRecExpr>(s));
+      case llvm::scSMaxExpr:
+      case llvm::scSMinExpr:
+      case llvm::scUMaxExpr:
+      case llvm::scUMinExpr:
+      case llvm::scSequentialUMinExpr: {
+        auto *mm = llvm::cast<llvm::SCEVNAryExpr>(s);
+        bool is_max = s->getSCEVType() == llvm::scSMaxExpr || s->getSCEVType() == llvm::scUMaxExpr;
+        bool is_unsigned = s->getSCEVType() != llvm::scSMaxExpr && s->getSCEVType() != llvm::scSMinExpr;
+        std::optional<Interval> r;
+        for (const llvm::SCEV *op : mm->operands()) {
+          Interval x = of(op);
+          if (is_unsigned && !nonneg(x)) return t;  // unsigned order differs
+          if (!r) r = x;
+          else if (is_max) r = Interval{std::max(r->lo, x.lo), std::max(r->hi, x.hi)};
+          else r = Interval{std::min(r->lo, x.lo), std::min(r->hi, x.hi)};
+        }
+        return r ? *r : t;
+      }
+      case llvm::scUnknown: return unknown(llvm::cast<llvm::SCEVUnknown>(s)->getValue(), t);
+      default: return t;  // ptrtoint, could-not-compute
+    }
+  }
+
+  // x - (x /u c) * c as SCEV writes x urem c: [0, c - 1] for x >= 0.
+  std::optional<Interval> remainder(const llvm::SCEVAddExpr *a) {
+    if (a->getNumOperands() != 2) return std::nullopt;
+    for (int k = 0; k < 2; ++k) {
+      const llvm::SCEV *x = a->getOperand(k);
+      auto *m = llvm::dyn_cast<llvm::SCEVMulExpr>(a->getOperand(1 - k));
+      if (!m || m->getNumOperands() != 2) continue;
+      auto *c = llvm::dyn_cast<llvm::SCEVConstant>(m->getOperand(0));
+      auto *d = llvm::dyn_cast<llvm::SCEVUDivExpr>(m->getOperand(1));
+      if (!c || !d || d->getLHS() != x) continue;
+      auto *dc = llvm::dyn_cast<llvm::SCEVConstant>(d->getRHS());
+      if (!dc || dc->getAPInt().getBitWidth() > 64 || c->getAPInt().getBitWidth() > 64) continue;
+      int64_t div = dc->getAPInt().getSExtValue();
+      if (div <= 0 || c->getAPInt().getSExtValue() != -div) continue;
+      if (!nonneg(of(x))) continue;
+      return Interval{0, div - 1};
+    }
+    return std::nullopt;
+  }
+
+  // A sum with a term a * (x /u c) and the rest k * x + d (an index split
+  // into quotient and remainder, which SCEV writes back into x): with
+  // x = c * q + r, it is (a + k * c) * q + k * r + d, q and r bounded
+  // separately.
+  std::optional<Interval> quotient_split(const llvm::SCEVAddExpr *e) {
+    for (const llvm::SCEV *term : e->operands()) {
+      int64_t a = 1;
+      const llvm::SCEV *u = term;
+      if (auto *m = llvm::dyn_cast<llvm::SCEVMulExpr>(term))
+        if (m->getNumOperands() == 2)
+          if (auto *ac = llvm::dyn_cast<llvm::SCEVConstant>(m->getOperand(0)))
+            if (ac->getAPInt().getMinSignedBits() <= 64) {
+              a = ac->getAPInt().getSExtValue();
+              u = m->getOperand(1);
+            }
+      auto *d = llvm::dyn_cast<llvm::SCEVUDivExpr>(u);
+      auto *cc = d ? llvm::dyn_cast<llvm::SCEVConstant>(d->getRHS()) : nullptr;
+      if (!cc || cc->getAPInt().getActiveBits() > 62) continue;
+      int64_t c = (int64_t)cc->getAPInt().getZExtValue();
+      const llvm::SCEV *x = d->getLHS();
+      auto *xr = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x);
+      if (c <= 0 || !xr || !xr->isAffine() || x->getType() != e->getType()) continue;
+      auto *xs = llvm::dyn_cast<llvm::SCEVConstant>(xr->getStepRecurrence(se_));
+      if (!xs || xs->getAPInt().getMinSignedBits() > 64 || xs->getAPInt().isZero()) continue;
+      const llvm::SCEV *rest = se_.getMinusSCEV(e, term);
+      // k from the step of rest's recurrence in x's loop.
+      const llvm::SCEV *rr = rest;
+      if (auto *ra = llvm::dyn_cast<llvm::SCEVAddExpr>(rest))
+        for (const llvm::SCEV *op : ra->operands())
+          if (auto *ar = llvm::dyn_cast<llvm::SCEVAddRecExpr>(op))
+            if (ar->getLoop() == xr->getLoop()) rr = ar;
+      auto *rar = llvm::dyn_cast<llvm::SCEVAddRecExpr>(rr);
+      if (!rar || rar->getLoop() != xr->getLoop() || !rar->isAffine()) continue;
+      auto *rs = llvm::dyn_cast<llvm::SCEVConstant>(rar->getStepRecurrence(se_));
+      if (!rs || rs->getAPInt().getMinSignedBits() > 64) continue;
+      int64_t sx = xs->getAPInt().getSExtValue(), sr = rs->getAPInt().getSExtValue();
+      if (sr % sx) continue;
+      int64_t k = sr / sx;
+      Interval xi = of(x);
+      if (!nonneg(xi)) continue;
+      const llvm::SCEV *dd = se_.getMinusSCEV(rest, se_.getMulExpr(se_.getConstant(e->getType(), k, true), x));
+      Interval q = of(u), dr = of(dd);
+      Interval part1 = mul(q, {(Int)a + (Int)k * c, (Int)a + (Int)k * c});
+      Interval part2 = mul({0, c - 1}, {k, k});
+      return Interval{part1.lo + part2.lo + dr.lo, part1.hi + part2.hi + dr.hi};
+    }
+    return std::nullopt;
+  }
+
+  // {start, +, step} over iterations 0 .. the last one.
+  Interval addrec(const llvm::SCEVAddRecExpr *ar) {
+    Interval t = type_range(ar);
+    const llvm::Loop *l = ar->getLoop();
+    if (at_ && l->contains(at_) && never_entered(l)) dead_ = true;
+    if (!ar->isAffine()) return t;
+    Interval by_counter = t;
+    if (auto r = multiple_of_counter(ar)) by_counter = *r;
+    Interval generic = addrec_sweep(ar);
+    return {std::max(by_counter.lo, generic.lo), std::min(by_counter.hi, generic.hi)};
+  }
+
+  // ar as a * sext(c) + d, c a counter of ar's loop (a header phi) and d
+  // invariant in the loop: a recurrence scalar evolution widened (a
+  // pointer's), bounded by the counter's own last value.
+  std::optional<Interval> multiple_of_counter(const llvm::SCEVAddRecExpr *ar) {
+    const llvm::Loop *l = ar->getLoop();
+    auto *as = llvm::dyn_cast<llvm::SCEVConstant>(ar->getStepRecurrence(se_));
+    if (!as || as->getAPInt().getMinSignedBits() > 64 || !counters_.insert(ar).second) return std::nullopt;
+    std::optional<Interval> out;
+    for (llvm::PHINode &phi : l->getHeader()->phis()) {
+      if (!phi.getType()->isIntegerTy() || phi.getType()->getIntegerBitWidth() > ar->getType()->getIntegerBitWidth())
+        continue;
+      auto *c = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se_.getSCEV(&phi));
+      if (!c || c == ar || c->getLoop() != l || !c->isAffine() || counters_.count(c)) continue;
+      auto *cs = llvm::dyn_cast<llvm::SCEVConstant>(c->getStepRecurrence(se_));
+      if (!cs || cs->getAPInt().getMinSignedBits() > 64 || cs->getAPInt().isZero()) continue;
+      int64_t sa = as->getAPInt().getSExtValue(), sc = cs->getAPInt().getSExtValue();
+      if (sa % sc) continue;
+      const llvm::SCEV *wide = se_.getSignExtendExpr(c, ar->getType());
+      const llvm::SCEV *d =
+          se_.getMinusSCEV(ar, se_.getMulExpr(se_.getConstant(ar->getType(), sa / sc, true), wide));
+      if (!se_.isLoopInvariant(d, l)) continue;
+      Interval ci = of(c), di = of(d);
+      if (!small(ci)) continue;
+      Interval r = mul(ci, {sa / sc, sa / sc});
+      out = Interval{r.lo + di.lo, r.hi + di.hi};
+      break;
+    }
+    counters_.erase(ar);
+    return out;
+  }
+
+  // start + step * [0, the last iteration].
+  Interval addrec_sweep(const llvm::SCEVAddRecExpr *ar) {
+    Interval t = type_range(ar);
+    const llvm::Loop *l = ar->getLoop();
+    Interval start = of(ar->getStart()), step = of(ar->getStepRecurrence(se_));
+    // The most backedges taken: SCEV's constant bound, or the bound of the
+    // exact count's expression (a task loop: task_end - task_begin - 1).
+    std::optional<Int> max_btc;
+    const llvm::SCEV *max_s = se_.getConstantMaxBackedgeTakenCount(l);
+    if (auto *mc = llvm::dyn_cast<llvm::SCEVConstant>(max_s))
+      if (mc->getAPInt().getActiveBits() < 64) max_btc = (Int)mc->getAPInt().getZExtValue();
+    const llvm::SCEV *btc = se_.getBackedgeTakenCount(l);
+    if (!llvm::isa<llvm::SCEVCouldNotCompute>(btc)) {
+      Interval b = of(btc);
+      if (b.hi < 0) b.hi = 0;
+      if (b.hi < type_range(btc).hi && (!max_btc || b.hi < *max_btc)) max_btc = b.hi;
+    }
+    std::optional<Interval> exact;  // start + step * [0, max]: no wrap if within the type
+    if (max_btc) {
+      Interval iters{0, *max_btc};
+      if (small(step) && small(iters)) {
+        Interval sweep = mul(step, iters);
+        Interval r{start.lo + sweep.lo, start.hi + sweep.hi};
+        if (within(r, t)) exact = r;
+      }
+    }
+    bool no_wrap = exact || ar->hasNoSignedWrap();
+    // Tighter: the value at the exact last iteration, as an expression of
+    // the loop's bounds (a task's range, a tile clipped to its tensor).
+    if (no_wrap && (step.lo >= 0 || step.hi <= 0)) {
+      if (!llvm::isa<llvm::SCEVCouldNotCompute>(btc)) {
+        Interval last = of(ar->evaluateAtIteration(btc, se_));
+        Interval r = hull(start, last);
+        return exact ? Interval{std::max(r.lo, exact->lo), std::min(r.hi, exact->hi)} : r;
+      }
+    }
+    return exact ? *exact : t;
+  }
+
+ public:
+  // The value of condition c when the intervals of its operands settle it.
+  std::optional<bool> decide(llvm::Value *c) {
+    if (auto *k = llvm::dyn_cast<llvm::ConstantInt>(c)) return k->isOne();
+    if (auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(c)) {
+      if (bo->getOpcode() != llvm::Instruction::And && bo->getOpcode() != llvm::Instruction::Or) return std::nullopt;
+      bool is_and = bo->getOpcode() == llvm::Instruction::And;
+      auto x = decide(bo->getOperand(0)), y = decide(bo->getOperand(1));
+      if ((x && *x != is_and) || (y && *y != is_and)) return !is_and;  // false && _, true || _
+      if (x && y) return is_and;
+      return std::nullopt;
+    }
+    auto *cmp = llvm::dyn_cast<llvm::ICmpInst>(c);
+    if (!cmp || !cmp->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    Interval x = of(se_.getSCEV(cmp->getOperand(0))), y = of(se_.getSCEV(cmp->getOperand(1)));
+    llvm::CmpInst::Predicate p = cmp->getPredicate();
+    if (cmp->isUnsigned()) {  // unsigned order is the signed one for non-negative operands
+      if (!nonneg(x) || !nonneg(y)) return std::nullopt;
+      p = cmp->getSignedPredicate();
+    }
+    switch (p) {
+      case llvm::CmpInst::ICMP_EQ:
+        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return true;
+        if (x.hi < y.lo || y.hi < x.lo) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_NE:
+        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return false;
+        if (x.hi < y.lo || y.hi < x.lo) return true;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SLT:
+        if (x.hi < y.lo) return true;
+        if (x.lo >= y.hi) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SLE:
+        if (x.hi <= y.lo) return true;
+        if (x.lo > y.hi) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SGT:
+        if (x.lo > y.hi) return true;
+        if (x.hi <= y.lo) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SGE:
+        if (x.lo >= y.hi) return true;
+        if (x.hi < y.lo) return false;
+        return std::nullopt;
+      default: return std::nullopt;
+    }
+  }
+
+  // Whether loop l's entry test (a branch to its header from outside, as
+  // emit_counted_loop writes it) is false for every value its operands can
+  // take: a loop over an empty range (a tile loop with no full tile).
+ private:
+  bool never_entered(const llvm::Loop *l) {
+    llvm::BasicBlock *pred = l->getLoopPredecessor();
+    auto *br = pred ? llvm::dyn_cast<llvm::BranchInst>(pred->getTerminator()) : nullptr;
+    if (!br || !br->isConditional()) return false;
+    bool enter_if_true = br->getSuccessor(0) == l->getHeader();
+    if (enter_if_true == (br->getSuccessor(1) == l->getHeader())) return false;
+    auto d = decide(br->getCondition());
+    return d && *d != enter_if_true;
+  }
+
+  Interval unknown(llvm::Value *v, Interval t) {
+    if (v == f_.getArg(1)) return {0, (Int)tasks_ - 1};  // task_begin
+    if (v == f_.getArg(2)) return {1, (Int)tasks_};      // task_end
+    auto *i = llvm::dyn_cast<llvm::Instruction>(v);
+    if (!i || !active_.insert(v).second) return t;
+    Interval r = t;
+    auto *c1 = i->getNumOperands() > 1 ? llvm::dyn_cast<llvm::ConstantInt>(i->getOperand(1)) : nullptr;
+    int64_t c = c1 && c1->getBitWidth() <= 64 ? c1->getSExtValue() : 0;
+    switch (i->getOpcode()) {
+      case llvm::Instruction::Select: {
+        auto d = decide(i->getOperand(0));
+        Interval x = of(se_.getSCEV(i->getOperand(1))), y = of(se_.getSCEV(i->getOperand(2)));
+        r = d ? (*d ? x : y) : hull(x, y);
+        break;
+      }
+      case llvm::Instruction::PHI: {
+        auto *phi = llvm::cast<llvm::PHINode>(i);
+        std::optional<Interval> h;
+        for (llvm::Value *in : phi->incoming_values()) {
+          Interval x = of(se_.getSCEV(in));
+          h = h ? hull(*h, x) : x;
+        }
+        if (h) r = *h;
+        break;
+      }
+      case llvm::Instruction::And:
+        if (c1 && c >= 0) r = {0, c};
+        break;
+      case llvm::Instruction::URem:
+        if (c1 && c > 0) r = {0, c - 1};
+        break;
+      case llvm::Instruction::SRem:
+        if (c1 && c > 0) r = {-(Int)(c - 1), (Int)(c - 1)};
+        break;
+      case llvm::Instruction::Or:
+        // x | c lies in [x, x + c] for x, c >= 0.
+        if (c1 && c >= 0) {
+          Interval x = of(se_.getSCEV(i->getOperand(0)));
+          if (nonneg(x)) r = {x.lo, x.hi + c};
+        }
+        break;
+      case llvm::Instruction::LShr:
+      case llvm::Instruction::AShr:
+        if (c1 && c >= 0 && c < 64) {
+          if (auto sx = narrow_product(i, (unsigned)c)) {
+            r = *sx;
+            break;
+          }
+          Interval x = of(se_.getSCEV(i->getOperand(0)));
+          if (nonneg(x) || i->getOpcode() == llvm::Instruction::AShr) r = {x.lo >> c, x.hi >> c};
+        }
+        break;
+      default: break;
+    }
+    active_.erase(v);
+    return r;
+  }
+
+  // `ashr (mul x, c << s), s`, as the optimizer writes a product of
+  // (64 - s)-bit integers sign-extended to 64 bits: x * c when that fits
+  // the narrow type, else the narrow type's whole range.
+  std::optional<Interval> narrow_product(llvm::Instruction *i, unsigned s) {
+    if (i->getOpcode() != llvm::Instruction::AShr || s == 0 || !i->getType()->isIntegerTy(64)) return std::nullopt;
+    auto *m = llvm::dyn_cast<llvm::BinaryOperator>(i->getOperand(0));
+    if (!m) return std::nullopt;
+    auto *k = llvm::dyn_cast<llvm::ConstantInt>(m->getOperand(1));
+    if (!k || k->getBitWidth() != 64) return std::nullopt;
+    uint64_t kv = k->getZExtValue();
+    int64_t factor;
+    if (m->getOpcode() == llvm::Instruction::Shl) {
+      if (kv != s) return std::nullopt;
+      factor = 1;
+    } else if (m->getOpcode() == llvm::Instruction::Mul) {
+      if (kv & ((uint64_t(1) << s) - 1)) return std::nullopt;
+      factor = (int64_t)kv >> s;
+    } else {
+      return std::nullopt;
+    }
+    Interval narrow = whole(64 - s);
+    Interval x = of(se_.getSCEV(m->getOperand(0)));
+    if (!small(x)) return narrow;
+    Interval y = mul(x, {factor, factor});
+    return within(y, narrow) ? y : narrow;
+  }
+
+  llvm::ScalarEvolution &se_;
+  llvm::Function &f_;
+  int64_t tasks_;
+  llvm::BasicBlock *at_ = nullptr;  // the access being proved
+  bool dead_ = false;              // it lies in a loop never entered
+  std::map<const llvm::SCEV *, Interval> memo_;
+  std::set<const llvm::Value *> active_;  // choices being followed (cycles)
+  std::set<const llvm::SCEV *> counters_;  // recurrences being rewritten by multiple_of_counter
+};
+
+}  // namespace
+
+AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_t tasks, bool want_notes) {
+  AddressProof out;
+  std::vector<MemoryAccess> acc = memory_accesses(f);
+  out.accesses = (int)acc.size();
+  if (acc.empty()) return out;
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(f.getParent()->getTargetTriple()));
+  llvm::TargetLibraryInfo tli(tlii);
+  llvm::AssumptionCache ac(f);
+  llvm::DominatorTree dt(f);
+  llvm::LoopInfo li(dt);
+  llvm::ScalarEvolution se(f, tli, ac, dt, li);
+  Bounds bounds(se, f, std::max<int64_t>(tasks, 1));
+  // Blocks reachable from the entry over branches whose condition the
+  // intervals do not settle against them (an emitter's branch on a constant
+  // or on a task count of one).
+  std::set<llvm::BasicBlock *> live;
+  std::vector<llvm::BasicBlock *> work{&f.getEntryBlock()};
+  while (!work.empty()) {
+    llvm::BasicBlock *bb = work.back();
+    work.pop_back();
+    if (!live.insert(bb).second) continue;
+    auto *br = llvm::dyn_cast<llvm::BranchInst>(bb->getTerminator());
+    std::optional<bool> d;
+    if (br && br->isConditional()) {
+      bounds.begin_access(nullptr);
+      d = bounds.decide(br->getCondition());
+    }
+    if (d) work.push_back(br->getSuccessor(*d ? 0 : 1));
+    else
+      for (llvm::BasicBlock *succ : llvm::successors(bb)) work.push_back(succ);
+  }
+  ArenaRanges ranges = merged(arena);
+  for (const MemoryAccess &a : acc) {
+    if (!live.count(a.at->getParent())) continue;  // never runs
+    bool ok = false;
+    bounds.begin_access(a.at->getParent());
+    if (!a.lanes) {
+      ok = bounds.proves(a.ptr, {0, 0}, a.bytes, ranges);
+    } else if (!a.per_lane_ptrs) {
+      // Enabled lanes: from the first to the last of a constant mask, all
+      // of a variable one.
+      int first = 0, last = (int)a.lanes - 1;
+      if (auto *cm = llvm::dyn_cast<llvm::Constant>(a.mask)) {
+        first = -1;
+        for (unsigned l = 0; l < a.lanes; ++l)
+          if (!cm->getAggregateElement(l)->isNullValue()) {
+            if (first < 0) first = (int)l;
+            last = (int)l;
+          }
+      }
+      ok = first < 0 || bounds.proves(a.ptr, {(Int)(first * a.elt), (Int)(first * a.elt)},
+                                      (uint64_t)(last - first + 1) * a.elt, ranges);
+    }
+    if (ok || bounds.dead()) continue;
+    out.unproved.push_back(a);
+    if (want_notes) {
+      std::string line;
+      llvm::raw_string_ostream os(line);
+      os << f.getName() << ": " << *a.at << "\n    address " << bounds.describe(a.ptr) << ", "
+         << (a.lanes ? a.lanes * a.elt : a.bytes) << " bytes; allowed:";
+      for (auto &r : ranges) os << " arena [" << r.first << ", " << r.second << ")";
+      os << " and its constant arrays";
+      out.notes.push_back(os.str());
+    }
+  }
+  return out;
+}
+
+}  // namespace tinyrt

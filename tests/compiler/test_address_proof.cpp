@@ -1,0 +1,98 @@
+// The bounds proof of generated code (codegen/address_proof.h): accesses
+// whose every address lies inside the kernel's ranges are proved, for the
+// task arguments, loops, clamps and pointer choices the emitters write;
+// an access that can leave them is not.
+#include <gtest/gtest.h>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/address_proof.h"
+#include "codegen/kernel_emitters.h"
+#include "codegen/loops.h"
+
+using namespace tinyrt;
+
+namespace {
+
+const ArenaRanges kRanges = {{0, 32}, {64, 96}};  // 8 floats in, 8 floats out
+
+struct Kernel {
+  llvm::LLVMContext C;
+  llvm::Module m{"m", C};
+  llvm::IRBuilder<> b{C};
+  llvm::Function *f;
+  Kernel() {
+    auto *fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt8PtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false);
+    f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "k", m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", f));
+  }
+  // The float at element i (i32) from byte `base` of the arena.
+  llvm::Value *at(int64_t base, llvm::Value *i) {
+    llvm::Value *p = b.CreateGEP(b.getInt8Ty(), f->getArg(0), b.getInt64(base));
+    return b.CreateGEP(b.getFloatTy(), b.CreateBitCast(p, b.getFloatTy()->getPointerTo()), i);
+  }
+  void copy(llvm::Value *from, llvm::Value *to) { b.CreateStore(b.CreateLoad(b.getFloatTy(), from), to); }
+  // Unproved accesses, with the step's task count.
+  int unproved(int64_t tasks) {
+    b.CreateRetVoid();
+    return (int)prove_addresses(*f, kRanges, tasks).unproved.size();
+  }
+};
+
+TEST(AddressProof, TaskIndexBoundsTheAccess) {
+  for (int64_t tasks : {8, 9}) {
+    Kernel k;
+    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2),
+                      [&](llvm::Value *t) { k.copy(k.at(0, t), k.at(64, t)); }, "task");
+    EXPECT_EQ(k.unproved(tasks), tasks == 8 ? 0 : 2) << tasks << " tasks";
+  }
+}
+
+TEST(AddressProof, LoopBoundsTheAccess) {
+  for (int end : {8, 9}) {
+    Kernel k;
+    emit_counted_loop(k.b, k.b.getInt32(0), k.b.getInt32(end),
+                      [&](llvm::Value *i) { k.copy(k.at(0, i), k.at(64, i)); });
+    EXPECT_EQ(k.unproved(1), end == 8 ? 0 : 2) << "end " << end;
+  }
+}
+
+TEST(AddressProof, ALoopNeverEnteredRunsNothing) {
+  Kernel k;
+  emit_counted_loop(k.b, k.b.getInt32(0), k.b.getInt32(0),
+                    [&](llvm::Value *i) { k.copy(k.at(0, k.b.CreateAdd(i, k.b.getInt32(100))), k.at(64, i)); });
+  EXPECT_EQ(k.unproved(1), 0);
+}
+
+TEST(AddressProof, PaddedCoordinateNeedsItsClamp) {
+  // x[t - 1] or a zero: the pointer formed for t = 0 lies before x unless
+  // its coordinate is clamped (clamp_i32, as the emitters do).
+  for (bool clamp : {false, true}) {
+    Kernel k;
+    auto *zeros = new llvm::GlobalVariable(k.m, llvm::ArrayType::get(k.b.getFloatTy(), 1), true,
+                                           llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantAggregateZero::get(llvm::ArrayType::get(k.b.getFloatTy(), 1)));
+    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+      llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(1));
+      llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
+      llvm::Value *p = k.at(0, clamp ? clamp_i32(k.b, i, 0, 7) : i);
+      llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
+      k.copy(k.b.CreateSelect(ok, p, z), k.at(64, t));
+    }, "task");
+    EXPECT_EQ(k.unproved(8), clamp ? 0 : 1) << (clamp ? "clamped" : "not clamped");
+  }
+}
+
+TEST(AddressProof, QuotientAndRemainderOfOneIndex) {
+  // Task t = 4q + r reads element 2r + q... of 8: q < 2, r < 4 for t < 8.
+  Kernel k;
+  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+    llvm::Value *q = k.b.CreateUDiv(t, k.b.getInt32(4)), *r = k.b.CreateURem(t, k.b.getInt32(4));
+    llvm::Value *i = k.b.CreateAdd(k.b.CreateMul(r, k.b.getInt32(2)), q);
+    k.copy(k.at(0, i), k.at(64, t));
+  }, "task");
+  EXPECT_EQ(k.unproved(8), 0);
+}
+
+}  // namespace
