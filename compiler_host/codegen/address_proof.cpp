@@ -19,8 +19,10 @@
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Module.h>
 #include <llvm/ADT/Triple.h>
@@ -67,6 +69,98 @@ class Bounds {
     memo_.clear();
   }
   bool dead() const { return dead_; }
+
+  // Lane by lane, the values of integer vector v (n lanes).
+  std::vector<Interval> lanes_of(llvm::Value *v, unsigned n) {
+    auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    Interval t = whole(vt && vt->getElementType()->isIntegerTy() ? vt->getElementType()->getIntegerBitWidth() : 64);
+    std::vector<Interval> all(n, t);
+    if (!vt || vt->getNumElements() != n || !vt->getElementType()->isIntegerTy() || !active_.insert(v).second)
+      return all;
+    std::vector<Interval> r = all;
+    auto fit = [&](Interval x) { return within(x, t) ? x : t; };
+    if (auto *c = llvm::dyn_cast<llvm::Constant>(v)) {
+      for (unsigned l = 0; l < n; ++l)
+        if (auto *ci = llvm::dyn_cast_or_null<llvm::ConstantInt>(c->getAggregateElement(l)))
+          if (ci->getBitWidth() <= 64) r[l] = {ci->getSExtValue(), ci->getSExtValue()};
+    } else if (auto *ie = llvm::dyn_cast<llvm::InsertElementInst>(v)) {
+      auto *idx = llvm::dyn_cast<llvm::ConstantInt>(ie->getOperand(2));
+      r = lanes_of(ie->getOperand(0), n);
+      if (idx && idx->getZExtValue() < n) r[idx->getZExtValue()] = of(se_.getSCEV(ie->getOperand(1)));
+      else r = all;
+    } else if (auto *sv = llvm::dyn_cast<llvm::ShuffleVectorInst>(v)) {
+      unsigned in_n = llvm::cast<llvm::FixedVectorType>(sv->getOperand(0)->getType())->getNumElements();
+      std::vector<Interval> a = lanes_of(sv->getOperand(0), in_n), b = lanes_of(sv->getOperand(1), in_n);
+      for (unsigned l = 0; l < n; ++l) {
+        int m = sv->getMaskValue(l);
+        r[l] = m < 0 ? t : m < (int)in_n ? a[m] : b[m - in_n];
+      }
+    } else if (auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v)) {
+      std::vector<Interval> a = lanes_of(bo->getOperand(0), n), b = lanes_of(bo->getOperand(1), n);
+      for (unsigned l = 0; l < n; ++l) {
+        switch (bo->getOpcode()) {
+          case llvm::Instruction::Add: r[l] = fit({a[l].lo + b[l].lo, a[l].hi + b[l].hi}); break;
+          case llvm::Instruction::Sub: r[l] = fit({a[l].lo - b[l].hi, a[l].hi - b[l].lo}); break;
+          case llvm::Instruction::Mul:
+            if (small(a[l]) && small(b[l])) r[l] = fit(mul(a[l], b[l]));
+            break;
+          case llvm::Instruction::Shl:
+            if (b[l].lo == b[l].hi && b[l].lo >= 0 && b[l].lo < 32 && small(a[l]))
+              r[l] = fit(mul(a[l], {Int(1) << (int)b[l].lo, Int(1) << (int)b[l].lo}));
+            break;
+          default: break;
+        }
+      }
+    } else if (auto *ca = llvm::dyn_cast<llvm::CastInst>(v)) {
+      std::vector<Interval> a = lanes_of(ca->getOperand(0), n);
+      unsigned from = ca->getSrcTy()->getScalarSizeInBits();
+      for (unsigned l = 0; l < n; ++l) {
+        if (ca->getOpcode() == llvm::Instruction::SExt) r[l] = a[l];
+        else if (ca->getOpcode() == llvm::Instruction::ZExt)
+          r[l] = nonneg(a[l]) ? a[l] : Interval{0, (Int(1) << from) - 1};
+        else if (ca->getOpcode() == llvm::Instruction::Trunc) r[l] = fit(a[l]);
+      }
+    } else if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
+      std::vector<Interval> a = lanes_of(sel->getTrueValue(), n), b = lanes_of(sel->getFalseValue(), n);
+      for (unsigned l = 0; l < n; ++l) r[l] = hull(a[l], b[l]);
+    } else if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(v)) {
+      auto id = ii->getIntrinsicID();
+      if (id == llvm::Intrinsic::smax || id == llvm::Intrinsic::smin) {
+        std::vector<Interval> a = lanes_of(ii->getArgOperand(0), n), b = lanes_of(ii->getArgOperand(1), n);
+        for (unsigned l = 0; l < n; ++l)
+          r[l] = id == llvm::Intrinsic::smax ? Interval{std::max(a[l].lo, b[l].lo), std::max(a[l].hi, b[l].hi)}
+                                             : Interval{std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)};
+      }
+    }
+    active_.erase(v);
+    return r;
+  }
+
+  // A gather's or scatter's lanes: a GEP of one base pointer by a vector
+  // of indices (each lane `elt` bytes); only the enabled lanes of a
+  // constant mask count.
+  bool proves_lanes(const MemoryAccess &a, const ArenaRanges &arena) {
+    if (llvm::Value *one = llvm::getSplatValue(a.ptr)) return proves(one, {0, 0}, a.elt, arena);  // every lane
+    auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(a.ptr);
+    if (!gep || gep->getNumIndices() != 1) return false;
+    llvm::Value *base = gep->getPointerOperand();
+    if (base->getType()->isVectorTy()) base = llvm::getSplatValue(base);
+    if (!base) return false;
+    llvm::Value *idx = gep->getOperand(1);
+    uint64_t size = f_.getParent()->getDataLayout().getTypeAllocSize(gep->getSourceElementType());
+    std::vector<Interval> lanes;
+    if (idx->getType()->isVectorTy()) lanes = lanes_of(idx, a.lanes);
+    else lanes.assign(a.lanes, of(se_.getSCEV(idx)));
+    auto *cm = llvm::dyn_cast<llvm::Constant>(a.mask);
+    std::optional<Interval> off;
+    for (unsigned l = 0; l < a.lanes; ++l) {
+      if (cm && cm->getAggregateElement(l)->isNullValue()) continue;
+      if (!small(lanes[l])) return false;
+      Interval x = mul(lanes[l], {(Int)size, (Int)size});
+      off = off ? hull(*off, x) : x;
+    }
+    return !off || proves(base, *off, a.elt, arena);
+  }
 
   // "base + [lo, hi]": ptr as the proof bounds it (for the notes).
   std::string describe(llvm::Value *ptr) {
@@ -243,6 +337,7 @@ class Bounds {
   // x = c * q + r, it is (a + k * c) * q + k * r + d, q and r bounded
   // separately.
   std::optional<Interval> quotient_split(const llvm::SCEVAddExpr *e) {
+    std::optional<Interval> best;  // every split is sound: the tightest
     for (const llvm::SCEV *term : e->operands()) {
       int64_t a = 1;
       const llvm::SCEV *u = term;
@@ -258,31 +353,41 @@ class Bounds {
       if (!cc || cc->getAPInt().getActiveBits() > 62) continue;
       int64_t c = (int64_t)cc->getAPInt().getZExtValue();
       const llvm::SCEV *x = d->getLHS();
-      auto *xr = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x);
-      if (c <= 0 || !xr || !xr->isAffine() || x->getType() != e->getType()) continue;
-      auto *xs = llvm::dyn_cast<llvm::SCEVConstant>(xr->getStepRecurrence(se_));
-      if (!xs || xs->getAPInt().getMinSignedBits() > 64 || xs->getAPInt().isZero()) continue;
+      if (c <= 0 || x->getType() != e->getType()) continue;
       const llvm::SCEV *rest = se_.getMinusSCEV(e, term);
-      // k from the step of rest's recurrence in x's loop.
-      const llvm::SCEV *rr = rest;
-      if (auto *ra = llvm::dyn_cast<llvm::SCEVAddExpr>(rest))
-        for (const llvm::SCEV *op : ra->operands())
-          if (auto *ar = llvm::dyn_cast<llvm::SCEVAddRecExpr>(op))
-            if (ar->getLoop() == xr->getLoop()) rr = ar;
-      auto *rar = llvm::dyn_cast<llvm::SCEVAddRecExpr>(rr);
-      if (!rar || rar->getLoop() != xr->getLoop() || !rar->isAffine()) continue;
-      auto *rs = llvm::dyn_cast<llvm::SCEVConstant>(rar->getStepRecurrence(se_));
-      if (!rs || rs->getAPInt().getMinSignedBits() > 64) continue;
-      int64_t sx = xs->getAPInt().getSExtValue(), sr = rs->getAPInt().getSExtValue();
-      if (sr % sx) continue;
-      int64_t k = sr / sx;
+      std::optional<int64_t> k = coefficient(rest, x);
+      if (!k) continue;
       Interval xi = of(x);
       if (!nonneg(xi)) continue;
-      const llvm::SCEV *dd = se_.getMinusSCEV(rest, se_.getMulExpr(se_.getConstant(e->getType(), k, true), x));
+      const llvm::SCEV *dd = se_.getMinusSCEV(rest, se_.getMulExpr(se_.getConstant(e->getType(), *k, true), x));
       Interval q = of(u), dr = of(dd);
-      Interval part1 = mul(q, {(Int)a + (Int)k * c, (Int)a + (Int)k * c});
-      Interval part2 = mul({0, c - 1}, {k, k});
-      return Interval{part1.lo + part2.lo + dr.lo, part1.hi + part2.hi + dr.hi};
+      Interval part1 = mul(q, {(Int)a + (Int)*k * c, (Int)a + (Int)*k * c});
+      Interval part2 = mul({0, c - 1}, {*k, *k});
+      Interval r{part1.lo + part2.lo + dr.lo, part1.hi + part2.hi + dr.hi};
+      best = best ? Interval{std::max(best->lo, r.lo), std::min(best->hi, r.hi)} : r;
+    }
+    return best;
+  }
+
+  // k when `rest` holds k * x: a term x or k * x, or, x a recurrence, a
+  // recurrence of its loop whose step is k times x's.
+  std::optional<int64_t> coefficient(const llvm::SCEV *rest, const llvm::SCEV *x) {
+    std::vector<const llvm::SCEV *> terms{rest};
+    if (auto *ra = llvm::dyn_cast<llvm::SCEVAddExpr>(rest)) terms.assign(ra->op_begin(), ra->op_end());
+    auto *xr = llvm::dyn_cast<llvm::SCEVAddRecExpr>(x);
+    for (const llvm::SCEV *t : terms) {
+      if (t == x) return 1;
+      if (auto *m = llvm::dyn_cast<llvm::SCEVMulExpr>(t))
+        if (m->getNumOperands() == 2 && m->getOperand(1) == x)
+          if (auto *kc = llvm::dyn_cast<llvm::SCEVConstant>(m->getOperand(0)))
+            if (kc->getAPInt().getMinSignedBits() <= 64) return kc->getAPInt().getSExtValue();
+      auto *tr = llvm::dyn_cast<llvm::SCEVAddRecExpr>(t);
+      if (!xr || !tr || tr->getLoop() != xr->getLoop() || !tr->isAffine() || !xr->isAffine()) continue;
+      auto *xs = llvm::dyn_cast<llvm::SCEVConstant>(xr->getStepRecurrence(se_));
+      auto *ts = llvm::dyn_cast<llvm::SCEVConstant>(tr->getStepRecurrence(se_));
+      if (!xs || !ts || xs->getAPInt().getMinSignedBits() > 64 || ts->getAPInt().getMinSignedBits() > 64) continue;
+      int64_t sx = xs->getAPInt().getSExtValue(), st = ts->getAPInt().getSExtValue();
+      if (sx != 0 && st % sx == 0) return st / sx;
     }
     return std::nullopt;
   }
@@ -581,6 +686,8 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
       }
       ok = first < 0 || bounds.proves(a.ptr, {(Int)(first * a.elt), (Int)(first * a.elt)},
                                       (uint64_t)(last - first + 1) * a.elt, ranges);
+    } else {
+      ok = bounds.proves_lanes(a, ranges);
     }
     if (ok || bounds.dead()) continue;
     out.unproved.push_back(a);

@@ -322,11 +322,12 @@ VVal ExprEmitter::emit_load(const Expr &e) {
   // (codegen/address_proof.h) bounds it too. Loads under a mask that
   // varies are not (their disabled lanes may lie outside).
   auto *cmask = llvm::dyn_cast_or_null<llvm::Constant>(mask_);
-  if (guarded_ && s.span > 0 && (!mask_ || cmask)) {
-    int64_t width = lanes_ > 1 && off.kind == VVal::Affine && off.stride == 1 ? lanes_ : 1;
-    if (cmask && width > 1)  // a tail: up to its last enabled lane
-      while (width > 1 && cmask->getAggregateElement((unsigned)(width - 1))->isNullValue()) --width;
-    if (off.kind != VVal::Vector && s.span >= width) {
+  if (guarded_ && s.span > 0 && (!mask_ || cmask) && (off.kind == VVal::Uniform || (off.kind == VVal::Affine && off.stride >= 0))) {
+    int64_t lanes = off.kind == VVal::Affine ? lanes_ : 1;
+    if (cmask)  // a tail: up to its last enabled lane
+      while (lanes > 1 && cmask->getAggregateElement((unsigned)(lanes - 1))->isNullValue()) --lanes;
+    int64_t width = (lanes - 1) * (off.kind == VVal::Affine ? off.stride : 0) + 1;  // elements from lane 0's
+    if (s.span >= width) {
       Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, off.v, b_.getInt32(0));
       off.v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lo, b_.getInt32((int32_t)(s.span - width)));
     }

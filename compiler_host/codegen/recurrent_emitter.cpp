@@ -381,8 +381,10 @@ struct RecurrentEmitter {
     Value *time = rev ? b.CreateSub(i32(r.T - 1), st) : st;
     Value *prev = rev ? b.CreateAdd(time, i32(1)) : b.CreateSub(time, i32(1));
     Value *first = b.CreateICmpEQ(st, i32(0));
-    // At the first step `prev` is out of range; its pointer is computed
-    // but never read (the select picks the initial state).
+    // At the first step `prev` is out of range: the select picks the
+    // initial state. The pointer is formed from prev clamped into the
+    // steps (clamp_i32), so that the bounds proof bounds it.
+    prev = clamp_i32(b, prev, 0, r.T - 1);
     emit_counted_loop(b, i32(0), i32(r.B), [&](Value *bb) { step(d, time, prev, first, bb, part); }, "batch");
   }
 
