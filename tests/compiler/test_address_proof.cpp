@@ -95,4 +95,33 @@ TEST(AddressProof, QuotientAndRemainderOfOneIndex) {
   EXPECT_EQ(k.unproved(8), 0);
 }
 
+TEST(AddressProof, WrappingArithmeticIsNotProved) {
+  // Element t * 2^30 in int32 wraps: 0, 2^30, -2^31, -2^30, 0, ... for
+  // t = 0..7, inside the 8 floats only for t = 0 and 4.
+  Kernel k;
+  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+    llvm::Value *i = k.b.CreateMul(t, k.b.getInt32(1 << 30));
+    k.copy(k.at(0, i), k.at(64, k.b.getInt32(0)));
+  }, "task");
+  EXPECT_EQ(k.unproved(8), 1);
+}
+
+TEST(AddressProof, UnsignedDivisionOfANegativeIndexIsNotProved) {
+  // (t - 4) /u 2: huge for t < 4.
+  Kernel k;
+  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+    llvm::Value *i = k.b.CreateUDiv(k.b.CreateSub(t, k.b.getInt32(4)), k.b.getInt32(2));
+    k.copy(k.at(0, i), k.at(64, t));
+  }, "task");
+  EXPECT_EQ(k.unproved(8), 1);
+}
+
+TEST(AddressProof, AnotherTensorOfTheArenaIsNotProved) {
+  // Bytes 32..63 lie between the kernel's two slices (another tensor).
+  Kernel k;
+  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2),
+                    [&](llvm::Value *t) { k.copy(k.at(32, t), k.at(64, t)); }, "task");
+  EXPECT_EQ(k.unproved(8), 1);
+}
+
 }  // namespace
