@@ -356,8 +356,15 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     int tested = 0;
     if (ks.back().fn && k.kind != KernelKind::Call) {
       ArenaRanges ranges = arena_ranges(p, k);
-      pr = prove_addresses(*ks.back().fn, ranges, ks.back().tasks, o.want_ir);
+      pr = prove_addresses(*ks.back().fn, ranges, ks.back().tasks, o.want_ir || o.require_proof);
       for (const std::string &n : pr.notes) res.unproved_notes += n + "\n";
+      if (o.require_proof && !pr.unproved.empty()) {
+        std::string nodes;
+        for (const std::string &n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+        fail_unsupported("--require-proof: kernel " + std::to_string(i) + " (" + kernel_family(k.kind) + ", nodes " +
+                         nodes + ") has " + std::to_string(pr.unproved.size()) +
+                         " memory accesses the bounds proof cannot bound; the first: " + pr.notes.front());
+      }
       if (o.check_addresses || (!pr.unproved.empty()))
         tested = insert_address_checks(*ks.back().fn, ranges, o.check_addresses ? nullptr : &pr.unproved);
     }

@@ -24,6 +24,9 @@ struct ModuleOptions {
   // --check-addresses every access of generated code is tested against its
   // kernel's tensors, a trap outside them (codegen/address_checks.h).
   bool check_addresses = false;
+  // --require-proof: refuse the model when the proof cannot bound an access
+  // (instead of testing it at run time).
+  bool require_proof = false;
   // Called as the work advances ("kernel 12/117", "LLVM optimization",
   // "machine code"), for progress output on long compiles.
   std::function<void(const std::string &)> progress;

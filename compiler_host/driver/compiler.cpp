@@ -449,6 +449,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   mo.want_ir = mo.want_asm = !opt.dump_dir.empty();
   mo.progress = report;
   mo.check_addresses = opt.check_addresses;
+  mo.require_proof = opt.require_proof;
   auto cs = std::chrono::steady_clock::now();
   ModuleResult mr = emit_module(p, a.target, mo);
   if (opt.log)

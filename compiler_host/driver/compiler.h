@@ -26,6 +26,10 @@ struct CompileOptions {
   // --check-addresses: generated code tests every access against its
   // kernel's tensors and traps outside them (codegen/address_checks.h).
   bool check_addresses = false;
+  // --require-proof: refuse a model whose generated code has an access the
+  // bounds proof cannot bound (codegen/address_proof.h) instead of testing
+  // it at run time. Does not change the code of a model it accepts.
+  bool require_proof = false;
   CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel

@@ -91,6 +91,10 @@ int main(int argc, char **argv) {
   tinyrt::add_winograd_option(app, winograd);
   bool check_addresses = false;
   tinyrt::add_check_addresses_option(app, check_addresses);
+  bool require_proof = false;
+  app.add_flag("--require-proof", require_proof,
+               "refuse the model (exit 1) if the bounds proof cannot bound a memory access of the generated code, "
+               "instead of testing that access at run time");
   std::string emit_qdq;
   app.add_option("--emit-qdq", emit_qdq,
                  "with --quantize: also write the quantized model as an ONNX file (QDQ, or ONNX Runtime's "
@@ -115,6 +119,7 @@ int main(int argc, char **argv) {
     opt.gemm_tile = tile;
     opt.winograd = winograd;
     opt.check_addresses = check_addresses;
+    opt.require_proof = require_proof;
     tinyrt::check_quantize_args(quantize);
     opt.quantize = quantize.mode;
     // Long compiles show where they are: one line rewritten in place on a
