@@ -92,14 +92,17 @@ struct WinogradEmitter {
 
   // One tile, channels [c0, c0 + lanes). `inside`: the window lies inside
   // the input; else row_ok/col_ok say which pixels do.
-  // Pointers are formed from clamped coordinates (clamp_i32): the window's
-  // origin (ih0, iw0) inside, each pixel's at the border.
-  void in_tile(bool inside, Value *t, Value *n, Value *ih0, Value *iw0, const std::vector<Value *> &row_ok,
+  // Pointers are formed from clamped coordinates (clamp_i32), computed
+  // once per tile row and tile: element offsets of the window's origin
+  // (`origin`, inside) and of each pixel's row and column (at the border).
+  struct TileOffsets {
+    Value *origin;
+    std::vector<Value *> rows, cols;
+  };
+  void in_tile(bool inside, Value *t, const TileOffsets &o, const std::vector<Value *> &row_ok,
                const std::vector<Value *> &col_ok, Value *c0, int lanes) {
     Value *zero_c = b.CreateGEP(f32, zeros, c0);
-    Value *nc = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
-    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(nc, b.CreateAdd(b.CreateMul(clamp_i32(b, ih0, 0, s.in_h - a), i32(xs[2])),
-                                                                      b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])))));
+    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(o.origin, c0));
     std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)a));
     for (int i = 0; i < a; ++i) {
       std::vector<Value *> d((size_t)a);
@@ -108,9 +111,7 @@ struct WinogradEmitter {
         if (inside) {
           p = b.CreateGEP(f32, base, b.getInt64(i * xs[2] + j * xs[3]));
         } else {
-          Value *ih = clamp_i32(b, b.CreateAdd(ih0, i32(i)), 0, s.in_h - 1);
-          Value *iw = clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1);
-          p = b.CreateGEP(f32, xbase, b.CreateAdd(nc, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iw, i32(xs[3])))));
+          p = b.CreateGEP(f32, xbase, b.CreateAdd(b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j]), c0));
           p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
         }
         d[(size_t)j] = load_lanes(b, vf32, p, lanes);
@@ -130,14 +131,23 @@ struct WinogradEmitter {
     std::vector<Value *> row_ok((size_t)a);
     for (int i = 0; i < a; ++i) row_ok[(size_t)i] = b.CreateICmpULT(b.CreateAdd(ih0, i32(i)), i32(s.in_h));
     Value *rows_inside = s.in_h >= a ? b.CreateICmpULE(ih0, i32(s.in_h - a)) : b.getFalse();
+    Value *nx = b.CreateMul(n, i32(xs[0]));
+    Value *row_in = b.CreateAdd(nx, b.CreateMul(clamp_i32(b, ih0, 0, s.in_h - a), i32(xs[2])));
+    TileOffsets o;
+    for (int i = 0; i < a; ++i)
+      o.rows.push_back(b.CreateAdd(nx, b.CreateMul(clamp_i32(b, b.CreateAdd(ih0, i32(i)), 0, s.in_h - 1), i32(xs[2]))));
     emit_counted_loop(b, i32(0), i32(w.tiles_w), [&](Value *tw) {
       Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
       std::vector<Value *> col_ok((size_t)a);
       for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
       Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
       Value *t = tile_index(n, th, tw);
+      o.origin = b.CreateAdd(row_in, b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])));
+      o.cols.clear();
+      for (int j = 0; j < a; ++j)
+        o.cols.push_back(b.CreateMul(clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1), i32(xs[3])));
       auto channels = [&](bool in) {
-        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, n, ih0, iw0, row_ok, col_ok, c0, lanes); });
+        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, row_ok, col_ok, c0, lanes); });
       };
       if (s.in_h >= a && s.in_w >= a) emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
       else channels(false);
