@@ -409,6 +409,7 @@ class Bounds {
   // pointer's), bounded by the counter's own last value.
   std::optional<Interval> multiple_of_counter(const llvm::SCEVAddRecExpr *ar) {
     const llvm::Loop *l = ar->getLoop();
+    if (!ar->getType()->isIntegerTy()) return std::nullopt;
     auto *as = llvm::dyn_cast<llvm::SCEVConstant>(ar->getStepRecurrence(se_));
     if (!as || as->getAPInt().getMinSignedBits() > 64 || !counters_.insert(ar).second) return std::nullopt;
     std::optional<Interval> out;
@@ -421,7 +422,7 @@ class Bounds {
       if (!cs || cs->getAPInt().getMinSignedBits() > 64 || cs->getAPInt().isZero()) continue;
       int64_t sa = as->getAPInt().getSExtValue(), sc = cs->getAPInt().getSExtValue();
       if (sa % sc) continue;
-      const llvm::SCEV *wide = se_.getSignExtendExpr(c, ar->getType());
+      const llvm::SCEV *wide = se_.getNoopOrSignExtend(c, ar->getType());
       const llvm::SCEV *d =
           se_.getMinusSCEV(ar, se_.getMulExpr(se_.getConstant(ar->getType(), sa / sc, true), wide));
       if (!se_.isLoopInvariant(d, l)) continue;
