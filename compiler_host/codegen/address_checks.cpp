@@ -40,6 +40,18 @@ MemoryAccess masked(const llvm::DataLayout &dl, llvm::Instruction *at, llvm::Typ
 
 }  // namespace
 
+std::pair<int, int> enabled_lanes(const MemoryAccess &a) {
+  auto *cm = llvm::dyn_cast<llvm::Constant>(a.mask);
+  if (!cm) return {0, (int)a.lanes - 1};
+  int first = (int)a.lanes, last = -1;
+  for (unsigned l = 0; l < a.lanes; ++l)
+    if (!cm->getAggregateElement(l)->isNullValue()) {
+      first = std::min(first, (int)l);
+      last = (int)l;
+    }
+  return {first, last};
+}
+
 std::vector<MemoryAccess> memory_accesses(llvm::Function &f) {
   const llvm::DataLayout &dl = f.getParent()->getDataLayout();
   std::vector<MemoryAccess> out;
@@ -185,13 +197,8 @@ int insert_address_checks(llvm::Function &f, ArenaRanges allowed, const std::vec
     } else if (cmask && !a.per_lane_ptrs) {
       // A constant mask (the emitters' are prefixes): its first to its last
       // enabled lane.
-      int first = -1, last = -1;
-      for (unsigned l = 0; l < a.lanes; ++l)
-        if (!cmask->getAggregateElement(l)->isNullValue()) {
-          if (first < 0) first = (int)l;
-          last = (int)l;
-        }
-      if (first >= 0)
+      auto [first, last] = enabled_lanes(a);
+      if (first <= last)
         ok = inside(b.CreateAdd(b.CreatePtrToInt(a.ptr, i64), b.getInt64(first * a.elt)), (last - first + 1) * a.elt);
     } else {
       // Lane by lane: a disabled lane touches nothing.

@@ -34,6 +34,11 @@ struct MemoryAccess {
   bool per_lane_ptrs = false;
 };
 
+// The first and last lanes a masked access may touch: the enabled lanes
+// of a constant mask (first > last when none is), every lane of a mask
+// that varies.
+std::pair<int, int> enabled_lanes(const MemoryAccess &a);
+
 // Every load, store, atomic and masked or gathered access of f, except
 // those to its own stack (allocas: only call kernels have them).
 std::vector<MemoryAccess> memory_accesses(llvm::Function &f);

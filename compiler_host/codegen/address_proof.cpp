@@ -46,6 +46,9 @@ Interval whole(unsigned bits) {
   return {-(Int(1) << (bits - 1)), (Int(1) << (bits - 1)) - 1};
 }
 
+// Both bounds hold.
+Interval meet(Interval a, Interval b) { return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)}; }
+
 bool within(Interval x, Interval r) { return x.lo >= r.lo && x.hi <= r.hi; }
 
 class Bounds {
@@ -60,15 +63,6 @@ class Bounds {
     memo_[s] = r;
     return r;
   }
-
-  // Starts the proof of an access in block `at`: bounds of expressions
-  // inside a loop depend on whether the access is in it.
-  void begin_access(llvm::BasicBlock *at) {
-    at_ = at;
-    dead_ = false;
-    memo_.clear();
-  }
-  bool dead() const { return dead_; }
 
   // Lane by lane, the values of integer vector v (n lanes).
   std::vector<Interval> lanes_of(llvm::Value *v, unsigned n) {
@@ -170,9 +164,8 @@ class Bounds {
       os << "per-lane pointers (a gather or scatter)";
       return os.str();
     }
-    const llvm::SCEV *s = se_.getSCEV(ptr);
-    const llvm::SCEV *base = se_.getPointerBase(s);
-    const llvm::SCEV *off = se_.removePointerBase(s);
+    const llvm::SCEV *base, *off;
+    split(ptr, &base, &off);
     os << *base << " + " << *off;
     if (!llvm::isa<llvm::SCEVCouldNotCompute>(off)) {
       Interval r = of(off);
@@ -186,12 +179,10 @@ class Bounds {
   // ptr).
   bool proves(llvm::Value *ptr, Interval extra, uint64_t bytes, const ArenaRanges &arena) {
     if (!ptr->getType()->isPointerTy()) return false;
-    const llvm::SCEV *s = se_.getSCEV(ptr);
-    const llvm::SCEV *base = se_.getPointerBase(s);
+    const llvm::SCEV *base, *off_s;
+    split(ptr, &base, &off_s);
     auto *u = llvm::dyn_cast<llvm::SCEVUnknown>(base);
-    if (!u) return false;
-    const llvm::SCEV *off_s = se_.removePointerBase(s);
-    if (llvm::isa<llvm::SCEVCouldNotCompute>(off_s)) return false;
+    if (!u || llvm::isa<llvm::SCEVCouldNotCompute>(off_s)) return false;
     Interval off = of(off_s);
     off = {off.lo + extra.lo, off.hi + extra.hi};
     Interval touched{off.lo, off.hi + (Int)bytes};  // bytes [lo, hi + bytes)
@@ -225,7 +216,62 @@ class Bounds {
     return ok;
   }
 
+  // The value of condition c when the intervals of its operands settle it.
+  std::optional<bool> decide(llvm::Value *c) {
+    if (auto *k = llvm::dyn_cast<llvm::ConstantInt>(c)) return k->isOne();
+    if (auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(c)) {
+      if (bo->getOpcode() != llvm::Instruction::And && bo->getOpcode() != llvm::Instruction::Or) return std::nullopt;
+      bool is_and = bo->getOpcode() == llvm::Instruction::And;
+      auto x = decide(bo->getOperand(0)), y = decide(bo->getOperand(1));
+      if ((x && *x != is_and) || (y && *y != is_and)) return !is_and;  // false && _, true || _
+      if (x && y) return is_and;
+      return std::nullopt;
+    }
+    auto *cmp = llvm::dyn_cast<llvm::ICmpInst>(c);
+    if (!cmp || !cmp->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    Interval x = of(se_.getSCEV(cmp->getOperand(0))), y = of(se_.getSCEV(cmp->getOperand(1)));
+    llvm::CmpInst::Predicate p = cmp->getPredicate();
+    if (cmp->isUnsigned()) {  // unsigned order is the signed one for non-negative operands
+      if (!nonneg(x) || !nonneg(y)) return std::nullopt;
+      p = cmp->getSignedPredicate();
+    }
+    switch (p) {
+      case llvm::CmpInst::ICMP_EQ:
+        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return true;
+        if (x.hi < y.lo || y.hi < x.lo) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_NE:
+        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return false;
+        if (x.hi < y.lo || y.hi < x.lo) return true;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SLT:
+        if (x.hi < y.lo) return true;
+        if (x.lo >= y.hi) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SLE:
+        if (x.hi <= y.lo) return true;
+        if (x.lo > y.hi) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SGT:
+        if (x.lo > y.hi) return true;
+        if (x.hi <= y.lo) return false;
+        return std::nullopt;
+      case llvm::CmpInst::ICMP_SGE:
+        if (x.lo >= y.hi) return true;
+        if (x.hi < y.lo) return false;
+        return std::nullopt;
+      default: return std::nullopt;
+    }
+  }
+
  private:
+  // ptr = base + offset (bytes), as scalar evolution splits it.
+  void split(llvm::Value *ptr, const llvm::SCEV **base, const llvm::SCEV **off) {
+    const llvm::SCEV *s = se_.getSCEV(ptr);
+    *base = se_.getPointerBase(s);
+    *off = se_.removePointerBase(s);
+  }
+
   Interval type_range(const llvm::SCEV *s) {
     llvm::Type *t = s->getType();
     return whole(t->isPointerTy() ? 64 : t->getIntegerBitWidth());
@@ -268,9 +314,8 @@ class Bounds {
           Interval x = of(op);
           r = {r.lo + x.lo, r.hi + x.hi};
         }
-        if (auto rem = remainder(llvm::cast<llvm::SCEVAddExpr>(s))) return *rem;
-        if (auto qr = quotient_split(llvm::cast<llvm::SCEVAddExpr>(s)))
-          r = {std::max(r.lo, qr->lo), std::min(r.hi, qr->hi)};
+        // x - c * (x /u c), SCEV's x urem c, among them.
+        if (auto qr = quotient_split(llvm::cast<llvm::SCEVAddExpr>(s))) r = meet(r, *qr);
         return r;
       }
       case llvm::scMulExpr: {
@@ -312,26 +357,6 @@ class Bounds {
     }
   }
 
-  // x - (x /u c) * c as SCEV writes x urem c: [0, c - 1] for x >= 0.
-  std::optional<Interval> remainder(const llvm::SCEVAddExpr *a) {
-    if (a->getNumOperands() != 2) return std::nullopt;
-    for (int k = 0; k < 2; ++k) {
-      const llvm::SCEV *x = a->getOperand(k);
-      auto *m = llvm::dyn_cast<llvm::SCEVMulExpr>(a->getOperand(1 - k));
-      if (!m || m->getNumOperands() != 2) continue;
-      auto *c = llvm::dyn_cast<llvm::SCEVConstant>(m->getOperand(0));
-      auto *d = llvm::dyn_cast<llvm::SCEVUDivExpr>(m->getOperand(1));
-      if (!c || !d || d->getLHS() != x) continue;
-      auto *dc = llvm::dyn_cast<llvm::SCEVConstant>(d->getRHS());
-      if (!dc || dc->getAPInt().getBitWidth() > 64 || c->getAPInt().getBitWidth() > 64) continue;
-      int64_t div = dc->getAPInt().getSExtValue();
-      if (div <= 0 || c->getAPInt().getSExtValue() != -div) continue;
-      if (!nonneg(of(x))) continue;
-      return Interval{0, div - 1};
-    }
-    return std::nullopt;
-  }
-
   // A sum with a term a * (x /u c) and the rest k * x + d (an index split
   // into quotient and remainder, which SCEV writes back into x): with
   // x = c * q + r, it is (a + k * c) * q + k * r + d, q and r bounded
@@ -364,7 +389,7 @@ class Bounds {
       Interval part1 = mul(q, {(Int)a + (Int)*k * c, (Int)a + (Int)*k * c});
       Interval part2 = mul({0, c - 1}, {*k, *k});
       Interval r{part1.lo + part2.lo + dr.lo, part1.hi + part2.hi + dr.hi};
-      best = best ? Interval{std::max(best->lo, r.lo), std::min(best->hi, r.hi)} : r;
+      best = best ? meet(*best, r) : r;
     }
     return best;
   }
@@ -395,13 +420,10 @@ class Bounds {
   // {start, +, step} over iterations 0 .. the last one.
   Interval addrec(const llvm::SCEVAddRecExpr *ar) {
     Interval t = type_range(ar);
-    const llvm::Loop *l = ar->getLoop();
-    if (at_ && l->contains(at_) && never_entered(l)) dead_ = true;
     if (!ar->isAffine()) return t;
     Interval by_counter = t;
     if (auto r = multiple_of_counter(ar)) by_counter = *r;
-    Interval generic = addrec_sweep(ar);
-    return {std::max(by_counter.lo, generic.lo), std::min(by_counter.hi, generic.hi)};
+    return meet(by_counter, addrec_sweep(ar));
   }
 
   // ar as a * sext(c) + d, c a counter of ar's loop (a header phi) and d
@@ -469,73 +491,10 @@ class Bounds {
       if (!llvm::isa<llvm::SCEVCouldNotCompute>(btc)) {
         Interval last = of(ar->evaluateAtIteration(btc, se_));
         Interval r = hull(start, last);
-        return exact ? Interval{std::max(r.lo, exact->lo), std::min(r.hi, exact->hi)} : r;
+        return exact ? meet(r, *exact) : r;
       }
     }
     return exact ? *exact : t;
-  }
-
- public:
-  // The value of condition c when the intervals of its operands settle it.
-  std::optional<bool> decide(llvm::Value *c) {
-    if (auto *k = llvm::dyn_cast<llvm::ConstantInt>(c)) return k->isOne();
-    if (auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(c)) {
-      if (bo->getOpcode() != llvm::Instruction::And && bo->getOpcode() != llvm::Instruction::Or) return std::nullopt;
-      bool is_and = bo->getOpcode() == llvm::Instruction::And;
-      auto x = decide(bo->getOperand(0)), y = decide(bo->getOperand(1));
-      if ((x && *x != is_and) || (y && *y != is_and)) return !is_and;  // false && _, true || _
-      if (x && y) return is_and;
-      return std::nullopt;
-    }
-    auto *cmp = llvm::dyn_cast<llvm::ICmpInst>(c);
-    if (!cmp || !cmp->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
-    Interval x = of(se_.getSCEV(cmp->getOperand(0))), y = of(se_.getSCEV(cmp->getOperand(1)));
-    llvm::CmpInst::Predicate p = cmp->getPredicate();
-    if (cmp->isUnsigned()) {  // unsigned order is the signed one for non-negative operands
-      if (!nonneg(x) || !nonneg(y)) return std::nullopt;
-      p = cmp->getSignedPredicate();
-    }
-    switch (p) {
-      case llvm::CmpInst::ICMP_EQ:
-        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return true;
-        if (x.hi < y.lo || y.hi < x.lo) return false;
-        return std::nullopt;
-      case llvm::CmpInst::ICMP_NE:
-        if (x.lo == x.hi && y.lo == y.hi && x.lo == y.lo) return false;
-        if (x.hi < y.lo || y.hi < x.lo) return true;
-        return std::nullopt;
-      case llvm::CmpInst::ICMP_SLT:
-        if (x.hi < y.lo) return true;
-        if (x.lo >= y.hi) return false;
-        return std::nullopt;
-      case llvm::CmpInst::ICMP_SLE:
-        if (x.hi <= y.lo) return true;
-        if (x.lo > y.hi) return false;
-        return std::nullopt;
-      case llvm::CmpInst::ICMP_SGT:
-        if (x.lo > y.hi) return true;
-        if (x.hi <= y.lo) return false;
-        return std::nullopt;
-      case llvm::CmpInst::ICMP_SGE:
-        if (x.lo >= y.hi) return true;
-        if (x.hi < y.lo) return false;
-        return std::nullopt;
-      default: return std::nullopt;
-    }
-  }
-
-  // Whether loop l's entry test (a branch to its header from outside, as
-  // emit_counted_loop writes it) is false for every value its operands can
-  // take: a loop over an empty range (a tile loop with no full tile).
- private:
-  bool never_entered(const llvm::Loop *l) {
-    llvm::BasicBlock *pred = l->getLoopPredecessor();
-    auto *br = pred ? llvm::dyn_cast<llvm::BranchInst>(pred->getTerminator()) : nullptr;
-    if (!br || !br->isConditional()) return false;
-    bool enter_if_true = br->getSuccessor(0) == l->getHeader();
-    if (enter_if_true == (br->getSuccessor(1) == l->getHeader())) return false;
-    auto d = decide(br->getCondition());
-    return d && *d != enter_if_true;
   }
 
   Interval unknown(llvm::Value *v, Interval t) {
@@ -565,9 +524,6 @@ class Bounds {
       }
       case llvm::Instruction::And:
         if (c1 && c >= 0) r = {0, c};
-        break;
-      case llvm::Instruction::URem:
-        if (c1 && c > 0) r = {0, c - 1};
         break;
       case llvm::Instruction::SRem:
         if (c1 && c > 0) r = {-(Int)(c - 1), (Int)(c - 1)};
@@ -626,8 +582,6 @@ class Bounds {
   llvm::ScalarEvolution &se_;
   llvm::Function &f_;
   int64_t tasks_;
-  llvm::BasicBlock *at_ = nullptr;  // the access being proved
-  bool dead_ = false;              // it lies in a loop never entered
   std::map<const llvm::SCEV *, Interval> memo_;
   std::set<const llvm::Value *> active_;  // choices being followed (cycles)
   std::set<const llvm::SCEV *> counters_;  // recurrences being rewritten by multiple_of_counter
@@ -649,7 +603,8 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
   Bounds bounds(se, f, std::max<int64_t>(tasks, 1));
   // Blocks reachable from the entry over branches whose condition the
   // intervals do not settle against them (an emitter's branch on a constant
-  // or on a task count of one).
+  // or on a task count of one; a loop whose entry test, as
+  // emit_counted_loop writes it, is false: a tile loop with no full tile).
   std::set<llvm::BasicBlock *> live;
   std::vector<llvm::BasicBlock *> work{&f.getEntryBlock()};
   while (!work.empty()) {
@@ -658,10 +613,7 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
     if (!live.insert(bb).second) continue;
     auto *br = llvm::dyn_cast<llvm::BranchInst>(bb->getTerminator());
     std::optional<bool> d;
-    if (br && br->isConditional()) {
-      bounds.begin_access(nullptr);
-      d = bounds.decide(br->getCondition());
-    }
+    if (br && br->isConditional()) d = bounds.decide(br->getCondition());
     if (d) work.push_back(br->getSuccessor(*d ? 0 : 1));
     else
       for (llvm::BasicBlock *succ : llvm::successors(bb)) work.push_back(succ);
@@ -670,27 +622,16 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
   for (const MemoryAccess &a : acc) {
     if (!live.count(a.at->getParent())) continue;  // never runs
     bool ok = false;
-    bounds.begin_access(a.at->getParent());
     if (!a.lanes) {
       ok = bounds.proves(a.ptr, {0, 0}, a.bytes, ranges);
     } else if (!a.per_lane_ptrs) {
-      // Enabled lanes: from the first to the last of a constant mask, all
-      // of a variable one.
-      int first = 0, last = (int)a.lanes - 1;
-      if (auto *cm = llvm::dyn_cast<llvm::Constant>(a.mask)) {
-        first = -1;
-        for (unsigned l = 0; l < a.lanes; ++l)
-          if (!cm->getAggregateElement(l)->isNullValue()) {
-            if (first < 0) first = (int)l;
-            last = (int)l;
-          }
-      }
-      ok = first < 0 || bounds.proves(a.ptr, {(Int)(first * a.elt), (Int)(first * a.elt)},
+      auto [first, last] = enabled_lanes(a);
+      ok = first > last || bounds.proves(a.ptr, {(Int)(first * a.elt), (Int)(first * a.elt)},
                                       (uint64_t)(last - first + 1) * a.elt, ranges);
     } else {
       ok = bounds.proves_lanes(a, ranges);
     }
-    if (ok || bounds.dead()) continue;
+    if (ok) continue;
     out.unproved.push_back(a);
     if (want_notes) {
       std::string line;

@@ -118,6 +118,14 @@ struct DepthwiseEmitter {
     return qi ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi16), p, lanes) : load_vec(p, lanes);
   }
 
+  // A border tile's pixel iw of input row `row` (an element offset from a
+  // clamped ih): its channels [c0, ...) from a clamped column (clamp_i32),
+  // or zeros when the pixel lies in the padding.
+  Value *border_pixel(Value *row, Value *row_ok, Value *iw, Value *zero_c) {
+    Value *p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
+    return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
+  }
+
   // int8: one window row (kh) of m pixels. The row's input vectors are
   // widened once each and shared by the taps that read them: pixel i, tap
   // kw reads vector i * stride + kw * dilation.
@@ -127,15 +135,10 @@ struct DepthwiseEmitter {
     std::vector<Value *> xv((size_t)span, nullptr);
     // One 32-bit offset per row; constant byte offsets from it fold into
     // the loads' addressing.
-    Value *rowp = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3]))));
+    Value *rowp = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3])))) : nullptr;
     auto input = [&](int64_t j) {
       if (!xv[(size_t)j]) {
-        Value *p = b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]));
-        if (!inside) {
-          Value *iw = b.CreateAdd(iw0, i32(j));
-          p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-          p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
-        }
+        Value *p = inside ? b.CreateGEP(xel, rowp, b.getInt64(j * xs[3])) : border_pixel(row, row_ok, b.CreateAdd(iw0, i32(j)), zero_c);
         xv[(size_t)j] = load_x(p, lanes);
       }
       return xv[(size_t)j];
@@ -172,15 +175,11 @@ struct DepthwiseEmitter {
         Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
         Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
         Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-        Value *base = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3]))));
+        Value *base = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3])))) : nullptr;
         Values a = a1;
         for (int i = 0; i < m; ++i) {
-          Value *p = b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]));
-          if (!inside) {
-            Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-            p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-            p = b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
-          }
+          Value *p = inside ? b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]))
+                            : border_pixel(row, row_ok, b.CreateAdd(iwk, i32(i * s.stride_w)), zero_c);
           a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});
         }
         return a;

@@ -210,9 +210,8 @@ struct GemmEmitter {
         } else {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
           Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-          Value *roff = b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3]))));
-          Value *base = xptr(roff);
           if (t.mode == Mode::Row) {
+            Value *base = xptr(b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3])))));
             for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
           } else {
             // Pixels in the padding read a zero row: their pointers are

@@ -365,7 +365,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
                          nodes + ") has " + std::to_string(pr.unproved.size()) +
                          " memory accesses the bounds proof cannot bound; the first: " + pr.notes.front());
       }
-      if (o.check_addresses || (!pr.unproved.empty()))
+      if (o.check_addresses || !pr.unproved.empty())
         tested = insert_address_checks(*ks.back().fn, ranges, o.check_addresses ? nullptr : &pr.unproved);
     }
     res.accesses.push_back(pr.accesses);
