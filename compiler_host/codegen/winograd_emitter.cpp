@@ -36,6 +36,12 @@ struct WinogradEmitter {
   const Target &T;
   llvm::IRBuilder<> b;
   int L, m, a;
+  // The a*a intermediate vectors of a tile exceed the vector registers by
+  // more than half: the transforms go in two passes through memory (rows,
+  // then columns) instead of spilling most of them. (Measured under
+  // qemu: F(4,3)'s 36 vectors take 1.9x fewer instructions through memory
+  // on ARMv7's 16 registers; on AArch64's 32, spilling a few is cheaper.)
+  bool frugal;
   int64_t C;  // channels of the transform
   llvm::Type *f32;
   llvm::FixedVectorType *vf32;
@@ -50,6 +56,7 @@ struct WinogradEmitter {
     L = T.f32_lanes();
     m = w.m;
     a = mx.a();
+    frugal = 2 * a * a > 3 * T.vector_regs;
     C = w.channels;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
@@ -57,12 +64,18 @@ struct WinogradEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row).
-  Value *combine(const double *c, const std::vector<Value *> &v) {
+  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row):
+  // terms with coefficient 1 first (no multiply), then adds, subtractions
+  // and FMAs.
+  Value *combine(const std::vector<double> &c, const std::vector<Value *> &v) {
+    std::vector<size_t> order;
+    for (size_t j = 0; j < v.size(); ++j)
+      if (c[j] == 1) order.push_back(j);
+    for (size_t j = 0; j < v.size(); ++j)
+      if (c[j] != 0 && c[j] != 1) order.push_back(j);
     Value *acc = nullptr;
-    for (size_t j = 0; j < v.size(); ++j) {
+    for (size_t j : order) {
       double cj = c[j];
-      if (cj == 0) continue;
       Value *x = v[j];
       if (!acc) {
         acc = cj == 1 ? x : cj == -1 ? b.CreateFNeg(x) : b.CreateFMul(llvm::ConstantFP::get(vf32, cj), x);
@@ -75,6 +88,75 @@ struct WinogradEmitter {
       }
     }
     return acc ? acc : llvm::Constant::getNullValue(vf32);
+  }
+
+  // Operations combine() spends on the nonzero coefficients of c.
+  static int combine_cost(const std::vector<double> &c) {
+    int terms = 0;
+    bool unit = false;
+    for (double x : c)
+      if (x != 0) ++terms, unit |= x == 1 || x == -1;
+    return terms == 0 ? 0 : terms - 1 + (unit ? 0 : 1);
+  }
+
+  // out[r] = sum_j M[r][j] * v[j] for r < rows (M: rows x v.size(), row
+  // major), sharing work the matrices' symmetric interpolation points
+  // (+-p) allow:
+  // - two columns j, k with M[r][k] = +-M[r][j] in every row: the rows
+  //   read v[j] + v[k] or v[j] - v[k] once formed (A^T's +-1, +-2 pairs);
+  // - two rows whose coefficients agree on some columns and are opposite
+  //   on the others: E + O and E - O (B^T's row pairs).
+  // Either is used only when it saves operations.
+  std::vector<Value *> transform(const std::vector<double> &M, int rows, const std::vector<Value *> &v0) {
+    std::vector<Value *> v = v0;
+    const size_t cols = v0.size();
+    std::vector<std::vector<double>> W((size_t)rows);
+    for (int r = 0; r < rows; ++r) W[(size_t)r].assign(M.begin() + (long)r * (long)cols, M.begin() + (long)(r + 1) * (long)cols);
+    for (size_t j = 0; j < cols; ++j)
+      for (size_t k = j + 1; k < cols; ++k) {
+        int same = 0, opposite = 0;
+        bool pairs = true;
+        for (auto &row : W) {
+          if (row[j] == 0 && row[k] == 0) continue;
+          if (row[j] == 0 || row[k] == 0) pairs = false;
+          else if (row[j] == row[k]) ++same;
+          else if (row[j] == -row[k]) ++opposite;
+          else pairs = false;
+        }
+        if (!pairs || same + opposite <= (same > 0) + (opposite > 0)) continue;
+        size_t s = v.size(), t = s + (same > 0);
+        if (same) v.push_back(b.CreateFAdd(v[j], v[k]));
+        if (opposite) v.push_back(b.CreateFSub(v[j], v[k]));
+        for (auto &row : W) {
+          row.resize(v.size(), 0.0);
+          if (row[j] != 0) row[row[j] == row[k] ? s : t] = row[j];
+          row[j] = row[k] = 0;
+        }
+      }
+    for (auto &row : W) row.resize(v.size(), 0.0);
+    std::vector<Value *> out((size_t)rows, nullptr);
+    for (int r = 0; r < rows; ++r)
+      for (int q = r + 1; q < rows && !out[(size_t)r]; ++q) {
+        if (out[(size_t)q]) continue;
+        const auto &x = W[(size_t)r], &y = W[(size_t)q];
+        std::vector<double> even(v.size(), 0.0), odd(v.size(), 0.0);
+        bool split = true, has_even = false, has_odd = false;
+        for (size_t j = 0; j < v.size() && split; ++j) {
+          if (x[j] == 0 && y[j] == 0) continue;
+          if (x[j] == y[j]) even[j] = x[j], has_even = true;
+          else if (x[j] == -y[j]) odd[j] = x[j], has_odd = true;
+          else split = false;
+        }
+        if (!split || !has_even || !has_odd ||
+            combine_cost(even) + combine_cost(odd) + 2 >= combine_cost(x) + combine_cost(y))
+          continue;
+        Value *e = combine(even, v), *o = combine(odd, v);
+        out[(size_t)r] = b.CreateFAdd(e, o);
+        out[(size_t)q] = b.CreateFSub(e, o);
+      }
+    for (int r = 0; r < rows; ++r)
+      if (!out[(size_t)r]) out[(size_t)r] = combine(W[(size_t)r], v);
+    return out;
   }
 
   // Tile (th, tw) of image n: its index in V and M.
@@ -99,30 +181,50 @@ struct WinogradEmitter {
     Value *origin;
     std::vector<Value *> rows, cols;
   };
+  // Row i of the tile's input window: a vectors, channels [c0, c0 + lanes).
+  std::vector<Value *> window_row(bool inside, int i, const TileOffsets &o, const std::vector<Value *> &row_ok,
+                                  const std::vector<Value *> &col_ok, Value *c0, int lanes) {
+    std::vector<Value *> d((size_t)a);
+    for (int j = 0; j < a; ++j) {
+      Value *p;
+      if (inside) {
+        p = b.CreateGEP(f32, xbase, b.CreateAdd(o.origin, c0));
+        p = b.CreateGEP(f32, p, b.getInt64(i * xs[2] + j * xs[3]));
+      } else {
+        p = b.CreateGEP(f32, xbase, b.CreateAdd(b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j]), c0));
+        p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, b.CreateGEP(f32, zeros, c0));
+      }
+      d[(size_t)j] = load_lanes(b, vf32, p, lanes);
+    }
+    return d;
+  }
+
+  // One tile, channels [c0, c0 + lanes): V = B^T d B. Whole (the a*a
+  // intermediate vectors in registers), or, when they would not fit the
+  // target's registers (`frugal`), its first half: d B stored into the
+  // tile's planes of V; in_tile_columns then finishes B^T (d B) in place.
   void in_tile(bool inside, Value *t, const TileOffsets &o, const std::vector<Value *> &row_ok,
                const std::vector<Value *> &col_ok, Value *c0, int lanes) {
-    Value *zero_c = b.CreateGEP(f32, zeros, c0);
-    Value *base = b.CreateGEP(f32, xbase, b.CreateAdd(o.origin, c0));
-    std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)a));
+    std::vector<std::vector<Value *>> tmp((size_t)a);
     for (int i = 0; i < a; ++i) {
-      std::vector<Value *> d((size_t)a);
-      for (int j = 0; j < a; ++j) {
-        Value *p;
-        if (inside) {
-          p = b.CreateGEP(f32, base, b.getInt64(i * xs[2] + j * xs[3]));
-        } else {
-          p = b.CreateGEP(f32, xbase, b.CreateAdd(b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j]), c0));
-          p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, zero_c);
-        }
-        d[(size_t)j] = load_lanes(b, vf32, p, lanes);
-      }
-      for (int nu = 0; nu < a; ++nu) tmp[(size_t)i][(size_t)nu] = combine(&mx.bt[(size_t)(nu * a)], d);
+      tmp[(size_t)i] = transform(mx.bt, a, window_row(inside, i, o, row_ok, col_ok, c0, lanes));
+      if (frugal)
+        for (int nu = 0; nu < a; ++nu) store_lanes(b, tmp[(size_t)i][(size_t)nu], plane_ptr(t, i * a + nu, c0), lanes);
     }
+    if (frugal) return;
     for (int nu = 0; nu < a; ++nu) {
       std::vector<Value *> col((size_t)a);
       for (int i = 0; i < a; ++i) col[(size_t)i] = tmp[(size_t)i][(size_t)nu];
-      for (int xi = 0; xi < a; ++xi)
-        store_lanes(b, combine(&mx.bt[(size_t)(xi * a)], col), plane_ptr(t, xi * a + nu, c0), lanes);
+      std::vector<Value *> v = transform(mx.bt, a, col);
+      for (int xi = 0; xi < a; ++xi) store_lanes(b, v[(size_t)xi], plane_ptr(t, xi * a + nu, c0), lanes);
+    }
+  }
+  void in_tile_columns(Value *t, Value *c0, int lanes) {
+    for (int nu = 0; nu < a; ++nu) {
+      std::vector<Value *> col((size_t)a);
+      for (int i = 0; i < a; ++i) col[(size_t)i] = load_lanes(b, vf32, plane_ptr(t, i * a + nu, c0), lanes);
+      std::vector<Value *> v = transform(mx.bt, a, col);
+      for (int xi = 0; xi < a; ++xi) store_lanes(b, v[(size_t)xi], plane_ptr(t, xi * a + nu, c0), lanes);
     }
   }
 
@@ -151,33 +253,56 @@ struct WinogradEmitter {
       };
       if (s.in_h >= a && s.in_w >= a) emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
       else channels(false);
+      // A separate loop, so that the optimizer does not forward the
+      // stored rows back into registers.
+      if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns(t, c0, lanes); });
     }, "tw");
   }
 
   // ---- output transform ----
 
   // One tile of `width` output columns (the row's last may be partial),
-  // output channels [c0, c0 + lanes).
+  // output channels [c0, c0 + lanes): Y = A^T M A, whole (the a*width
+  // intermediate vectors in registers) or, when `frugal`, its first half:
+  // M A stored back into the tile's first `width` planes of each row of M
+  // (M is this kernel's alone), and out_tile_columns finishes it.
   void out_tile(Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
-    std::vector<std::vector<Value *>> tmp((size_t)a, std::vector<Value *>((size_t)width));
+    std::vector<std::vector<Value *>> tmp((size_t)a);
     for (int xi = 0; xi < a; ++xi) {
       std::vector<Value *> row((size_t)a);
       for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vf32, plane_ptr(t, xi * a + nu, c0), lanes);
-      for (int j = 0; j < width; ++j) tmp[(size_t)xi][(size_t)j] = combine(&mx.at[(size_t)(j * a)], row);
+      tmp[(size_t)xi] = transform(mx.at, width, row);
+      if (frugal)
+        for (int j = 0; j < width; ++j) store_lanes(b, tmp[(size_t)xi][(size_t)j], plane_ptr(t, xi * a + j, c0), lanes);
     }
+    if (frugal) return;
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
+    for (int j = 0; j < width; ++j) {
+      std::vector<Value *> col((size_t)a);
+      for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
+      store_column(em, n, th, b.CreateAdd(ow0, i32(j)), transform(mx.at, m, col), c0, lanes);
+    }
+  }
+  void out_tile_columns(Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
+    ExprEmitter em(b, T, L);
+    em.set_slots(slots);
+    for (int j = 0; j < width; ++j) {
+      std::vector<Value *> col((size_t)a);
+      for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = load_lanes(b, vf32, plane_ptr(t, xi * a + j, c0), lanes);
+      store_column(em, n, th, b.CreateAdd(ow0, i32(j)), transform(mx.at, m, col), c0, lanes);
+    }
+  }
+  // The m output pixels of column ow of tile row th that exist: the
+  // epilogue and the store (rows past the output's end are skipped).
+  void store_column(ExprEmitter &em, Value *n, Value *th, Value *ow, const std::vector<Value *> &y, Value *c0,
+                    int lanes) {
     int64_t full_rows = s.out_h % m ? s.out_h % m : m;  // rows every tile row has
     for (int i = 0; i < m; ++i) {
       Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
       auto store_row = [&, oh]() mutable {
         if (i >= full_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
-        for (int j = 0; j < width; ++j) {
-          std::vector<Value *> col((size_t)a);
-          for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
-          Value *y = combine(&mx.at[(size_t)(i * a)], col);
-          store_epilogue(em, s, out, n, oh, b.CreateAdd(ow0, i32(j)), c0, y, lanes);
-        }
+        store_epilogue(em, s, out, n, oh, ow, c0, y[(size_t)i], lanes);
       };
       if (i < full_rows) store_row();
       else emit_branch(b, b.CreateICmpSLT(oh, i32(s.out_h)), store_row, [] {}, "orow");
@@ -189,6 +314,8 @@ struct WinogradEmitter {
       Value *t = tile_index(n, th, tw);
       Value *ow0 = b.CreateMul(tw, i32(m));
       for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile(t, n, th, ow0, width, c0, lanes); });
+      if (frugal)
+        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile_columns(t, n, th, ow0, width, c0, lanes); });
     };
     emit_counted_loop(b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
     if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
