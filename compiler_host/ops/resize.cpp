@@ -2,7 +2,8 @@
 // Upsample, GridSample and RoiAlign. Each output element is a weighted sum of input elements: per
 // resized axis, 1 (nearest), 2 (linear) or 4 (cubic) neighbours with
 // weights computed from the output index; the sum runs over their
-// product. Coordinates are computed in float64, as ONNX's reference does.
+// product. Coordinates and weights are computed in float64, as ONNX's
+// reference does; float32 data is summed in float32.
 #include <cmath>
 
 #include "ops/op_registry.h"
@@ -167,7 +168,11 @@ void lower_resize(const Node &n, LowerCtx &c) {
     if (identity) taps[i] = {{var(i), d64(1)}};
     else taps[i] = axis_taps(r, i, x.shape[i], r.out[i], &outside);
   }
-  // Sum over the product of the axes' taps.
+  // Sum over the product of the axes' taps: in float64 (exact for the
+  // integer types, as the reference), in float32 for float32 data, whose
+  // weights (a function of the output position only, computed once per
+  // position) are rounded to float32 before they meet the data.
+  DType acc = t == DType::F32 ? DType::F32 : DType::F64;
   E sum;
   std::vector<size_t> pick(rank, 0);
   for (;;) {
@@ -178,8 +183,8 @@ void lower_resize(const Node &n, LowerCtx &c) {
       idx.push_back(tp.index);
       w = w ? w * tp.weight : tp.weight;
     }
-    E v = cast(load(0, t, idx), DType::F64);
-    E term = r.mode == "nearest" ? v : w * v;
+    E v = cast(load(0, t, idx), acc);
+    E term = r.mode == "nearest" ? v : cast(w, acc) * v;
     sum = sum ? sum + term : term;
     int k = rank - 1;
     while (k >= 0 && ++pick[k] == taps[k].size()) pick[k--] = 0;
