@@ -311,11 +311,11 @@ VVal ExprEmitter::emit_load(const Expr &e) {
       if (Value *r = byte_table_lookup(s.base, xb)) return vector(r);
     }
   }
-  VVal off = uniform(b_.getInt32(0));
-  for (size_t k = 0; k < e.a.size(); ++k) {
-    if (s.strides[k] == 0) continue;
-    off = add(off, mul_const(emit(e.a[k]), s.strides[k]));
-  }
+  std::vector<VVal> idx;
+  for (size_t k = 0; k < e.a.size(); ++k) idx.push_back(s.strides[k] ? emit(e.a[k]) : uniform(b_.getInt32(0)));
+  SplitOffset so = split_offset(s, idx);
+  VVal off = so.all;
+  bool clamped = false;
   // In the arm of a guarded select, prove_bounds proved the load inside
   // its tensor only under the guard; the offset is clamped into the tensor
   // (the identity there) so that the bounds proof of the generated code
@@ -330,6 +330,7 @@ VVal ExprEmitter::emit_load(const Expr &e) {
     if (s.span >= width) {
       Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, off.v, b_.getInt32(0));
       off.v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lo, b_.getInt32((int32_t)(s.span - width)));
+      clamped = true;
     }
   }
   Type *mt = mem_type(s.type);
@@ -339,7 +340,7 @@ VVal ExprEmitter::emit_load(const Expr &e) {
     return uniform(to_reg(b_.CreateAlignedLoad(mt, elem_ptr(s, off.v), al)));
   Type *vt = llvm::FixedVectorType::get(mt, lanes_);
   if (off.kind == VVal::Affine && off.stride == 1) {
-    Value *p = b_.CreateBitCast(elem_ptr(s, off.v), vt->getPointerTo());
+    Value *p = b_.CreateBitCast(clamped ? elem_ptr(s, off.v) : split_ptr(s, so), vt->getPointerTo());
     if (!mask_) return vector(to_reg(b_.CreateAlignedLoad(vt, p, al)));
     return vector(to_reg(b_.CreateMaskedLoad(vt, p, al, mask_, llvm::Constant::getNullValue(vt))));
   }
@@ -348,12 +349,26 @@ VVal ExprEmitter::emit_load(const Expr &e) {
   return vector(to_reg(b_.CreateMaskedGather(vt, ptrs, al, m, llvm::Constant::getNullValue(vt))));
 }
 
-void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const VVal &value, DType t) {
-  VVal off = uniform(b_.getInt32(0));
+ExprEmitter::SplitOffset ExprEmitter::split_offset(const SlotRef &s, const std::vector<VVal> &idx) {
+  SplitOffset r{uniform(b_.getInt32(0)), uniform(b_.getInt32(0)), uniform(b_.getInt32(0))};
   for (size_t k = 0; k < idx.size(); ++k) {
-    if (out.strides[k] == 0) continue;
-    off = add(off, mul_const(idx[k], out.strides[k]));
+    if (s.strides[k] == 0) continue;
+    VVal term = mul_const(idx[k], s.strides[k]);
+    if (term.kind == VVal::Uniform) r.fixed = add(r.fixed, term);
+    else r.varying = add(r.varying, term);
   }
+  r.all = add(r.fixed, r.varying);
+  return r;
+}
+
+Value *ExprEmitter::split_ptr(const SlotRef &s, const SplitOffset &so) {
+  Type *mt = mem_type(s.type);
+  return b_.CreateGEP(mt, elem_ptr(s, so.fixed.v), so.varying.v);
+}
+
+void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const VVal &value, DType t) {
+  SplitOffset so = split_offset(out, idx);
+  VVal off = so.all;
   llvm::Align al(dtype_bytes(t));
   if (off.kind == VVal::Uniform && value.kind == VVal::Uniform && !mask_) {  // one element
     b_.CreateAlignedStore(narrow(value.v, t), elem_ptr(out, off.v), al);
@@ -365,7 +380,7 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
     return;
   }
   if (off.kind == VVal::Affine && off.stride == 1) {
-    Value *p = b_.CreateBitCast(elem_ptr(out, off.v), v->getType()->getPointerTo());
+    Value *p = b_.CreateBitCast(split_ptr(out, so), v->getType()->getPointerTo());
     if (mask_) b_.CreateMaskedStore(v, p, al, mask_);
     else b_.CreateAlignedStore(v, p, al);
     return;

@@ -93,6 +93,20 @@ class ExprEmitter {
   VVal mul_const(const VVal &a, int64_t c);
   // Pointer (typed) to element `offset` (elements) of a slot.
   llvm::Value *elem_ptr(const SlotRef &s, llvm::Value *offset);
+  // An access's element offset, sum over its indices times the slot's
+  // strides: `fixed`, the terms that are the same in every lane, and
+  // `varying`, the others (the vectorized index; for a vector loop it is
+  // the counter times the lanes, a constant once LLVM unrolls the loop).
+  // The pointer of a contiguous access is formed as (base + fixed) +
+  // varying, so that each unrolled copy's constant lands in the load's
+  // or store's immediate offset instead of a fresh address computation
+  // (a sum of 32-bit offsets that might wrap cannot be split after its
+  // sign extension to a 64-bit address).
+  struct SplitOffset {
+    VVal all, fixed, varying;
+  };
+  SplitOffset split_offset(const SlotRef &s, const std::vector<VVal> &idx);
+  llvm::Value *split_ptr(const SlotRef &s, const SplitOffset &so);
 
  private:
   VVal emit_uncached(const Expr &e, const ExprP &ep);
