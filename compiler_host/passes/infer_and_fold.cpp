@@ -198,8 +198,19 @@ void infer_and_fold(PassContext &c) {
   int folded = 0;
   const size_t start_nodes = g.nodes.size();
   int64_t folded_bytes = 0;
+  // g.nodes holds the nodes visited so far, the node being visited last;
+  // `todo` the nodes still to visit, the next one last. An expansion
+  // replaces the node being visited by its nodes, pushed onto `todo` (so
+  // a node costs the same wherever it is: no shifting of the nodes after
+  // it, which made nested Loops quadratic). Producers of what a node reads
+  // are visited before it, so messages that trace producers find them in
+  // g.nodes; folded nodes are dropped at the end.
+  std::vector<Node> todo(std::make_move_iterator(g.nodes.rbegin()), std::make_move_iterator(g.nodes.rend()));
+  g.nodes.clear();
+  std::vector<bool> drop;
   auto check_growth = [&](const Node &n) {
-    if ((int64_t)(g.nodes.size() - std::min(g.nodes.size(), start_nodes)) > g.limits.max_expanded_nodes)
+    size_t total = g.nodes.size() + todo.size();
+    if ((int64_t)(total - std::min(total, start_nodes)) > g.limits.max_expanded_nodes)
       fail_unsupported(n.where() + ": expanding control flow and functions exceeds the limit of " +
                        std::to_string(g.limits.max_expanded_nodes) + " added nodes (--max-expanded-nodes)");
   };
@@ -211,16 +222,17 @@ void infer_and_fold(PassContext &c) {
                        " bytes of constants, more than the limit of " + std::to_string(g.limits.max_folded_bytes) +
                        " (--max-folded-bytes)");
   };
-  // g.nodes stays complete while we go (messages trace producers through
-  // it); folded nodes are dropped at the end.
-  std::vector<bool> drop(g.nodes.size(), false);
   auto splice = [&](size_t i, const std::vector<Node> &repl) {
-    g.nodes.erase(g.nodes.begin() + (long)i);
-    drop.erase(drop.begin() + (long)i);
-    g.nodes.insert(g.nodes.begin() + (long)i, repl.begin(), repl.end());
-    drop.insert(drop.begin() + (long)i, repl.size(), false);
+    if (i + 1 != g.nodes.size()) fail_internal("infer_and_fold: splice of a node other than the one visited");
+    g.nodes.pop_back();
+    drop.pop_back();
+    todo.insert(todo.end(), repl.rbegin(), repl.rend());
   };
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  while (!todo.empty()) {
+    g.nodes.push_back(std::move(todo.back()));
+    todo.pop_back();
+    drop.push_back(false);
+    const size_t i = g.nodes.size() - 1;
     const int guard = g.nodes[i].guard;
     // A node of a branch that cannot be compiled (but the error step that
     // stands for that branch).
@@ -234,10 +246,7 @@ void infer_and_fold(PassContext &c) {
     Visit done = Visit::Kept;
     Node origin;
     try {
-      if (resolve_merge(g, i, splice)) {
-        --i;
-        continue;
-      }
+      if (resolve_merge(g, i, splice)) continue;
       done = visit_node(c, g, i, splice, &origin);
     } catch (const CompileError &e) {
       // In a branch of an If with a runtime condition, an error for the
@@ -253,7 +262,6 @@ void infer_and_fold(PassContext &c) {
     }
     if (done == Visit::Spliced) {
       check_growth(origin);
-      --i;
     } else if (done == Visit::Folded) {
       count_folded(g.nodes[i]);
       drop[i] = true;
