@@ -18,7 +18,7 @@ using llvm::Type;
 using llvm::Value;
 
 ExprEmitter::ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes)
-    : b_(b), t_(t), lanes_(lanes), math_(b, t), cache_(1) {}
+    : b_(b), t_(t), lanes_(lanes), math_(b, t), split_offsets_(t.vector_imm_offsets), cache_(1) {}
 
 Type *ExprEmitter::elem_type(DType t) const {
   auto &C = b_.getContext();
@@ -340,7 +340,7 @@ VVal ExprEmitter::emit_load(const Expr &e) {
     return uniform(to_reg(b_.CreateAlignedLoad(mt, elem_ptr(s, off.v), al)));
   Type *vt = llvm::FixedVectorType::get(mt, lanes_);
   if (off.kind == VVal::Affine && off.stride == 1) {
-    Value *p = b_.CreateBitCast(clamped ? elem_ptr(s, off.v) : split_ptr(s, so), vt->getPointerTo());
+    Value *p = b_.CreateBitCast(clamped || !split_offsets_ ? elem_ptr(s, off.v) : split_ptr(s, so), vt->getPointerTo());
     if (!mask_) return vector(to_reg(b_.CreateAlignedLoad(vt, p, al)));
     return vector(to_reg(b_.CreateMaskedLoad(vt, p, al, mask_, llvm::Constant::getNullValue(vt))));
   }
@@ -380,7 +380,7 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
     return;
   }
   if (off.kind == VVal::Affine && off.stride == 1) {
-    Value *p = b_.CreateBitCast(split_ptr(out, so), v->getType()->getPointerTo());
+    Value *p = b_.CreateBitCast(split_offsets_ ? split_ptr(out, so) : elem_ptr(out, off.v), v->getType()->getPointerTo());
     if (mask_) b_.CreateMaskedStore(v, p, al, mask_);
     else b_.CreateAlignedStore(v, p, al);
     return;

@@ -263,6 +263,7 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
         ExprEmitter em(b, T, lanes);
         em.set_slots(slots);
         em.set_mask(mask);
+        em.set_split_offsets(true);
         std::vector<VVal> idx((size_t)r);
         bind_outer(em, idx);
         em.bind(w_axis, em.affine(j, 1));
@@ -276,6 +277,7 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
       llvm::Value *all = b.CreateShuffleVector(concat_vectors(b, vs), pick);
       ExprEmitter es(b, T, C * lanes);
       es.set_slots(slots);
+      es.set_split_offsets(true);
       es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
       std::vector<VVal> idx((size_t)r);
       bind_outer(es, idx);
@@ -411,6 +413,7 @@ EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string 
       ExprEmitter em(b, T, lanes);
       em.set_slots(slots);
       em.set_mask(mask);
+      em.set_split_offsets(true);
       std::vector<VVal> idx = bind_row(em, seg, j, false);
       em.store(out_slot, idx, em.emit(seg.expr), out.dtype);
     };

@@ -141,6 +141,7 @@ Target resolve_target(const std::string &name) {
     t.isa = TINYRT_ISA_ARM_NEON | TINYRT_ISA_ARM_VFPV4;
     t.vector_bytes = 16;
     t.vector_regs = 16;
+    t.vector_imm_offsets = false;
     // Executed instructions (qemu), with the lane products (vmla by
     // scalar): 3x2 beats 4x2 (which spills), 2x4, 6x1, 2x2, 4x1 and 3x3 on
     // resnet8_cifar (6.30 M vs 7.05 / 6.62 / 6.73 / 6.85 / 6.84 / 9.10 M)

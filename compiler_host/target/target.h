@@ -39,6 +39,10 @@ struct Target {
   int vector_regs = 16;
   bool hard_float = false;   // armhf calling convention
   bool masked_tail = false;  // cheap masked loads/stores for loop tails
+  // Vector loads and stores take a register plus an immediate offset
+  // (x86-64, AArch64; ARMv7 NEON's vld1/vst1 take a register only, and
+  // walk constant strides by post-increment instead).
+  bool vector_imm_offsets = true;
   int ptr_bytes = 8;
   // Tools for linking and running the target's code on this host.
   std::string cc;                     // C compiler driver
