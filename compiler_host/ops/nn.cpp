@@ -158,6 +158,62 @@ GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight) {
 
 namespace {
 
+Attr ints_attr(std::vector<int64_t> v) {
+  Attr a;
+  a.kind = Attr::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+// A 3-D convolution with constant float weights through the 2-D GEMM
+// kernel, over depth slices:
+//   U[n*OD + od, c*KD + kd, h, w] = X[n, c, od*sd + kd*dd - pd, h, w]
+//     (zero where the depth is padding: a loop kernel, KD/sd copies of X);
+//   Z = the 2-D convolution of U by W viewed as [OC, IC/G * KD, KH, KW]
+//     (the same bytes; group g's channels stay contiguous), bias fused;
+//   Y[n, oc, od, oh, ow] = Z[n*OD + od, oc, oh, ow]  (a loop kernel).
+void lower_conv3d_gemm(const Node &n, LowerCtx &c, const Window &win) {
+  const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
+  const DType t = X.dtype;
+  const int64_t N = X.shape[0], C = X.shape[1], D = win.in[0], KD = win.k[0], OD = win.out[0];
+  const int64_t OC = W.shape[0], ICg = W.shape[1];
+  const std::string base = c.g.v(n.out[0]).name;
+  Shape ushape = {N * OD, C * KD, win.in[1], win.in[2]};
+  c.g.check_size(ushape, n.where() + ": the 3-D convolution's depth slices");
+  int u = c.temp(base + "_slices", t, ushape);
+  ExprP od = bin(EOp::Rem, var(0), cidx(OD)), kd = bin(EOp::Rem, var(1), cidx(KD));
+  ExprP dpos = od * cidx(win.s[0]) + kd * cidx(win.d[0]) - cidx(win.pb[0]);
+  c.kernel(u, {n.in[0]},
+           select(in_range(dpos, D), load(0, t, {var(0) / cidx(OD), var(1) / cidx(KD), dpos, var(2), var(3)}),
+                  cst(t, 0)));
+
+  Shape wshape = {OC, ICg * KD, win.k[1], win.k[2]};
+  int wv = c.g.add_const(c.g.fresh_name(W.name + "_2d"), make_const(W.dtype, wshape, W.data->bytes));
+  Shape zshape = {N * OD, OC, win.out[1], win.out[2]};
+  int z = c.temp(base + "_planes", t, zshape);
+  // The 2-D convolution as a node of its own, for the shared lowering.
+  Node n2 = n;
+  n2.attrs.erase("auto_pad");
+  n2.attrs["kernel_shape"] = ints_attr({win.k[1], win.k[2]});
+  n2.attrs["strides"] = ints_attr({win.s[1], win.s[2]});
+  n2.attrs["dilations"] = ints_attr({win.d[1], win.d[2]});
+  n2.attrs["pads"] = ints_attr({win.pb[1], win.pb[2], win.pe[1], win.pe[2]});
+  n2.in = {u, wv};
+  n2.out = {z};
+  auto id = [](ExprP v) { return v; };
+  ExprP sum = conv_sum(n2, ushape, wshape, t, t, t, id, id);
+  std::vector<int> ins = {u, wv};
+  ExprP bias;
+  if (n.has_in(2)) {
+    ins.push_back(n.in[2]);
+    bias = load(2, t, {var(1)});
+  }
+  GemmSpec s = conv_gemm_spec(n2, c.g, wv);
+  s.epilogue = bias ? acc(t) + bias : acc(t);
+  c.scheduled(KernelKind::Gemm, z, ins, bias ? sum + bias : sum, s);
+  c.kernel(n.out[0], {z}, load(0, t, {var(0) * cidx(OD) + var(2), var(1), var(3), var(4)}));
+}
+
 void def_conv() {
   OpDef d;
   d.name = "Conv";
@@ -188,6 +244,10 @@ void def_conv() {
     // the depthwise family (vector over channels). A channel multiplier
     // above 1 stays with the generic loop emitter.
     bool depthwise = G > 1 && ICg == 1;
+    if (W.is_const() && t == DType::F32 && win.nsp == 3) {
+      lower_conv3d_gemm(n, c, win);
+      return;
+    }
     if (!W.is_const() || t != DType::F32 || win.nsp > 2 || (depthwise && OC != G)) {
       c.kernel(n.out[0], ins, expr);  // the generic loop emitter
       return;
