@@ -102,9 +102,25 @@ class Bounds {
             if (b[l].lo == b[l].hi && b[l].lo >= 0 && b[l].lo < 32 && small(a[l]))
               r[l] = fit(mul(a[l], {Int(1) << (int)b[l].lo, Int(1) << (int)b[l].lo}));
             break;
+          // By a positive constant: division truncates toward zero, so the
+          // quotient is monotonic in the dividend; a remainder of a
+          // nonnegative dividend lies in [0, c - 1] (and is the dividend
+          // when that is below c).
+          case llvm::Instruction::SDiv:
+          case llvm::Instruction::UDiv:
+            if (b[l].lo == b[l].hi && b[l].lo > 0 && (bo->getOpcode() == llvm::Instruction::SDiv || nonneg(a[l])))
+              r[l] = fit({a[l].lo / b[l].lo, a[l].hi / b[l].lo});
+            break;
+          case llvm::Instruction::SRem:
+          case llvm::Instruction::URem:
+            if (b[l].lo == b[l].hi && b[l].lo > 0 && nonneg(a[l]))
+              r[l] = a[l].hi < b[l].lo ? a[l] : Interval{0, b[l].lo - 1};
+            break;
           default: break;
         }
       }
+    } else if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v); sel && clamp_lanes(sel, n, &r)) {
+      // a clamp written as compare and select
     } else if (auto *ca = llvm::dyn_cast<llvm::CastInst>(v)) {
       std::vector<Interval> a = lanes_of(ca->getOperand(0), n);
       unsigned from = ca->getSrcTy()->getScalarSizeInBits();
@@ -128,6 +144,25 @@ class Bounds {
     }
     active_.erase(v);
     return r;
+  }
+
+  // select(p < q, p, q) and its variants (signed compares) as the minimum
+  // or maximum of p and q, lane by lane: the vector clamps the loop
+  // emitter writes.
+  bool clamp_lanes(llvm::SelectInst *sel, unsigned n, std::vector<Interval> *r) {
+    auto *cmp = llvm::dyn_cast<llvm::ICmpInst>(sel->getCondition());
+    if (!cmp || !cmp->isSigned()) return false;
+    llvm::Value *p = cmp->getOperand(0), *q = cmp->getOperand(1);
+    llvm::Value *t = sel->getTrueValue(), *f = sel->getFalseValue();
+    bool picks_p = t == p && f == q, picks_q = t == q && f == p;
+    if (!picks_p && !picks_q) return false;
+    bool less = cmp->getPredicate() == llvm::CmpInst::ICMP_SLT || cmp->getPredicate() == llvm::CmpInst::ICMP_SLE;
+    bool is_min = less == picks_p;  // p < q ? p : q is the minimum
+    std::vector<Interval> a = lanes_of(p, n), b = lanes_of(q, n);
+    for (unsigned l = 0; l < n; ++l)
+      (*r)[l] = is_min ? Interval{std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)}
+                       : Interval{std::max(a[l].lo, b[l].lo), std::max(a[l].hi, b[l].hi)};
+    return true;
   }
 
   // A gather's or scatter's lanes: a GEP of one base pointer by a vector
@@ -526,7 +561,16 @@ class Bounds {
         if (c1 && c >= 0) r = {0, c};
         break;
       case llvm::Instruction::SRem:
-        if (c1 && c > 0) r = {-(Int)(c - 1), (Int)(c - 1)};
+        if (c1 && c > 0) {
+          Interval x = of(se_.getSCEV(i->getOperand(0)));
+          r = nonneg(x) ? (x.hi < c ? x : Interval{0, (Int)(c - 1)}) : Interval{-(Int)(c - 1), (Int)(c - 1)};
+        }
+        break;
+      case llvm::Instruction::SDiv:  // truncates toward zero: monotonic in the dividend
+        if (c1 && c > 0) {
+          Interval x = of(se_.getSCEV(i->getOperand(0)));
+          r = {x.lo / c, x.hi / c};
+        }
         break;
       case llvm::Instruction::Or:
         // x | c lies in [x, x + c] for x, c >= 0.

@@ -183,8 +183,11 @@ void lower_conv3d_gemm(const Node &n, LowerCtx &c, const Window &win) {
   int u = c.temp(base + "_slices", t, ushape);
   ExprP od = bin(EOp::Rem, var(0), cidx(OD)), kd = bin(EOp::Rem, var(1), cidx(KD));
   ExprP dpos = od * cidx(win.s[0]) + kd * cidx(win.d[0]) - cidx(win.pb[0]);
+  // The depth is clamped into the input where the load is formed, so that
+  // the (per-lane, gathered) load is in bounds whatever the select picks.
+  ExprP dload = emax(cidx(0), emin(cidx(D - 1), dpos));
   c.kernel(u, {n.in[0]},
-           select(in_range(dpos, D), load(0, t, {var(0) / cidx(OD), var(1) / cidx(KD), dpos, var(2), var(3)}),
+           select(in_range(dpos, D), load(0, t, {var(0) / cidx(OD), var(1) / cidx(KD), dload, var(2), var(3)}),
                   cst(t, 0)));
 
   Shape wshape = {OC, ICg * KD, win.k[1], win.k[2]};

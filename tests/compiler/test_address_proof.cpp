@@ -95,6 +95,35 @@ TEST(AddressProof, QuotientAndRemainderOfOneIndex) {
   EXPECT_EQ(k.unproved(8), 0);
 }
 
+TEST(AddressProof, GatherLanesThroughVectorClampAndDivision) {
+  // Lanes l = 0..3 of task t gather x[clamp((t + l) / 2 * 2 + (t + l) % 2 - 1, 0, 7)],
+  // the clamp written as compare and select (as the loop emitter writes
+  // vector clamps), signed division and remainder by constants: inside
+  // the 8 floats with the clamp, not without it (t = 0, lane 0 reads x[-1]).
+  for (bool clamp : {false, true}) {
+    Kernel k;
+    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+      auto &b = k.b;
+      auto splat = [&](int v) { return b.CreateVectorSplat(4, b.getInt32(v)); };
+      llvm::Value *lane = llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)});
+      llvm::Value *v = b.CreateAdd(b.CreateVectorSplat(4, t), lane);
+      llvm::Value *i = b.CreateAdd(b.CreateMul(b.CreateSDiv(v, splat(2)), splat(2)), b.CreateSRem(v, splat(2)));
+      i = b.CreateSub(i, splat(1));
+      if (clamp) {
+        i = b.CreateSelect(b.CreateICmpSLT(splat(7), i), splat(7), i);
+        i = b.CreateSelect(b.CreateICmpSGT(splat(0), i), splat(0), i);
+      }
+      llvm::Value *base = b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), k.f->getArg(0), b.getInt64(0)),
+                                          b.getFloatTy()->getPointerTo());
+      llvm::Value *ptrs = b.CreateGEP(b.getFloatTy(), base, i);
+      llvm::Value *all = llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(b.getInt1Ty(), 4));
+      llvm::Value *g = b.CreateMaskedGather(llvm::FixedVectorType::get(b.getFloatTy(), 4), ptrs, llvm::Align(4), all);
+      b.CreateStore(b.CreateExtractElement(g, (uint64_t)0), k.at(64, t));
+    }, "task");
+    EXPECT_EQ(k.unproved(8), clamp ? 0 : 1) << (clamp ? "clamped" : "not clamped");
+  }
+}
+
 TEST(AddressProof, WrappingArithmeticIsNotProved) {
   // Element t * 2^30 in int32 wraps: 0, 2^30, -2^31, -2^30, 0, ... for
   // t = 0..7, inside the 8 floats only for t = 0 and 4.
