@@ -351,6 +351,7 @@ class Bounds {
         }
         // x - c * (x /u c), SCEV's x urem c, among them.
         if (auto qr = quotient_split(llvm::cast<llvm::SCEVAddExpr>(s))) r = meet(r, *qr);
+        if (const llvm::SCEV *n = low_bits_as_remainders(llvm::cast<llvm::SCEVAddExpr>(s))) r = meet(r, of(n));
         return r;
       }
       case llvm::scMulExpr: {
@@ -396,6 +397,48 @@ class Bounds {
   // into quotient and remainder, which SCEV writes back into x): with
   // x = c * q + r, it is (a + k * c) * q + k * r + d, q and r bounded
   // separately.
+  // SCEV writes x urem 2^N as zext(trunc x to iN): the same sum with
+  // each such term as x - 2^N * (x /u 2^N), so that it cancels against
+  // the quotient terms of the same x (an index decomposed into t % 4,
+  // (t / 4) % 5, t / 20 ... sums back to t plus quotients, which
+  // quotient_split bounds). nullptr when there is no such term.
+  const llvm::SCEV *low_bits_as_remainders(const llvm::SCEVAddExpr *e) {
+    llvm::SmallVector<const llvm::SCEV *, 8> ops;
+    bool changed = false;
+    for (const llvm::SCEV *op : e->operands()) {
+      auto *z = llvm::dyn_cast<llvm::SCEVZeroExtendExpr>(op);
+      const llvm::SCEV *x = z ? wide_of_truncation(z->getOperand(), e->getType()) : nullptr;
+      unsigned bits = z ? z->getOperand()->getType()->getIntegerBitWidth() : 0;
+      if (!x || bits >= 62) {
+        ops.push_back(op);
+        continue;
+      }
+      const llvm::SCEV *p = se_.getConstant(e->getType(), uint64_t(1) << bits);
+      ops.push_back(se_.getMinusSCEV(x, se_.getMulExpr(p, se_.getUDivExpr(x, p))));
+      changed = true;
+    }
+    if (!changed) return nullptr;
+    const llvm::SCEV *n = se_.getAddExpr(ops);
+    return n == e ? nullptr : n;
+  }
+
+  // x of type `wide` with trunc(x) == y: y a truncation, or a recurrence
+  // SCEV formed by truncating one ({trunc s, +, c} is trunc {s, +, c}).
+  const llvm::SCEV *wide_of_truncation(const llvm::SCEV *y, llvm::Type *wide) {
+    const llvm::SCEV *x = nullptr;
+    if (auto *tr = llvm::dyn_cast<llvm::SCEVTruncateExpr>(y)) {
+      x = tr->getOperand();
+    } else if (auto *ar = llvm::dyn_cast<llvm::SCEVAddRecExpr>(y); ar && ar->isAffine()) {
+      auto *st = llvm::dyn_cast<llvm::SCEVTruncateExpr>(ar->getStart());
+      auto *step = llvm::dyn_cast<llvm::SCEVConstant>(ar->getStepRecurrence(se_));
+      if (st && step && st->getOperand()->getType() == wide)
+        x = se_.getAddRecExpr(st->getOperand(), se_.getConstant(wide, step->getAPInt().getZExtValue()), ar->getLoop(),
+                              llvm::SCEV::FlagAnyWrap);
+    }
+    if (!x || x->getType() != wide || se_.getTruncateExpr(x, y->getType()) != y) return nullptr;
+    return x;
+  }
+
   std::optional<Interval> quotient_split(const llvm::SCEVAddExpr *e) {
     std::optional<Interval> best;  // every split is sound: the tightest
     for (const llvm::SCEV *term : e->operands()) {

@@ -124,6 +124,24 @@ TEST(AddressProof, GatherLanesThroughVectorClampAndDivision) {
   }
 }
 
+TEST(AddressProof, NestedQuotientsOfTheTaskIndex) {
+  // Task t < 140 = 7 * 5 * 4 reads element 360 * (t / 140) + 4 * ((t / 4) % 5) + t % 4
+  // of a 20-float tensor (the first quotient signed, as the loop emitter
+  // writes it): below 20 for every task. SCEV writes t % 4 as the low bits
+  // of t, which must cancel against 4 * (t / 4) for the bound to be tight.
+  Kernel k;
+  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
+    auto &b = k.b;
+    llvm::Value *w = b.CreateURem(t, b.getInt32(4)), *t4 = b.CreateUDiv(t, b.getInt32(4));
+    llvm::Value *h = b.CreateURem(t4, b.getInt32(5)), *t20 = b.CreateUDiv(t4, b.getInt32(5));
+    llvm::Value *n = b.CreateSDiv(t20, b.getInt32(7));
+    llvm::Value *i = b.CreateAdd(b.CreateAdd(b.CreateMul(n, b.getInt32(360)), b.CreateMul(h, b.getInt32(4))), w);
+    b.CreateStore(b.CreateLoad(b.getFloatTy(), k.at(0, i)), k.at(0, i));
+  }, "task");
+  k.b.CreateRetVoid();
+  EXPECT_EQ(prove_addresses(*k.f, {{0, 80}}, 140).unproved.size(), 0u);
+}
+
 TEST(AddressProof, WrappingArithmeticIsNotProved) {
   // Element t * 2^30 in int32 wraps: 0, 2^30, -2^31, -2^30, 0, ... for
   // t = 0..7, inside the 8 floats only for t = 0 and 4.
