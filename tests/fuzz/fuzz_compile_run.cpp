@@ -110,6 +110,7 @@ struct Ctx {
   std::vector<DataTensor> data;
   int next = 0;
   bool accum = false, approx = false;
+  bool rough = false;  // values of the chain so far may have left the nice set (Added::rough)
   bool no_extremes = false;  // specials only NaN, infinities and zeros (float Mod)
 
   explicit Ctx(FuzzedDataProvider &fdp) : f(fdp) {}
@@ -259,12 +260,20 @@ struct Added {
   std::string out;
   Cls cls = Exact;
   std::string extra;  // a second output worth checking (TopK indices)
+  // Exact per element, but its values may leave the nice set (1/3,
+  // sqrt 2, 0.01 x): a sum over them later depends on the order.
+  bool rough = false;
 };
 
 Added unary_float(Ctx &c, const Val &x) {
   static const char *exact[] = {"Relu", "Abs", "Neg", "Floor", "Ceil", "Round", "Sign", "Sqrt", "Reciprocal", "Identity"};
   static const char *approx[] = {"Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Softsign", "HardSwish"};
-  if (c.f.ConsumeBool()) return {c.node(exact[c.pick(10)], {x.name}).output(0), Exact};
+  if (c.f.ConsumeBool()) {
+    std::string op = exact[c.pick(10)];
+    Added a{c.node(op, {x.name}).output(0), Exact};
+    a.rough = op == "Sqrt" || op == "Reciprocal";
+    return a;
+  }
   return {c.node(approx[c.pick(8)], {x.name}).output(0), Approx};
 }
 
@@ -273,8 +282,11 @@ Added unary_attr(Ctx &c, const Val &x) {
   switch (c.pick(6)) {
     case 0: {
       auto &n = c.node("LeakyRelu", {x.name});
-      OnnxBuilder::attr(n, "alpha", alphas[c.pick(5)]);
-      return {n.output(0), Exact};
+      float alpha = alphas[c.pick(5)];
+      OnnxBuilder::attr(n, "alpha", alpha);
+      Added a{n.output(0), Exact};
+      a.rough = alpha == 0.01f;
+      return a;
     }
     case 1: {
       auto &n = c.node("Elu", {x.name});
@@ -321,7 +333,9 @@ Added binary(Ctx &c, const Val &x) {
     // quotient is small (docs/SECURITY.md), as it is for nice values
     // without denormal or huge specials.
     if (op == "Mod") c.no_extremes = true;
-    return {n.output(0), op == "Pow" ? Approx : op == "Mod" ? Accum : Exact};
+    Added a{n.output(0), op == "Pow" ? Approx : op == "Mod" ? Accum : Exact};
+    a.rough = op == "Div";
+    return a;
   }
   static const char *ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "Equal", "Less", "Greater"};
   return {c.node(ops[c.pick(10)], ins).output(0), Exact};
@@ -849,7 +863,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
     for (int tries = 0; tries < 4 && a.out.empty(); ++tries) a = add_op(c, x);
     if (a.out.empty()) break;
     c.accum = c.accum || a.cls == Accum;
-    c.approx = c.approx || a.cls == Approx;
+    // A sum over values that left the nice set is compared with tolerance.
+    c.approx = c.approx || a.cls == Approx || (a.cls == Accum && c.rough);
+    c.rough = c.rough || a.rough;
     Val y;
     y.name = a.out;
     if (!infer(c.b.model(), &y)) return 0;
