@@ -199,30 +199,32 @@ struct WinogradEmitter {
     return d;
   }
 
+  // The row results of a tile (rows[i][j]), or, when `frugal`, nothing:
+  // they were stored into the tile's planes (i * a + j) and are read back.
+  using Rows = std::vector<std::vector<Value *>>;
+  Value *row_result(const Rows &rows, Value *t, int i, int j, Value *c0, int lanes) {
+    return frugal ? load_lanes(b, vf32, plane_ptr(t, i * a + j, c0), lanes) : rows[(size_t)i][(size_t)j];
+  }
+
   // One tile, channels [c0, c0 + lanes): V = B^T d B. Whole (the a*a
   // intermediate vectors in registers), or, when they would not fit the
   // target's registers (`frugal`), its first half: d B stored into the
-  // tile's planes of V; in_tile_columns then finishes B^T (d B) in place.
+  // tile's planes of V; in_tile_columns, in a loop of its own, then
+  // finishes B^T (d B) in place.
   void in_tile(bool inside, Value *t, const TileOffsets &o, const std::vector<Value *> &row_ok,
                const std::vector<Value *> &col_ok, Value *c0, int lanes) {
-    std::vector<std::vector<Value *>> tmp((size_t)a);
+    Rows tmp((size_t)a);
     for (int i = 0; i < a; ++i) {
       tmp[(size_t)i] = transform(mx.bt, a, window_row(inside, i, o, row_ok, col_ok, c0, lanes));
       if (frugal)
         for (int nu = 0; nu < a; ++nu) store_lanes(b, tmp[(size_t)i][(size_t)nu], plane_ptr(t, i * a + nu, c0), lanes);
     }
-    if (frugal) return;
-    for (int nu = 0; nu < a; ++nu) {
-      std::vector<Value *> col((size_t)a);
-      for (int i = 0; i < a; ++i) col[(size_t)i] = tmp[(size_t)i][(size_t)nu];
-      std::vector<Value *> v = transform(mx.bt, a, col);
-      for (int xi = 0; xi < a; ++xi) store_lanes(b, v[(size_t)xi], plane_ptr(t, xi * a + nu, c0), lanes);
-    }
+    if (!frugal) in_tile_columns(tmp, t, c0, lanes);
   }
-  void in_tile_columns(Value *t, Value *c0, int lanes) {
+  void in_tile_columns(const Rows &tmp, Value *t, Value *c0, int lanes) {
     for (int nu = 0; nu < a; ++nu) {
       std::vector<Value *> col((size_t)a);
-      for (int i = 0; i < a; ++i) col[(size_t)i] = load_lanes(b, vf32, plane_ptr(t, i * a + nu, c0), lanes);
+      for (int i = 0; i < a; ++i) col[(size_t)i] = row_result(tmp, t, i, nu, c0, lanes);
       std::vector<Value *> v = transform(mx.bt, a, col);
       for (int xi = 0; xi < a; ++xi) store_lanes(b, v[(size_t)xi], plane_ptr(t, xi * a + nu, c0), lanes);
     }
@@ -255,7 +257,7 @@ struct WinogradEmitter {
       else channels(false);
       // A separate loop, so that the optimizer does not forward the
       // stored rows back into registers.
-      if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns(t, c0, lanes); });
+      if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns({}, t, c0, lanes); });
     }, "tw");
   }
 
@@ -267,7 +269,7 @@ struct WinogradEmitter {
   // M A stored back into the tile's first `width` planes of each row of M
   // (M is this kernel's alone), and out_tile_columns finishes it.
   void out_tile(Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
-    std::vector<std::vector<Value *>> tmp((size_t)a);
+    Rows tmp((size_t)a);
     for (int xi = 0; xi < a; ++xi) {
       std::vector<Value *> row((size_t)a);
       for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vf32, plane_ptr(t, xi * a + nu, c0), lanes);
@@ -275,21 +277,14 @@ struct WinogradEmitter {
       if (frugal)
         for (int j = 0; j < width; ++j) store_lanes(b, tmp[(size_t)xi][(size_t)j], plane_ptr(t, xi * a + j, c0), lanes);
     }
-    if (frugal) return;
-    ExprEmitter em(b, T, L);
-    em.set_slots(slots);
-    for (int j = 0; j < width; ++j) {
-      std::vector<Value *> col((size_t)a);
-      for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = tmp[(size_t)xi][(size_t)j];
-      store_column(em, n, th, b.CreateAdd(ow0, i32(j)), transform(mx.at, m, col), c0, lanes);
-    }
+    if (!frugal) out_tile_columns(tmp, t, n, th, ow0, width, c0, lanes);
   }
-  void out_tile_columns(Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
+  void out_tile_columns(const Rows &tmp, Value *t, Value *n, Value *th, Value *ow0, int width, Value *c0, int lanes) {
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
     for (int j = 0; j < width; ++j) {
       std::vector<Value *> col((size_t)a);
-      for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = load_lanes(b, vf32, plane_ptr(t, xi * a + j, c0), lanes);
+      for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = row_result(tmp, t, xi, j, c0, lanes);
       store_column(em, n, th, b.CreateAdd(ow0, i32(j)), transform(mx.at, m, col), c0, lanes);
     }
   }
@@ -315,7 +310,7 @@ struct WinogradEmitter {
       Value *ow0 = b.CreateMul(tw, i32(m));
       for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile(t, n, th, ow0, width, c0, lanes); });
       if (frugal)
-        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile_columns(t, n, th, ow0, width, c0, lanes); });
+        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile_columns({}, t, n, th, ow0, width, c0, lanes); });
     };
     emit_counted_loop(b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
     if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
