@@ -135,12 +135,8 @@ class Bounds {
       for (unsigned l = 0; l < n; ++l) r[l] = hull(a[l], b[l]);
     } else if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(v)) {
       auto id = ii->getIntrinsicID();
-      if (id == llvm::Intrinsic::smax || id == llvm::Intrinsic::smin) {
-        std::vector<Interval> a = lanes_of(ii->getArgOperand(0), n), b = lanes_of(ii->getArgOperand(1), n);
-        for (unsigned l = 0; l < n; ++l)
-          r[l] = id == llvm::Intrinsic::smax ? Interval{std::max(a[l].lo, b[l].lo), std::max(a[l].hi, b[l].hi)}
-                                             : Interval{std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)};
-      }
+      if (id == llvm::Intrinsic::smax || id == llvm::Intrinsic::smin)
+        r = min_max_lanes(id == llvm::Intrinsic::smin, ii->getArgOperand(0), ii->getArgOperand(1), n);
     }
     active_.erase(v);
     return r;
@@ -157,12 +153,16 @@ class Bounds {
     bool picks_p = t == p && f == q, picks_q = t == q && f == p;
     if (!picks_p && !picks_q) return false;
     bool less = cmp->getPredicate() == llvm::CmpInst::ICMP_SLT || cmp->getPredicate() == llvm::CmpInst::ICMP_SLE;
-    bool is_min = less == picks_p;  // p < q ? p : q is the minimum
-    std::vector<Interval> a = lanes_of(p, n), b = lanes_of(q, n);
-    for (unsigned l = 0; l < n; ++l)
-      (*r)[l] = is_min ? Interval{std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)}
-                       : Interval{std::max(a[l].lo, b[l].lo), std::max(a[l].hi, b[l].hi)};
+    *r = min_max_lanes(less == picks_p, p, q, n);  // p < q ? p : q is the minimum
     return true;
+  }
+  // min(p, q) or max(p, q), lane by lane.
+  std::vector<Interval> min_max_lanes(bool is_min, llvm::Value *p, llvm::Value *q, unsigned n) {
+    std::vector<Interval> a = lanes_of(p, n), b = lanes_of(q, n), r(n);
+    for (unsigned l = 0; l < n; ++l)
+      r[l] = is_min ? Interval{std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)}
+                    : Interval{std::max(a[l].lo, b[l].lo), std::max(a[l].hi, b[l].hi)};
+    return r;
   }
 
   // A gather's or scatter's lanes: a GEP of one base pointer by a vector

@@ -206,4 +206,11 @@ Attr int_attr(int64_t v) {
   return a;
 }
 
+Attr ints_attr(std::vector<int64_t> v) {
+  Attr a;
+  a.kind = Attr::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
 }  // namespace tinyrt

@@ -154,9 +154,10 @@ struct Graph {
 
 // Builders for passes and expansions that add nodes: a node of ai.onnx op
 // `op` (the model's opset) named after `base`, a value whose type and
-// shape inference sets, an int attribute.
+// shape inference sets, an int or ints attribute.
 Node make_node(Graph &g, const std::string &op, const std::string &base, std::vector<int> in, std::vector<int> out);
 int new_value(Graph &g, const std::string &base);
 Attr int_attr(int64_t v);
+Attr ints_attr(std::vector<int64_t> v);
 
 }  // namespace tinyrt

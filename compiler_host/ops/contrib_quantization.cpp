@@ -103,13 +103,6 @@ void def_unary(const std::string &name, const std::string &op, std::vector<std::
   });
 }
 
-Attr ints(std::vector<int64_t> v) {
-  Attr a;
-  a.kind = Attr::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
 // QLinearGlobalAveragePool (X, x_scale, x_zero_point, y_scale,
 // y_zero_point; channels_last): the mean over the spatial axes, which
 // follow the channel axis, or precede it with channels_last = 1.
@@ -126,9 +119,9 @@ void def_global_average_pool() {
     for (int i = 1; i < r - 1; ++i) to_first.push_back(i);
     for (int i = 2; i < r; ++i) to_last.push_back(i);
     to_last.push_back(1);
-    if (last) x = e.add("Transpose", {x}, {{"perm", ints(to_first)}});
+    if (last) x = e.add("Transpose", {x}, {{"perm", ints_attr(to_first)}});
     int p = e.add("GlobalAveragePool", {x});
-    if (last) p = e.add("Transpose", {p}, {{"perm", ints(to_last)}});
+    if (last) p = e.add("Transpose", {p}, {{"perm", ints_attr(to_last)}});
     e.q(p, 3, 4, X.dtype);
     return e.nodes;
   });

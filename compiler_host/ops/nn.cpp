@@ -158,13 +158,6 @@ GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight) {
 
 namespace {
 
-Attr ints_attr(std::vector<int64_t> v) {
-  Attr a;
-  a.kind = Attr::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
 // A 3-D convolution with constant float weights through the 2-D GEMM
 // kernel, over depth slices:
 //   U[n*OD + od, c*KD + kd, h, w] = X[n, c, od*sd + kd*dd - pd, h, w]
