@@ -3,7 +3,7 @@
 // Generated code never calls libm. Error bounds over all normal float32
 // inputs, checked by tests/math/test_math_accuracy on every target (measured
 // maxima in parentheses): exp 2 ulp (1.2), log 3 ulp (2.8), tanh 8 ulp (3.2),
-// sigmoid 3 ulp (2.3), erf 8 ulp (4.3; absolute 2.6e-7), sin/cos/tan and
+// sigmoid 3 ulp (2.3), erf 8 ulp (5.4; absolute 3.2e-7), sin/cos/tan and
 // atan as reported by that test. float64 inputs are computed through the
 // float32 approximations.
 #pragma once
@@ -42,6 +42,9 @@ class MathEmitter {
   // and division is slow (x86: vdivps; ARMv7 NEON: no vector division),
   // else a division. `finite`: d is never +inf (skips that case).
   llvm::Value *recip(llvm::Value *d, bool finite = false);
+  // n / d for finite d >= 1: n * recip(d) where recip has an estimate,
+  // else a division.
+  llvm::Value *quotient(llvm::Value *n, llvm::Value *d);
 
  private:
   llvm::Value *c(double v, llvm::Type *t);
@@ -55,6 +58,7 @@ class MathEmitter {
   llvm::Value *int_type_bits(llvm::Value *x);  // bitcast float -> i32 (vector)
   llvm::Type *int_type(llvm::Type *ft);
   bool native_rounding() const;
+  bool has_recip_estimate(llvm::Type *ft) const;  // recip() refines an estimate (else divides)
   llvm::IRBuilder<> &b_;
   const Target &t_;
 };

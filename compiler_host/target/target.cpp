@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Support/Host.h>
@@ -114,12 +115,16 @@ static Target x86(const std::string &name, bool avx512, bool vnni = false) {
 
 Target resolve_target(const std::string &name) {
   if (name == "host") {
-    llvm::StringMap<bool> f;
-    llvm::sys::getHostCPUFeatures(f);
-    bool avx512 = f.lookup("avx512f") && f.lookup("avx512bw") && f.lookup("avx512vl") &&
-                  f.lookup("avx512dq");
 #if defined(__x86_64__)
-    bool vnni = avx512 && f.lookup("avx512vnni");
+    // The host's features, asked once per process (cpuid is a VM exit on
+    // virtual machines; the fuzzers resolve the target per input).
+    static const std::pair<bool, bool> host = [] {
+      llvm::StringMap<bool> f;
+      llvm::sys::getHostCPUFeatures(f);
+      bool avx512 = f.lookup("avx512f") && f.lookup("avx512bw") && f.lookup("avx512vl") && f.lookup("avx512dq");
+      return std::make_pair(avx512, avx512 && f.lookup("avx512vnni"));
+    }();
+    auto [avx512, vnni] = host;
     return x86(vnni ? "x86-64-avx512-vnni" : avx512 ? "x86-64-avx512" : "x86-64-avx2", avx512, vnni);
 #else
     fail_usage("--target host is only implemented on x86-64 hosts; name the target");
