@@ -517,6 +517,7 @@ Value *ExprEmitter::float_unary(EOp op, Value *x, DType t) {
     case EOp::Cos: return back(math_.cos(f32(x)));
     case EOp::Tan: return back(math_.tan(f32(x)));
     case EOp::Atan: return back(math_.atan(f32(x)));
+    case EOp::ExpNeg: return back(math_.exp_neg_clamped(f32(x)));
     default: fail_internal(std::string("float unary ") + eop_name(op));
   }
 }

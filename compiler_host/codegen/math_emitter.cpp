@@ -199,6 +199,11 @@ Value *MathEmitter::exp_neg(Value *a) {
   return b_.CreateFMul(p, scale);
 }
 
+Value *MathEmitter::exp_neg_clamped(Value *a) {
+  Type *ft = a->getType();
+  return exp_neg(b_.CreateSelect(b_.CreateFCmpOLT(a, c(0, ft)), c(0, ft), a));  // NaN: the compare is false
+}
+
 Value *MathEmitter::sigmoid(Value *x) {
   // z = e^-|x| in (0, 1], s = 1 / (1 + z): sigmoid(x) = s for x >= 0 and
   // z * s for x < 0. Nothing overflows and 1 + z is in [1, 2], so the

@@ -23,6 +23,10 @@ class MathEmitter {
   llvm::Value *tanh(llvm::Value *x);
   llvm::Value *sigmoid(llvm::Value *x);
   llvm::Value *erf(llvm::Value *x);
+  // e^-max(a, 0), NaN passing (EOp::ExpNeg: softmax's e^(x - max)): about
+  // half of exp()'s instructions (one clamp, no special cases, 2^n in one
+  // step).
+  llvm::Value *exp_neg_clamped(llvm::Value *a);
   // Trigonometry: Cody-Waite reduction by pi/2 (accurate for |x| < 1e5).
   llvm::Value *sin(llvm::Value *x);
   llvm::Value *cos(llvm::Value *x);

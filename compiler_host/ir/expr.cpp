@@ -245,7 +245,7 @@ ExprP reduce_init_cst(ReduceKind k, DType t) {
 const char *eop_name(EOp op) {
   static const char *names[] = {"const", "var", "load", "acc", "neg", "abs", "sqrt", "exp",
                                 "log", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
-                                "recip", "sin", "cos", "tan", "atan", "not", "cast", "add", "sub",
+                                "recip", "sin", "cos", "tan", "atan", "expneg", "not", "cast", "add", "sub",
                                 "mul", "div", "rem", "min", "max", "pow", "eq", "ne", "lt", "le",
                                 "gt", "ge", "and", "or", "xor", "shl", "shr", "select", "reduce"};
   return names[(int)op];

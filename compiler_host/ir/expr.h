@@ -30,6 +30,7 @@ enum class EOp : uint8_t {
   // unary, result type = operand type unless noted
   Neg, Abs, Sqrt, Exp, Log, Tanh, Sigmoid, Erf, Floor, Ceil, Round, Recip,
   Sin, Cos, Tan, Atan,
+  ExpNeg,  // e^-a for a >= 0 (the shifted exponent of softmax and logsumexp): e^-max(a, 0)
   Not,   // bool
   Cast,  // to `type`
   // binary, operands of one type

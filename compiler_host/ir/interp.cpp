@@ -50,6 +50,7 @@ double eval_float_op(EOp op, double a, double b, DType t) {
     case EOp::Cos: r = std::cos(a); break;
     case EOp::Tan: r = std::tan(a); break;
     case EOp::Atan: r = std::atan(a); break;
+    case EOp::ExpNeg: r = std::isnan(a) ? a : std::exp(-std::max(a, 0.0)); break;
     case EOp::Add: r = a + b; break;
     case EOp::Sub: r = a - b; break;
     case EOp::Mul: r = a * b; break;

@@ -184,8 +184,9 @@ void lower_softmax(LowerCtx &c, int x_id, int out, const std::vector<bool> &red,
   }
   ExprP shifted = load(0, t, all) - load(1, t, keep.bcast);
   if (kind == SoftKind::Softmax) {
+    // e^(x - max) as e^-(max - x): the argument is never positive.
     int ex = c.temp(x.name + "_exp", t, x.shape);
-    c.kernel(ex, {x_id, mx}, un(EOp::Exp, shifted));
+    c.kernel(ex, {x_id, mx}, un(EOp::ExpNeg, load(1, t, keep.bcast) - load(0, t, all)));
     int sm = c.temp(x.name + "_sum", t, keep.out_shape);
     c.kernel(sm, {ex}, reduce(ReduceKind::Sum, keep.rvars, load(0, t, keep.in_index)));
     c.kernel(out, {ex, sm}, load(0, t, all) / load(1, t, keep.bcast));
@@ -196,7 +197,7 @@ void lower_softmax(LowerCtx &c, int x_id, int out, const std::vector<bool> &red,
   std::vector<ExprP> mi;
   for (int i = 0; i < r; ++i) mi.push_back(red[i] ? cidx(0) : var(i));
   c.kernel(ls, {x_id, mx},
-           un(EOp::Log, reduce(ReduceKind::Sum, keep.rvars, un(EOp::Exp, load(0, t, keep.in_index) - load(1, t, mi)))));
+           un(EOp::Log, reduce(ReduceKind::Sum, keep.rvars, un(EOp::ExpNeg, load(1, t, mi) - load(0, t, keep.in_index)))));
   c.kernel(out, {x_id, mx, ls}, shifted - load(2, t, keep.bcast));
 }
 

@@ -126,7 +126,7 @@ bool has_costly_op(const ExprP &e) {
   visit(e, [&](const Expr &x) {
     switch (x.op) {
       case EOp::Exp: case EOp::Log: case EOp::Tanh: case EOp::Sigmoid: case EOp::Erf: case EOp::Sin:
-      case EOp::Cos: case EOp::Tan: case EOp::Atan: case EOp::Pow: case EOp::Sqrt: case EOp::Recip:
+      case EOp::Cos: case EOp::Tan: case EOp::Atan: case EOp::ExpNeg: case EOp::Pow: case EOp::Sqrt: case EOp::Recip:
       case EOp::Reduce:
         costly = true;
         break;
