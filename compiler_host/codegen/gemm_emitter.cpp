@@ -39,6 +39,7 @@
 // padding each). float (pack_weights): an unpadded convolution over a
 // dense channels-last X (an STFT's 400 taps of one channel: 100 lane
 // quads on NEON instead of 400 one-channel steps).
+#include <algorithm>
 #include <tuple>
 
 #include "codegen/int8_dot.h"
@@ -175,6 +176,9 @@ struct GemmEmitter {
 
   void tile(const TileSpec &t, Value *g, Value *wtile, Value *oc0, int nvv, int last_lanes) {
     int m = t.m;
+    if (s.arena_weights)  // B packed per batch entry (n, oh): [batch][oc tile][K][nr]
+      wtile = b.CreateGEP(xel, wtile, b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh),
+                                                  i32(OCt * KK * ICk * NR)));
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
     Values acc(m * nvv, llvm::Constant::getNullValue(accv));
     if (q)  // int8: start from -x_zero * (sum of the channel's weights)
@@ -417,7 +421,16 @@ struct GemmEmitter {
                               (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1 <= s.in_h),
                  "k_run GEMM without a dense padded input");
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
-    weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
+    if (s.arena_weights) {
+      const SlotRef &w = slots.at(1);
+      // Dense and in logical order: the packing kernel's row-major layout.
+      bool dense = w.numel == s.batch * s.out_h * OCt * ICk * NR && w.span == w.numel && w.strides.back() == 1 &&
+                   std::is_sorted(w.strides.rbegin(), w.strides.rend());
+      TINYRT_CHECK(!q && G == 1 && KK == 1 && dense, "GEMM over run-time weights that are not packed densely");
+      weights = b.CreateBitCast(w.base, xel->getPointerTo());
+    } else {
+      weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
+    }
     if (q) {
       qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
       if (xs[1] == 1) zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);

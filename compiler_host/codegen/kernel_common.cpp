@@ -227,6 +227,7 @@ llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Valu
 std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k) {
   std::vector<bool> used(k.ins.size(), false);
   used[0] = true;
+  if (k.gemm.arena_weights) used.at(1) = true;  // B, packed at run time
   visit(k.gemm.epilogue, [&](const Expr &e) {
     if (e.op == EOp::Load) used[e.id] = true;
   });

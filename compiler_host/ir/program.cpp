@@ -36,8 +36,9 @@ int64_t Program::span_bytes(int v) const {
 }
 
 GemmTileShape gemm_tile_shape(const GemmSpec &s) {
+  // Arena weights differ per batch entry: tiles stay inside one.
   bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
-                s.in_h == s.out_h && s.in_w == s.out_w;
+                s.in_h == s.out_h && s.in_w == s.out_w && (!s.arena_weights || s.batch * s.out_h == 1);
   int64_t ic = s.in_c / s.groups;  // a k_run layer's inner K is a kernel row
   return {s.out_c / s.groups, s.k_run ? s.k_w * ic : ic, linear ? s.batch * s.out_h * s.out_w : s.out_w, linear};
 }

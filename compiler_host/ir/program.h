@@ -20,7 +20,14 @@ struct GemmSpec {
   int64_t batch = 1, in_c = 0, in_h = 1, in_w = 1, out_c = 0, out_h = 1, out_w = 1;
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   int64_t pad_t = 0, pad_l = 0, groups = 1;
-  int weight = -1;  // constant value id, logical [OC, IC/groups, KH, KW]
+  int weight = -1;  // constant value id, logical [OC, IC/groups, KH, KW]; -1 with arena_weights
+  // A product of two activations (MatMul whose B is computed, attention's
+  // Q K^T and P V): B is kernel slot 1, [batch..., K, N], and pack_weights
+  // inserts a loop kernel before this one that packs it at run time, as
+  // [batch][oc tile][K][nr] (zero padded), into the value that becomes
+  // slot 1. Batch index of a pixel: n * out_h + oh (roles n and h take
+  // the batch axes; w the rows M).
+  bool arena_weights = false;
   // Roles -> logical axes of the output (slot: the kernel output) and of the
   // input X (kernel slot 0); -1 when the role has no axis (extent 1).
   int out_axis[4] = {0, 1, 2, 3};  // n, c, h, w

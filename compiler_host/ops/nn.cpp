@@ -416,6 +416,24 @@ void def_matmul() {
     auto id = [](ExprP v, ExprP) { return v; };
     ExprP expr = matmul_sum(A.shape, B.shape, yr, t, B.dtype, t, id, id);
     std::vector<int> ins = {n.in[0], n.in[1]};
+    if (!B.is_const() && t == DType::F32 && (A.rank() == 3 || A.rank() == 4) && B.rank() == A.rank() &&
+        Shape(A.shape.begin(), A.shape.end() - 2) == Shape(B.shape.begin(), B.shape.end() - 2)) {
+      // Both operands computed (attention): batch axes as pixel roles n
+      // (and h), B packed at run time (GemmSpec::arena_weights).
+      int r = A.rank();
+      GemmSpec s;
+      s.batch = A.shape[0];
+      s.in_h = s.out_h = r == 4 ? A.shape[1] : 1;
+      s.in_w = s.out_w = A.shape[(size_t)r - 2];
+      s.in_c = K;
+      s.out_c = B.shape.back();
+      int roles[4] = {0, r - 1, r == 4 ? 1 : -1, r - 2};
+      for (int i = 0; i < 4; ++i) s.in_axis[i] = s.out_axis[i] = roles[i];
+      s.arena_weights = true;
+      s.epilogue = acc(t);
+      c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
+      return;
+    }
     if (!B.is_const() || B.rank() != 2 || t != DType::F32 || a1 || A.rank() > 4) {
       c.kernel(n.out[0], ins, expr);
       return;

@@ -183,6 +183,32 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
 }
 
+// A product of two activations: a loop kernel, placed before the product,
+// that packs B [batch..., K, N] as [batch..., oc tile][K][nr] (columns past
+// N zero), the order the micro-kernel reads (GemmSpec::arena_weights).
+Kernel pack_b_kernel(Graph &g, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  const Value b = g.v(k.ins[1]);
+  int r = b.rank();
+  int64_t K = s.in_c, N = s.out_c, NR = s.nr, OCt = (N + NR - 1) / NR;
+  Shape shape(b.shape.begin(), b.shape.end() - 2);
+  shape.insert(shape.end(), {OCt, K, NR});
+  check_tensor_size(shape, g.limits, "the packed B of '" + k.label + "'");
+  Kernel pack;
+  pack.out = g.add_value(g.fresh_name(b.name + "_packed"), b.dtype, shape);
+  pack.ins = {k.ins[1]};
+  std::vector<ExprP> idx;
+  for (int i = 0; i < r - 2; ++i) idx.push_back(var(i));
+  ExprP col = var(r - 2) * cidx(NR) + var(r);
+  idx.push_back(var(r - 1));
+  idx.push_back(col);
+  pack.expr = select(in_range(col, N), load(0, b.dtype, idx), cst(b.dtype, 0));
+  pack.label = "PackB";
+  pack.nodes = k.nodes;
+  pack.guard = k.guard;
+  return pack;
+}
+
 }  // namespace
 
 void pack_weights(PassContext &c) {
@@ -190,7 +216,8 @@ void pack_weights(PassContext &c) {
   Graph &g = p.graph;
   int L = c.target.f32_lanes();
   int packed = 0;
-  for (Kernel &k : p.kernels) {
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+    Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
       pack_recurrent(g, k.rnn, c.target);
       ++packed;
@@ -202,6 +229,29 @@ void pack_weights(PassContext &c) {
     bool dense_in = p.layout_strides(k.ins[0])[s.in_axis[1]] == 1;
     if (p.layout_strides(k.out)[s.out_axis[1]] != 1 || (k.kind == KernelKind::Depthwise && !dense_in)) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
+      continue;
+    }
+    if (s.arena_weights) {
+      // A 1x1 convolution over each batch entry's M rows: the tile of the
+      // table's linear classes (its tiles only stay inside a batch entry).
+      GemmTileShape ts = gemm_tile_shape(s);
+      GemmTile t = c.target.gemm_tile(ts.oc, ts.row, /*linear=*/true, ts.ic);
+      s.mr = t.mr;
+      s.nr = t.nv * L;
+      s.unroll = t.unroll;
+      Kernel pack = pack_b_kernel(g, k);
+      k.ins[1] = pack.out;
+      // The definition reads B through its packed copy:
+      // B[batch..., k, n] = packed[batch..., n / nr, k, n % nr].
+      k.expr = replace_loads(k.expr, 1, [&](const Expr &e) {
+        std::vector<ExprP> idx(e.a.begin(), e.a.end() - 2);
+        ExprP kk = e.a[e.a.size() - 2], col = e.a.back();
+        idx.insert(idx.end(), {bin(EOp::Div, col, cidx(s.nr)), kk, bin(EOp::Rem, col, cidx(s.nr))});
+        return load(1, e.type, idx);
+      });
+      p.kernels.insert(p.kernels.begin() + (long)ki, std::move(pack));
+      ++ki;  // past the product
+      ++packed;
       continue;
     }
     const Value &w = g.v(s.weight);
