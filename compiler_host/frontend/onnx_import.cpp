@@ -314,9 +314,8 @@ Scope body_scope(const Graph &g, const onnx::GraphProto &body) {
   std::set<std::string> wanted;
   free_names(body, &wanted);
   Scope s;
-  size_t left = wanted.size();
-  for (size_t i = g.values.size(); i-- > 0 && left > 0;)  // the latest value of a name wins
-    if (wanted.count(g.values[i].name) && s.emplace(g.values[i].name, (int)i).second) --left;
+  for (const std::string &name : wanted)  // the latest value of a name wins
+    if (int id = g.latest_value(name); id >= 0) s.emplace(name, id);
   return s;
 }
 

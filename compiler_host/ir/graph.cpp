@@ -84,7 +84,29 @@ int Graph::add_value(const std::string &n, DType t, Shape shape) {
   v.shape = std::move(shape);
   v.shape_known = true;
   values.push_back(std::move(v));
+  latest_[n] = (int)values.size() - 1;
   return (int)values.size() - 1;
+}
+
+int Graph::latest_value(const std::string &name) const {
+  auto it = latest_.find(name);
+  return it == latest_.end() ? -1 : it->second;
+}
+
+void Graph::rename_value(int id, const std::string &name) {
+  // The old name may now denote an earlier value: find it (rare: graph
+  // outputs given a row-major copy).
+  std::string old = v(id).name;
+  v(id).name = name;
+  if (latest_value(name) < id) latest_[name] = id;
+  if (latest_value(old) == id) {
+    latest_.erase(old);
+    for (int i = id; i-- > 0;)
+      if (values[(size_t)i].name == old) {
+        latest_[old] = i;
+        break;
+      }
+  }
 }
 
 int Graph::add_const(const std::string &n, ConstP data) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -147,9 +148,15 @@ struct Graph {
   // Names of the graph inputs value v is computed from.
   std::vector<std::string> upstream_inputs(int v) const;
   void check_size(const Shape &s, const std::string &what) const { check_tensor_size(s, limits, what); }
+  // The latest value named `name`, or -1: what a subgraph's free name
+  // denotes when its Loop or If is expanded (constant time, where a scan
+  // of the values made nested Loops quadratic).
+  int latest_value(const std::string &name) const;
+  void rename_value(int id, const std::string &name);
 
  private:
   std::map<std::string, int> name_counter_;
+  std::unordered_map<std::string, int> latest_;  // values are only appended (add_value) or renamed here
 };
 
 // Builders for passes and expansions that add nodes: a node of ai.onnx op

@@ -181,7 +181,7 @@ void choose_layouts(PassContext &c) {
   for (int &o : g.outputs) {
     if (o == p.root(o)) {
       int nv = need_row_major(o);
-      if (nv != o) g.v(nv).name = g.v(o).name;
+      if (nv != o) g.rename_value(nv, g.v(o).name);
       o = nv;
     } else {
       need_row_major(o);
