@@ -417,7 +417,8 @@ void def_matmul() {
     ExprP expr = matmul_sum(A.shape, B.shape, yr, t, B.dtype, t, id, id);
     std::vector<int> ins = {n.in[0], n.in[1]};
     if (!B.is_const() && t == DType::F32 && (A.rank() == 3 || A.rank() == 4) && B.rank() == A.rank() &&
-        Shape(A.shape.begin(), A.shape.end() - 2) == Shape(B.shape.begin(), B.shape.end() - 2)) {
+        Shape(A.shape.begin(), A.shape.end() - 2) == Shape(B.shape.begin(), B.shape.end() - 2) && A.numel() > 0 &&
+        B.numel() > 0) {
       // Both operands computed (attention): batch axes as pixel roles n
       // (and h), B packed at run time (GemmSpec::arena_weights).
       int r = A.rank();

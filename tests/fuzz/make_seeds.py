@@ -9,10 +9,11 @@
   OUTDIR/runtime_api/  OUTDIR/compile_run/
                        fixed pseudo-random inputs (the harnesses read their
                        choices from the bytes; every byte string is valid)
+                       and the inputs that found defects (REGRESSIONS)
 
     tests/fuzz/make_seeds.py OUTDIR NODE_TEST_DIR
 """
-import os, random, shutil, subprocess, sys, warnings
+import base64, os, random, shutil, subprocess, sys, warnings
 
 import onnx
 
@@ -74,5 +75,17 @@ for target, count, lo, hi in (("runtime_api", 64, 8, 600), ("compile_run", 48, 4
     for i in range(count):
         with open(os.path.join(d, f"seed-{i:03d}"), "wb") as f:
             f.write(bytes(rng.randrange(256) for _ in range(rng.randrange(lo, hi))))
+
+# Inputs that found defects (fixed), kept as seeds so that every fuzz run
+# replays them first.
+REGRESSIONS = {
+    # MatMul of two computed operands with K = 0 (A [1,2,0], B [1,0,3])
+    # reached the GEMM over run-time weights, which packs nothing.
+    "compile_run": ["yCbWWbbQdYbf9/9AC5WVykaIM68sLB0bB04b3E3r1hsM9tR9spn7/Vlhis1V4/bdJqjuII3dS0ujrw=="],
+}
+for target, inputs in REGRESSIONS.items():
+    for i, b64 in enumerate(inputs):
+        with open(os.path.join(OUT, target, f"regression-{i:03d}"), "wb") as f:
+            f.write(base64.b64decode(b64))
 
 print(f"{len(os.listdir(imp))} import seeds, {len(words)} dictionary words in {OUT}")

@@ -2,7 +2,8 @@
 """Products of two activations (MatMul whose B is computed, as attention's
 Q K^T and P V) through the GEMM emitter with B packed at run time
 (GemmSpec::arena_weights), against float64 references: rank 3 and rank 4
-(two batch axes), one row, one input channel (K = 1), output widths that
+(two batch axes), one row, one input channel (K = 1), no input
+channel (K = 0: zeros), output widths that
 are not a multiple of any vector width and span several register tiles,
 prime row counts, operands that are transposes (the head split of
 attention), a scale and a mask fused as the epilogue, and a full
@@ -38,7 +39,8 @@ def main():
                          ("k1", (2, 9, 1), (2, 1, 6)),
                          ("one_row", (5, 1, 19), (5, 19, 23)),
                          ("one_column", (2, 13, 8), (2, 8, 1)),
-                         ("batch1_long_k", (1, 6, 203), (1, 203, 17))):
+                         ("batch1_long_k", (1, 6, 203), (1, 203, 17)),
+                         ("k0", (2, 3, 0), (2, 0, 4))):  # sums over nothing: zeros
         a, b = rand(*sa), rand(*sb)
         save(out, f"matmul_{name}", [helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a), ("b", b)], mm(a, b))
     # Attention's head split: Q, K, V [seq, heads, d] transposed to
