@@ -334,15 +334,17 @@ Value *MathEmitter::pow(Value *x, Value *y) {
   Value *neg = b_.CreateFCmpOLT(x, c(0, ft));
   Value *signed_r = b_.CreateSelect(y_odd, b_.CreateFNeg(r), r);
   r = b_.CreateSelect(neg, b_.CreateSelect(y_int, signed_r, c(NAN, ft)), r);
-  // 0^y: 0 for y > 0, inf for y < 0 (sign kept for odd y); x^0 = 1.
-  Value *zero = b_.CreateFCmpOEQ(x, c(0, ft));
+  // 0^y: 0 for y > 0, inf for y < 0 (sign kept for odd y), NaN for NaN
+  // (as the general formula gives); x^0 = 1.
+  Value *y_num = b_.CreateFCmpORD(y, y);
+  Value *zero = b_.CreateAnd(b_.CreateFCmpOEQ(x, c(0, ft)), y_num);
   Value *zr = b_.CreateSelect(b_.CreateFCmpOGT(y, c(0, ft)), c(0, ft), c(INFINITY, ft));
   zr = b_.CreateSelect(y_odd, b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zr, x), zr);
   r = b_.CreateSelect(zero, zr, r);
   // C's pow (and numpy's) for the rest of the special cases: (-inf)^y is
   // +inf for y > 0 and +0 for y < 0 when y is no integer (only finite
   // negative bases give NaN); 1^y = 1 for any y, NaN too; (-1)^(+-inf) = 1.
-  Value *ninf = b_.CreateFCmpOEQ(x, c(-INFINITY, ft));
+  Value *ninf = b_.CreateAnd(b_.CreateFCmpOEQ(x, c(-INFINITY, ft)), y_num);
   Value *ninf_r = b_.CreateSelect(b_.CreateFCmpOGT(y, c(0, ft)), c(INFINITY, ft), c(0, ft));
   r = b_.CreateSelect(b_.CreateAnd(ninf, b_.CreateNot(y_int)), ninf_r, r);
   Value *one = b_.CreateOr(b_.CreateFCmpOEQ(x, c(1, ft)),

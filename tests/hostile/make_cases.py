@@ -195,10 +195,12 @@ numeric("matmul_empty_k", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi(
 
 # Pow's special cases as C and numpy define them ((-inf)^2.5 = inf,
 # 1^nan = 1, (-1)^inf = 1; the generated pow gave NaN; found by
-# fuzz_compile_run), with the ones it had right.
+# fuzz_compile_run), with the ones it had right; 0^nan and (-inf)^nan are
+# NaN (the generated pow gave inf and 0; found by fuzz_compile_run).
 inf, nan = np.inf, np.nan
 pairs = [(-inf, 2.5), (-inf, -2.5), (-inf, 3), (-inf, -3), (-inf, 2), (1, nan), (1, inf), (1, -inf), (-1, inf), (-1, -inf),
-         (-1, 3), (nan, 0), (0, -1), (-0.0, -3), (0, 2.5), (-2, 0.5), (-2, 3), (2, 10), (0.5, inf), (2, -inf), (inf, -1), (nan, 1)]
+         (-1, 3), (nan, 0), (0, -1), (-0.0, -3), (0, 2.5), (-2, 0.5), (-2, 3), (2, 10), (0.5, inf), (2, -inf), (inf, -1), (nan, 1),
+         (0, nan), (-0.0, nan), (-inf, nan), (inf, nan), (-2, nan), (3, nan)]
 x = np.array([p[0] for p in pairs], np.float32)
 y = np.array([p[1] for p in pairs], np.float32)
 with np.errstate(all="ignore"):
