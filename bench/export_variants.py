@@ -70,12 +70,6 @@ class Tfm(nn.Module):
         self.fc = nn.Linear(96, 4)
     def forward(self, x): return self.fc(self.enc(x)[:, 0])
 
-class SE_Hswish(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.m = torchvision.models.mobilenet_v3_large(weights=None)
-    def forward(self, x): return self.m(x)
-
 class Dense(nn.Module):
     def __init__(self):
         super().__init__()
@@ -109,7 +103,7 @@ V = {
   "v_lstm3": (lambda: Rnn(nn.LSTM, 200, 3, False, 64, False), (37, 1, 64), "randn"),
   "v_audio": (Audio, (1, 1, 8000), "randn"),
   "v_tfm_gelu": (Tfm, (1, 50, 96), "randn"),
-  "v_mnv3_large": (SE_Hswish, (1, 3, 224, 224), "rand"),
+  "v_mnv3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), (1, 3, 224, 224), "rand"),
   "v_mnasnet": (lambda: torchvision.models.mnasnet0_5(weights=None), (1, 3, 224, 224), "rand"),
   "v_regnet": (lambda: torchvision.models.regnet_x_400mf(weights=None), (1, 3, 224, 224), "rand"),
   "v_dense": (Dense, (1, 520), "randn"),

@@ -176,7 +176,9 @@ struct GemmEmitter {
 
   void tile(const TileSpec &t, Value *g, Value *wtile, Value *oc0, int nvv, int last_lanes) {
     int m = t.m;
-    if (s.arena_weights)  // B packed per batch entry (n, oh): [batch][oc tile][K][nr]
+    // B packed per batch entry (n, oh): [batch][oc tile][K][nr]. Linear
+    // mode only with one entry (gemm_tile_shape).
+    if (s.arena_weights && t.mode != Mode::Linear)
       wtile = b.CreateGEP(xel, wtile, b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh),
                                                   i32(OCt * KK * ICk * NR)));
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));

@@ -221,13 +221,14 @@ Value *MathEmitter::erf(Value *x) {
   // to +-1 (and the fit gives 1): a rational minimax fit of erf(x)/x with
   // P(0) = 2/sqrt(pi), so that small x keep their relative accuracy
   // (tests/math/fit_erf.py; error 5e-8 in exact arithmetic). One branch,
-  // no exp: 11 multiply-adds, a clamp, a division and the saturation, where
-  // the two-branch series and A&S 7.1.26 took about 45 instructions per vector. NaN
-  // passes the clamp (its compares are false) and every step after it.
+  // no exp: 11 multiply-adds, a clamp, a division and the saturation,
+  // where the two-branch series and A&S 7.1.26 took about 45 instructions
+  // per vector. NaN passes the clamp (its compares are false) and every
+  // step after it.
   Type *ft = x->getType();
-  Value *lim = c(3.925, ft);
-  Value *above = b_.CreateFCmpOGT(x, lim), *below = b_.CreateFCmpOLT(x, c(-3.925, ft));
-  Value *xc = b_.CreateSelect(above, lim, b_.CreateSelect(below, c(-3.925, ft), x));
+  Value *lim = c(3.925, ft), *nlim = c(-3.925, ft);
+  Value *above = b_.CreateFCmpOGT(x, lim), *below = b_.CreateFCmpOLT(x, nlim);
+  Value *xc = b_.CreateSelect(above, lim, b_.CreateSelect(below, nlim, x));
   Value *x2 = b_.CreateFMul(xc, xc);
   Value *p = poly(x2, {1.984160763962343e-08, -1.9681605170840095e-06, 0.00014474964373045447,
                        0.0038213450923805263, 0.05094926343347426, 0.20271263502399503, 1.1283791670955126});

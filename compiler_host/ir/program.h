@@ -25,8 +25,8 @@ struct GemmSpec {
   // Q K^T and P V): B is kernel slot 1, [batch..., K, N], and pack_weights
   // inserts a loop kernel before this one that packs it at run time, as
   // [batch][oc tile][K][nr] (zero padded), into the value that becomes
-  // slot 1. Batch index of a pixel: n * out_h + oh (roles n and h take
-  // the batch axes; w the rows M).
+  // slot 1. Batch index of a pixel: n * out_h + oh (A's batch axes take
+  // the roles n and h, as matmul_spec gives them; w the rows M).
   bool arena_weights = false;
   // Roles -> logical axes of the output (slot: the kernel output) and of the
   // input X (kernel slot 0); -1 when the role has no axis (extent 1).

@@ -372,10 +372,15 @@ ExprP matmul_sum(const Shape &A, const Shape &B, int out_rank, DType at, DType b
 
 GemmSpec matmul_gemm_spec(const Shape &A, int yr, int weight, const Graph &g) {
   const Shape &W = g.v(weight).shape;  // [N, K, 1, 1]
-  GemmSpec s;
-  s.in_c = W[1];
-  s.out_c = W[0];
+  GemmSpec s = matmul_spec(A, yr, W[1], W[0]);
   s.weight = weight;
+  return s;
+}
+
+GemmSpec matmul_spec(const Shape &A, int yr, int64_t K, int64_t N) {
+  GemmSpec s;
+  s.in_c = K;
+  s.out_c = N;
   int ar = (int)A.size();
   // Pixel roles n, h, w take A's leading axes (a 1x1 convolution).
   int roles[3] = {-1, -1, -1};
@@ -419,17 +424,9 @@ void def_matmul() {
     if (!B.is_const() && t == DType::F32 && (A.rank() == 3 || A.rank() == 4) && B.rank() == A.rank() &&
         Shape(A.shape.begin(), A.shape.end() - 2) == Shape(B.shape.begin(), B.shape.end() - 2) && A.numel() > 0 &&
         B.numel() > 0) {
-      // Both operands computed (attention): batch axes as pixel roles n
-      // (and h), B packed at run time (GemmSpec::arena_weights).
-      int r = A.rank();
-      GemmSpec s;
-      s.batch = A.shape[0];
-      s.in_h = s.out_h = r == 4 ? A.shape[1] : 1;
-      s.in_w = s.out_w = A.shape[(size_t)r - 2];
-      s.in_c = K;
-      s.out_c = B.shape.back();
-      int roles[4] = {0, r - 1, r == 4 ? 1 : -1, r - 2};
-      for (int i = 0; i < 4; ++i) s.in_axis[i] = s.out_axis[i] = roles[i];
+      // Both operands computed (attention): B packed at run time
+      // (GemmSpec::arena_weights).
+      GemmSpec s = matmul_spec(A.shape, yr, K, B.shape.back());
       s.arena_weights = true;
       s.epilogue = acc(t);
       c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);

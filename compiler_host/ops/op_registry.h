@@ -115,6 +115,9 @@ Shape matmul_out_shape(const Node &n, Shape a, Shape b);
 // rank-yr output. The epilogue is left to the caller.
 GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight);
 GemmSpec matmul_gemm_spec(const Shape &a, int yr, int weight, const Graph &g);
+// The same roles for a product of K inputs and N outputs without a
+// constant weight (GemmSpec::arena_weights).
+GemmSpec matmul_spec(const Shape &a, int yr, int64_t k, int64_t n);
 // A constant [N, K, 1, 1] copy of a constant B ([K, N] when b_is_kn, else
 // [N, K]) for matmul_gemm_spec: float (times alpha), or int8 as it is.
 int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N);

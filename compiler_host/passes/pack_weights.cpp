@@ -16,7 +16,7 @@ namespace {
 // int8 with integer sums (Target::depthwise_int8_channels != f32 lanes):
 // the weights as int16 and the sums' start as int32.
 void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
-  const Value &w = g.v(s.weight);
+  const Value w = g.v(s.weight);  // a copy: add_const moves the values
   int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
   s.mr = mr;
   s.nr = lanes;
@@ -72,7 +72,7 @@ int64_t quad_byte(bool pairs, int L, int64_t c, int64_t k) {
 // product takes uint8 (the state's bytes are flipped, x + 128), the int32
 // start -128 * (sum of the row) as [D][G][Hp]. Hp: H padded to whole tiles.
 void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
-  const Value &w = g.v(r.r), &sc = g.v(r.r_scale);
+  const Value w = g.v(r.r), sc = g.v(r.r_scale);  // copies: add_const moves the values
   int L = target.f32_lanes();
   r.vectors = target.recurrent_vectors(r.G);
   int64_t NB = (int64_t)r.vectors * L;
@@ -112,7 +112,7 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
 void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
   if (r.r_scale >= 0) return pack_recurrent_int8(g, r, target);
   int lanes = target.f32_lanes();
-  const Value &w = g.v(r.r);
+  const Value w = g.v(r.r);  // a copy: add_const moves the values
   int64_t H = r.H, G = r.G, Hp = (H + lanes - 1) / lanes * lanes;
   r.vectors = target.recurrent_vectors(r.G);
   // Group-major: the emitter walks the units in groups of `vectors`
@@ -146,7 +146,7 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
 // pairs, [input pair h][channel][2]: a widening multiply of one half with
 // X's pairs and a pairwise add of 16-bit lanes give each channel's lane.
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
-  const Value &w = g.v(s.weight);
+  const Value w = g.v(s.weight);  // a copy: add_const moves the values
   int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
   // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
   int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
@@ -183,12 +183,13 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
 }
 
-// A product of two activations: a loop kernel, placed before the product,
-// that packs B [batch..., K, N] as [batch..., oc tile][K][nr] (columns past
-// N zero), the order the micro-kernel reads (GemmSpec::arena_weights).
-Kernel pack_b_kernel(Graph &g, const Kernel &k) {
+// A product of two activations (GemmSpec::arena_weights, its tile chosen):
+// returns the loop kernel, to be placed before the product, that packs B
+// [batch..., K, N] as [batch..., oc tile][K][nr] (columns past N zero),
+// the order the micro-kernel reads, and makes the product read that copy.
+Kernel pack_at_run_time(Graph &g, Kernel &k) {
   const GemmSpec &s = k.gemm;
-  const Value b = g.v(k.ins[1]);
+  const Value b = g.v(k.ins[1]);  // a copy: add_value below may move the values
   int r = b.rank();
   int64_t K = s.in_c, N = s.out_c, NR = s.nr, OCt = (N + NR - 1) / NR;
   Shape shape(b.shape.begin(), b.shape.end() - 2);
@@ -206,6 +207,15 @@ Kernel pack_b_kernel(Graph &g, const Kernel &k) {
   pack.label = "PackB";
   pack.nodes = k.nodes;
   pack.guard = k.guard;
+  k.ins[1] = pack.out;
+  // The definition reads B through the copy:
+  // B[batch..., k, n] = packed[batch..., n / nr, k, n % nr].
+  k.expr = replace_loads(k.expr, 1, [&](const Expr &e) {
+    std::vector<ExprP> at(e.a.begin(), e.a.end() - 2);
+    ExprP kk = e.a[e.a.size() - 2], n = e.a.back();
+    at.insert(at.end(), {bin(EOp::Div, n, cidx(NR)), kk, bin(EOp::Rem, n, cidx(NR))});
+    return load(1, e.type, at);
+  });
   return pack;
 }
 
@@ -231,30 +241,6 @@ void pack_weights(PassContext &c) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
       continue;
     }
-    if (s.arena_weights) {
-      // A 1x1 convolution over each batch entry's M rows: the tile of the
-      // table's linear classes (its tiles only stay inside a batch entry).
-      GemmTileShape ts = gemm_tile_shape(s);
-      GemmTile t = c.target.gemm_tile(ts.oc, ts.row, /*linear=*/true, ts.ic);
-      s.mr = t.mr;
-      s.nr = t.nv * L;
-      s.unroll = t.unroll;
-      Kernel pack = pack_b_kernel(g, k);
-      k.ins[1] = pack.out;
-      // The definition reads B through its packed copy:
-      // B[batch..., k, n] = packed[batch..., n / nr, k, n % nr].
-      k.expr = replace_loads(k.expr, 1, [&](const Expr &e) {
-        std::vector<ExprP> idx(e.a.begin(), e.a.end() - 2);
-        ExprP kk = e.a[e.a.size() - 2], col = e.a.back();
-        idx.insert(idx.end(), {bin(EOp::Div, col, cidx(s.nr)), kk, bin(EOp::Rem, col, cidx(s.nr))});
-        return load(1, e.type, idx);
-      });
-      p.kernels.insert(p.kernels.begin() + (long)ki, std::move(pack));
-      ++ki;  // past the product
-      ++packed;
-      continue;
-    }
-    const Value &w = g.v(s.weight);
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
@@ -276,18 +262,27 @@ void pack_weights(PassContext &c) {
     } else if (s.k_run && !(xst[(size_t)s.in_axis[1]] == 1 && xst[(size_t)s.in_axis[3]] == s.in_c)) {
       s.k_run = false;  // int8: a kernel row's bytes are contiguous only in a dense channels-last X
     }
-    // The tile walks output rows, or all pixels at once (linear mode).
+    // The tile walks output rows, or all pixels at once (linear mode). A
+    // product of two activations is a 1x1 convolution over each batch
+    // entry's rows: the table's linear classes, though its tiles stay
+    // inside a batch entry.
     GemmTileShape ts = gemm_tile_shape(s);
-    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, k.kind == KernelKind::QGemm);
+    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, k.kind == KernelKind::QGemm);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;
     s.unroll = t.unroll;
     ++packed;
+    if (s.arena_weights) {
+      p.kernels.insert(p.kernels.begin() + (long)ki, pack_at_run_time(g, k));
+      ++ki;  // past the product
+      continue;
+    }
     if (k.kind == KernelKind::QGemm) {
       pack_qgemm(g, s, g.v(k.ins[0]).dtype, c.target, NR);
       continue;
     }
+    const Value w = g.v(s.weight);  // a copy: add_const moves the values
     int64_t OCt = (OCg + NR - 1) / NR;
     std::vector<float> out((size_t)(G * OCt * KK * ICg * NR), 0.f);
     const float *src = w.data->as<float>();
