@@ -94,6 +94,7 @@ int add_guard(Graph &g, const Node &n, std::vector<Node> &nodes, bool expect) {
 std::vector<Node> expand_if(const Node &n, Graph &g) {
   const Value &cond = in_val(g, n, 0);
   const auto &then_g = *n.attrs.at("then_branch").graph, &else_g = *n.attrs.at("else_branch").graph;
+  require_dtype(n, g, 0, DType::Bool, "the condition");
   require_one_element(n, g, 0, "the condition");
   require_outputs(n, then_g, "then_branch");
   require_outputs(n, else_g, "else_branch");
@@ -184,10 +185,12 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   const onnx::GraphProto &body = *n.attrs.at("body").graph;
   if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
   const Value &m = in_val(g, n, 0);
+  require_dtype(n, g, 0, DType::I64, "the trip count");
   if (!m.is_const()) throw_constant_required(g, n, n.in[0]);
   require_one_element(n, g, 0, "the trip count");
   int64_t trips = m.data->get_i(0);
   int cond = n.has_in(1) ? n.in[1] : g.add_const(g.fresh_name(n.name + "_true"), make_const(DType::Bool, {}, {1}));
+  require_dtype(n, g, 1, DType::Bool, "the condition");
   if (!g.v(cond).is_const()) throw_constant_required(g, n, cond);  // it decides the trip count
   require_one_element(n, g, 1, "the condition");
   if (!g.v(cond).data->get_i(0)) trips = 0;

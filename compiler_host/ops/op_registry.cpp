@@ -246,6 +246,12 @@ void require_one_element(const Node &n, const Graph &g, size_t k, const char *wh
     fail_invalid(n.where() + ": " + what + " has shape " + shape_str(v.shape) + "; it must hold one element");
 }
 
+void require_dtype(const Node &n, const Graph &g, size_t k, DType t, const char *what) {
+  if (!n.has_in(k)) return;
+  DType have = in_val(g, n, k).dtype;
+  if (have != t) fail_invalid(n.where() + ": " + what + " is " + dtype_name(have) + "; it must be " + dtype_name(t));
+}
+
 void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std::vector<int64_t> &dims) {
   if (!n.has_in(k) || dims.empty()) return;
   const Value &v = in_val(g, n, k);

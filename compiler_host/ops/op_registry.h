@@ -153,6 +153,10 @@ void require_types(const Node &n, const Graph &g, size_t input, const std::vecto
 // Requires input k, when present, to hold exactly one element (a scalar or
 // [1]): constant inputs that are read as one number (a depth, k, an axis).
 void require_one_element(const Node &n, const Graph &g, size_t k, const char *what);
+// Requires input k, when present, to be of type t (the spec's only type for
+// it: If's condition, Loop's trip count); names the node, `what` and both
+// types otherwise.
+void require_dtype(const Node &n, const Graph &g, size_t k, DType t, const char *what);
 // Requires the entries of input k, when it is a constant, to be indices
 // into axes of the lengths `dims` (entry i into dims[i % dims.size()]):
 // in [-dim, dim). Kernels clamp data-dependent indices instead.

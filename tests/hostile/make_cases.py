@@ -1181,6 +1181,10 @@ def control_flow_cases():
            "the trip count has shape [2]; it must hold one element")
     corpus("nesting", "loop_condition_empty", loop(_loop_body(), ins=("m", "c", "x"), inits=m2 + [const("c", np.zeros(0), np.bool_)]),
            "the condition has shape [0]; it must hold one element")
+    corpus("nesting", "loop_trip_count_int32", loop(_loop_body(), inits=[const("m", 2, np.int32)]),
+           "the trip count is int32; it must be int64")
+    corpus("nesting", "loop_condition_int64", loop(_loop_body(), ins=("m", "c", "x"), inits=m2 + [const("c", 1, np.int64)]),
+           "the condition is int64; it must be bool")
     corpus("nesting", "loop_runtime_trip_count", model([node("Loop", ["m", "", "x"], ["y"], body=_loop_body())], x + [vi("m", [], T.INT64)],
                                                        [vi("y", [2])]), "input 'm' must be a compile-time constant")
     corpus("nesting", "loop_while_true", model([node("Loop", ["", "c", "x"], ["y"], body=_loop_body())], x, [vi("y", [2])],
@@ -1233,7 +1237,14 @@ def control_flow_cases():
                                                   [const("c", np.zeros(0), np.bool_)]),
            "the condition has shape [0]; it must hold one element")
     corpus("nesting", "if_condition_float", model([node("If", ["c"], ["y"], then_branch=two(1), else_branch=two(1))], x + [vi("c", [])],
-                                                  [vi("y", [2])]), "If_0_select__0' (Where): input 0 of type float32 is not supported")
+                                                  [vi("y", [2])]), "'If_0' (If): the condition is float32; it must be bool")
+    # Found by fuzz_import: a uint64 condition at run time passed to the
+    # branches' guards (an internal error after lowering) when a branch
+    # held an If of its own.
+    inner_if = h.make_graph([node("If", ["d"], ["o0"], then_branch=two(1), else_branch=two(1))], "ot", [], [vi("o0", [2])])
+    corpus("nesting", "if_condition_uint64_nested", model([node("If", ["c"], ["y"], then_branch=inner_if, else_branch=two(1))],
+                                                          [vi("c", [], T.UINT64), vi("d", [], T.BOOL)] + x, [vi("y", [2])]),
+           "'If_0' (If): the condition is uint64; it must be bool")
     corpus("nesting", "if_missing_else", model([node("If", ["c"], ["y"], then_branch=two(1))], [vi("c", [], T.BOOL)] + x, [vi("y", [2])]),
            "Required attribute 'else_branch' is missing")
     corpus("nesting", "if_branch_takes_inputs", model([node("If", ["c"], ["y"], then_branch=h.make_graph([node("Relu", ["q"], ["o0"])], "b",
