@@ -308,6 +308,19 @@ void def_gemm() {
       tail = load(2, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
       if (beta != 1) tail = tail * cst(t, beta);
     }
+    // alpha = 0 drops the product as beta = 0 drops C (BLAS's convention:
+    // A and B are then not read). Computing 0 * sum instead would make the
+    // sign of a zero result depend on the path: the GEMM folds alpha into
+    // its weights, where sum(a * 0w) is +0 and 0 * sum(a * w) may be -0.
+    if (alpha == 0) {
+      if (!tail) {
+        c.kernel(n.out[0], {}, cst(t, 0.0));
+        return;
+      }
+      ExprP y = load(0, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
+      c.kernel(n.out[0], {n.in[2]}, beta == 1 ? y : y * cst(t, beta));
+      return;
+    }
     ExprP scaled = alpha == 1 ? sum : sum * cst(t, alpha);
     ExprP expr = tail ? scaled + tail : scaled;
     if (!B.is_const() || t != DType::F32) {

@@ -193,6 +193,23 @@ numeric("matmul_empty_k", model([h.make_node("MatMul", ["x", "w"], ["y"])], [vi(
                                 [nh.from_array(np.ones((0, 3), np.float32), "w")]),
         [np.zeros((2, 0), np.float32)], [np.zeros((2, 3), np.float32)])
 
+# Gemm with alpha = 0 does not compute the product (BLAS's convention, as
+# beta = 0 drops C): the result is beta * C, +0 without C. It was 0 * sum
+# through the loop kernel (-0 for a negative sum) but sum(a * 0w) = +0 in
+# the GEMM, which folds alpha into its weights: the sign of a following
+# division's infinity depended on the path (found by fuzz_compile_run).
+gx = np.array([[-2.625, -3.75, -3.875, -3.75], [1.5, -2.0, 0.25, 3.0]], np.float32)
+gw = np.array([[-2.125, 3.75, 0.25, -0.875], [1.0, 2.0, -3.0, 0.5], [0.0, -1.0, 1.0, 2.0]], np.float32)
+for beta, c in ((0.0, np.array([0.375, -1.0, 2.0], np.float32)), (2.0, np.array([-1.0, 0.0, 0.5], np.float32))):
+    gy = np.broadcast_to(np.float32(beta) * c if beta else np.zeros(3, np.float32), (2, 3)).astype(np.float32)
+    for w_input in (False, True):  # constant weights (the GEMM) or a graph input (the loop kernel)
+        numeric(f"gemm_alpha0_beta{int(beta)}" + ("_runtime_b" if w_input else ""),
+                model([h.make_node("Gemm", ["x", "w", "c"], ["g"], alpha=0.0, beta=beta, transB=1),
+                       h.make_node("Div", ["q", "g"], ["y"])],
+                      [vi("x", [2, 4]), vi("q", [])] + ([vi("w", [3, 4])] if w_input else []), [vi("y", [2, 3])],
+                      ([] if w_input else [nh.from_array(gw, "w")]) + [nh.from_array(c, "c")]),
+                [gx, np.array(-3.5, np.float32)] + ([gw] if w_input else []), [(np.float32(-3.5) / gy).astype(np.float32)])
+
 # Pow's special cases as C and numpy define them ((-inf)^2.5 = inf,
 # 1^nan = 1, (-1)^inf = 1; the generated pow gave NaN; found by
 # fuzz_compile_run), with the ones it had right; 0^nan and (-inf)^nan are
