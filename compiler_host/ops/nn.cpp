@@ -301,25 +301,27 @@ void def_gemm() {
     ExprP a = ta ? load(0, t, {k, var(0)}) : load(0, t, {var(0), k});
     ExprP b = tb ? load(1, t, {var(1), k}) : load(1, t, {k, var(1)});
     ExprP sum = reduce(ReduceKind::Sum, {{kFirstReduceVar, K}}, a * b);
+    // beta * C, read from kernel slot `slot`; beta = 0 drops C (BLAS's
+    // convention: C is then not read).
+    const bool with_c = n.has_in(2) && beta != 0;
+    auto c_term = [&](int slot) {
+      ExprP y = load(slot, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
+      return beta == 1 ? y : y * cst(t, beta);
+    };
+    // alpha = 0 drops the product likewise. Computing 0 * sum instead would
+    // make the sign of a zero result depend on the path: the GEMM folds
+    // alpha into its weights, where sum(a * 0w) is +0 and 0 * sum(a * w)
+    // may be -0.
+    if (alpha == 0) {
+      if (with_c) c.kernel(n.out[0], {n.in[2]}, c_term(0));
+      else c.kernel(n.out[0], {}, cst(t, 0.0));
+      return;
+    }
     std::vector<int> ins = {n.in[0], n.in[1]};
     ExprP tail;
-    if (n.has_in(2) && beta != 0) {
+    if (with_c) {
       ins.push_back(n.in[2]);
-      tail = load(2, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
-      if (beta != 1) tail = tail * cst(t, beta);
-    }
-    // alpha = 0 drops the product as beta = 0 drops C (BLAS's convention:
-    // A and B are then not read). Computing 0 * sum instead would make the
-    // sign of a zero result depend on the path: the GEMM folds alpha into
-    // its weights, where sum(a * 0w) is +0 and 0 * sum(a * w) may be -0.
-    if (alpha == 0) {
-      if (!tail) {
-        c.kernel(n.out[0], {}, cst(t, 0.0));
-        return;
-      }
-      ExprP y = load(0, t, broadcast_index(in_val(c.g, n, 2).shape, 2));
-      c.kernel(n.out[0], {n.in[2]}, beta == 1 ? y : y * cst(t, beta));
-      return;
+      tail = c_term(2);
     }
     ExprP scaled = alpha == 1 ? sum : sum * cst(t, alpha);
     ExprP expr = tail ? scaled + tail : scaled;

@@ -16,7 +16,7 @@ namespace {
 // int8 with integer sums (Target::depthwise_int8_channels != f32 lanes):
 // the weights as int16 and the sums' start as int32.
 void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
-  const Value w = g.v(s.weight);  // a copy: add_const moves the values
+  const Value &w = g.v(s.weight);
   int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
   s.mr = mr;
   s.nr = lanes;
@@ -72,7 +72,7 @@ int64_t quad_byte(bool pairs, int L, int64_t c, int64_t k) {
 // product takes uint8 (the state's bytes are flipped, x + 128), the int32
 // start -128 * (sum of the row) as [D][G][Hp]. Hp: H padded to whole tiles.
 void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
-  const Value w = g.v(r.r), sc = g.v(r.r_scale);  // copies: add_const moves the values
+  const Value &w = g.v(r.r), &sc = g.v(r.r_scale);
   int L = target.f32_lanes();
   r.vectors = target.recurrent_vectors(r.G);
   int64_t NB = (int64_t)r.vectors * L;
@@ -112,7 +112,7 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
 void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
   if (r.r_scale >= 0) return pack_recurrent_int8(g, r, target);
   int lanes = target.f32_lanes();
-  const Value w = g.v(r.r);  // a copy: add_const moves the values
+  const Value &w = g.v(r.r);
   int64_t H = r.H, G = r.G, Hp = (H + lanes - 1) / lanes * lanes;
   r.vectors = target.recurrent_vectors(r.G);
   // Group-major: the emitter walks the units in groups of `vectors`
@@ -146,7 +146,7 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
 // pairs, [input pair h][channel][2]: a widening multiply of one half with
 // X's pairs and a pairwise add of 16-bit lanes give each channel's lane.
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
-  const Value w = g.v(s.weight);  // a copy: add_const moves the values
+  const Value &w = g.v(s.weight);
   int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
   // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
   int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
@@ -189,7 +189,7 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
 // the order the micro-kernel reads, and makes the product read that copy.
 Kernel pack_at_run_time(Graph &g, Kernel &k) {
   const GemmSpec &s = k.gemm;
-  const Value b = g.v(k.ins[1]);  // a copy: add_value below may move the values
+  const Value &b = g.v(k.ins[1]);  // Graph::values is a deque: add_value keeps it in place
   int r = b.rank();
   int64_t K = s.in_c, N = s.out_c, NR = s.nr, OCt = (N + NR - 1) / NR;
   Shape shape(b.shape.begin(), b.shape.end() - 2);
@@ -282,7 +282,7 @@ void pack_weights(PassContext &c) {
       pack_qgemm(g, s, g.v(k.ins[0]).dtype, c.target, NR);
       continue;
     }
-    const Value w = g.v(s.weight);  // a copy: add_const moves the values
+    const Value &w = g.v(s.weight);
     int64_t OCt = (OCg + NR - 1) / NR;
     std::vector<float> out((size_t)(G * OCt * KK * ICg * NR), 0.f);
     const float *src = w.data->as<float>();
