@@ -15,8 +15,9 @@
 // loads and stores under a lane mask. The epilogue (bias, activation, ...)
 // runs on the accumulators before the only store.
 //
-// Tasks are blocks of output rows; each walks all channel vectors of a
-// pixel tile before the next tile, so it reads and writes whole pixels.
+// Tasks are blocks of output rows (of runs of pixels when there are few
+// rows: RowUnits); each walks all channel vectors of a pixel tile before
+// the next tile, so it reads and writes whole pixels.
 //
 // int8 (a uint8/int8 input with int8 weights): each input vector is
 // widened to float once per window row of a tile and kept in registers
@@ -216,8 +217,9 @@ struct DepthwiseEmitter {
       start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
-    int64_t tasks = emit_row_block_tasks(b, f, s.batch * s.out_h, [&](Value *r0, Value *r1) {
-      for_row_runs(b, s, r0, r1, mr, [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); });
+    RowUnits units = row_units(s, mr);
+    int64_t tasks = emit_row_block_tasks(b, f, units.count, [&](Value *u0, Value *u1) {
+      for_unit_runs(b, s, units, u0, u1, mr, [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); });
     });
     b.CreateRetVoid();
     return {f, tasks};

@@ -29,7 +29,8 @@
 //    a zero row (or are masked when channels are strided).
 // Without the linear mode, tiles follow output rows (a row's tail tile has
 // the static width OW % mr) and each tile picks row or general at run time.
-// Tasks are (group, oc tile, block of pixel tiles or of rows).
+// Tasks are (group, oc tile, block of pixel tiles, rows or runs of a row),
+// pixel blocks outermost when the input outweighs the weights (emit()).
 //
 // k_run: a kernel row's k_w * ICg inputs are contiguous in X and every
 // window lies inside X, so every tile is a Row tile; the kw loop goes and a
@@ -446,13 +447,28 @@ struct GemmEmitter {
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
-    int64_t units = linear ? (P + mr - 1) / mr : s.batch * s.out_h;  // pixel tiles, or output rows
-    UnitBlocks blocks = split_units(units, std::max<int64_t>(1, (64 + G * OCt - 1) / (G * OCt)));
-    int64_t tasks = G * OCt * blocks.count;
+    // Tasks are (pixel block, group, oc tile) triples, about 64 of them.
+    // Their order decides what a thread of the pool reads: it runs a
+    // contiguous share of them, the same share in every step.
+    // - Pixel blocks outermost when the input is at least twice the
+    //   weights: a thread reads the pixels it wrote in the step before
+    //   (the producer's rows, Winograd's tiles) instead of every pixel from
+    //   both cores' caches; few rows are cut into runs of pixels for this.
+    // - Oc tiles outermost otherwise: each thread streams only its share of
+    //   large weights over a small input.
+    int64_t GO = G * OCt;
+    int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4);
+    int64_t w_bytes = GO * KK * ICk * NR * 4;
+    bool pixels_outer = x_bytes >= 2 * w_bytes;
+    RowUnits runs = row_units(s, mr, pixels_outer);
+    int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
+    int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
+    UnitBlocks blocks = split_units(units, pixels_outer ? std::max<int64_t>(want, 16) : want);
+    int64_t tasks = GO * blocks.count;
 
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *blk = b.CreateURem(t, i32(blocks.count));
-      Value *rest = b.CreateUDiv(t, i32(blocks.count));
+      Value *blk = pixels_outer ? b.CreateUDiv(t, i32(GO)) : b.CreateURem(t, i32(blocks.count));
+      Value *rest = pixels_outer ? b.CreateURem(t, i32(GO)) : b.CreateUDiv(t, i32(blocks.count));
       Value *oct_t = b.CreateURem(rest, i32(OCt));
       Value *g = b.CreateUDiv(rest, i32(OCt));
       Value *u_begin, *u_end;
@@ -480,7 +496,7 @@ struct GemmEmitter {
           }
           return;
         }
-        for_row_runs(b, s, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+        for_unit_runs(b, s, runs, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
           if (s.k_run) {  // every window is inside X (checked above)
             tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
             return;

@@ -195,16 +195,42 @@ std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::
   return {begin, end};
 }
 
-void for_row_runs(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *r0, llvm::Value *r1, int mr,
-                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run) {
+RowUnits row_units(const GemmSpec &s, int mr, bool allow_runs) {
+  int64_t rows = s.batch * s.out_h, per_row = (s.out_w + mr - 1) / mr;
+  if (!allow_runs || rows >= kMinRowUnits || per_row == 1) return {false, rows};
+  return {true, rows * per_row};
+}
+
+void for_unit_runs(llvm::IRBuilder<> &b, const GemmSpec &s, const RowUnits &u, llvm::Value *u0, llvm::Value *u1, int mr,
+                   const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run) {
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
-  emit_counted_loop(b, r0, r1, [&](llvm::Value *ri) {
-    llvm::Value *r = clamp_i32(b, ri, 0, s.batch * s.out_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
+  int64_t full = s.out_w / mr, rem = s.out_w % mr, per_row = u.runs ? full + (rem != 0) : 1, rows = s.batch * s.out_h;
+  // The rows units [u0, u1) touch; a row of tile units runs from its
+  // first to its last unit there.
+  llvm::Value *row0 = u.runs ? b.CreateUDiv(u0, i32(per_row)) : u0;
+  llvm::Value *row1 = u.runs ? b.CreateUDiv(b.CreateAdd(u1, i32(per_row - 1)), i32(per_row)) : u1;
+  emit_counted_loop(b, row0, row1, [&](llvm::Value *ri) {
+    llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);  // u0 <= the units of rows [row0, row1) < u1 <= all units
     llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
     llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
-    emit_counted_loop(b, i32(0), i32(s.out_w / mr), [&](llvm::Value *it) { run(n, oh, b.CreateMul(it, i32(mr)), mr); },
-                      "owtile");
-    if (s.out_w % mr) run(n, oh, i32(s.out_w / mr * mr), (int)(s.out_w % mr));
+    llvm::Value *lo = i32(0), *hi = i32(per_row), *full_hi = i32(full);
+    if (u.runs) {
+      llvm::Value *first = b.CreateMul(r, i32(per_row));
+      lo = clamp_i32(b, b.CreateSub(u0, first), 0, per_row);
+      hi = clamp_i32(b, b.CreateSub(u1, first), 0, per_row);
+      full_hi = rem ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, i32(full)) : hi;
+    }
+    emit_counted_loop(b, lo, full_hi, [&](llvm::Value *it) {
+      // lo <= it < full_hi <= full: clamp_i32, for the bounds proof
+      llvm::Value *itc = u.runs ? clamp_i32(b, it, 0, full - 1) : it;
+      run(n, oh, b.CreateMul(itc, i32(mr)), mr);
+    }, "owtile");
+    if (!rem) return;
+    if (!u.runs) {
+      run(n, oh, i32(full * mr), (int)rem);
+      return;
+    }
+    emit_branch(b, b.CreateICmpEQ(hi, i32(per_row)), [&] { run(n, oh, i32(full * mr), (int)rem); }, [] {}, "owtail");
   }, "row");
 }
 

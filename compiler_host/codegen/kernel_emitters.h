@@ -104,10 +104,23 @@ UnitBlocks split_units(int64_t units, int64_t want);
 // Units [begin, end) of block `blk`.
 std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::Value *blk, const UnitBlocks &u,
                                                     int64_t units);
-// Output rows [r0, r1) (row r = n * out_h + oh) in runs of `mr` pixels,
-// the row's last run out_w % mr: run(n, oh, ow0, m).
-void for_row_runs(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *r0, llvm::Value *r1, int mr,
-                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run);
+// The units a convolution's tasks are cut from: output rows, or, when
+// there are fewer than kMinRowUnits rows of more than one run (a 1-D
+// convolution, Winograd's tiles in one row), runs of `mr` pixels along the
+// rows (a row's last run out_w % mr), so that few rows still split over
+// threads by pixels (unless !allow_runs: a GEMM whose tasks split its
+// output channels first).
+// Row units keep each row's loop over its runs a constant one.
+constexpr int64_t kMinRowUnits = 16;
+struct RowUnits {
+  bool runs;      // units are runs of pixels, not rows
+  int64_t count;
+};
+RowUnits row_units(const GemmSpec &s, int mr, bool allow_runs = true);
+// Units [u0, u1) of u: run(n, oh, ow0, m) for each run of m pixels from
+// ow0 of output row (n, oh).
+void for_unit_runs(llvm::IRBuilder<> &b, const GemmSpec &s, const RowUnits &u, llvm::Value *u0, llvm::Value *u1, int mr,
+                   const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run);
 
 // Kernel k's slots, addressed for slot 0 (the convolution input) and the
 // inputs its epilogue reads; the raw weights (read only by the reference

@@ -112,6 +112,10 @@ CASES = [
     ("conv1d_audio", 1, 1, (401,), 12, (20,), (4,), (0, 0), (1,), 1, True),
     ("conv1d_stride3_dil2", 2, 9, (53,), 10, (5,), (3,), (4, 1), (2,), 1, False),
     ("conv1d_grouped", 1, 8, (37,), 8, (3,), (1,), (1, 1), (1,), 2, True),
+    # Few output rows over an input that outweighs the weights: the tasks
+    # split runs of pixels along the rows (RowUnits), the last one partial.
+    ("conv1d_long_row", 1, 4, (203,), 5, (3,), (1,), (1, 1), (1,), 1, True),
+    ("few_rows_batch2", 2, 4, (3, 50), 6, (3, 2), (1, 1), (1, 0, 1, 1), (1, 1), 1, True),
     ("depthwise_3x3", 1, 24, (13, 11), 24, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 24, True),
     ("depthwise_odd_channels", 2, 37, (9, 7), 37, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 37, True),
     ("depthwise_5x5_s2", 1, 20, (15, 15), 20, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 20, False),
@@ -156,6 +160,8 @@ WINOGRAD_CASES = [
     ("wide_channels", 1, 67, (14, 14), 70, (1, 1, 1, 1), True),
     ("one_row", 1, 4, (1, 20), 6, (1, 1, 1, 1), True),
     ("tall_thin", 1, 9, (23, 2), 8, (1, 0, 1, 1), True),
+    # Many tiles, few channels: the grouped GEMM's tasks split the tiles.
+    ("many_tiles_few_channels", 1, 12, (29, 37), 8, (1, 1, 1, 1), True),
 ]
 
 
