@@ -454,16 +454,20 @@ struct GemmEmitter {
     //   weights: a thread reads the pixels it wrote in the step before
     //   (the producer's rows, Winograd's tiles) instead of every pixel from
     //   both cores' caches; few rows are cut into runs of pixels for this.
+    //   At least kPixelBlocks blocks, unless a task would then do fewer
+    //   than the target's pixel_split_min_macs multiply-adds.
     // - Oc tiles outermost otherwise: each thread streams only its share of
     //   large weights over a small input.
+    constexpr int64_t kPixelBlocks = 8;
     int64_t GO = G * OCt;
     int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4);
     int64_t w_bytes = GO * KK * ICk * NR * 4;
-    bool pixels_outer = x_bytes >= 2 * w_bytes;
+    int64_t macs = P * G * OCg * KK * ICp;
+    bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
     RowUnits runs = row_units(s, mr, pixels_outer);
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
     int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
-    UnitBlocks blocks = split_units(units, pixels_outer ? std::max<int64_t>(want, 16) : want);
+    UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
     int64_t tasks = GO * blocks.count;
 
     emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {

@@ -44,6 +44,12 @@ struct Target {
   // walk constant strides by post-increment instead).
   bool vector_imm_offsets = true;
   int ptr_bytes = 8;
+  // Fewest multiply-adds per task for which a GEMM may order its tasks
+  // pixel blocks outermost (gemm_emitter.cpp): that keeps each thread on
+  // the pixels it wrote the step before, which pays where cores have their
+  // own caches (x86: bench/ab.sh at 2 threads), while each extra task
+  // costs its setup on one thread (ARM: counted under qemu).
+  int64_t pixel_split_min_macs = 1024;
   // Tools for linking and running the target's code on this host.
   std::string cc;                     // C compiler driver
   std::vector<std::string> emulator;  // empty when native
