@@ -447,7 +447,8 @@ struct GemmEmitter {
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
-    // Tasks are (pixel block, group, oc tile) triples, about 64 of them.
+    // Tasks are (pixel block, group, oc tile) triples: about 64, or 8
+    // pixel blocks of every group and oc tile when pixel blocks go first.
     // Their order decides what a thread of the pool reads: it runs a
     // contiguous share of them, the same share in every step.
     // - Pixel blocks outermost when the input is at least twice the
