@@ -31,7 +31,6 @@ echo "A: $A_COMPILE $A_FLAGS; B: $B_COMPILE $B_FLAGS; $THREADS thread(s), $ROUND
 echo
 echo "| model | A median ms | B median ms | B / A |"
 echo "|---|---|---|---|"
-logsum=0; count=0
 for m in $MODELS; do
   p=$(model_path "$m")
   for side in a b; do
@@ -45,9 +44,9 @@ for m in $MODELS; do
   a=$(echo "$out" | awk 'NR == 2 { print $3 }')
   b=$(echo "$out" | awk 'NR == 3 { print $3 }')
   ratio=$(awk "BEGIN { printf \"%.3f\", $b / $a }")
-  logsum=$(awk "BEGIN { print $logsum + log($b / $a) }"); count=$((count + 1))
+  geo_add "$b" "$a"
   echo "| $m | $a | $b | $ratio |"
   [ -z "$steps" ] || echo "$out" | sed -n '4,$p' >&2
 done
 echo
-awk "BEGIN { printf \"geomean B / A over %d models: %.3f\n\", $count, exp($logsum / $count) }"
+echo "geomean B / A over $geo_count models: $(geo_mean %.3f)"

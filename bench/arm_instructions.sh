@@ -25,7 +25,6 @@ else
   echo "| model | armv7-neon instructions | aarch64-neon instructions | armv7 / aarch64 | code bytes (a64) |"
   echo "|---|---|---|---|---|"
 fi
-logsum=0; count=0
 for m in $MODELS; do
   p=$(model_path "$m")
   a=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --target armv7-neon --json)
@@ -37,10 +36,10 @@ for m in $MODELS; do
   if [ "$ORT" = 1 ]; then
     oi=$(BENCH_TINYRT="$TINYRT" bench/ort_count/count.sh "$p" | awk '{ print $2 }')
     row="$row $oi | $(awk "BEGIN { printf \"%.2f\", $bi / $oi }") |"
-    logsum=$(awk "BEGIN { print $logsum + log($bi / $oi) }"); count=$((count + 1))
+    geo_add "$bi" "$oi"
   fi
   echo "$row"
 done
-[ "$count" = 0 ] || echo "| geomean aarch64 / ORT ($count models) | | | | | | $(awk "BEGIN { printf \"%.2f\", exp($logsum / $count) }") |"
+[ "$geo_count" = 0 ] || echo "| geomean aarch64 / ORT ($geo_count models) | | | | | | $(geo_mean %.2f) |"
 echo
 echo "tinyrt=$TINYRT flags=$FLAGS"

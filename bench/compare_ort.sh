@@ -23,7 +23,6 @@ shift 2 2>/dev/null || shift $# 2>/dev/null || true
 . bench/models.sh
 echo "| model | tinyrt median ms | ORT median ms | tinyrt / ORT | tinyrt min ms | ORT min ms | arena bytes | arena lower bound |"
 echo "|---|---|---|---|---|---|---|---|"
-logsum=0; count=0
 for m in $MODELS; do
   p=$(model_path "$m")
   tm=""; om=""; tn=""; on=""
@@ -36,9 +35,9 @@ for m in $MODELS; do
   ar=$(field "$t" arena_bytes)
   lb=$(field "$t" arena_lower_bound_bytes)
   ratio=$(awk "BEGIN { printf \"%.2f\", $tm / $om }")
-  logsum=$(awk "BEGIN { print $logsum + log($tm / $om) }"); count=$((count + 1))
+  geo_add "$tm" "$om"
   echo "| $m | $tm | $om | $ratio | $tn | $on | $ar | $lb |"
 done
-echo "| geomean ($count models) | | | $(awk "BEGIN { printf \"%.2f\", exp($logsum / $count) }") | | | | |"
+echo "| geomean ($geo_count models) | | | $(geo_mean %.2f) | | | | |"
 echo
 echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT flags=$FLAGS CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"

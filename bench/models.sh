@@ -33,3 +33,10 @@ done
 [ -z "$tv" ] || /usr/bin/python3 tests/models/export_torchvision.py "$MODEL_ROOT/torchvision" $tv >/dev/null
 [ -z "$zoo" ] || PYTHONWARNINGS=ignore /usr/bin/python3 tests/models/export_zoo.py "$MODEL_ROOT/zoo" $zoo >/dev/null
 [ -z "$var" ] || PYTHONWARNINGS=ignore /usr/bin/python3 bench/export_variants.py "$MODEL_ROOT/variants" $var >/dev/null 2>&1
+
+# The geomean of ratios over the models: geo_add NUM DEN per model, then
+# geo_mean FORMAT prints it (nothing when no model was added); geo_count
+# counts them.
+geo_logsum=0; geo_count=0
+geo_add() { geo_logsum=$(awk "BEGIN { print $geo_logsum + log($1 / $2) }"); geo_count=$((geo_count + 1)); }
+geo_mean() { [ "$geo_count" = 0 ] || awk "BEGIN { printf \"$1\", exp($geo_logsum / $geo_count) }"; }
