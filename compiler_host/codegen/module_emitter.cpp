@@ -293,6 +293,55 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
+// Whether a model's steps run on the calling thread alone: when they do
+// fewer arithmetic operations on average than Target::serial_step_ops (or
+// the option's number when it is >= 0). Sharing a step saves about half
+// its time and costs a hand-off (a wake-up, its data moved between the
+// cores' caches), so it pays for big steps only. The choice is the
+// model's, not each step's: a step run apart from its neighbours would
+// move their data between caches both ways (bench/RESULTS.md: per-step
+// choices made unet_small 1.5x slower at 2 threads). A model with a
+// recurrent kernel shares its steps: that kernel's time is T dependent
+// time steps, not its operations, and its tasks (directions, batch rows)
+// halve it on two threads whatever its size.
+static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops,
+                                std::vector<int64_t> *ops) {
+  double total = 0;
+  bool recurrent = false;
+  for (const Kernel &k : p.kernels) {
+    ops->push_back(kernel_ops(p, k));
+    total += (double)ops->back();
+    recurrent = recurrent || k.kind == KernelKind::Recurrent;
+  }
+  int64_t limit = serial_step_ops >= 0 ? serial_step_ops : t.serial_step_ops;
+  return !recurrent && !p.kernels.empty() && total < (double)limit * (double)p.kernels.size();
+}
+
+// Makes a step of a serial model one task that runs the kernel's own tasks
+// in one call, as a one-thread pool would: the kernel is renamed NAME.tasks
+// and inlined into NAME(arena, b, e) { if (b < e) NAME.tasks(arena, 0,
+// tasks); }. The bounds proof and the address checks were made on the
+// kernel for exactly that task range. Returns whether it did.
+static bool run_serially(EmitEnv &env, const Kernel &k, EmittedKernel &ek, const std::string &name) {
+  if (!ek.fn || ek.tasks <= 1 || k.kind == KernelKind::Call) return false;
+  llvm::Function *tasks_fn = ek.fn;
+  tasks_fn->setName(name + ".tasks");
+  tasks_fn->addFnAttr(llvm::Attribute::AlwaysInline);
+  llvm::IRBuilder<> b(env.module.getContext());
+  llvm::Function *f = begin_kernel_function(env, b, name);
+  llvm::BasicBlock *run = llvm::BasicBlock::Create(f->getContext(), "run", f);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(f->getContext(), "done", f);
+  b.CreateCondBr(b.CreateICmpSLT(f->getArg(1), f->getArg(2)), run, done);
+  b.SetInsertPoint(run);
+  b.CreateCall(tasks_fn, {f->getArg(0), b.getInt32(0), b.getInt32((int32_t)ek.tasks)});
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  ek.fn = f;
+  ek.tasks = 1;
+  return true;
+}
+
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o) {
   auto tm = make_target_machine(t);
   llvm::LLVMContext ctx;
@@ -320,6 +369,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   };
 
   std::vector<EmittedKernel> ks;
+  const bool serial = model_runs_serially(p, t, o.serial_step_ops, &res.ops);
   auto progress = [&](const std::string &what) {
     if (o.progress) o.progress(what);
   };
@@ -371,6 +421,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     res.accesses.push_back(pr.accesses);
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
+    res.serial.push_back(serial && run_serially(env, k, ks.back(), fname));
   }
   DescriptorBuilder desc(m, p);
   desc.build(o.model_name, t, ks, o);

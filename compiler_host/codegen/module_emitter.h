@@ -27,6 +27,10 @@ struct ModuleOptions {
   // --require-proof: refuse the model when the proof cannot bound an access
   // (instead of testing it at run time).
   bool require_proof = false;
+  // A model whose steps average fewer arithmetic operations runs each on
+  // the calling thread alone (--serial-step-ops; < 0:
+  // Target::serial_step_ops).
+  int64_t serial_step_ops = -1;
   // Called as the work advances ("kernel 12/117", "LLVM optimization",
   // "machine code"), for progress output on long compiles.
   std::function<void(const std::string &)> progress;
@@ -38,6 +42,10 @@ struct ModuleResult {
   int64_t weights_bytes = 0;
   uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
   std::vector<int64_t> tasks;  // per kernel
+  // Per kernel: its tasks run in one call on the calling thread (the step
+  // has one task; model_runs_serially in module_emitter.cpp).
+  std::vector<bool> serial;
+  std::vector<int64_t> ops;  // per kernel: kernel_ops
   // Per kernel: the memory accesses as emitted, and those the bounds proof
   // could not bound (codegen/address_proof.h); the accesses tested at run
   // time (those, or all with --check-addresses), and the tests left after

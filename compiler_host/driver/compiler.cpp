@@ -117,6 +117,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.check_addresses) o << "check_addresses=1\n";
+  if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
   if (opt.quantize == Quantize::Static) {
     o << "quantize=static\n";
@@ -172,21 +173,6 @@ std::string make_header(const Artifact &a) {
   return h.str();
 }
 
-
-// Floating-point operations of a scheduled kernel's main loop (a multiply
-// and an add per multiply-accumulate), or -1 where not defined.
-int64_t kernel_flops(const Kernel &k) {
-  if (is_scheduled(k.kind)) {
-    const GemmSpec &s = k.gemm;
-    int64_t per_output = (k.kind != KernelKind::Depthwise ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
-    return 2 * s.batch * s.out_h * s.out_w * s.out_c * per_output;
-  }
-  if (k.kind == KernelKind::Recurrent) {
-    const RecurrentSpec &r = k.rnn;
-    return 2 * r.T * r.B * r.D * r.G * r.H * r.H;
-  }
-  return -1;
-}
 std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {
   const std::vector<int64_t> &tasks = mr.tasks;
   using nlohmann::json;
@@ -232,6 +218,8 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                {"family", kernel_family(k.kind)},
                {"nodes", k.nodes},
                {"tasks", tasks[i]},
+               {"serial", (bool)mr.serial[i]},
+               {"ops", mr.ops[i]},
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
@@ -450,6 +438,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   mo.progress = report;
   mo.check_addresses = opt.check_addresses;
   mo.require_proof = opt.require_proof;
+  mo.serial_step_ops = opt.serial_step_ops;
   auto cs = std::chrono::steady_clock::now();
   ModuleResult mr = emit_module(p, a.target, mo);
   if (opt.log)

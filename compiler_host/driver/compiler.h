@@ -30,6 +30,9 @@ struct CompileOptions {
   // bounds proof cannot bound (codegen/address_proof.h) instead of testing
   // it at run time. Does not change the code of a model it accepts.
   bool require_proof = false;
+  // --serial-step-ops: a model whose steps average fewer arithmetic
+  // operations runs each on the calling thread alone (< 0: the target's).
+  int64_t serial_step_ops = -1;
   CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel

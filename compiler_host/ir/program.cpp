@@ -57,6 +57,28 @@ const char *kernel_family(KernelKind k) {
   }
 }
 
+int64_t kernel_flops(const Kernel &k) {
+  if (is_scheduled(k.kind)) {
+    const GemmSpec &s = k.gemm;
+    int64_t per_output = (k.kind != KernelKind::Depthwise ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
+    return 2 * s.batch * s.out_h * s.out_w * s.out_c * per_output;
+  }
+  if (k.kind == KernelKind::Recurrent) {
+    const RecurrentSpec &r = k.rnn;
+    return 2 * r.T * r.B * r.D * r.G * r.H * r.H;
+  }
+  return -1;
+}
+
+int64_t kernel_ops(const Program &p, const Kernel &k) {
+  if (k.kind == KernelKind::Fail || k.out < 0) return 0;
+  int64_t n = p.graph.v(k.out).numel();
+  if (kernel_flops(k) >= 0) return kernel_flops(k);
+  if (has_expr(k.kind) && k.expr) return n * (int64_t)expr_size(k.expr);
+  if (is_winograd(k.kind)) return n * (k.wino.m + 2);
+  return n;
+}
+
 const char *winograd_mode_name(WinogradMode m) {
   static const char *const names[] = {"auto", "off", "f2", "f4"};
   return names[(int)m];

@@ -244,6 +244,15 @@ struct PlanStats {
   int64_t call_status_offset = -1;
 };
 
+// The arithmetic operations of a kernel, for scheduling decisions (not a
+// promise of speed): 2 x the multiply-adds of a scheduled or recurrent
+// kernel, output elements x expression nodes of a loop kernel, output
+// elements x the tile's side for Winograd transforms.
+struct Program;
+int64_t kernel_ops(const Program &p, const Kernel &k);
+// 2 x the multiply-adds of a scheduled or recurrent kernel, -1 for others.
+int64_t kernel_flops(const Kernel &k);
+
 struct Program {
   Graph graph;
   std::vector<Kernel> kernels;

@@ -151,6 +151,11 @@ Target resolve_target(const std::string &name) {
     // with 8 blocks for every layer, resnet8_cifar took 3.2% more
     // instructions (3.28 -> 3.38 M) and unet_small 2.9% (22.06 -> 22.71 M).
     t.pixel_split_min_macs = 32768;
+    // Models whose steps average below about 8 us of a Cortex-A72 core
+    // (x86 measured its break-even near 4 us) run on the caller. Not
+    // measured: qemu-user runs a guest's threads one at a time, and no ARM
+    // board is at hand.
+    t.serial_step_ops = 100000;
     // Executed instructions (qemu), with the lane products (vmla by
     // scalar): 3x2 beats 4x2 (which spills), 2x4, 6x1, 2x2, 4x1 and 3x3 on
     // resnet8_cifar (6.30 M vs 7.05 / 6.62 / 6.73 / 6.85 / 6.84 / 9.10 M)
@@ -200,6 +205,7 @@ Target resolve_target(const std::string &name) {
     // As ARMv7 (resnet8_cifar 2.31 -> 2.36 M, unet_small 16.63 -> 16.90 M
     // with 8 pixel blocks for every layer).
     t.pixel_split_min_macs = 32768;
+    t.serial_step_ops = 100000;  // as ARMv7
     // Executed instructions (qemu), with the lane products (fmla by
     // element on 4 channels per load): 5x4 beats 6x4, 4x4, 8x2 and 6x3 on
     // resnet8_cifar (4.25 M vs 4.99 / 4.38 / 4.52 / 4.79 M) and squeezenet1_1

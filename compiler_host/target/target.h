@@ -50,6 +50,13 @@ struct Target {
   // own caches (x86: bench/ab.sh at 2 threads), while each extra task
   // costs its setup on one thread (ARM: counted under qemu).
   int64_t pixel_split_min_macs = 1024;
+  // A model whose steps do fewer arithmetic operations on average
+  // (ir/program.h kernel_ops) runs each step on the calling thread alone,
+  // all its tasks in one call (codegen/module_emitter.cpp): handing a step
+  // to other threads costs a wake-up and moves its data between the cores'
+  // caches, more than so small steps gain. x86: measured at 2 threads on
+  // 32 models (bench/RESULTS.md): about 4 us of one core per step.
+  int64_t serial_step_ops = 750000;
   // Tools for linking and running the target's code on this host.
   std::string cc;                     // C compiler driver
   std::vector<std::string> emulator;  // empty when native

@@ -1,6 +1,7 @@
 // codegen_options.h — the code generation options tinyrt-compile,
 // tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4`
-// (passes/winograd.cpp) and `--check-addresses` (codegen/address_checks.h).
+// (passes/winograd.cpp), `--check-addresses` (codegen/address_checks.h) and
+// `--serial-step-ops` (codegen/module_emitter.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,15 @@ inline void add_check_addresses_option(CLI::App &app, bool &on) {
   app.add_flag("--check-addresses", on,
                "test every load and store of the generated code against its kernel's tensors and trap outside "
                "them (tests of the emitters; LLVM removes the tests it proves, the JSON counts the rest)");
+}
+
+inline void add_serial_step_option(CLI::App &app, int64_t &ops) {
+  app.add_option("--serial-step-ops", ops,
+                 "a model whose steps do fewer arithmetic operations than this on average (NAME.json "
+                 "fusion_groups[].ops) runs each step on the calling thread alone, all its tasks in one call: "
+                 "handing so small steps to other threads costs more than it gains; 0: every step shared; "
+                 "default: the target's (x86 750000, ARM 100000)")
+      ->check(CLI::Range((int64_t)0, INT64_MAX));
 }
 
 }  // namespace tinyrt

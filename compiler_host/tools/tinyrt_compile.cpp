@@ -91,6 +91,8 @@ int main(int argc, char **argv) {
   tinyrt::add_winograd_option(app, winograd);
   bool check_addresses = false;
   tinyrt::add_check_addresses_option(app, check_addresses);
+  int64_t serial_step_ops = -1;
+  tinyrt::add_serial_step_option(app, serial_step_ops);
   bool require_proof = false;
   app.add_flag("--require-proof", require_proof,
                "refuse the model (exit 1) if the bounds proof cannot bound a memory access of the generated code, "
@@ -120,6 +122,7 @@ int main(int argc, char **argv) {
     opt.winograd = winograd;
     opt.check_addresses = check_addresses;
     opt.require_proof = require_proof;
+    opt.serial_step_ops = serial_step_ops;
     tinyrt::check_quantize_args(quantize);
     opt.quantize = quantize.mode;
     // Long compiles show where they are: one line rewritten in place on a

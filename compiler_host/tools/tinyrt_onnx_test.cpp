@@ -36,6 +36,7 @@ struct Options {
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
   bool check_addresses = false;
+  int64_t serial_step_ops = -1;
   std::vector<std::string> filter;
   CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
@@ -199,6 +200,7 @@ class CaseRunner {
       co.quantize = o_.quantize.mode;
       co.winograd = o_.winograd;
       co.check_addresses = o_.check_addresses;
+      co.serial_step_ops = o_.serial_step_ops;
       build_model(model.string(), co, (fs::path(work) / "probe").string());
       throw;
     }
@@ -229,6 +231,7 @@ class CaseRunner {
         co.quantize = o_.quantize.mode;
         co.winograd = o_.winograd;
         co.check_addresses = o_.check_addresses;
+      co.serial_step_ops = o_.serial_step_ops;
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
@@ -368,6 +371,7 @@ int main(int argc, char **argv) {
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
   add_check_addresses_option(app, o.check_addresses);
+  add_serial_step_option(app, o.serial_step_ops);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");

@@ -237,6 +237,8 @@ int main(int argc, char **argv) {
   add_winograd_option(app, winograd);
   bool check_addresses = false;
   add_check_addresses_option(app, check_addresses);
+  int64_t serial_step_ops = -1;
+  add_serial_step_option(app, serial_step_ops);
   app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
@@ -250,6 +252,7 @@ int main(int argc, char **argv) {
     co.gemm_tile = tile;
     co.winograd = winograd;
     co.check_addresses = check_addresses;
+    co.serial_step_ops = serial_step_ops;
     check_quantize_args(quantize);
     co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));

@@ -14,8 +14,10 @@ constant, a GEMM whose weights are packed):
 - compiling again with the same options gives the same hash, the same
   weights checksum and the same object, byte for byte;
 - each option that shapes the output (name, target, input shape, GEMM tile,
-  a binding) and a one-value change of the model gives another hash; a
-  limit (which only refuses models) does not;
+  a binding, the serial threshold) and a one-value change of the model
+  gives another hash; a limit (which only refuses models) does not;
+- a model of small steps runs them on the calling thread (the JSON's
+  "serial"), and --serial-step-ops 0 shares them;
 - for each TARGET, the runner's --verify passes on the compiled .so and
   prints the JSON's weights checksum, and fails with TINYRT_ERR_CORRUPT's
   message naming the expected and found checksums once one byte of a
@@ -135,6 +137,7 @@ variants = {
     "another --input-shape": compile_model("shape", shape="x=2,64"),
     "a --gemm-tile": compile_model("tile", extra=["--gemm-tile", "2,1"]),
     "a --bind": compile_model("bind", shape=None, extra=["--bind", "x=" + ",".join(["0.5"] * 64)]),
+    "a --serial-step-ops": compile_model("serial", extra=["--serial-step-ops", "0"]),
     "one weight changed in the model": compile_model("model2", path=model2),
 }
 seen = {base["printed"]}
@@ -143,6 +146,18 @@ for what, a in variants.items():
     seen.add(a["printed"])
 check(variants["one weight changed in the model"]["json"]["weights_checksum"] != j["weights_checksum"],
       "one weight changed: another weights checksum")
+# A batch of 4096 rows gives the kernels several tasks. Under a threshold
+# above the steps' average operations each runs its tasks on the calling
+# thread (one task in the descriptor); under the host's own (their average
+# is above it) or 0, none does.
+big = compile_model("serial-default", shape="x=4096,64")["json"]["fusion_groups"]
+serial = compile_model("serial-all", shape="x=4096,64", extra=["--serial-step-ops", "1000000000"])["json"]["fusion_groups"]
+shared = compile_model("serial-0", shape="x=4096,64", extra=["--serial-step-ops", "0"])["json"]["fusion_groups"]
+check(any(g["tasks"] > 1 for g in big), "4096 rows: a kernel with several tasks")
+check(all(g["serial"] == (g["tasks"] > 1) for g in serial), "a threshold above the average: every step of several tasks serial")
+check(not any(g["serial"] for g in big + shared), "the host's threshold or 0: no step serial")
+check([g["ops"] for g in big] == [g["ops"] for g in serial] and all(g["ops"] > 1 for g in big),
+      "the JSON gives each step's operations")
 limit = compile_model("limit", extra=["--max-folded-bytes", "123456789"])
 check(limit["printed"] == base["printed"], "a --max-* limit (refuses, never changes output): same hash")
 
