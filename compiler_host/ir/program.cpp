@@ -1,5 +1,7 @@
 #include "ir/program.h"
 #include <cctype>
+#include <cstdint>
+#include <initializer_list>
 
 namespace tinyrt {
 
@@ -57,15 +59,24 @@ const char *kernel_family(KernelKind k) {
   }
 }
 
+// The product of the factors, INT64_MAX when it does not fit (the sizes of
+// an untrusted model; these counts are estimates).
+static int64_t saturating_product(std::initializer_list<int64_t> factors) {
+  int64_t r = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(r, f, &r)) return INT64_MAX;
+  return r;
+}
+
 int64_t kernel_flops(const Kernel &k) {
   if (is_scheduled(k.kind)) {
     const GemmSpec &s = k.gemm;
-    int64_t per_output = (k.kind != KernelKind::Depthwise ? s.in_c / s.groups : 1) * s.k_h * s.k_w;
-    return 2 * s.batch * s.out_h * s.out_w * s.out_c * per_output;
+    int64_t in_per_group = k.kind != KernelKind::Depthwise ? s.in_c / s.groups : 1;
+    return saturating_product({2, s.batch, s.out_h, s.out_w, s.out_c, in_per_group, s.k_h, s.k_w});
   }
   if (k.kind == KernelKind::Recurrent) {
     const RecurrentSpec &r = k.rnn;
-    return 2 * r.T * r.B * r.D * r.G * r.H * r.H;
+    return saturating_product({2, r.T, r.B, r.D, r.G, r.H, r.H});
   }
   return -1;
 }
@@ -74,8 +85,8 @@ int64_t kernel_ops(const Program &p, const Kernel &k) {
   if (k.kind == KernelKind::Fail || k.out < 0) return 0;
   int64_t n = p.graph.v(k.out).numel();
   if (kernel_flops(k) >= 0) return kernel_flops(k);
-  if (has_expr(k.kind) && k.expr) return n * (int64_t)expr_size(k.expr);
-  if (is_winograd(k.kind)) return n * (k.wino.m + 2);
+  if (has_expr(k.kind) && k.expr) return saturating_product({n, (int64_t)expr_size(k.expr)});
+  if (is_winograd(k.kind)) return saturating_product({n, k.wino.m + 2});
   return n;
 }
 

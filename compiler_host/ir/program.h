@@ -244,15 +244,6 @@ struct PlanStats {
   int64_t call_status_offset = -1;
 };
 
-// The arithmetic operations of a kernel, for scheduling decisions (not a
-// promise of speed): 2 x the multiply-adds of a scheduled or recurrent
-// kernel, output elements x expression nodes of a loop kernel, output
-// elements x the tile's side for Winograd transforms.
-struct Program;
-int64_t kernel_ops(const Program &p, const Kernel &k);
-// 2 x the multiply-adds of a scheduled or recurrent kernel, -1 for others.
-int64_t kernel_flops(const Kernel &k);
-
 struct Program {
   Graph graph;
   std::vector<Kernel> kernels;
@@ -274,6 +265,15 @@ struct Program {
   // its last element by its storage strides (not negative); 0 when empty.
   int64_t span_bytes(int v) const;
 };
+
+// The arithmetic operations of a kernel, for scheduling decisions (not a
+// promise of speed): 2 x the multiply-adds of a scheduled or recurrent
+// kernel, output elements x expression nodes of a loop kernel, output
+// elements x the tile's side for Winograd transforms (INT64_MAX where the
+// count does not fit).
+int64_t kernel_ops(const Program &p, const Kernel &k);
+// 2 x the multiply-adds of a scheduled or recurrent kernel, -1 for others.
+int64_t kernel_flops(const Kernel &k);
 
 // Physical order `perm` is row-major once size-1 axes are ignored.
 bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape);
