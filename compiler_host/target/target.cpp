@@ -106,6 +106,24 @@ static Target x86(const std::string &name, bool avx512, bool vnni = false) {
   // measured on an AVX2-only CPU.
   if (avx512) t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
   else t.gemm_tiles = {{6, 2}, {6, 1}};
+  // AVX-512 cells where a measured tile beats the model's choice by 3% or
+  // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
+  // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98
+  // with the table, bench/ab.sh): every GEMM layer of 15 models
+  // (Winograd off) run with each of 10 tiles against the model's choice,
+  // alternated in one process (bench/ab_bench.c --steps; bench/RESULTS.md).
+  constexpr int64_t kAny = INT64_MAX;
+  if (avx512)
+    t.gemm_tile_table = {
+        {3, false, 16, 64, 64, kAny, 4, 4},  // RGB first layers, long rows: 0.919
+        {4, false, 0, 16, 16, 64, 14, 2},    // few channels, rows of 17-64: 0.926
+        {4, false, 64, kAny, 4, 16, 8, 3},   // many channels, rows of 5-16 (7x7, 14x14): 0.967
+        {4, true, 64, kAny, 0, 4, 6, 4},     // 1x1 over 1-4 pixels: 0.862
+    };
+  // Not in the table: 4x4 on 1x1 layers of more than 64 channels and rows
+  // of more than 64 pixels measured 0.954 in its cell, but 1.05 on
+  // v_kws_wide's 96-channel layers (4x4 covers 96 channels with 128, 12x2
+  // with 96): a cell of channel ranges cannot tell those apart.
   t.gemm_unroll = 4;
   t.gemm_broadcast_cost = 0;  // vfmadd231ps takes the broadcast from memory
   t.masked_tail = true;
