@@ -463,7 +463,7 @@ struct GemmEmitter {
     int64_t GO = G * OCt;
     int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4);
     int64_t w_bytes = GO * KK * ICk * NR * 4;
-    int64_t macs = P * G * OCg * KK * ICp;
+    int64_t macs = kernel_flops(k) / 2;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
     RowUnits runs = row_units(s, mr, pixels_outer);
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs

@@ -213,7 +213,7 @@ void for_unit_runs(llvm::IRBuilder<> &b, const GemmSpec &s, const RowUnits &u, l
     llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);  // u0 <= the units of rows [row0, row1) < u1 <= all units
     llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
     llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
-    llvm::Value *lo = i32(0), *hi = i32(per_row), *full_hi = i32(full);
+    llvm::Value *lo = i32(0), *hi = nullptr, *full_hi = i32(full);  // hi: the runs' end (units of runs only)
     if (u.runs) {
       llvm::Value *first = b.CreateMul(r, i32(per_row));
       lo = clamp_i32(b, b.CreateSub(u0, first), 0, per_row);

@@ -321,9 +321,10 @@ static bool model_runs_serially(const Program &p, const Target &t, int64_t seria
 // in one call, as a one-thread pool would: the kernel is renamed NAME.tasks
 // and inlined into NAME(arena, b, e) { if (b < e) NAME.tasks(arena, 0,
 // tasks); }. The bounds proof and the address checks were made on the
-// kernel for exactly that task range. Returns whether it did.
-static bool run_serially(EmitEnv &env, const Kernel &k, EmittedKernel &ek, const std::string &name) {
-  if (!ek.fn || ek.tasks <= 1 || k.kind == KernelKind::Call) return false;
+// kernel for exactly that task range. Returns whether it did (not for a
+// step of one task, custom-op calls included, or without code).
+static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &name) {
+  if (!ek.fn || ek.tasks <= 1) return false;
   llvm::Function *tasks_fn = ek.fn;
   tasks_fn->setName(name + ".tasks");
   tasks_fn->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -421,7 +422,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     res.accesses.push_back(pr.accesses);
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
-    res.serial.push_back(serial && run_serially(env, k, ks.back(), fname));
+    res.serial.push_back(serial && run_serially(env, ks.back(), fname));
   }
   DescriptorBuilder desc(m, p);
   desc.build(o.model_name, t, ks, o);

@@ -165,6 +165,21 @@ class CaseRunner {
  public:
   CaseRunner(const Options &o) : o_(o) {}
 
+  // The compile options every case takes from the command line.
+  CompileOptions compile_options() const {
+    CompileOptions co;
+    co.target = o_.target;
+    co.name = "m";
+    co.custom_ops = o_.custom.custom_ops;
+    co.link_sources = o_.custom.link_sources;
+    co.prefer_function_bodies = o_.function_bodies;
+    co.quantize = o_.quantize.mode;
+    co.winograd = o_.winograd;
+    co.check_addresses = o_.check_addresses;
+    co.serial_step_ops = o_.serial_step_ops;
+    return co;
+  }
+
   Outcome run(const fs::path &dir) {
     fs::path model = dir / "model.onnx";
     std::string work = make_temp_dir("tinyrt-onnx-test");
@@ -193,15 +208,7 @@ class CaseRunner {
     } catch (const CompileError &) {
       // Data that is not tensors (sequences, optionals) belongs to models
       // the compiler rejects; let it say why.
-      CompileOptions co;
-      co.target = o_.target;
-      co.custom_ops = o_.custom.custom_ops;
-      co.link_sources = o_.custom.link_sources;
-      co.quantize = o_.quantize.mode;
-      co.winograd = o_.winograd;
-      co.check_addresses = o_.check_addresses;
-      co.serial_step_ops = o_.serial_step_ops;
-      build_model(model.string(), co, (fs::path(work) / "probe").string());
+      build_model(model.string(), compile_options(), (fs::path(work) / "probe").string());
       throw;
     }
     if (sets.empty()) return {Outcome::Unsupported, "no test data sets"};
@@ -222,16 +229,7 @@ class CaseRunner {
         stale = stale || !t || t->bytes != bound_values[name];
       }
       for (int attempt = 0; stale; ++attempt) {
-        CompileOptions co;
-        co.target = o_.target;
-        co.custom_ops = o_.custom.custom_ops;
-        co.link_sources = o_.custom.link_sources;
-        co.name = "m";
-        co.prefer_function_bodies = o_.function_bodies;
-        co.quantize = o_.quantize.mode;
-        co.winograd = o_.winograd;
-        co.check_addresses = o_.check_addresses;
-      co.serial_step_ops = o_.serial_step_ops;
+        CompileOptions co = compile_options();
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
