@@ -1,5 +1,7 @@
 #include "frontend/onnx_import.h"
 
+#include "frontend/onnx_functions.h"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -12,7 +14,6 @@
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
-#include "onnx/shape_inference/implementation.h"
 
 namespace tinyrt {
 
@@ -48,10 +49,10 @@ static int typed_values(const onnx::TensorProto &t, DType dt) {
 
 // A tensor's data must be exactly what its type and shape say: raw_data
 // of numel * element-size bytes, or numel typed values. Checked before
-// the onnx library reads any tensor (its shape inference parses constant
-// inputs, and copies all of raw_data into a buffer sized from it rounded
-// down: a Resize whose scales had 15 bytes of raw_data wrote 3 bytes past
-// a 12-byte buffer, found by fuzz_import under ASan).
+// anything reads a tensor (ONNX's shape inference, which tinyrt ran
+// before, copied all of raw_data into a buffer sized from it rounded down:
+// a Resize whose scales had 15 bytes of raw_data wrote 3 bytes past a
+// 12-byte buffer, found by fuzz_import under ASan).
 static void check_tensor_proto(const onnx::TensorProto &t, DType *dt_out = nullptr, int64_t *n_out = nullptr) {
   DType dt = (DType)t.data_type();
   std::string what = "tensor '" + t.name() + "'";
@@ -449,9 +450,10 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes) {
   return true;
 }
 
-// ONNX's own shape inference divides by some attributes before any check
-// (a zero stride is SIGFPE inside the onnx library), so attributes that are
-// sizes, strides or counts are checked here first, in every subgraph too.
+// Attributes that are sizes, strides, counts or axes are checked here
+// first, in every subgraph too, before the onnx library's checker or any
+// op reads them (ONNX's shape inference, which tinyrt no longer runs,
+// divided by a zero stride: SIGFPE inside the onnx library).
 static void prevalidate_attributes(const onnx::GraphProto &gp, int depth);
 
 static void prevalidate_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes, int depth) {
@@ -498,9 +500,8 @@ static void prevalidate_attributes(const onnx::GraphProto &gp, int depth) {
 }
 
 // Every tensor of the model (initializers, tensor attributes, in every
-// subgraph and model-local function) holds the data its type and shape
-// say (check_tensor_proto), before the onnx library's shape inference
-// parses any of them.
+// subgraph) holds the data its type and shape say (check_tensor_proto),
+// before anything parses one.
 static void validate_tensors(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes);
 static void validate_tensors(const onnx::GraphProto &gp) {
   for (const auto &t : gp.initializer()) check_tensor_proto(t);
@@ -520,95 +521,6 @@ static void validate_tensors(const google::protobuf::RepeatedPtrField<onnx::Node
     }
 }
 
-// Some of the onnx library's (1.12) shape inference functions index one
-// input's dimensions by another input's rank before checking that the ranks
-// agree: ConvTranspose and the Conv family read the kernel's spatial sizes
-// from W's dimensions 2.. and then index X's dimensions, the dilations and
-// the pads with them (a read past the end inside libonnx, or a null
-// dereference); MaxUnpool reads dimension 1 of its indices; STFT reads
-// its signal's dimensions 1 and 2 and its scalars' first element. Ranks of
-// intermediate values are only known inside that inference, so the check is
-// made there: InferShapes gets these ops' schemas with a guard in front of
-// their inference function. The guard throws onnx's own InferenceError,
-// which the default (non-strict) inference skips like any other; tinyrt's
-// inference then refuses the node, naming it.
-namespace {
-
-const onnx::TensorShapeProto *known_shape(onnx::InferenceContext &ctx, size_t i) {
-  if (i >= ctx.getNumInputs()) return nullptr;
-  const onnx::TypeProto *t = ctx.getInputType(i);
-  if (!t || t->value_case() != onnx::TypeProto::kTensorType || !t->tensor_type().has_shape()) return nullptr;
-  return &t->tensor_type().shape();
-}
-
-// Input i, when present and its shape known, has rank r. With `known`, a
-// present input must have a known shape (an inference function that reads
-// its dimensions without asking; a scalar initializer has no shape field).
-void need_rank(onnx::InferenceContext &ctx, size_t i, int r, const char *what, bool known = false) {
-  if (i >= ctx.getNumInputs() || !ctx.getInputType(i)) return;  // omitted
-  const onnx::TensorShapeProto *s = known_shape(ctx, i);
-  if ((s && s->dim_size() != r) || (!s && known))
-    throw onnx::InferenceError(std::string("[ShapeInferenceError] (tinyrt) ") + what + " must have rank " +
-                               std::to_string(r) + (s ? ", not " + std::to_string(s->dim_size()) : ""));
-}
-
-// X (input x) and the weight (input w) of a convolution have the same rank.
-void conv_ranks(onnx::InferenceContext &ctx, size_t x, size_t w) {
-  const onnx::TensorShapeProto *xs = known_shape(ctx, x), *ws = known_shape(ctx, w);
-  if (xs && ws && xs->dim_size() >= 2 && ws->dim_size() != xs->dim_size())
-    throw onnx::InferenceError("[ShapeInferenceError] (tinyrt) the weight has rank " + std::to_string(ws->dim_size()) +
-                               ", the input rank " + std::to_string(xs->dim_size()));
-}
-
-using InferenceGuard = void (*)(onnx::InferenceContext &);
-
-InferenceGuard inference_guard(const std::string &domain, const std::string &op) {
-  if (!domain.empty() && domain != "ai.onnx") return nullptr;
-  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger")
-    return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 1); };
-  if (op == "QLinearConv") return [](onnx::InferenceContext &ctx) { conv_ranks(ctx, 0, 3); };
-  if (op == "STFT")
-    return [](onnx::InferenceContext &ctx) {
-      need_rank(ctx, 0, 3, "the signal", true);
-      need_rank(ctx, 1, 0, "frame_step");
-      need_rank(ctx, 2, 1, "the window", true);
-      need_rank(ctx, 3, 0, "frame_length");
-    };
-  if (op == "MaxUnpool")
-    return [](onnx::InferenceContext &ctx) {
-      const onnx::TensorShapeProto *is = known_shape(ctx, 1);
-      if (!is || is->dim_size() < 2)
-        throw onnx::InferenceError("[ShapeInferenceError] (tinyrt) the indices need a known rank of at least 2");
-    };
-  return nullptr;
-}
-
-class GuardedSchemas final : public onnx::ISchemaRegistry {
- public:
-  const onnx::OpSchema *GetSchema(const std::string &op, const int version, const std::string &domain) const override {
-    const onnx::OpSchema *s = onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain);
-    InferenceGuard guard = s ? inference_guard(domain, op) : nullptr;
-    if (!guard) return s;
-    std::lock_guard<std::mutex> lock(mu_);
-    std::unique_ptr<onnx::OpSchema> &g = guarded_[s];
-    if (!g) {
-      g = std::make_unique<onnx::OpSchema>(*s);
-      onnx::InferenceFunction inner = s->GetTypeAndShapeInferenceFunction();
-      g->TypeAndShapeInferenceFunction([guard, inner](onnx::InferenceContext &ctx) {
-        guard(ctx);
-        inner(ctx);
-      });
-    }
-    return g.get();
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>> guarded_;
-};
-
-}  // namespace
-
 static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   auto *tt = vi->mutable_type()->mutable_tensor_type();
   auto *sh = tt->mutable_shape();
@@ -616,11 +528,31 @@ static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   for (int64_t d : s) sh->add_dim()->set_dim_value(d);
 }
 
+static ImportResult import_model(onnx::ModelProto &model, uint64_t checksum, int64_t file_bytes,
+                                 const ImportOptions &opt);
+
 ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt) {
-  ImportResult res;
-  res.checksum = fnv1a64(bytes.data(), bytes.size());
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) fail_invalid("not an ONNX model: the protobuf does not parse");
+  return import_model(model, fnv1a64(bytes.data(), bytes.size()), (int64_t)bytes.size(), opt);
+}
+
+// The weights cap by default: 256 MiB, or 4 times the file's size for a
+// file that brings large weights of its own (packing and Winograd enlarge
+// weights up to 4 times), so that a small file cannot make the compiler
+// hold more (folding creates at most --max-folded-bytes).
+static Limits resolve_limits(Limits lim, int64_t file_bytes) {
+  if (lim.max_weights_bytes <= 0)
+    lim.max_weights_bytes = std::max<int64_t>(int64_t(256) << 20, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
+  return lim;
+}
+
+static ImportResult import_model(onnx::ModelProto &model, uint64_t checksum, int64_t file_bytes,
+                                 const ImportOptions &opt_in) {
+  ImportResult res;
+  res.checksum = checksum;
+  ImportOptions opt = opt_in;
+  opt.limits = resolve_limits(opt_in.limits, file_bytes);
   onnx::GraphProto *gp = model.mutable_graph();
 
   // Apply --input-shape and --bind before ONNX's own checks and inference.
@@ -643,6 +575,11 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     if (!found) fail_usage("--bind names '" + kv.first + "', which is not a graph input");
     bound.insert(kv.first);
   }
+
+  // Model-local functions become their bodies first (with their opset
+  // imports), checked for recursion, depth and size before anything else
+  // reads them; the onnx library never sees a function.
+  inline_local_functions(model, opt.limits);
 
   // Opsets: a version newer than the onnx library's table would be compiled
   // with older semantics, so it is refused; so is a version below 1.
@@ -689,18 +626,6 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
   }
   validate_tensors(*gp);
-  for (const auto &f : model.functions()) {
-    prevalidate_nodes(f.node(), 1);
-    validate_tensors(f.node());
-  }
-  try {
-    onnx::ShapeInferenceOptions so;
-    so.error_mode = opt.strict_shape_inference ? 1 : 0;
-    static GuardedSchemas schemas;
-    onnx::shape_inference::InferShapes(model, &schemas, so);
-  } catch (const std::exception &e) {
-    fail_invalid(std::string("ONNX shape inference fails: ") + e.what());
-  }
 
   Graph &g = res.graph;
   g.name = gp->name();
@@ -714,7 +639,10 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   // are rejected one by one with their domain named.
 
   std::map<std::string, int> ids;
-  for (auto &t : gp->initializer()) ids[t.name()] = g.add_const(t.name(), const_from_tensor_proto(t));
+  for (auto &t : *gp->mutable_initializer()) {
+    ids[t.name()] = g.add_const(t.name(), const_from_tensor_proto(t));
+    std::string().swap(*t.mutable_raw_data());  // the graph holds the bytes now: one copy, not two
+  }
   if (gp->sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
 
   for (auto &vi : gp->input()) {
@@ -746,7 +674,10 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
     g.inputs.push_back(id);
   }
 
-  // ONNX's inferred shapes, kept to cross-check our own inference.
+  // Types and shapes the model declares (value_info, graph outputs). tinyrt
+  // infers every node itself (ops/*.cpp) and does not run ONNX's shape
+  // inference: it recursed without limit through model-local functions and
+  // read dimensions unchecked (docs/SECURITY.md).
   std::map<std::string, const onnx::ValueInfoProto *> infos;
   for (auto &vi : gp->value_info()) infos[vi.name()] = &vi;
   for (auto &vi : gp->output()) infos[vi.name()] = &vi;
@@ -754,10 +685,18 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   int unnamed = 0;
   for (auto &np : gp->node()) {
     Node n = convert_node(np, g, ids, "", unnamed);
-    for (int o : n.out) {  // ONNX's inferred type, for messages before our inference
+    for (int o : n.out) {  // the declared type, for messages before our inference
       auto it = o >= 0 ? infos.find(g.v(o).name) : infos.end();
-      if (it != infos.end() && it->second->type().has_tensor_type())
-        g.v(o).dtype = (DType)it->second->type().tensor_type().elem_type();
+      if (it != infos.end() && it->second->type().has_tensor_type()) {
+        const auto &tt = it->second->type().tensor_type();
+        g.v(o).dtype = (DType)tt.elem_type();
+        Graph::Declaration &d = g.model_declared[o];
+        d.dtype = (DType)tt.elem_type();
+        // Shapes declared for the model's own input shapes: --input-shape
+        // and --bind may change them.
+        d.has_shape = tt.has_shape() && opt.input_shapes.empty() && opt.bindings.empty();
+        for (auto &dim : tt.shape().dim()) d.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      }
       // Declared static shapes of other domains' outputs (custom ops).
       if (it != infos.end() && !n.domain.empty() && n.domain != "ai.onnx" && it->second->type().has_tensor_type() &&
           it->second->type().tensor_type().has_shape()) {
@@ -803,7 +742,17 @@ static std::string read_model_file(const std::string &path) {
 }
 
 ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt) {
-  return import_onnx_bytes(read_model_file(path), opt);
+  onnx::ModelProto model;
+  uint64_t checksum;
+  int64_t size;
+  {
+    // The file's bytes go as soon as they are parsed.
+    std::string bytes = read_model_file(path);
+    if (!model.ParseFromString(bytes)) fail_invalid("not an ONNX model: the protobuf does not parse");
+    checksum = fnv1a64(bytes.data(), bytes.size());
+    size = (int64_t)bytes.size();
+  }
+  return import_model(model, checksum, size, opt);
 }
 
 }  // namespace tinyrt

@@ -1,5 +1,6 @@
 // onnx_import.h — ONNX model file -> tinyrt Graph, through the onnx library
-// (parse, checker, shape inference).
+// (parse and checker; model-local functions inlined first, onnx_functions.h;
+// no ONNX shape inference: tinyrt infers every node itself).
 #pragma once
 
 #include <map>
@@ -26,11 +27,6 @@ struct ImportOptions {
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, Binding> bindings;
   Limits limits;  // caps on sizes (ir/limits.h); copied into the Graph
-  // Surface errors of ONNX's own shape inference instead of continuing
-  // with what could be inferred. Off by default: ONNX's strict mode refuses
-  // valid older exports (a Constant of int64 in pytorch-operator's
-  // test_operator_repeat); tinyrt's own inference checks every node anyway.
-  bool strict_shape_inference = false;
   // Tensors made graph outputs after the model's own (calibration for
   // --quantize static reads them); names the graph lacks are ignored.
   std::vector<std::string> extra_outputs;

@@ -123,6 +123,17 @@ struct Graph {
   // for outputs of nodes outside ai.onnx: custom ops, which no inference
   // knows, take their output shapes from here.
   std::map<int, std::pair<DType, Shape>> declared;
+  // What the model declares for the outputs of its nodes (value_info,
+  // graph outputs): an element type (Undefined: none) and, when it gives a
+  // shape, its dimensions (-1: symbolic; no shape is kept when the tool
+  // changed input shapes, --input-shape or --bind). infer_and_fold refuses
+  // a model whose declarations disagree with what its nodes compute.
+  struct Declaration {
+    DType dtype = DType::Undefined;
+    bool has_shape = false;
+    std::vector<int64_t> dims;
+  };
+  std::map<int, Declaration> model_declared;
   std::vector<Guard> guards;  // Node::guard and Kernel::guard index this
   // Values nothing reads whose producers run for their effect (a branch
   // error's placeholder): kept like outputs, but not in the arena.
