@@ -38,6 +38,17 @@ class ConstantRequired : public CompileError {
   std::vector<std::string> inputs_;
 };
 
+// A cap of ir/limits.h is exceeded (a --max-* flag). Never caught to
+// change what is compiled (an If branch that exceeds one does not become a
+// run-time error): the limits only refuse models, so a model that compiles
+// gives the same artifact under any limits.
+class CapExceeded : public CompileError {
+ public:
+  explicit CapExceeded(const std::string &msg) : CompileError(Kind::Unsupported, msg) {}
+};
+
+[[noreturn]] inline void fail_cap(const std::string &m) { throw CapExceeded(m); }
+
 [[noreturn]] inline void fail_invalid(const std::string &m) {
   throw CompileError(CompileError::Kind::InvalidModel, m);
 }

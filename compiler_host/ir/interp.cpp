@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "ir/error.h"
 
@@ -94,8 +95,21 @@ int64_t eval_int_op(EOp op, int64_t a, int64_t b, DType t) {
     case EOp::Min: r = u ? ((uint64_t)a < (uint64_t)b ? a : b) : std::min(a, b); break;
     case EOp::Max: r = u ? ((uint64_t)a > (uint64_t)b ? a : b) : std::max(a, b); break;
     case EOp::Pow: {
-      r = 1;
-      for (int64_t k = 0; k < b; ++k) r *= a;
+      // Exact: a^b modulo 2^64 by repeated squaring (wrapping as C's
+      // unsigned arithmetic), then wrapped to t. A negative exponent of a
+      // signed type truncates 1 / a^|b| toward zero: 1 for a = 1, +-1 for
+      // a = -1, else 0 (a = 0 too, as x / 0 = 0). The generated code
+      // computes the same (codegen/expr_emitter.cpp, int_pow).
+      if (!u && b < 0) {
+        r = a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+        break;
+      }
+      uint64_t base = (uint64_t)a, res = 1;
+      for (uint64_t e = (uint64_t)b; e; e >>= 1) {
+        if (e & 1) res *= base;
+        base *= base;
+      }
+      r = (int64_t)res;
       break;
     }
     case EOp::And: r = a & b; break;
@@ -231,6 +245,35 @@ struct Interp {
 template <class T> void put(Bytes &b, int64_t i, T v) { std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T)); }
 
 }  // namespace
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t tree_cost(const Expr &e, std::map<const Expr *, int64_t> &memo) {
+  auto it = memo.find(&e);
+  if (it != memo.end()) return it->second;
+  int64_t c = 1;
+  for (const ExprP &a : e.a) c = sat_add(c, tree_cost(*a, memo));
+  if (e.op == EOp::Reduce) {
+    int64_t n = 1;
+    for (const RVar &rv : e.rvars) n = sat_mul(n, std::max<int64_t>(rv.extent, 0));
+    c = sat_add(1, sat_mul(n, c - 1));
+  }
+  memo[&e] = c;
+  return c;
+}
+
+int64_t interpret_cost(const ExprP &e) {
+  std::map<const Expr *, int64_t> memo;
+  return tree_cost(*e, memo);
+}
 
 ConstP interpret(const ExprP &e, DType type, const Shape &shape,
                  const std::vector<ConstP> &inputs) {

@@ -14,6 +14,13 @@ namespace tinyrt {
 ConstP interpret(const ExprP &e, DType type, const Shape &shape,
                  const std::vector<ConstP> &inputs);
 
+// The expression nodes `interpret` evaluates per output element: a tree
+// walk (a node shared in the DAG counts each time it is reached), each
+// Reduce's body times its extents, both arms of a Select. Saturates at
+// INT64_MAX. Constant folding checks this times the output's elements
+// against its budget (Limits::max_fold_ops) before it interprets.
+int64_t interpret_cost(const ExprP &e);
+
 // Scalar semantics shared with the code generator: the result of applying a
 // unary/binary op to float or integer operands of type `t`.
 double eval_float_op(EOp op, double a, double b, DType t);

@@ -19,7 +19,20 @@ struct Limits {
   // into (--max-unrolled-nodes).
   int64_t max_expanded_nodes = 200000;
   // Bytes of constants that folding may materialize, in all (--max-folded-bytes).
-  int64_t max_folded_bytes = int64_t(1) << 30;
+  // 256 MiB: LLVM takes about 5 bytes of memory per byte of weights, so
+  // a folded weight of 1 GiB (a ConstantOfShape in a 150-byte file) took
+  // 6.4 GB.
+  int64_t max_folded_bytes = int64_t(1) << 28;
+  // Element operations constant folding may interpret, in all
+  // (--max-fold-ops): each folded output element times the nodes of its
+  // expression (ir/interp.h, interpret_cost). The bytes cap alone let a
+  // Conv of two constants of 268 MB ask for 10^12 multiply-adds.
+  int64_t max_fold_ops = int64_t(1) << 30;
+  // Bytes of weights the kernels read, packed (--max-weights-bytes): the
+  // constants handed to LLVM, which takes about 5 bytes of memory per byte
+  // while it writes the object. 0: the import sets the larger of 256 MiB
+  // and 4 times the model file's size.
+  int64_t max_weights_bytes = 0;
   // Nesting of subgraphs (If/Loop/Scan bodies) and function expansions.
   int max_nesting = 64;
 };

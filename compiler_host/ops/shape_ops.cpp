@@ -609,7 +609,7 @@ void register_shape_ops() {
       if (d < 0) fail_invalid(n.where() + ": negative dimension in " + shape_str(shape));
     g.check_size(shape, n.where() + ": output");
     if (shape_numel(shape) * eb > g.limits.max_folded_bytes)
-      fail_unsupported(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
+      fail_cap(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
                        " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
     Bytes b((size_t)(shape_numel(shape) * eb));
     for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);

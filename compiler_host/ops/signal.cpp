@@ -25,7 +25,7 @@ void check_folded(const Node &n, const Graph &g, const Shape &s) {
   g.check_size(s, n.where() + ": output 0");
   int64_t bytes = shape_numel(s) * (int64_t)sizeof(double);
   if (bytes > g.limits.max_folded_bytes)
-    fail_unsupported(n.where() + ": a constant of " + std::to_string(bytes) + " bytes exceeds --max-folded-bytes " +
+    fail_cap(n.where() + ": a constant of " + std::to_string(bytes) + " bytes exceeds --max-folded-bytes " +
                      std::to_string(g.limits.max_folded_bytes));
 }
 

@@ -15,9 +15,12 @@ namespace tinyrt {
 namespace {
 
 // Evaluates lowered kernels at once; used only on constant inputs.
+// Each kernel's interpretation is charged to `*ops` (element operations,
+// interpret_cost) before it runs; past Limits::max_fold_ops the model is
+// refused, naming the node.
 class FoldCtx : public LowerCtx {
  public:
-  using LowerCtx::LowerCtx;
+  FoldCtx(Graph &g, const Node &n, int64_t *ops) : LowerCtx(g), n_(n), ops_(ops) {}
   void kernel(int out, std::vector<int> ins, ExprP expr) override {
     std::vector<ConstP> data;
     for (int v : ins) {
@@ -25,6 +28,14 @@ class FoldCtx : public LowerCtx {
       data.push_back(g.v(v).data);
     }
     Value &o = g.v(out);
+    int64_t cost, total;
+    if (__builtin_mul_overflow(interpret_cost(expr), std::max<int64_t>(shape_numel(o.shape), 1), &cost) ||
+        __builtin_add_overflow(*ops_, cost, &total) || total > g.limits.max_fold_ops)
+      fail_cap(n_.where() + ": folding it on constant inputs would take " +
+                       (cost == INT64_MAX ? std::string("more than 2^63") : std::to_string(cost)) +
+                       " element operations, past the limit of " + std::to_string(g.limits.max_fold_ops) +
+                       " for the whole model (" + std::to_string(*ops_) + " used; --max-fold-ops)");
+    *ops_ = total;
     o.data = interpret(expr, o.dtype, o.shape, data);
   }
   void scheduled(KernelKind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &) override {
@@ -37,6 +48,10 @@ class FoldCtx : public LowerCtx {
     Value &o = g.v(out);
     o.data = make_const(o.dtype, o.shape, g.v(in).data->bytes);
   }
+
+ private:
+  const Node &n_;
+  int64_t *ops_;
 };
 
 // Folding materializes the result; keep huge expansions as code instead.
@@ -66,7 +81,7 @@ void infer_custom_op(Node &n, Graph &g, const CustomOpDecl &d) {
     }
     if (it == g.declared.end())
       fail_unsupported(n.where() + ": the type and shape of custom op output " + std::to_string(k) + " '" + o.name +
-                       "' are unknown (ONNX shape inference cannot know a custom op): declare it with a static "
+                       "' are unknown (no shape inference can know a custom op): declare it with a static "
                        "shape in the model's value_info (or as a graph output)" +
                        (k == 0 ? ", or pass " + decl + ":same if it has input 0's type and shape" : std::string()));
     set_out(n, g, k, it->second.first, it->second.second);
@@ -79,7 +94,7 @@ using Splice = std::function<void(size_t, const std::vector<Node> &)>;
 // Validates node i, then expands it (a function or control flow: spliced
 // in its place, *origin keeps the node), or infers its outputs and folds it
 // when its inputs are constants.
-Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node *origin) {
+Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node *origin, int64_t *fold_ops) {
   const Node &cur = g.nodes[i];
   if (const CustomOpDecl *cd = c.program.custom_op(cur)) {
     infer_custom_op(g.nodes[i], g, *cd);
@@ -131,7 +146,7 @@ Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node 
   bool quantized_weight = n.op == "DequantizeLinear" && n.domain.empty() &&
                           (in_val(g, n, 0).dtype == DType::I8 || in_val(g, n, 0).dtype == DType::U8);
   if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight) {
-    FoldCtx fc(g);
+    FoldCtx fc(g, n, fold_ops);
     d.lower(n, fc);
     return Visit::Folded;
   }
@@ -191,13 +206,37 @@ bool resolve_merge(Graph &g, size_t i, const Splice &splice) {
   return true;
 }
 
+// The types and shapes the model declares for its values (value_info,
+// graph outputs) must be what its nodes compute: the application reads
+// the declared ones. A symbolic dimension matches any.
+void check_declarations(const Graph &g) {
+  for (const auto &kv : g.model_declared) {
+    const Value &v = g.v(kv.first);
+    const Graph::Declaration &d = kv.second;
+    if (!v.shape_known) continue;
+    bool type_ok = d.dtype == DType::Undefined || d.dtype == v.dtype;
+    bool shape_ok = !d.has_shape || d.dims.size() == v.shape.size();
+    for (size_t i = 0; shape_ok && d.has_shape && i < d.dims.size(); ++i)
+      shape_ok = d.dims[i] < 0 || d.dims[i] == v.shape[i];
+    if (type_ok && shape_ok) continue;
+    std::string decl = d.dtype == DType::Undefined ? std::string("?") : dtype_name(d.dtype);
+    if (d.has_shape) {
+      decl += "[";
+      for (size_t i = 0; i < d.dims.size(); ++i) decl += (i ? "," : "") + (d.dims[i] < 0 ? std::string("?") : std::to_string(d.dims[i]));
+      decl += "]";
+    }
+    fail_invalid("value '" + v.name + "' is declared " + decl + " in the model, but its producer computes " +
+                 dtype_name(v.dtype) + shape_str(v.shape));
+  }
+}
+
 }  // namespace
 
 void infer_and_fold(PassContext &c) {
   Graph &g = c.program.graph;
   int folded = 0;
   const size_t start_nodes = g.nodes.size();
-  int64_t folded_bytes = 0;
+  int64_t folded_bytes = 0, fold_ops = 0;
   // g.nodes holds the nodes visited so far, the node being visited last;
   // `todo` the nodes still to visit, the next one last. An expansion
   // replaces the node being visited by its nodes, pushed onto `todo` (so
@@ -247,13 +286,13 @@ void infer_and_fold(PassContext &c) {
     Node origin;
     try {
       if (resolve_merge(g, i, splice)) continue;
-      done = visit_node(c, g, i, splice, &origin);
+      done = visit_node(c, g, i, splice, &origin, &fold_ops);
     } catch (const CompileError &e) {
       // In a branch of an If with a runtime condition, an error for the
       // model's shapes makes the branch a run-time error instead (but a
       // value that must be constant still names the inputs to bind).
       if (guard < 0 || e.kind() == CompileError::Kind::Internal || e.kind() == CompileError::Kind::Usage ||
-          dynamic_cast<const ConstantRequired *>(&e))
+          dynamic_cast<const ConstantRequired *>(&e) || dynamic_cast<const CapExceeded *>(&e))
         throw;
       g.guards[guard].failure = e.what();
       if (c.log) *c.log << "    " << g.guards[guard].what << " is not compiled: " << e.what() << "\n";
@@ -268,6 +307,7 @@ void infer_and_fold(PassContext &c) {
       ++folded;
     }
   }
+  check_declarations(g);
   std::vector<Node> kept;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (!drop[i]) kept.push_back(std::move(g.nodes[i]));

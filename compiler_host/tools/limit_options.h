@@ -22,6 +22,13 @@ inline void add_limit_options(CLI::App &app, Limits &l) {
   app.add_option("--max-folded-bytes", l.max_folded_bytes, "bytes of constants folding may create")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-weights-bytes", l.max_weights_bytes,
+                 "bytes of (packed) weights the generated code may hold (default: the larger of 256 MiB and 4 times "
+                 "the model file's size)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-fold-ops", l.max_fold_ops, "element operations constant folding may interpret")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 }  // namespace tinyrt
