@@ -136,12 +136,16 @@ struct DescriptorBuilder {
     return llvm::ConstantExpr::getBitCast(g, tensor_ty->getPointerTo());
   }
 
-  // The bytes a constant array holds in the object.
-  std::string initializer_bytes(const llvm::GlobalVariable &g) {
+  // The bytes a constant array holds in the object (a view of the
+  // LLVM constant's: no copy of the weights), or its size when all zero.
+  llvm::StringRef initializer_bytes(const llvm::GlobalVariable &g, uint64_t *zeros) {
     const llvm::Constant *init = g.getInitializer();
-    if (auto *cds = llvm::dyn_cast<llvm::ConstantDataSequential>(init)) return cds->getRawDataValues().str();
-    if (llvm::isa<llvm::ConstantAggregateZero>(init))
-      return std::string((size_t)m.getDataLayout().getTypeAllocSize(g.getValueType()), '\0');
+    *zeros = 0;
+    if (auto *cds = llvm::dyn_cast<llvm::ConstantDataSequential>(init)) return cds->getRawDataValues();
+    if (llvm::isa<llvm::ConstantAggregateZero>(init)) {
+      *zeros = m.getDataLayout().getTypeAllocSize(g.getValueType());
+      return {};
+    }
     fail_internal("weights array " + g.getName().str() + " has an unexpected initializer");
   }
 
@@ -156,11 +160,16 @@ struct DescriptorBuilder {
     for (const std::string &n : names) {
       llvm::GlobalVariable *g = m.getNamedGlobal(n);
       if (!g) continue;
-      std::string b = initializer_bytes(*g);
+      uint64_t zeros;
+      llvm::StringRef b = initializer_bytes(*g, &zeros);
       h = fnv1a64_update(h, b.data(), b.size());
-      total += b.size();
+      static const char zero_block[4096] = {};
+      for (uint64_t z = zeros; z > 0; z -= std::min<uint64_t>(z, sizeof zero_block))
+        h = fnv1a64_update(h, zero_block, (size_t)std::min<uint64_t>(z, sizeof zero_block));
+      const uint64_t size = b.size() + zeros;
+      total += size;
       elems.push_back(llvm::ConstantStruct::get(
-          range_ty, {llvm::ConstantExpr::getBitCast(g, i8p), llvm::ConstantInt::get(i64, b.size())}));
+          range_ty, {llvm::ConstantExpr::getBitCast(g, i8p), llvm::ConstantInt::get(i64, size)}));
     }
     llvm::Constant *table = llvm::ConstantPointerNull::get(range_ty->getPointerTo());
     if (!elems.empty()) {
@@ -275,10 +284,14 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
 
 std::string codegen(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType kind) {
   llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, kind)) fail_internal("the target cannot emit this file type");
-  pm.run(m);
+  {
+    // The pass manager owns the machine-code streamer, which holds a copy
+    // of the weights until it is destroyed: before the copy below.
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, kind)) fail_internal("the target cannot emit this file type");
+    pm.run(m);
+  }
   return std::string(buf.begin(), buf.end());
 }
 
@@ -343,7 +356,36 @@ static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &nam
   return true;
 }
 
+// The weights the kernels read, against Limits::max_weights_bytes, before
+// LLVM holds any: LLVM keeps several copies of a constant while it emits
+// the object (about 6 bytes of memory per byte of weights), and its
+// allocation failure aborts the process.
+void check_weights_bytes(const Program &p) {
+  std::set<int> seen;
+  int64_t total = 0, largest = 0;
+  int largest_v = -1;
+  const Kernel *reader = nullptr;
+  for (const Kernel &k : p.kernels)
+    for (int v : k.ins) {
+      if (v < 0 || !p.graph.v(v).is_const() || !seen.insert(v).second) continue;
+      const int64_t b = (int64_t)p.graph.v(v).data->bytes.size();
+      total = total > INT64_MAX - b ? INT64_MAX : total + b;
+      if (b > largest) {
+        largest = b;
+        largest_v = v;
+        reader = &k;
+      }
+    }
+  if (total <= p.graph.limits.max_weights_bytes) return;
+  fail_cap("the kernels read " + std::to_string(total) + " bytes of weights, more than the limit of " +
+           std::to_string(p.graph.limits.max_weights_bytes) + " (--max-weights-bytes); the largest, '" +
+           p.graph.v(largest_v).name + "' (" + std::to_string(largest) + " bytes), is read by the kernel of " +
+           (reader->label.empty() ? std::string("value '") + p.graph.v(reader->out).name + "'" : reader->label) +
+           (reader->nodes.empty() ? std::string() : " (node '" + reader->nodes.front() + "')"));
+}
+
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o) {
+  check_weights_bytes(p);
   auto tm = make_target_machine(t);
   llvm::LLVMContext ctx;
   llvm::Module m(o.model_name, ctx);
@@ -357,7 +399,12 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   env.const_data = [&](int v) -> llvm::Constant * {
     auto it = consts.find(v);
     if (it != consts.end()) return it->second;
-    std::string bytes = physical_bytes(p.graph.v(v), p.storage.at(v));
+    // Row-major constants go to LLVM straight from the graph's bytes.
+    const Value &cv = p.graph.v(v);
+    const bool row_major = p.storage.at(v).strides == row_major_strides(cv.shape);
+    std::string permuted = row_major ? std::string() : physical_bytes(cv, p.storage.at(v));
+    llvm::StringRef bytes = row_major ? llvm::StringRef((const char *)cv.data->bytes.data(), cv.data->bytes.size())
+                                      : llvm::StringRef(permuted);
     res.weights_bytes += (int64_t)bytes.size();
     auto *init = llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(ctx));
     auto *g = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,

@@ -1,12 +1,17 @@
 #include "driver/compiler.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include <llvm/Support/ErrorHandling.h>
+#include <unistd.h>
 
 #include "codegen/module_emitter.h"
 #include "passes/pass.h"
@@ -21,6 +26,31 @@ std::string sanitize_identifier(const std::string &s) {
   for (char ch : s) r += (isalnum((unsigned char)ch) || ch == '_') ? ch : '_';
   if (r.empty() || isdigit((unsigned char)r[0])) r = "m_" + r;
   return r;
+}
+
+std::string reserved_name_reason(const std::string &name) {
+  std::string low = name;
+  for (auto &ch : low) ch = (char)tolower((unsigned char)ch);
+  if (low.rfind("tinyrt", 0) == 0)
+    return "names beginning with 'tinyrt' belong to the runtime: " + name + ".h would sit beside or shadow its "
+           "tinyrt*.h headers and " + name + "'s macros would enter its TINYRT_ namespace";
+  // The C11 and POSIX headers an application includes by these names (a
+  // case-insensitive file system finds STDINT.h for <stdint.h>).
+  static const std::set<std::string> headers = {
+      "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
+      "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib",
+      "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype", "aio", "cpio", "dirent",
+      "dlfcn", "fcntl", "fmtmsg", "fnmatch", "ftw", "glob", "grp", "iconv", "langinfo", "libgen", "monetary",
+      "mqueue", "ndbm", "netdb", "nl_types", "poll", "pthread", "pwd", "regex", "sched", "search", "semaphore",
+      "spawn", "strings", "stropts", "syslog", "tar", "termios", "trace", "ulimit", "unistd", "utime", "utmpx",
+      "wordexp", "alloca", "malloc", "memory", "features", "endian", "byteswap", "elf", "link", "getopt", "err",
+      "sysexits", "arm_neon", "immintrin", "x86intrin", "emmintrin", "xmmintrin", "cpuid", "omp"};
+  if (headers.count(low))
+    return name + ".h would shadow the C library's or compiler's <" + low + ".h> for code compiled with -I OUTDIR";
+  if (name.size() >= 2 && name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1])))
+    return "identifiers beginning with an underscore and a capital letter or a second underscore are reserved to "
+           "the C implementation";
+  return "";
 }
 
 namespace {
@@ -113,8 +143,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   }
   for (const CustomOpDecl &d : opt.custom_ops)
     o << "custom_op=" << c_string(d.domain) << "::" << c_string(d.op) << "=" << d.symbol << (d.same ? ":same" : "") << "\n";
-  o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n"
-    << "strict_shape_inference=" << (opt.import.strict_shape_inference ? 1 : 0) << "\n";
+  o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
@@ -393,11 +422,25 @@ std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &o
   return export_onnx_model(p.graph);
 }
 
+// The model's C name: --name, or the file's name. A reserved name
+// (reserved_name_reason) is refused with --name and prefixed with "model_"
+// when it comes from the file name.
+static std::string model_name(const std::string &onnx_path, const CompileOptions &opt,
+                              std::vector<std::string> *warnings) {
+  std::string name = sanitize_identifier(opt.name.empty() ? fs::path(onnx_path).stem().string() : opt.name);
+  std::string why = reserved_name_reason(name);
+  if (why.empty()) return name;
+  if (!opt.name.empty()) fail_usage("--name " + opt.name + " is reserved: " + why + "; choose another name");
+  warnings->push_back("the file name gives the reserved name '" + name + "' (" + why + "); the model is named 'model_" +
+                      name + "' (--name chooses another)");
+  return "model_" + name;
+}
+
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) {
   auto t0 = std::chrono::steady_clock::now();
   Artifact a;
   a.target = compile_target(opt);
-  a.name = sanitize_identifier(opt.name.empty() ? fs::path(onnx_path).stem().string() : opt.name);
+  a.name = model_name(onnx_path, opt, &a.warnings);
   if (opt.log) *opt.log << "tinyrt-compile: " << onnx_path << " -> " << a.name << " for " << a.target.name << "\n";
   ImportResult imp = import_onnx_file(onnx_path, opt.import);
   Program p;
@@ -512,6 +555,44 @@ std::vector<std::string> write_artifact(const Artifact &a, const std::string &ou
     *log << "tinyrt-compile: warning: no " << a.name << ".so: " << msg << "\n";
   }
   return written;
+}
+
+// LLVM calls these from anywhere (it is built without exceptions, so
+// nothing can unwind through it): write the message with write(2), which
+// allocates nothing, and leave at once.
+static const char *g_tool = "tinyrt";
+
+static void write_err(const char *s) {
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t w = write(2, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+static void on_llvm_fatal(void *, const char *reason, bool) {
+  write_err(g_tool);
+  write_err(": error: LLVM cannot compile this model: ");
+  write_err(reason ? reason : "(no reason given)");
+  write_err("\n");
+  _exit(1);
+}
+
+static void on_llvm_bad_alloc(void *, const char *reason, bool) {
+  write_err(g_tool);
+  write_err(": error: out of memory inside LLVM (");
+  write_err(reason ? reason : "allocation failed");
+  write_err("): the model's code or weights are too large for this machine; lower --max-weights-bytes to refuse "
+            "such models before code generation\n");
+  _exit(1);
+}
+
+void install_llvm_error_handlers(const char *tool) {
+  g_tool = tool;
+  llvm::install_fatal_error_handler(on_llvm_fatal, nullptr);
+  llvm::install_bad_alloc_error_handler(on_llvm_bad_alloc, nullptr);
 }
 
 }  // namespace tinyrt

@@ -114,19 +114,31 @@ bool link_shared(const Target &t, const std::string &object_path, const std::str
 // The compile options that shape the artifact, one "key=value" line each in
 // a fixed order (NAME.json "compile_options"; the options and model hashes
 // are taken over it): compiler version, resolved target, GEMM tile override,
-// model name, input shapes, bindings (by content), function bodies, strict
-// shape inference. Not the limits (they refuse models, never change an
+// model name, input shapes, bindings (by content), function bodies. Not
+// the limits (they refuse models, never change an
 // artifact), dumps or logging.
 std::string compile_options_text(const Target &target, const std::string &name, const CompileOptions &opt);
 // "0x" and 16 hex digits.
 std::string hex64(uint64_t v);
 
 std::string sanitize_identifier(const std::string &s);
+// Why an identifier may not name a model (docs/ABI.md, "Names"), or "":
+// names beginning with "tinyrt" (any case: the runtime's headers and macro
+// namespace), the C11/POSIX/compiler header names (NAME.h would shadow
+// <NAME.h> under -I OUTDIR; any case, for case-insensitive file systems),
+// and identifiers reserved to the C implementation (_X..., __...).
+std::string reserved_name_reason(const std::string &name);
 // A C string literal (quotes included) whose value is exactly `s`.
 std::string c_string(const std::string &s);
 
 // The memory plan as an SVG picture: buffers as rectangles (steps across,
 // arena offset down) with the lower bound marked.
 std::string plan_svg(const Artifact &a);
+
+// Makes LLVM's fatal errors and allocation failures end the process with
+// exit 1 and a message ("TOOL: error: ...") instead of abort(): a model
+// that exhausts memory inside LLVM is refused, not a crash. Tools call it
+// once at start; libraries and fuzz targets leave LLVM's own handlers.
+void install_llvm_error_handlers(const char *tool);
 
 }  // namespace tinyrt

@@ -66,6 +66,7 @@ static void list_ops() {
 }
 
 int main(int argc, char **argv) {
+  tinyrt::install_llvm_error_handlers("tinyrt-compile");
   CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
   std::string model, outdir, target = "host", name, dump, tile, svg;
   std::vector<std::string> shapes, binds;

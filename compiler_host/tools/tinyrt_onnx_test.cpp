@@ -350,6 +350,7 @@ std::vector<fs::path> collect_cases(const std::vector<std::string> &paths, const
 }  // namespace
 
 int main(int argc, char **argv) {
+  tinyrt::install_llvm_error_handlers("tinyrt-onnx-test");
   CLI::App app{"tinyrt-onnx-test: run ONNX backend test cases through tinyrt"};
   Options o;
   std::vector<std::string> paths;

@@ -209,6 +209,7 @@ void write_trace(const std::string &path, const nlohmann::json &rows) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  tinyrt::install_llvm_error_handlers("tinyrt-perf");
   CLI::App app{"tinyrt-perf: measure a compiled model"};
   std::string model, target = "host";
   int threads = 1, runs = 20, warmup = 3;
