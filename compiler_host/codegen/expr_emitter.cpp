@@ -566,6 +566,31 @@ Value *ExprEmitter::safe_int_div(EOp op, DType t, Value *a, Value *b) {
   return b_.CreateSelect(isz, zero, r);
 }
 
+// a^b modulo 2^w for w-bit integers (lanes or a scalar), as ir/interp.cpp
+// computes it: repeated squaring over all w bits of b, straight-line (the
+// lanes' exponents differ); a negative exponent of a signed type gives
+// 1 / a^|b| truncated toward zero: 1 for a = 1, +-1 for a = -1, else 0.
+Value *ExprEmitter::int_pow(Value *a, Value *b, bool is_signed) {
+  Type *ty = a->getType();
+  const unsigned w = ty->getScalarSizeInBits();
+  Value *zero = llvm::Constant::getNullValue(ty), *one = llvm::ConstantInt::get(ty, 1);
+  Value *r = one, *base = a, *e = b;
+  for (unsigned k = 0; k < w; ++k) {
+    Value *bit = b_.CreateICmpNE(b_.CreateAnd(e, one), zero);
+    r = b_.CreateSelect(bit, b_.CreateMul(r, base), r);
+    if (k + 1 < w) {
+      base = b_.CreateMul(base, base);
+      e = b_.CreateLShr(e, one);
+    }
+  }
+  if (!is_signed) return r;
+  Value *m1 = llvm::Constant::getAllOnesValue(ty);
+  Value *odd = b_.CreateICmpNE(b_.CreateAnd(b, one), zero);
+  Value *recip = b_.CreateSelect(b_.CreateICmpEQ(a, one), one,
+                                 b_.CreateSelect(b_.CreateICmpEQ(a, m1), b_.CreateSelect(odd, m1, one), zero));
+  return b_.CreateSelect(b_.CreateICmpSLT(b, zero), recip, r);
+}
+
 Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const Expr *bexpr) {
   if (dtype_is_float(t)) {
     switch (op) {
@@ -632,6 +657,7 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       return safe_int_div(op, t, a, b);
     case EOp::Max: return b_.CreateSelect(s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
     case EOp::Min: return b_.CreateSelect(s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
+    case EOp::Pow: return int_pow(a, b, s);
     case EOp::And: return b_.CreateAnd(a, b);
     case EOp::Or: return b_.CreateOr(a, b);
     case EOp::Xor: return b_.CreateXor(a, b);

@@ -129,6 +129,7 @@ class ExprEmitter {
   llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
   llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);
   llvm::Value *safe_int_div(EOp op, DType t, llvm::Value *a, llvm::Value *b);
+  llvm::Value *int_pow(llvm::Value *a, llvm::Value *b, bool is_signed);
   llvm::Value *const_of(DType t, double f, int64_t i, bool vector);
   bool needs_guard(const ExprP &e);
   bool varying(const ExprP &e);

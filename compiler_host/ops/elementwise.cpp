@@ -184,8 +184,11 @@ void def_variadic(const std::string &name, int min_opset, EOp op, bool mean) {
   register_op(std::move(d));
 }
 
-// Pow: base and exponent may differ in type (opset 12); computed in
-// floating point, integer results rounded.
+// Pow: base and exponent may differ in type (opset 12). Integer by integer
+// is exact (EOp::Pow on integers: repeated squaring, wrapping modulo 2^w;
+// operands of two integer types are computed in int64 and wrapped to the
+// base's type, which gives the same bits); with a float operand it is
+// computed in floating point and an integer result rounded.
 void def_pow() {
   OpDef d;
   d.name = "Pow";
@@ -200,6 +203,14 @@ void def_pow() {
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
     int r = c.g.v(n.out[0]).rank();
+    if (!dtype_is_float(a.dtype) && !dtype_is_float(b.dtype)) {
+      DType it = a.dtype == b.dtype ? a.dtype : DType::I64;
+      ExprP x = cast(load(0, a.dtype, broadcast_index(a.shape, r)), it);
+      std::vector<ExprP> bi = n.opset < 7 ? legacy_broadcast(n, a.shape, b.shape) : broadcast_index(b.shape, r);
+      ExprP p = bin(EOp::Pow, x, cast(load(1, b.dtype, bi), it));
+      c.kernel(n.out[0], {n.in[0], n.in[1]}, it == a.dtype ? p : cast(p, a.dtype));
+      return;
+    }
     DType ct = a.dtype == DType::F32 ? DType::F32 : DType::F64;
     ExprP x = cast(load(0, a.dtype, broadcast_index(a.shape, r)), ct);
     std::vector<ExprP> bi = n.opset < 7 ? legacy_broadcast(n, a.shape, b.shape) : broadcast_index(b.shape, r);
