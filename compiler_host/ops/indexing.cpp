@@ -337,6 +337,7 @@ void def_reverse_sequence() {
     if (in_val(g, n, 1).shape != Shape{x.shape[ba]})
       fail_invalid(n.where() + ": sequence_lens has shape " + shape_str(in_val(g, n, 1).shape) + ", expected [" +
                    std::to_string(x.shape[ba]) + "]");
+    require_const_values_in(n, g, 1, 0, x.shape[ta] + 1, "sequence length");
     set_out(n, g, 0, x.dtype, x.shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {

@@ -874,6 +874,8 @@ void def_max_unpool() {
                        " is not the unpooled shape " + shape_str(out) + " or larger");
       out.assign(os.begin(), os.end());  // larger: the extra rows/columns stay zero
     }
+    // Flat positions in the output; the kernel writes none for another.
+    require_const_values_in(n, g, 1, 0, shape_numel(out), "index");
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);
   };
   d.lower = [unpooled](const Node &n, LowerCtx &c) {

@@ -283,6 +283,8 @@ void check_loss_inputs(const Node &n, const Graph &g) {
   if (!ok)
     fail_invalid(n.where() + ": targets must be [N, d...] for input [N, C, d...]; got targets " + shape_str(tg.shape) +
                  " for input " + shape_str(x.shape));
+  const int64_t ignore = n.geti("ignore_index", 0);
+  require_const_values_in(n, g, 1, 0, x.shape[1], "target class", n.has("ignore_index") ? &ignore : nullptr);
   if (n.has_in(2)) {
     require_types(n, g, 2, {x.dtype});
     const Value &w = in_val(g, n, 2);

@@ -252,6 +252,20 @@ void require_dtype(const Node &n, const Graph &g, size_t k, DType t, const char 
   if (have != t) fail_invalid(n.where() + ": " + what + " is " + dtype_name(have) + "; it must be " + dtype_name(t));
 }
 
+void require_const_values_in(const Node &n, const Graph &g, size_t k, int64_t lo, int64_t hi, const char *what,
+                             const int64_t *except) {
+  if (!n.has_in(k)) return;
+  const Value &v = in_val(g, n, k);
+  if (!v.is_const()) return;
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    int64_t x = v.data->get_i(i);
+    if ((x < lo || x >= hi) && !(except && x == *except))
+      fail_invalid(n.where() + ": " + what + " " + std::to_string(x) + " (element " + std::to_string(i) + " of '" +
+                   v.name + "') is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + ")" +
+                   (except ? " and is not " + std::to_string(*except) : std::string()));
+  }
+}
+
 void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std::vector<int64_t> &dims) {
   if (!n.has_in(k) || dims.empty()) return;
   const Value &v = in_val(g, n, k);

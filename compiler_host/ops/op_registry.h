@@ -161,5 +161,11 @@ void require_dtype(const Node &n, const Graph &g, size_t k, DType t, const char 
 // into axes of the lengths `dims` (entry i into dims[i % dims.size()]):
 // in [-dim, dim). Kernels clamp data-dependent indices instead.
 void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std::vector<int64_t> &dims);
+// When input k is a constant, each of its values lies in [lo, hi) or equals
+// `except` (when given: NLL's ignore_index); `what` names one value in the
+// message. The kernels clamp or skip such values at run time; a constant
+// one is refused here.
+void require_const_values_in(const Node &n, const Graph &g, size_t k, int64_t lo, int64_t hi, const char *what,
+                             const int64_t *except = nullptr);
 
 }  // namespace tinyrt

@@ -227,8 +227,15 @@ void def_arg(const std::string &name, bool is_max) {
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     std::vector<bool> red(x.rank(), false);
-    red[norm_axis(n.geti("axis", 0), x.rank(), n)] = true;
-    set_out(n, g, 0, DType::I64, plan_axes(x.shape, red, n.geti("keepdims", 1)).out_shape);
+    const int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    red[axis] = true;
+    const Shape out = plan_axes(x.shape, red, n.geti("keepdims", 1)).out_shape;
+    // No index exists along an empty axis (numpy raises); an output
+    // without elements asks for none.
+    if (x.shape[axis] == 0 && shape_numel(out) > 0)
+      fail_invalid(n.where() + ": axis " + std::to_string(axis) + " of the input " + shape_str(x.shape) +
+                   " is empty, so there is no index to return");
+    set_out(n, g, 0, DType::I64, out);
   };
   d.lower = [is_max](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);

@@ -355,6 +355,7 @@ void def_roi_align() {
       fail_invalid(n.where() + ": batch_indices has shape " +
                    (n.has_in(2) ? shape_str(in_val(g, n, 2).shape) : std::string("(omitted)")) + ", expected [" +
                    std::to_string(rois.shape[0]) + "] (one per roi)");
+    require_const_values_in(n, g, 2, 0, x.shape[0], "batch index");
     std::string m = n.gets("mode", "avg");
     if (m != "avg" && m != "max") fail_invalid(n.where() + ": mode '" + m + "'");
     if (n.geti("output_height", 1) < 1 || n.geti("output_width", 1) < 1)
