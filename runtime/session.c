@@ -288,6 +288,10 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
     msg_str(&w, " bytes (use TINYRT_ALIGNED_ARENA)");
     return TINYRT_ERR_ARENA_MISALIGNED;
   }
+  /* [arena, arena + arena_bytes) must be a range of addresses: one that
+     wraps past the top of the address space is no buffer. */
+  if (arena && arena_bytes > UINTPTR_MAX - (uintptr_t)arena)
+    return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "arena wraps the address space");
   if ((uint64_t)arena_bytes < model->arena_bytes) {
     w = session_msg(s);
     msg_str(&w, "arena too small: model '");

@@ -141,6 +141,11 @@ static void test_validation(void) {
   CHECK(tinyrt_model_arena_bytes(&m) == 12192);
 
   CHECK(tinyrt_session_init(&s, &m, arena_mem + 4, sizeof arena_mem - 4, NULL) == TINYRT_ERR_ARENA_MISALIGNED);
+  /* An arena whose range wraps past the top of the address space. */
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, SIZE_MAX, NULL) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(tinyrt_session_message(&s), "arena wraps the address space") != NULL);
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED);
+  CHECK(tinyrt_session_init(&s, &m, arena_mem, (size_t)(UINTPTR_MAX - (uintptr_t)arena_mem), NULL) == TINYRT_OK);
   CHECK(tinyrt_session_init(&s, NULL, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_INVALID_ARGUMENT);
   CHECK(tinyrt_session_init(NULL, &m, arena_mem, sizeof arena_mem, NULL) == TINYRT_ERR_INVALID_ARGUMENT);
 
