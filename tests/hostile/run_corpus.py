@@ -8,12 +8,13 @@ time-out or runaway memory. Prints 'N passed, N failed'.
 
     tests/hostile/run_corpus.py build/tinyrt-compile CORPUS_DIR [-j 2] [--address-limit-gib 8]
 """
-import argparse, concurrent.futures as cf, json, os, resource, subprocess, sys, tempfile, time
+import argparse, concurrent.futures as cf, json, os, resource, subprocess, sys, tempfile, threading, time
 
 import onnx
 
 
 ADDRESS_LIMIT = 8 << 30
+BOUNDS = False
 
 
 def limit_memory():
@@ -60,34 +61,67 @@ def check_ok(name, path, out, abi):
     return None
 
 
-def run_case(compiler, corpus, abi, name, expect, timeout):
+# docs/SECURITY.md: a small hostile file is refused (or compiled) within
+# 10 s and 2 GiB. The time bound allows for the other ctest job sharing the
+# two cores; memory is the compiler's own peak RSS (not the linker's).
+BOUND_SECONDS = 20
+BOUND_RSS = 2 << 30
+
+
+def run_case(compiler, corpus, abi, name, expect, bounded, timeout):
     t0 = time.monotonic()
-    name, problem = check_case(compiler, corpus, abi, name, expect, timeout)
-    return name, problem, time.monotonic() - t0
+    name, problem, rss = check_case(compiler, corpus, abi, name, expect, bounded, timeout)
+    return name, problem, time.monotonic() - t0, rss
 
 
-def check_case(compiler, corpus, abi, name, expect, timeout):
+def compile_limited(cmd, timeout):
+    """Runs the compiler; returns (exit code or None on time-out, stderr,
+    its peak RSS in bytes, seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limit_memory)
+    timed_out = threading.Event()
+    def kill():
+        timed_out.set()
+        p.kill()
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    timer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    p.stderr.close()
+    return (None if timed_out.is_set() else p.returncode), err, usage.ru_maxrss * 1024, time.monotonic() - t0
+
+
+def check_case(compiler, corpus, abi, name, expect, bounded, timeout):
     path = os.path.join(corpus, name + ".onnx")
     with tempfile.TemporaryDirectory(prefix="tinyrt-corpus-") as out:
-        try:
-            r = subprocess.run([compiler, path, "-o", out, "--target", "x86-64-avx2"], capture_output=True,
-                               timeout=timeout, preexec_fn=limit_memory)
-        except subprocess.TimeoutExpired:
-            return name, f"no answer within {timeout} s"
-        err = r.stderr.decode("utf-8", "replace")
-        if r.returncode < 0 or r.returncode >= 3 or "internal error" in err:
-            return name, f"exit {r.returncode}: {err.strip()[-300:]}"
-        if expect == "ok":
-            if r.returncode != 0:
-                return name, f"should compile, got: {err.strip()[-300:]}"
-            return name, check_ok(name, path, out, abi)
-        if r.returncode == 0:
-            return name, "compiled, expected an error"
-        if "error:" not in err:
-            return name, f"no error message: {err[-300:]}"
-        if expect and expect not in err:
-            return name, f"expected '{expect}' in: {err.strip()[-300:]}"
-        return name, None
+        code, err, rss, secs = compile_limited([compiler, path, "-o", out, "--target", "x86-64-avx2"], timeout)
+        if code is None:
+            return name, f"no answer within {timeout} s", rss
+        r = subprocess.CompletedProcess([], code)
+        err = err.decode("utf-8", "replace")
+        if BOUNDS and bounded and (secs > BOUND_SECONDS or rss > BOUND_RSS):
+            return name, f"took {secs:.1f} s and {rss >> 20} MiB, past the bounds ({BOUND_SECONDS} s, {BOUND_RSS >> 20} MiB)", rss
+        problem = judge(name, path, out, abi, expect, r, err)
+        return name, problem, rss
+
+
+def judge(name, path, out, abi, expect, r, err):
+    """What is wrong with the outcome, or None."""
+    if r.returncode < 0 or r.returncode >= 3 or "internal error" in err:
+        return f"exit {r.returncode}: {err.strip()[-300:]}"
+    if expect == "ok":
+        if r.returncode != 0:
+            return f"should compile, got: {err.strip()[-300:]}"
+        return check_ok(name, path, out, abi)
+    if r.returncode == 0:
+        return "compiled, expected an error"
+    if "error:" not in err:
+        return f"no error message: {err[-300:]}"
+    if expect and expect not in err:
+        return f"expected '{expect}' in: {err.strip()[-300:]}"
+    return None
 
 
 def main():
@@ -100,26 +134,30 @@ def main():
     # 0: no limit, for a compiler built with AddressSanitizer (its shadow
     # memory reserves terabytes of address space; tests/fuzz/).
     ap.add_argument("--address-limit-gib", type=int, default=8)
+    # Hold the cases marked bounded to 20 s and 2 GiB (not under a sanitizer).
+    ap.add_argument("--bounds", action="store_true")
     a = ap.parse_args()
-    global ADDRESS_LIMIT
+    global ADDRESS_LIMIT, BOUNDS
     ADDRESS_LIMIT = a.address_limit_gib << 30
+    BOUNDS = a.bounds
     cases = []
     with open(os.path.join(a.corpus, "manifest.tsv")) as f:
         for line in f:
-            name, expect = line.rstrip("\n").split("\t")
-            cases.append((name, expect))
+            name, expect, bound = line.rstrip("\n").split("\t")
+            cases.append((name, expect, bound == "bounded"))
     failed = 0
     times = []
     with cf.ThreadPoolExecutor(a.j) as ex:
-        for name, problem, secs in ex.map(lambda c: run_case(a.compiler, a.corpus, a.abi, c[0], c[1], a.timeout), cases):
+        for name, problem, secs, rss in ex.map(lambda c: run_case(a.compiler, a.corpus, a.abi, c[0], c[1], c[2], a.timeout), cases):
             if problem:
                 failed += 1
                 print(f"FAIL {name}: {problem}", flush=True)
             else:
                 print(f"PASS {name}", flush=True)
-            times.append((secs, name))
+            times.append((secs, name, rss))
     times.sort(reverse=True)
-    print("slowest: " + ", ".join(f"{n} {t:.1f} s" for t, n in times[:8]))
+    print("slowest: " + ", ".join(f"{n} {t:.1f} s" for t, n, _ in times[:8]))
+    print("largest: " + ", ".join(f"{n} {r >> 20} MiB" for _, n, r in sorted(times, key=lambda x: -x[2])[:8]))
     print(f"{len(cases) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -54,7 +54,7 @@ bool check(const std::string &target, const std::string &work, const std::string
   }
   CompileOptions co;
   co.target = target;
-  co.name = "math";
+  co.name = "math_accuracy";
   BuiltModel m = build_model(b.save(), co, work);
   std::string in = work + "/in.bin", out = work + "/out.bin";
   std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
