@@ -7,13 +7,13 @@
 # (crash-*, timeout-*, oom-*, leak-*) land in BUILD_DIR/fuzz-corpus/<target>/;
 # replay one with: BUILD_DIR/fuzz_<target> FILE (TINYRT_FUZZ_TRACE=1 explains).
 #
-#   scripts/fuzz.sh [SECONDS | -runs=N] [import runtime_api compile_run]
+#   scripts/fuzz.sh [SECONDS | -runs=N] [import runtime_api compile_run fold]
 set -eu
 cd "$(dirname "$0")/.."
 B=${BUILD_DIR:-build-fuzz}
 budget=${1:-3600}
 [ $# -gt 0 ] && shift
-targets=${*:-import runtime_api compile_run}
+targets=${*:-import runtime_api compile_run fold}
 cmake -S . -B "$B" -G Ninja -DTINYRT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
 for t in $targets; do cmake --build "$B" --target "fuzz_$t"; done
 /usr/bin/python3 tests/fuzz/make_seeds.py "$B/tests/fuzz/seeds" /usr/share/libonnx-testdata/data/node

@@ -16,13 +16,16 @@ namespace tinyrt::fuzz {
 // Caps low enough that no input can legitimately take long or much memory
 // (the targets run with -timeout=10 -rss_limit_mb=2048, see run_fuzz.sh):
 // 2^20 elements per tensor, a 256 MiB arena, 20 000 expanded nodes, 64 MiB
-// of folded constants.
+// of folded constants, 2^24 element operations of folding, 64 MiB of
+// weights.
 inline Limits fuzz_limits() {
   Limits l;
   l.max_tensor_elements = int64_t(1) << 20;
   l.max_arena_bytes = int64_t(1) << 28;
   l.max_expanded_nodes = 20000;
   l.max_folded_bytes = int64_t(1) << 26;
+  l.max_fold_ops = int64_t(1) << 24;
+  l.max_weights_bytes = int64_t(1) << 26;
   return l;
 }
 

@@ -8,12 +8,23 @@
 // rules (checked below): a buffer outside the arena or misaligned, two
 // buffers live at the same step that overlap, a value whose elements reach
 // outside its buffer's arena range, an arena above the cap.
+//
+// A structure-aware mutator (LLVMFuzzerCustomMutator) works on inputs that
+// parse as a model: it moves a node into a new model-local function, makes
+// a function call another (or itself: recursion, also through a cycle),
+// repeats a call (fan-out), and nests a node's subgraph inside itself, so
+// that deep, recursive and exponential function and subgraph structures
+// are reached, not only byte-level variations (half the mutations stay
+// libFuzzer's own).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 
 #include "driver/compiler.h"
 #include "fuzz_common.h"
+#include "onnx/onnx_pb.h"
 
 using namespace tinyrt;
 
@@ -63,7 +74,133 @@ void check_plan(const Program &p, const Limits &lim) {
   }
 }
 
+// ------------------------------------------------- structure mutations --
+
+const char *const kFnDomain = "fz";
+
+void import_domain(onnx::ModelProto &m, const std::string &d) {
+  for (const auto &op : m.opset_import())
+    if (op.domain() == d) return;
+  auto *op = m.add_opset_import();
+  op->set_domain(d);
+  op->set_version(1);
+}
+
+// Moves main-graph node i into a new function of its own (formal inputs
+// and outputs a0.., b0..), called in its place.
+void outline_node(onnx::ModelProto &m, std::mt19937 &r) {
+  auto *nodes = m.mutable_graph()->mutable_node();
+  if (nodes->empty()) return;
+  onnx::NodeProto &n = (*nodes)[(int)(r() % nodes->size())];
+  onnx::FunctionProto *f = m.add_functions();
+  f->set_domain(kFnDomain);
+  f->set_name("F" + std::to_string(m.functions_size()));
+  for (const auto &op : m.opset_import())
+    if (op.domain() != kFnDomain) *f->add_opset_import() = op;
+  onnx::NodeProto body = n;
+  onnx::NodeProto call;
+  call.set_op_type(f->name());
+  call.set_domain(kFnDomain);
+  call.set_name(n.name());
+  for (int i = 0; i < body.input_size(); ++i) {
+    if (body.input(i).empty()) continue;
+    call.add_input(body.input(i));
+    f->add_input("a" + std::to_string(i));
+    body.set_input(i, "a" + std::to_string(i));
+  }
+  for (int i = 0; i < body.output_size(); ++i) {
+    call.add_output(body.output(i));
+    f->add_output("b" + std::to_string(i));
+    body.set_output(i, "b" + std::to_string(i));
+  }
+  *f->add_node() = body;
+  n = call;
+  import_domain(m, kFnDomain);
+}
+
+// A call of function g (by name) that reads `in` and writes fresh names.
+onnx::NodeProto call_of(const onnx::FunctionProto &g, const std::string &in, const std::string &tag) {
+  onnx::NodeProto c;
+  c.set_op_type(g.name());
+  c.set_domain(g.domain());
+  for (int i = 0; i < g.input_size(); ++i) c.add_input(in);
+  for (int i = 0; i < g.output_size(); ++i) c.add_output(tag + "_" + std::to_string(i));
+  return c;
+}
+
+// Function f gains a call of function g (g == f: recursion; g calling f
+// already: a cycle) reading f's first input, its results unused.
+void add_call(onnx::ModelProto &m, std::mt19937 &r) {
+  if (m.functions_size() == 0) return;
+  onnx::FunctionProto &f = *m.mutable_functions((int)(r() % m.functions_size()));
+  const onnx::FunctionProto &g = m.functions((int)(r() % m.functions_size()));
+  if (f.input_size() == 0) return;
+  onnx::NodeProto c = call_of(g, f.input(0), "c" + std::to_string(r() % 100000));
+  auto *nodes = f.mutable_node();
+  nodes->Add(std::move(c));
+  // At a random place, not always last (order checks matter too).
+  for (int i = nodes->size() - 1; i > 0 && r() % 2; --i) nodes->SwapElements(i, i - 1);
+}
+
+// A call node in a function body or the main graph repeated (fan-out:
+// chains of repeated calls grow exponentially once inlined).
+void repeat_call(onnx::ModelProto &m, std::mt19937 &r) {
+  const int k = m.functions_size() ? (int)(r() % (m.functions_size() + 1)) : 0;
+  auto *nodes = k == 0 ? m.mutable_graph()->mutable_node() : m.mutable_functions(k - 1)->mutable_node();
+  std::vector<int> calls;
+  for (int i = 0; i < nodes->size(); ++i)
+    if ((*nodes)[i].domain() == kFnDomain) calls.push_back(i);
+  if (calls.empty()) return;
+  onnx::NodeProto c = (*nodes)[calls[r() % calls.size()]];
+  const std::string tag = "r" + std::to_string(r() % 100000);
+  for (auto &o : *c.mutable_output()) o = tag + "_" + o;
+  int copies = 1 + (int)(r() % 4);
+  for (int i = 0; i < copies; ++i) *nodes->Add() = c;
+}
+
+// A node's subgraph placed inside a node of that same subgraph (one level
+// deeper each time), or a subgraph's node moved into a new function.
+void nest_subgraph(onnx::ModelProto &m, std::mt19937 &r) {
+  std::vector<onnx::AttributeProto *> graphs;
+  for (auto &n : *m.mutable_graph()->mutable_node())
+    for (auto &a : *n.mutable_attribute())
+      if (a.has_g()) graphs.push_back(&a);
+  if (graphs.empty()) return;
+  onnx::AttributeProto *a = graphs[r() % graphs.size()];
+  std::vector<onnx::AttributeProto *> inner;
+  for (auto &n : *a->mutable_g()->mutable_node())
+    for (auto &b : *n.mutable_attribute())
+      if (b.has_g()) inner.push_back(&b);
+  if (inner.empty()) return;
+  onnx::GraphProto copy = a->g();
+  *inner[r() % inner.size()]->mutable_g() = copy;
+}
+
+size_t mutate_structure(uint8_t *data, size_t size, size_t max_size, unsigned seed) {
+  std::mt19937 r(seed);
+  onnx::ModelProto m;
+  if (!m.ParseFromArray(data, (int)size)) return 0;
+  switch (r() % 4) {
+    case 0: outline_node(m, r); break;
+    case 1: add_call(m, r); break;
+    case 2: repeat_call(m, r); break;
+    default: nest_subgraph(m, r); break;
+  }
+  std::string out;
+  if (!m.SerializeToString(&out) || out.size() > max_size) return 0;
+  memcpy(data, out.data(), out.size());
+  return out.size();
+}
+
 }  // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  if (seed % 2 == 0)
+    if (size_t n = mutate_structure(data, size, max_size, seed)) return n;
+  return LLVMFuzzerMutate(data, size, max_size);
+}
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   resolve_target("host");  // initializes LLVM's host detection once

@@ -6,7 +6,7 @@
                        (fuzz_import's -max_len)
   OUTDIR/import.dict   a libFuzzer dictionary: the op types, attribute names
                        and domains of those models
-  OUTDIR/runtime_api/  OUTDIR/compile_run/
+  OUTDIR/runtime_api/  OUTDIR/compile_run/  OUTDIR/fold/
                        fixed pseudo-random inputs (the harnesses read their
                        choices from the bytes; every byte string is valid)
                        and the inputs that found defects (REGRESSIONS)
@@ -68,7 +68,7 @@ with open(os.path.join(OUT, "import.dict"), "w") as f:
             f.write(f'"{w}"\n')
 
 rng = random.Random(8)
-for target, count, lo, hi in (("runtime_api", 64, 8, 600), ("compile_run", 48, 4, 160)):
+for target, count, lo, hi in (("runtime_api", 64, 8, 600), ("compile_run", 48, 4, 160), ("fold", 48, 8, 200)):
     d = os.path.join(OUT, target)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
