@@ -20,6 +20,13 @@ struct Window {
   std::vector<int64_t> in, k, s, d, pb, pe, out;
 };
 
+// The spatial sizes of a convolution weight [OC, IC/group, k...], which
+// must have at least one (a rank-1 Range as weight read past its end).
+Shape weight_kernel(const Node &n, const Shape &w) {
+  if (w.size() < 3) fail_invalid(n.where() + ": the weight must have rank >= 3, got " + shape_str(w));
+  return Shape(w.begin() + 2, w.end());
+}
+
 Window window_geometry(const Node &n, const Shape &x, std::vector<int64_t> kernel, bool ceil_mode) {
   Window w;
   if (x.size() < 3) fail_invalid(n.where() + ": input must have rank >= 3, got " + shape_str(x));
@@ -71,7 +78,7 @@ std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_we
   if (n.has("kernel_shape")) return n.getints("kernel_shape");
   if (!from_weight) fail_invalid(n.where() + ": kernel_shape is required");
   const Shape &w = in_val(g, n, 1).shape;
-  return Shape(w.begin() + 2, w.end());
+  return weight_kernel(n, w);
 }
 
 // ------------------------------------------------------------------ Conv --
@@ -80,7 +87,7 @@ std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_we
 
 ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt, DType acc,
                const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw) {
-  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(W.begin() + 2, W.end()),
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W),
                                false);
   int64_t G = n.geti("group", 1), OC = W[0], ICg = W[1], OCg = OC / G;
   // Reduction vars: input channel within the group, then the window.
@@ -109,9 +116,9 @@ const std::vector<std::string> &conv_attributes() {
 
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
   if (w.size() != x.size()) fail_invalid(n.where() + ": weight " + shape_str(w) + " and input " + shape_str(x) + " differ in rank");
-  if (n.has("kernel_shape") && n.getints("kernel_shape") != Shape(w.begin() + 2, w.end()))
+  if (n.has("kernel_shape") && n.getints("kernel_shape") != weight_kernel(n, w))
     fail_invalid(n.where() + ": kernel_shape does not match the weight " + shape_str(w));
-  Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(w.begin() + 2, w.end()),
+  Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, w),
                                false);
   int64_t groups = n.geti("group", 1);
   if (w.size() != x.size() || groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
@@ -124,7 +131,7 @@ Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
 
 GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight) {
   const Shape &X = in_val(g, n, 0).shape, &W = g.v(weight).shape;
-  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : Shape(W.begin() + 2, W.end()),
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W),
                                false);
   TINYRT_CHECK(win.nsp <= 2, "a scheduled convolution has at most 2 spatial axes");
   GemmSpec s;
