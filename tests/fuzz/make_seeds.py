@@ -89,6 +89,11 @@ REGRESSIONS = {
         # interpreter, +0 through the GEMM (alpha folded into the weights).
         "jjkxXSbMzMzMzMzMcHXBgjSg5eVTcXVlZXotZeXl5eXl5eXl5X4dv0pvMXOvEnVyY2UyX2NoZWNr83Vt",
     ],
+    "fold": [
+        # Conv of two rank-1 Ranges: the weight's spatial sizes were sliced
+        # from dimension 2 before any rank check (std::length_error).
+        "Mh9AQEUEW2j5w57K3ayP6ALG8b2eLO2mh/xUFcMRvbPE7pvAfq1NJlPZpsI0qObOHyJfhwVyDhTJNyX19vEbKvEQnqmwbaR+SJv0dz3sEmwWuL8WiPtvoZCRaWFV162ZMsTp0UNNm8rb+vSbzAAAAAD3AAAPPNB8FZmUiEc9znUYSt1FBFueNsNoGqyP6ALG8etu6JileVSiBEE0mu2JvvloFoj7b6GQkWlhVdetmTLE6dFDTaV5VKIEQTSa7Ym+Lg5oVA==",
+    ],
 }
 for target, inputs in REGRESSIONS.items():
     for i, b64 in enumerate(inputs):

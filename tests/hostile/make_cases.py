@@ -933,7 +933,7 @@ def zero_divisor_cases():
     corpus("attr", "conv_kernel_larger_than_input", one("Conv", ["x", "w"], x, [dyn(4)], [w(2, 3, 9)]),
            "kernel larger than the padded input")
     corpus("attr", "conv_rank2_input", one("Conv", ["x", "w"], [vi("x", [3, 6])], [dyn(2)], [const("w", np.ones((2, 3)), np.float32)]),
-           "input must have rank >= 3, got [3,6]")
+           "the weight must have rank >= 3, got [2,3]")
     corpus("attr", "conv_auto_pad_bogus", one("Conv", ["x", "w"], x, [dyn(4)], [w(2, 3)], auto_pad="EVIL"), "unknown auto_pad 'EVIL'")
     corpus("attr", "convtranspose_group_not_dividing", one("ConvTranspose", ["x", "w"], x, [dyn(4)], [w(3, 2)], group=2),
            "weight [3,2,3,3] does not match input [1,3,6,6]")
@@ -1818,6 +1818,23 @@ def round3_cases():
     corpus_b("index", "reversesequence_constant_length_out", one("ReverseSequence", ["x", "l"], [vi("x", [4, 2])], [dyn(2)],
                                                                [i64("l", [4, 5])], time_axis=0, batch_axis=1),
            "sequence length 5 (element 1 of 'l') is outside [0, 5)")
+
+    # Found by fuzz_fold: a Conv of rank-1 tensors (two Ranges) sliced the
+    # weight's spatial sizes from dimension 2 before any rank check.
+    corpus_b("index", "conv_rank1_weight", one("Conv", ["x", "w"], [vi("x", [3])], [dyn(1)], [const("w", [1, 2, 3], np.float32)]),
+             "the weight must have rank >= 3, got [3]")
+    corpus_b("index", "convinteger_rank1_weight", one("ConvInteger", ["x", "w"], [vi("x", [3], T.UINT8)], [dyn(1, T.INT32)],
+                                                      [const("w", [1, 2, 3], np.uint8)]),
+             "the weight must have rank >= 3, got [3]")
+
+    # Found by fuzz_import's structure mutator: a Concat in a function called
+    # with fewer inputs than the function takes read an omitted input.
+    cat = _fn("Cat", [node("Concat", ["a", "b", "c"], ["o"], axis=0)], ["a", "b", "c"], ["o"])
+    corpus_b("function", "call_omits_required_input", _with_functions([h.make_node("Cat", ["x", "x"], ["y"], domain="local")],
+                                                                      x2, [vi("y", [4])], [cat]),
+             "input 2 (inputs) is omitted, but the op requires it")
+    corpus_b("index", "concat_input_omitted", one("Concat", ["x", "", "x"], x2, [dyn(1)], axis=0),
+             "input 1 (inputs) is omitted, but the op requires it")
 
     # Exact integer Pow, at run time and folded, checked bit for bit.
     pairs32 = [(3, 19), (-1, 2**31 - 1), (2, 31), (2, 32), (0, 0), (-3, 7), (7, 100), (-2, 63), (5, -1), (1, -7),
