@@ -2,8 +2,8 @@
 // constants only (initializers and ConstantOfShape/Range of fuzzed sizes
 // and values; Conv, MatMul, Gemm, Pow on floats and integers, reductions,
 // CumSum, TopK, Softmax, Tile, Expand, Transpose, Gather, Mod, Div, Cast),
-// whose result is added to the graph input, so that everything before the
-// Add folds. It goes through import and every pass up to memory planning
+// whose result is added to the graph input (and summed), so that everything
+// before the Add folds. It goes through import and every pass up to memory planning
 // (plan_model, no code generation) under the fuzzing caps, which include a
 // small folding budget (fuzz_common.h: 2^24 element operations).
 //
@@ -168,12 +168,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string v = g.constant(elem, f.ConsumeIntegralInRange<int>(0, 4));
   const int nodes = f.ConsumeIntegralInRange<int>(1, 4);
   for (int i = 0; i < nodes; ++i) v = g.op(v, elem);
-  // x + the folded constant: one kernel at run time, whatever v's shape.
+  // The sum of x + the folded constant: kernels at run time, and a scalar
+  // output whatever v's shape.
   g.b.input("x", {1}, elem);
-  g.b.node("Add", {"x", v}, {"y"});
-  auto *out = g.b.model().mutable_graph()->add_output();
-  out->set_name("y");
-  out->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  g.b.node("Add", {"x", v}, {"s"});
+  OnnxBuilder::attr(g.b.node("ReduceSum", {"s"}, {"y"}), "keepdims", (int64_t)0);
+  g.b.output("y", {}, elem);
   std::string bytes;
   g.b.model().SerializeToString(&bytes);
   static const bool trace = getenv("TINYRT_FUZZ_TRACE") != nullptr;
