@@ -376,9 +376,9 @@ void check_weights_bytes(const Program &p) {
         reader = &k;
       }
     }
-  if (total <= p.graph.limits.max_weights_bytes) return;
+  if (total <= p.graph.limits.weights_cap()) return;
   fail_cap("the kernels read " + std::to_string(total) + " bytes of weights, more than the limit of " +
-           std::to_string(p.graph.limits.max_weights_bytes) + " (--max-weights-bytes); the largest, '" +
+           std::to_string(p.graph.limits.weights_cap()) + " (--max-weights-bytes); the largest, '" +
            p.graph.v(largest_v).name + "' (" + std::to_string(largest) + " bytes), is read by the kernel of " +
            (reader->label.empty() ? std::string("value '") + p.graph.v(reader->out).name + "'" : reader->label) +
            (reader->nodes.empty() ? std::string() : " (node '" + reader->nodes.front() + "')"));

@@ -543,7 +543,7 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
 // hold more (folding creates at most --max-folded-bytes).
 static Limits resolve_limits(Limits lim, int64_t file_bytes) {
   if (lim.max_weights_bytes <= 0)
-    lim.max_weights_bytes = std::max<int64_t>(int64_t(256) << 20, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
+    lim.max_weights_bytes = std::max<int64_t>(Limits::kMinWeightsCap, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
   return lim;
 }
 

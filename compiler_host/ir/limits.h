@@ -33,6 +33,10 @@ struct Limits {
   // while it writes the object. 0: the import sets the larger of 256 MiB
   // and 4 times the model file's size.
   int64_t max_weights_bytes = 0;
+  // The weights cap in force: a graph built without the import (tests,
+  // tools) gets the 256 MiB floor.
+  int64_t weights_cap() const { return max_weights_bytes > 0 ? max_weights_bytes : kMinWeightsCap; }
+  static constexpr int64_t kMinWeightsCap = int64_t(256) << 20;
   // Nesting of subgraphs (If/Loop/Scan bodies) and function expansions.
   int max_nesting = 64;
 };

@@ -161,11 +161,11 @@ void winograd(PassContext &c) {
     int64_t a = w.a(), TH = ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m), T = tiles(s, m);
     int64_t IC = s.in_c, OC = s.out_c;
     transformed_bytes += a * a * OC * IC * (int64_t)sizeof(float);
-    if (transformed_bytes > g.limits.max_weights_bytes)
+    if (transformed_bytes > g.limits.weights_cap())
       fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") +
                ": its Winograd F(" + std::to_string(m) + ",3) weights bring the transformed weights to " +
                std::to_string(transformed_bytes) + " bytes, more than the limit of " +
-               std::to_string(g.limits.max_weights_bytes) + " (--max-weights-bytes; --winograd off keeps "
+               std::to_string(g.limits.weights_cap()) + " (--max-weights-bytes; --winograd off keeps "
                "convolutions direct with their own weights)");
     const std::string &base = g.v(k.out).name;
     int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
