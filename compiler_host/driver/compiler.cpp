@@ -460,8 +460,8 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   };
   run_passes(p, a.target, opt, report);
   {
-    // Standard FNV-1a 64 of the file (ImportResult::checksum starts from
-    // another offset basis).
+    // FNV-1a 64 of the file, read again in blocks (the import frees its
+    // bytes as soon as they are parsed).
     std::ifstream f(onnx_path, std::ios::binary);
     std::vector<char> buf(1 << 16);
     a.source_checksum = kFnv1a64Offset;

@@ -17,16 +17,6 @@
 
 namespace tinyrt {
 
-uint64_t fnv1a64(const void *data, size_t n) {
-  const uint8_t *p = static_cast<const uint8_t *>(data);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 template <class Dst, class Src>
 static void fill(Bytes &b, const Src &src, int64_t n) {
   b.resize((size_t)n * sizeof(Dst));
@@ -528,13 +518,13 @@ static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   for (int64_t d : s) sh->add_dim()->set_dim_value(d);
 }
 
-static ImportResult import_model(onnx::ModelProto &model, uint64_t checksum, int64_t file_bytes,
+static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
                                  const ImportOptions &opt);
 
 ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) fail_invalid("not an ONNX model: the protobuf does not parse");
-  return import_model(model, fnv1a64(bytes.data(), bytes.size()), (int64_t)bytes.size(), opt);
+  return import_model(model, (int64_t)bytes.size(), opt);
 }
 
 // The weights cap by default: 256 MiB, or 4 times the file's size for a
@@ -547,10 +537,9 @@ static Limits resolve_limits(Limits lim, int64_t file_bytes) {
   return lim;
 }
 
-static ImportResult import_model(onnx::ModelProto &model, uint64_t checksum, int64_t file_bytes,
+static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
                                  const ImportOptions &opt_in) {
   ImportResult res;
-  res.checksum = checksum;
   ImportOptions opt = opt_in;
   opt.limits = resolve_limits(opt_in.limits, file_bytes);
   onnx::GraphProto *gp = model.mutable_graph();
@@ -743,16 +732,14 @@ static std::string read_model_file(const std::string &path) {
 
 ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt) {
   onnx::ModelProto model;
-  uint64_t checksum;
   int64_t size;
   {
     // The file's bytes go as soon as they are parsed.
     std::string bytes = read_model_file(path);
     if (!model.ParseFromString(bytes)) fail_invalid("not an ONNX model: the protobuf does not parse");
-    checksum = fnv1a64(bytes.data(), bytes.size());
     size = (int64_t)bytes.size();
   }
-  return import_model(model, checksum, size, opt);
+  return import_model(model, size, opt);
 }
 
 }  // namespace tinyrt

@@ -42,7 +42,6 @@ ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &sha
 
 struct ImportResult {
   Graph graph;
-  uint64_t checksum = 0;  // FNV-1a 64 of the file's bytes
 };
 
 ImportResult import_onnx_file(const std::string &path, const ImportOptions &opt);
@@ -90,7 +89,5 @@ bool expand_function(const Node &n, Graph &g, std::vector<Node> *nodes);
 // order of input_K.pb files in ONNX test data sets).
 std::vector<std::string> onnx_graph_inputs(const std::string &path);
 std::vector<std::string> onnx_graph_outputs(const std::string &path);
-
-uint64_t fnv1a64(const void *data, size_t n);
 
 }  // namespace tinyrt
