@@ -369,7 +369,7 @@ void check_weights_bytes(const Program &p) {
     for (int v : k.ins) {
       if (v < 0 || !p.graph.v(v).is_const() || !seen.insert(v).second) continue;
       const int64_t b = (int64_t)p.graph.v(v).data->bytes.size();
-      total = total > INT64_MAX - b ? INT64_MAX : total + b;
+      total = sat_add(total, b);
       if (b > largest) {
         largest = b;
         largest_v = v;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/dtype.h"
 #include "ir/error.h"
 #include "onnx/onnx_pb.h"
 
@@ -18,11 +19,6 @@ using Key = std::pair<std::string, std::string>;  // (domain, name)
 
 std::string norm_domain(const std::string &d) { return d == "ai.onnx" ? "" : d; }
 std::string key_str(const Key &k) { return (k.first.empty() ? "ai.onnx" : k.first) + "::" + k.second; }
-
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
 
 // What a node list becomes once every call in it is inlined: its node
 // count (saturating) and how deeply calls and subgraphs nest below it.

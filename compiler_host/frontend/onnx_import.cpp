@@ -238,6 +238,25 @@ static void rename_free_names(onnx::GraphProto &sub, const std::map<std::string,
   for (auto &o : *sub.mutable_output()) fix(o.mutable_name());
 }
 
+// An input may be omitted ("" in the file, or a model-local function's
+// formal input its call left out) only where the op's schema makes it
+// optional: the ops' inference and lowering read every other input (a
+// Concat reached through a function called with fewer inputs read value
+// -1, found by fuzz_import). Every node from the file, a subgraph or a
+// function body passes here.
+static void check_omitted_inputs(const Node &n) {
+  const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(n.op, n.opset, n.domain == "ai.onnx" ? "" : n.domain);
+  if (!s || s->inputs().empty()) return;
+  const auto &formal = s->inputs();
+  for (size_t k = 0; k < n.in.size(); ++k) {
+    if (n.in[k] >= 0) continue;
+    const auto &f = formal[std::min(k, formal.size() - 1)];
+    if (k >= formal.size() && f.GetOption() != onnx::OpSchema::Variadic) continue;  // past the schema: the op's own checks
+    if (f.GetOption() != onnx::OpSchema::Optional)
+      fail_invalid(n.where() + ": input " + std::to_string(k) + " (" + f.GetName() + ") is omitted, but the op requires it");
+  }
+}
+
 static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int> &ids,
                          const std::string &prefix, int &unnamed) {
   Node n;
@@ -269,6 +288,7 @@ static Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::stri
     if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
     n.in.push_back(it->second);
   }
+  check_omitted_inputs(n);
   for (auto &out : np.output()) {
     if (out.empty()) {
       n.out.push_back(-1);

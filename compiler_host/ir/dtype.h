@@ -46,6 +46,17 @@ uint16_t float_to_bf16(float f);    // truncates, as ONNX's reference does
 using Shape = std::vector<int64_t>;
 
 int64_t shape_numel(const Shape &s);
+
+// Counts of an untrusted model's work and sizes that saturate at
+// INT64_MAX instead of wrapping (non-negative operands).
+inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+inline int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 std::string shape_str(const Shape &s);
 // Row-major strides in elements.
 std::vector<int64_t> row_major_strides(const Shape &s);

@@ -246,16 +246,6 @@ template <class T> void put(Bytes &b, int64_t i, T v) { std::memcpy(b.data() + i
 
 }  // namespace
 
-static int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
 static int64_t tree_cost(const Expr &e, std::map<const Expr *, int64_t> &memo) {
   auto it = memo.find(&e);
   if (it != memo.end()) return it->second;

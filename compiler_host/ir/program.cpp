@@ -63,8 +63,7 @@ const char *kernel_family(KernelKind k) {
 // an untrusted model; these counts are estimates).
 static int64_t saturating_product(std::initializer_list<int64_t> factors) {
   int64_t r = 1;
-  for (int64_t f : factors)
-    if (__builtin_mul_overflow(r, f, &r)) return INT64_MAX;
+  for (int64_t f : factors) r = sat_mul(r, f);
   return r;
 }
 

@@ -137,24 +137,6 @@ static void check_shared_types(const Node &n, const Graph &g) {
   }
 }
 
-// An input may be omitted ("" in the file, or a model-local function's
-// formal input its call left out) only where the op's schema makes it
-// optional: the ops' inference and lowering read every other input (a
-// Concat reached through a function called with fewer inputs read value
-// -1, found by fuzz_import).
-static void check_omitted_inputs(const Node &n) {
-  const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(n.op, n.opset, n.domain == "ai.onnx" ? "" : n.domain);
-  if (!s || s->inputs().empty()) return;
-  const auto &formal = s->inputs();
-  for (size_t k = 0; k < n.in.size(); ++k) {
-    if (n.in[k] >= 0) continue;
-    const auto &f = formal[std::min(k, formal.size() - 1)];
-    if (k >= formal.size() && f.GetOption() != onnx::OpSchema::Variadic) continue;  // past the schema: the op's own checks
-    if (f.GetOption() != onnx::OpSchema::Optional)
-      fail_invalid(n.where() + ": input " + std::to_string(k) + " (" + f.GetName() + ") is omitted, but the op requires it");
-  }
-}
-
 const OpDef &check_node(const Node &n, const Graph &g) {
   const OpDef *d = find_op(n.domain, n.op);
   if (!d) {
@@ -173,7 +155,6 @@ const OpDef &check_node(const Node &n, const Graph &g) {
   for (auto &kv : n.attrs)
     if (kv.first[0] != '_' && std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
-  check_omitted_inputs(n);
   if (!d->types.empty()) require_types(n, g, 0, d->types);
   for (int k : d->const_inputs)
     if (n.has_in(k) && !g.v(n.in[k]).is_const())

@@ -28,11 +28,11 @@ class FoldCtx : public LowerCtx {
       data.push_back(g.v(v).data);
     }
     Value &o = g.v(out);
-    int64_t cost, total;
-    if (__builtin_mul_overflow(interpret_cost(expr), std::max<int64_t>(shape_numel(o.shape), 1), &cost) ||
-        __builtin_add_overflow(*ops_, cost, &total) || total > g.limits.max_fold_ops)
+    const int64_t cost = sat_mul(interpret_cost(expr), std::max<int64_t>(shape_numel(o.shape), 1));
+    const int64_t total = sat_add(*ops_, cost);
+    if (total > g.limits.max_fold_ops)
       fail_cap(n_.where() + ": folding it on constant inputs would take " +
-                       (cost == INT64_MAX ? std::string("more than 2^63") : std::to_string(cost)) +
+                       (cost == INT64_MAX ? std::string("2^63 or more") : std::to_string(cost)) +
                        " element operations, past the limit of " + std::to_string(g.limits.max_fold_ops) +
                        " for the whole model (" + std::to_string(*ops_) + " used; --max-fold-ops)");
     *ops_ = total;
