@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "codegen/module_emitter.h"
+#include "frontend/onnx_export.h"
 #include "passes/pass.h"
 #include "util/process.h"
 

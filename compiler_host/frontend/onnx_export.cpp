@@ -4,7 +4,8 @@
 // model.
 #include <set>
 
-#include "frontend/onnx_import.h"
+#include "frontend/onnx_export.h"
+#include "frontend/onnx_tensors.h"
 #include "onnx/onnx_pb.h"
 
 namespace tinyrt {

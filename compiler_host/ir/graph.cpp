@@ -48,6 +48,23 @@ static ConstP make_typed(DType t, Shape shape, const std::vector<T> &v) {
   return make_const(t, std::move(shape), std::move(b));
 }
 
+ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &shape, const std::string &what) {
+  Bytes bytes((size_t)((int64_t)v.size() * dtype_bytes(dt)));
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint8_t *p = bytes.data() + i * dtype_bytes(dt);
+    switch (dt) {
+      case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
+      case DType::F64: { double x = v[i]; std::memcpy(p, &x, 8); break; }
+      case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
+      case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
+      case DType::U8: case DType::Bool: *p = (uint8_t)v[i]; break;
+      case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
+      default: fail_usage(what + ": type " + dtype_name(dt) + " needs a tensor file (@file.pb)");
+    }
+  }
+  return make_const(dt, shape, std::move(bytes));
+}
+
 ConstP make_const_f32(Shape shape, const std::vector<float> &v) {
   return make_typed(DType::F32, std::move(shape), v);
 }

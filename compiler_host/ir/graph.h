@@ -14,11 +14,10 @@
 #include "ir/error.h"
 #include "ir/limits.h"
 
-namespace onnx {
-class GraphProto;
-}
-
 namespace tinyrt {
+
+struct Subgraph;  // ir/subgraph.h
+class Dialect;    // ir/dialect.h
 
 using Bytes = std::vector<uint8_t>;
 
@@ -36,6 +35,10 @@ using ConstP = std::shared_ptr<const ConstData>;
 ConstP make_const(DType t, Shape shape, Bytes bytes);
 ConstP make_const_f32(Shape shape, const std::vector<float> &v);
 ConstP make_const_i64(Shape shape, const std::vector<int64_t> &v);
+// Values given on a command line (--bind, tinyrt-perf --input) as a tensor
+// of `dt` and `shape` (which holds v.size() elements); `what` names the
+// option in errors.
+ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &shape, const std::string &what);
 
 struct Value {
   std::string name;
@@ -63,7 +66,7 @@ struct Attr {
   std::vector<float> floats;
   std::vector<std::string> strings;
   ConstP t;
-  std::shared_ptr<const onnx::GraphProto> graph;  // If/Loop/Scan bodies, expanded by their ops
+  std::shared_ptr<const Subgraph> graph;  // If/Loop/Scan bodies, spliced in by their ops
 };
 
 struct Node {
@@ -138,6 +141,10 @@ struct Graph {
   // Values nothing reads whose producers run for their effect (a branch
   // error's placeholder): kept like outputs, but not in the arena.
   std::vector<int> effects;
+  // The rules of the format the graph was imported from, for ops tinyrt
+  // does not define and type constraints (ir/dialect.h); none for graphs
+  // built in tests.
+  std::shared_ptr<const Dialect> dialect;
 
   // Does guard `inner` (-1: none) hold only when `outer` does: is outer
   // -1, inner itself, or one of inner's parents? A producer may fuse into

@@ -12,8 +12,7 @@
 #include <algorithm>
 #include <set>
 
-#include "frontend/onnx_import.h"
-#include "onnx/onnx_pb.h"
+#include "ir/subgraph.h"
 #include "ops/op_registry.h"
 
 namespace tinyrt {
@@ -54,9 +53,9 @@ void require_computed(const Node &n, const Graph &g, const InlinedGraph &b, cons
 }
 
 // Each branch must give every output of the node.
-void require_outputs(const Node &n, const onnx::GraphProto &body, const char *what) {
-  if (body.output_size() < (int)n.out.size())
-    fail_invalid(n.where() + ": " + what + " has " + std::to_string(body.output_size()) + " outputs, the node " +
+void require_outputs(const Node &n, const Subgraph &body, const char *what) {
+  if (body.outputs.size() < n.out.size())
+    fail_invalid(n.where() + ": " + what + " has " + std::to_string(body.outputs.size()) + " outputs, the node " +
                  std::to_string(n.out.size()));
 }
 
@@ -150,22 +149,22 @@ void def_branch_error() {
 // ----------------------------------------------------------------- Loop --
 
 // Is the body's condition output its condition input (or a constant true)?
-bool passes_condition_through(const onnx::GraphProto &body) {
-  std::string cond_in = body.input(1).name(), cond_out = body.output(0).name();
+bool passes_condition_through(const Subgraph &body) {
+  std::string cond_in = body.inputs.at(1), cond_out = body.outputs.at(0);
   for (int hop = 0; hop < 64; ++hop) {
     if (cond_out == cond_in) return true;
-    const onnx::NodeProto *prod = nullptr;
-    for (auto &np : body.node())
-      for (auto &o : np.output())
-        if (o == cond_out) prod = &np;
+    const Subgraph::Step *prod = nullptr;
+    for (auto &st : body.steps)
+      for (auto &o : st.out)
+        if (o == cond_out) prod = &st;
     if (!prod) return false;
-    if (prod->op_type() == "Identity") {
-      cond_out = prod->input(0);
+    if (prod->op == "Identity" && !prod->in.empty()) {
+      cond_out = prod->in[0];
       continue;
     }
-    if (prod->op_type() == "Constant" && prod->attribute_size() == 1 && prod->attribute(0).has_t()) {
-      const auto &t = prod->attribute(0).t();
-      return t.int32_data_size() == 1 ? t.int32_data(0) != 0 : (t.raw_data().size() == 1 && t.raw_data()[0] != 0);
+    if (prod->op == "Constant" && prod->attrs.size() == 1 && prod->attrs.begin()->second.t) {
+      const ConstData &t = *prod->attrs.begin()->second.t;  // one element, not zero
+      return t.shape.empty() || shape_numel(t.shape) == 1 ? std::any_of(t.bytes.begin(), t.bytes.end(), [](uint8_t b) { return b != 0; }) : false;
     }
     return false;
   }
@@ -173,16 +172,16 @@ bool passes_condition_through(const onnx::GraphProto &body) {
 }
 
 // Unrolling `steps` copies of `body` must stay within the node cap.
-void check_unroll(const Node &n, const Graph &g, int64_t steps, const onnx::GraphProto &body) {
-  int64_t per = std::max(1, body.node_size()) + 2;
+void check_unroll(const Node &n, const Graph &g, int64_t steps, const Subgraph &body) {
+  int64_t per = std::max<int64_t>(1, (int64_t)body.steps.size()) + 2;
   if (steps > g.limits.max_expanded_nodes / per)
     fail_unsupported(n.where() + ": unrolling " + std::to_string(steps) + " iterations of a " +
-                     std::to_string(body.node_size()) + "-node body exceeds the limit of " +
+                     std::to_string(body.steps.size()) + "-node body exceeds the limit of " +
                      std::to_string(g.limits.max_expanded_nodes) + " nodes (--max-expanded-nodes)");
 }
 
 std::vector<Node> expand_loop(const Node &n, Graph &g) {
-  const onnx::GraphProto &body = *n.attrs.at("body").graph;
+  const Subgraph &body = *n.attrs.at("body").graph;
   if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
   const Value &m = in_val(g, n, 0);
   require_dtype(n, g, 0, DType::I64, "the trip count");
@@ -194,16 +193,16 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   if (!g.v(cond).is_const()) throw_constant_required(g, n, cond);  // it decides the trip count
   require_one_element(n, g, 1, "the condition");
   if (!g.v(cond).data->get_i(0)) trips = 0;
-  if (n.in.size() < 2 || body.input_size() != (int)n.in.size() || body.output_size() < (int)n.in.size() - 1)
+  if (n.in.size() < 2 || body.inputs.size() != n.in.size() || body.outputs.size() < n.in.size() - 1)
     fail_invalid(n.where() + ": a Loop with " + std::to_string(n.in.size()) + " inputs needs a body with as many inputs " +
                  "and at least " + std::to_string((int)n.in.size() - 1) + " outputs; it has " +
-                 std::to_string(body.input_size()) + " and " + std::to_string(body.output_size()));
+                 std::to_string(body.inputs.size()) + " and " + std::to_string(body.outputs.size()));
   if (!passes_condition_through(body))
     fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
   if (trips < 0) fail_invalid(n.where() + ": negative trip count " + std::to_string(trips));
   check_unroll(n, g, trips, body);
   size_t carried = n.in.size() - 2;
-  size_t scans = body.output_size() - 1 - carried;
+  size_t scans = body.outputs.size() - 1 - carried;
   std::vector<int> state(n.in.begin() + 2, n.in.end());
   std::vector<std::vector<int>> scan_parts(scans);
   std::vector<Node> nodes;
@@ -231,7 +230,7 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
 // ----------------------------------------------------------------- Scan --
 
 std::vector<Node> expand_scan(const Node &n, Graph &g) {
-  const onnx::GraphProto &body = *n.attrs.at("body").graph;
+  const Subgraph &body = *n.attrs.at("body").graph;
   bool v8 = n.opset < 9;
   size_t first = v8 ? 1 : 0;  // opset 8: input 0 is sequence_lens
   if (v8 && n.has_in(0)) fail_unsupported(n.where() + ": sequence_lens");
@@ -240,13 +239,13 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
     fail_invalid(n.where() + ": num_scan_inputs " + std::to_string(num_scan) + " does not fit its " +
                  std::to_string(n.in.size() - first) + " inputs");
   size_t nstate = n.in.size() - first - (size_t)num_scan;
-  if (body.input_size() != (int)(nstate + num_scan) || body.output_size() < (int)nstate)
-    fail_invalid(n.where() + ": the body takes " + std::to_string(body.input_size()) + " inputs and gives " +
-                 std::to_string(body.output_size()) + " outputs for " + std::to_string(nstate) + " states and " +
+  if (body.inputs.size() != nstate + (size_t)num_scan || body.outputs.size() < nstate)
+    fail_invalid(n.where() + ": the body takes " + std::to_string(body.inputs.size()) + " inputs and gives " +
+                 std::to_string(body.outputs.size()) + " outputs for " + std::to_string(nstate) + " states and " +
                  std::to_string(num_scan) + " scan inputs");
   for (size_t i = first; i < n.in.size(); ++i)
     if (!n.has_in(i)) fail_invalid(n.where() + ": input " + std::to_string(i) + " is missing");
-  size_t nscan_out = body.output_size() - nstate;
+  size_t nscan_out = body.outputs.size() - nstate;
   std::vector<int64_t> in_axes = n.getints("scan_input_axes", std::vector<int64_t>(num_scan, 0));
   std::vector<int64_t> in_dirs = n.getints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(num_scan, 0));
   std::vector<int64_t> out_axes = n.getints("scan_output_axes", std::vector<int64_t>(nscan_out, 0));

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "onnx/defs/schema.h"
+#include "ir/dialect.h"
 
 namespace tinyrt {
 
@@ -108,35 +108,6 @@ const char *out_of_scope_class(const std::string &op) {
   return nullptr;
 }
 
-// Inputs that share a type parameter of the op's ONNX schema (T of
-// MatMul's A and B, of LayerNormalization's X, Scale and B, of every input
-// of Concat or Sum) must have one element type: the kernels combine them
-// without casts (a float16 Scale of a float32 LayerNormalization was an
-// internal error; found by fuzz_import). Checked when an op's inference
-// sets its first output, after the op's own checks (which name the inputs
-// in their terms).
-static void check_shared_types(const Node &n, const Graph &g) {
-  const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(n.op, n.opset, n.domain == "ai.onnx" ? "" : n.domain);
-  if (!s || s->inputs().empty()) return;
-  const auto &formal = s->inputs();
-  std::map<std::string, size_t> first;  // type parameter -> first input of it
-  for (size_t k = 0; k < n.in.size(); ++k) {
-    if (n.in[k] < 0) continue;
-    if (k >= formal.size() && formal.back().GetOption() != onnx::OpSchema::Variadic) break;
-    const auto &f = formal[std::min(k, formal.size() - 1)];
-    if (f.GetOption() == onnx::OpSchema::Variadic && !f.GetIsHomogeneous()) continue;
-    const std::string &param = f.GetTypeStr();
-    if (param.find('(') != std::string::npos) continue;  // a fixed type such as tensor(int64)
-    auto it = first.emplace(param, k).first;
-    DType a = g.v(n.in[it->second]).dtype, b = g.v(n.in[k]).dtype;
-    auto name = [&](size_t i) { return formal[std::min(i, formal.size() - 1)].GetName(); };
-    if (a != b)
-      fail_invalid(n.where() + ": inputs " + std::to_string(it->second) + " (" + name(it->second) + ") and " +
-                   std::to_string(k) + " (" + name(k) + ") must have the same type (" + param + "), not " +
-                   dtype_name(a) + " and " + dtype_name(b));
-  }
-}
-
 const OpDef &check_node(const Node &n, const Graph &g) {
   const OpDef *d = find_op(n.domain, n.op);
   if (!d) {
@@ -207,7 +178,10 @@ std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input) {
 }
 
 void set_out(Node &n, Graph &g, size_t k, DType t, Shape s) {
-  if (k == 0) check_shared_types(n, g);
+  // The format's type constraints (inputs sharing a type parameter of the
+  // op's ONNX schema), after the op's own checks, which name the inputs in
+  // their terms.
+  if (k == 0 && g.dialect) g.dialect->check_shared_types(n, g);
   if (k >= n.out.size() || n.out[k] < 0) return;
   for (int64_t d : s)
     if (d < 0) fail_invalid(n.where() + ": computed a negative dimension " + shape_str(s));

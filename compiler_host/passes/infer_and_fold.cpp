@@ -2,7 +2,7 @@
 // against the op table, infers its output shapes, and evaluates it on the
 // host when its inputs are constants (PyTorch's Shape/Gather/Concat chains
 // that compute Reshape targets disappear here).
-#include "frontend/onnx_import.h"
+#include "ir/dialect.h"
 #include "ir/interp.h"
 #include "ops/op_registry.h"
 #include "passes/pass.h"
@@ -105,7 +105,7 @@ Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node 
   if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
     std::vector<Node> body;
     Node fn_node = cur;
-    if (expand_function(fn_node, g, &body)) {
+    if (g.dialect && g.dialect->expand_function(fn_node, g, &body)) {
       for (Node &x : body) x.guard = fn_node.guard;
       splice(i, body);
       *origin = fn_node;

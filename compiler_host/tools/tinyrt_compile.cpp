@@ -10,7 +10,8 @@
 #include <set>
 
 #include "driver/compiler.h"
-#include "onnx/defs/schema.h"
+#include "driver/input_options.h"
+#include "frontend/onnx_dialect.h"
 #include "ops/op_registry.h"
 #include "tools/custom_op_options.h"
 #include "tools/limit_options.h"
@@ -22,9 +23,7 @@
 // tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test
 // keeps the two identical.
 static void list_ops() {
-  std::map<std::string, int> latest;
-  for (const auto &s : onnx::OpSchemaRegistry::get_all_schemas_with_history())
-    if (s.domain().empty() && !s.Deprecated()) latest[s.Name()] = std::max(latest[s.Name()], s.SinceVersion());
+  std::map<std::string, int> latest = tinyrt::onnx_operator_versions();
   for (const tinyrt::OpDef *d : tinyrt::all_ops())
     if (d->domain.empty()) latest.emplace(d->name, 0);
   auto types = [](const std::vector<tinyrt::DType> &ts) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "driver/compiler.h"
+#include "driver/input_options.h"
+#include "frontend/onnx_tensors.h"
 #include "util/process.h"
 
 namespace tinyrt {
