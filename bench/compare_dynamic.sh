@@ -1,7 +1,7 @@
 #!/bin/sh
 # Dynamic int8 (--quantize dynamic) against ONNX Runtime's dynamically
 # quantized LSTM (com.microsoft.DynamicQuantizeLSTM, written by
-# tools/quantize/dynamic_lstm.py from the same float model) and against
+# python_helpers/quantize/dynamic_lstm.py from the same float model) and against
 # both float models, on the LSTM models of the edge zoo; same run,
 # alternating, best median of ROUNDS; then executed guest instructions on
 # the ARM targets, fp32 and dynamic int8.
@@ -22,7 +22,7 @@ echo "| model | tinyrt int8 ms | ORT DynamicQuantizeLSTM ms | tinyrt int8 / ORT 
 echo "|---|---|---|---|---|---|---|---|"
 for m in $MODELS; do
   p=$(model_path "$m")
-  /usr/bin/python3 tools/quantize/dynamic_lstm.py "$p" "$tmp/$m.onnx" >/dev/null
+  /usr/bin/python3 python_helpers/quantize/dynamic_lstm.py "$p" "$tmp/$m.onnx" >/dev/null
   ti=""; oi=""; tf=""; of=""
   for r in $(seq "$ROUNDS"); do
     a=$("$TINYRT/tinyrt-perf" "$p" --quantize dynamic --threads "$THREADS" --runs "$RUNS" --json)

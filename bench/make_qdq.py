@@ -2,7 +2,7 @@
 """Quantizes a float ONNX model (opset >= 13) into the QDQ format ONNX
 Runtime's static quantizer writes (QuantFormat.QDQ), without onnxruntime's
 Python package: calibration runs the float model in onnxruntime-node
-(bench/ort_calibrate.js), the QDQ model is written by tools/quantize/qdq.py
+(bench/ort_calibrate.js), the QDQ model is written by python_helpers/quantize/qdq.py
 (onnx and numpy; its docstring describes the format).
 
 Usage: make_qdq.py FLOAT.onnx OUT.onnx [--calib N] [--per-tensor-weights]
@@ -26,7 +26,7 @@ import onnx
 from onnx import helper, TensorProto
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools", "quantize"))
+sys.path.insert(0, os.path.join(REPO, "python_helpers", "quantize"))
 import qdq  # noqa: E402
 from qdq import graph_inputs  # noqa: E402
 

@@ -1,7 +1,7 @@
 // quantize_static.cpp — `--quantize static`: post-training quantization
 // from calibrated ranges (CalibrationRanges: each tensor's smallest and
 // largest value over the calibration inputs, measured by running the float
-// model; tools/tool_common.cpp). The pass writes the QDQ form ONNX
+// model; cli/tool_common.cpp). The pass writes the QDQ form ONNX
 // Runtime's static quantizer writes, which fuse_qdq and the passes after
 // it then run as int8 kernels:
 //

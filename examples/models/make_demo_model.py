@@ -34,7 +34,7 @@ import torch
 from onnx import numpy_helper
 from sklearn.datasets import load_digits
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "training"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python_helpers", "training"))
 import seeded  # noqa: E402
 
 TEST_COUNT = 360

@@ -34,7 +34,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "training"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python_helpers", "training"))
 from quantize_static import quantize_static, run_graph  # noqa: E402
 import seeded  # noqa: E402
 

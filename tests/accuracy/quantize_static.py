@@ -1,6 +1,6 @@
 """Static int8 quantization for the accuracy test, without ONNX Runtime:
 min/max calibration runs the float ONNX model here (each node in PyTorch,
-float32), the QDQ model is written by tools/quantize/qdq.py (ORT's QDQ
+float32), the QDQ model is written by python_helpers/quantize/qdq.py (ORT's QDQ
 format: uint8 asymmetric activations per tensor, int8 symmetric weights per
 output channel in [-127, 127], int32 biases).
 
@@ -19,7 +19,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "quantize"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python_helpers", "quantize"))
 import qdq  # noqa: E402
 
 Q_RANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127), np.dtype(np.int32): (-2 ** 31, 2 ** 31 - 1)}

@@ -13,11 +13,11 @@
 #include "driver/input_options.h"
 #include "frontend/onnx_dialect.h"
 #include "ops/op_registry.h"
-#include "tools/custom_op_options.h"
-#include "tools/limit_options.h"
-#include "tools/quantize_option.h"
-#include "tools/codegen_options.h"
-#include "tools/tool_common.h"
+#include "cli/custom_op_options.h"
+#include "cli/limit_options.h"
+#include "cli/quantize_option.h"
+#include "cli/codegen_options.h"
+#include "cli/tool_common.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
 // tinyrt, as markdown: docs/OPERATORS.md embeds this output and a test

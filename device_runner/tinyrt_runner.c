@@ -18,7 +18,7 @@
  * --mark-steps N: runs the model N more times, calling
  *   write(TINYRT_STEP_MARK_FD, NULL, step * 2 + begin) before and after each
  *   step; under qemu with tinyrt's icount plugin this yields per-step
- *   instruction counts (tools/qemu_icount/icount.c). The writes fail and
+ *   instruction counts (qemu_plugin/icount.c). The writes fail and
  *   are otherwise harmless.
  * --verify: first checks the weights against the checksum the compiler
  *   recorded (tinyrt_session_verify) and prints "verify: ok, ..." with the
@@ -64,7 +64,7 @@ static void on_step(void *user, uint32_t step, int begin) {
   else p->ms[(size_t)p->run * p->steps + step] = now_ms() - p->t0;
 }
 
-/* Must match tools/qemu_icount/icount.c. */
+/* Must match qemu_plugin/icount.c. */
 #define TINYRT_STEP_MARK_FD (-32343)
 
 static void on_step_mark(void *user, uint32_t step, int begin) {

@@ -45,7 +45,7 @@ static uint64_t insn_count; /* single vCPU per guest thread; runs are single-thr
 static char out_path[4096];
 
 /* Per-step marks (see the top of the file). The descriptor must match
- * tools/runner/tinyrt_runner.c. */
+ * device_runner/tinyrt_runner.c. */
 #define TINYRT_STEP_MARK_FD (-32343)
 #define MAX_STEPS 65536
 static int64_t write_syscall = -1; /* the guest's number for write() */
