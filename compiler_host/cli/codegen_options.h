@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "driver/compiler.h"
+#include "driver/input_options.h"
 
 namespace tinyrt {
 

@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
     j["weights_bytes"] = a.weights_bytes;
     j["code_bytes"] = a.code_bytes;
     j["compile_seconds"] = a.compile_seconds;
-    if (a.target.emulator.empty()) {
+    if (host_tools(a.target).emulator.empty()) {
       ProcessResult r = runner({"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads",
                                 std::to_string(threads)});
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);

@@ -48,14 +48,14 @@ std::string abi_include_dir() {
 // them into the model's .so beside its object (no C library, like the
 // model: the sources may use what libgcc and the compiler's builtins give).
 void link_custom_ops(BuiltModel &m, const std::vector<std::string> &sources) {
-  const Target &t = m.artifact.target;
-  std::vector<std::string> link = {t.cc, "-shared", "-nostdlib", "-o", m.so_path,
+  const std::string cc = host_tools(m.artifact.target).cc;
+  std::vector<std::string> link = {cc, "-shared", "-nostdlib", "-o", m.so_path,
                                    (fs::path(m.dir) / (m.artifact.name + ".o")).string()};
   for (size_t i = 0; i < sources.size(); ++i) {
     std::string obj = (fs::path(m.dir) / ("custom_op" + std::to_string(i) + ".o")).string();
-    ProcessResult r = run_process({t.cc, "-std=c99", "-O2", "-fPIC", "-ffreestanding", "-I", abi_include_dir(), "-c",
+    ProcessResult r = run_process({cc, "-std=c99", "-O2", "-fPIC", "-ffreestanding", "-I", abi_include_dir(), "-c",
                                    sources[i], "-o", obj});
-    if (r.exit_code != 0) fail_usage("cannot compile --custom-op-source " + sources[i] + " with " + t.cc + ": " + r.output);
+    if (r.exit_code != 0) fail_usage("cannot compile --custom-op-source " + sources[i] + " with " + cc + ": " + r.output);
     link.push_back(obj);
   }
   link.push_back("-lgcc");
@@ -107,7 +107,7 @@ BuiltModel build_model(const std::string &onnx, const CompileOptions &opt, const
 
 ProcessResult run_runner(const Target &t, const BuiltModel &m, const std::vector<std::string> &args,
                          const std::vector<std::string> &emulator_args, double timeout) {
-  std::vector<std::string> argv = t.emulator;
+  std::vector<std::string> argv = host_tools(t).emulator;
   argv.insert(argv.end(), emulator_args.begin(), emulator_args.end());
   argv.push_back(runner_path(t));
   argv.push_back(m.so_path);

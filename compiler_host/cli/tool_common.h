@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver/compiler.h"
+#include "driver/host_tools.h"
 #include "driver/input_options.h"
 #include "frontend/onnx_tensors.h"
 #include "util/process.h"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "codegen/module_emitter.h"
+#include "driver/host_tools.h"
 #include "frontend/onnx_export.h"
 #include "passes/pass.h"
 #include "util/process.h"
@@ -354,14 +355,25 @@ Target compile_target(const CompileOptions &opt) {
   return t;
 }
 
+// The passes' options from the compile options.
+PassOptions pass_options(const CompileOptions &opt) {
+  PassOptions po;
+  po.infer_and_fold.prefer_function_bodies = opt.prefer_function_bodies;
+  po.quantize.mode = opt.quantize;
+  po.quantize.ranges = &opt.calibration;
+  po.winograd.mode = opt.winograd;
+  return po;
+}
+
 // Every pass of the pipeline, each followed by verify_program.
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
                 const std::function<void(const std::string &)> &report) {
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration, opt.winograd};
+  PassContext ctx{p, t, opt.log};
+  PassOptions po = pass_options(opt);
   for (const Pass &pass : pipeline()) {
     report(std::string("pass ") + pass.name);
     auto ps = std::chrono::steady_clock::now();
-    pass.run(ctx);
+    pass.run(ctx, po);
     verify_program(p, pass.name);
     if (opt.log)
       *opt.log << "  " << pass.name << ": "
@@ -371,11 +383,6 @@ void run_passes(Program &p, const Target &t, const CompileOptions &opt,
 
 }  // namespace
 
-WinogradMode parse_winograd(const std::string &s) {
-  for (WinogradMode m : {WinogradMode::Auto, WinogradMode::Off, WinogradMode::F2, WinogradMode::F4})
-    if (s == winograd_mode_name(m)) return m;
-  fail_usage("--winograd '" + s + "': expected auto, off, f2 or f4");
-}
 
 Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
   Target t = compile_target(opt);
@@ -391,8 +398,8 @@ std::vector<std::string> calibration_tensors(const std::string &onnx_path, const
   Program p;
   p.graph = import_onnx_file(onnx_path, opt.import).graph;
   p.custom_ops = opt.custom_ops;
-  PassContext ctx{p, t, nullptr, opt.prefer_function_bodies};
-  infer_and_fold(ctx);
+  PassContext ctx{p, t, nullptr};
+  infer_and_fold(ctx, pass_options(opt).infer_and_fold);
   std::vector<std::string> names;
   for (int v : static_quantization_tensors(p.graph)) names.push_back(p.graph.v(v).name);
   return names;
@@ -404,9 +411,10 @@ std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &o
   Program p;
   p.graph = import_onnx_file(onnx_path, opt.import).graph;
   p.custom_ops = opt.custom_ops;
-  PassContext ctx{p, t, opt.log, opt.prefer_function_bodies, opt.quantize, &opt.calibration, opt.winograd};
+  PassContext ctx{p, t, opt.log};
+  PassOptions po = pass_options(opt);
   for (const Pass &pass : pipeline()) {
-    pass.run(ctx);
+    pass.run(ctx, po);
     verify_program(p, pass.name);
     if (std::string(pass.name) == "quantize_static") break;
   }
@@ -527,13 +535,14 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
 }
 
 bool link_shared(const Target &t, const std::string &obj, const std::string &so, std::string *message) {
-  if (!program_exists(t.cc)) {
-    if (message) *message = t.cc + " is not installed";
+  std::string cc = host_tools(t).cc;
+  if (!program_exists(cc)) {
+    if (message) *message = cc + " is not installed";
     return false;
   }
   // No C library: the model needs none. libgcc (static) supplies the
   // arithmetic helpers some targets use (armv7's 64-bit division).
-  ProcessResult r = run_process({t.cc, "-shared", "-nostdlib", "-o", so, obj, "-lgcc"});
+  ProcessResult r = run_process({cc, "-shared", "-nostdlib", "-o", so, obj, "-lgcc"});
   if (r.exit_code != 0) {
     if (message) *message = r.output;
     return false;

@@ -10,6 +10,7 @@
 #include "target/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/program.h"
+#include "passes/pass.h"
 
 namespace tinyrt {
 
@@ -80,8 +81,6 @@ struct Artifact {
   int64_t address_checks = 0, address_checks_left = 0;
 };
 
-// "auto", "off", "f2", "f4" -> WinogradMode; throws CompileError(Usage).
-WinogradMode parse_winograd(const std::string &s);
 
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 

@@ -1,5 +1,6 @@
 #include "driver/input_options.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
@@ -40,6 +41,40 @@ std::pair<std::string, Binding> parse_binding(const std::string &arg) {
     }
   }
   return {arg.substr(0, eq), b};
+}
+
+
+CustomOpDecl parse_custom_op(const std::string &arg) {
+  auto bad = [&](const std::string &why) -> CustomOpDecl {
+    fail_usage("--custom-op '" + arg + "': " + why + " (expected DOMAIN::OP=C_SYMBOL or DOMAIN::OP=C_SYMBOL:same)");
+  };
+  size_t eq = arg.find('='), sep = arg.find("::");
+  if (eq == std::string::npos || sep == std::string::npos || sep > eq) return bad("malformed");
+  CustomOpDecl d;
+  d.domain = arg.substr(0, sep);
+  d.op = arg.substr(sep + 2, eq - sep - 2);
+  d.symbol = arg.substr(eq + 1);
+  size_t colon = d.symbol.find(':');
+  if (colon != std::string::npos) {
+    std::string rule = d.symbol.substr(colon + 1);
+    if (rule != "same") return bad("unknown shape rule '" + rule + "'");
+    d.same = true;
+    d.symbol = d.symbol.substr(0, colon);
+  }
+  if (d.domain.empty() || d.domain == "ai.onnx")
+    return bad("custom ops must be in a domain of their own, not ai.onnx");
+  if (d.op.empty()) return bad("no op name");
+  bool ident = !d.symbol.empty() && !isdigit((unsigned char)d.symbol[0]);
+  for (char ch : d.symbol) ident = ident && (isalnum((unsigned char)ch) || ch == '_');
+  if (!ident) return bad("'" + d.symbol + "' is not a C identifier");
+  if (d.symbol.rfind("tinyrt_", 0) == 0) return bad("the prefix tinyrt_ is reserved");
+  return d;
+}
+
+WinogradMode parse_winograd(const std::string &s) {
+  for (WinogradMode m : {WinogradMode::Auto, WinogradMode::Off, WinogradMode::F2, WinogradMode::F4})
+    if (s == winograd_mode_name(m)) return m;
+  fail_usage("--winograd '" + s + "': expected auto, off, f2 or f4");
 }
 
 }  // namespace tinyrt

@@ -1,11 +1,13 @@
-// input_options.h — the command-line forms of a graph input's shape and of
-// a binding (tinyrt-compile, tinyrt-onnx-test, tinyrt-perf).
+// input_options.h — the command-line forms of compile options that are more
+// than a number or a name (tinyrt-compile, tinyrt-onnx-test, tinyrt-perf).
 #pragma once
 
 #include <string>
 #include <utility>
 
 #include "frontend/onnx_import.h"
+#include "ir/program.h"
+#include "passes/pass.h"
 
 namespace tinyrt {
 
@@ -13,5 +15,9 @@ namespace tinyrt {
 // "NAME=@tensor.pb" (a binding); throws CompileError(Usage).
 std::pair<std::string, Shape> parse_input_shape(const std::string &arg);
 std::pair<std::string, Binding> parse_binding(const std::string &arg);
+// "DOMAIN::OP=SYMBOL[:same]" (--custom-op); throws CompileError(Usage).
+CustomOpDecl parse_custom_op(const std::string &arg);
+// "auto", "off", "f2", "f4" (--winograd); throws CompileError(Usage).
+WinogradMode parse_winograd(const std::string &s);
 
 }  // namespace tinyrt

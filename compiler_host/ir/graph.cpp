@@ -216,9 +216,13 @@ void Graph::remove_dead_nodes() {
       if (nodes[k].guard >= 0) uses[guards.at(nodes[k].guard).eff]--;
     }
   }
+  remove_nodes(dead);
+}
+
+void Graph::remove_nodes(const std::vector<bool> &drop) {
   std::vector<Node> kept;
   for (size_t k = 0; k < nodes.size(); ++k)
-    if (!dead[k]) kept.push_back(std::move(nodes[k]));
+    if (k >= drop.size() || !drop[k]) kept.push_back(std::move(nodes[k]));
   nodes = std::move(kept);
 }
 

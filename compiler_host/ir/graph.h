@@ -162,6 +162,8 @@ struct Graph {
   std::vector<int> use_counts() const;
   // Drops nodes none of whose outputs are used, and unused values' data.
   void remove_dead_nodes();
+  // Drops the nodes whose entry in `drop` is true, keeping the others' order.
+  void remove_nodes(const std::vector<bool> &drop);
   bool is_graph_output(int v) const;
   // Names of the graph inputs value v is computed from.
   std::vector<std::string> upstream_inputs(int v) const;

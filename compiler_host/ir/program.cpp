@@ -89,10 +89,6 @@ int64_t kernel_ops(const Program &p, const Kernel &k) {
   return n;
 }
 
-const char *winograd_mode_name(WinogradMode m) {
-  static const char *const names[] = {"auto", "off", "f2", "f4"};
-  return names[(int)m];
-}
 
 const WinogradMatrices &winograd_matrices(int m) {
   // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks"
@@ -144,32 +140,6 @@ bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape) {
 
 namespace tinyrt {
 
-CustomOpDecl parse_custom_op(const std::string &arg) {
-  auto bad = [&](const std::string &why) -> CustomOpDecl {
-    fail_usage("--custom-op '" + arg + "': " + why + " (expected DOMAIN::OP=C_SYMBOL or DOMAIN::OP=C_SYMBOL:same)");
-  };
-  size_t eq = arg.find('='), sep = arg.find("::");
-  if (eq == std::string::npos || sep == std::string::npos || sep > eq) return bad("malformed");
-  CustomOpDecl d;
-  d.domain = arg.substr(0, sep);
-  d.op = arg.substr(sep + 2, eq - sep - 2);
-  d.symbol = arg.substr(eq + 1);
-  size_t colon = d.symbol.find(':');
-  if (colon != std::string::npos) {
-    std::string rule = d.symbol.substr(colon + 1);
-    if (rule != "same") return bad("unknown shape rule '" + rule + "'");
-    d.same = true;
-    d.symbol = d.symbol.substr(0, colon);
-  }
-  if (d.domain.empty() || d.domain == "ai.onnx")
-    return bad("custom ops must be in a domain of their own, not ai.onnx");
-  if (d.op.empty()) return bad("no op name");
-  bool ident = !d.symbol.empty() && !isdigit((unsigned char)d.symbol[0]);
-  for (char ch : d.symbol) ident = ident && (isalnum((unsigned char)ch) || ch == '_');
-  if (!ident) return bad("'" + d.symbol + "' is not a C identifier");
-  if (d.symbol.rfind("tinyrt_", 0) == 0) return bad("the prefix tinyrt_ is reserved");
-  return d;
-}
 
 const CustomOpDecl *Program::custom_op(const Node &n) const {
   for (const CustomOpDecl &d : custom_ops)

@@ -75,17 +75,6 @@ GemmTileShape gemm_tile_shape(const GemmSpec &s);
 // Directions are tasks; the code does not grow with T.
 enum class CellKind { RNN, GRU, LSTM };
 
-// --quantize: none, dynamic (passes/quantize_dynamic.cpp) or static
-// (passes/quantize_static.cpp, with calibrated ranges).
-enum class Quantize { None, Dynamic, Static };
-// --winograd: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where the
-// cost model says it pays (Auto), never (Off), or always with m = 2 or 4
-// (F2, F4: tests and experiments). passes/winograd.cpp.
-enum class WinogradMode { Auto, Off, F2, F4 };
-const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4"
-// Static quantization's calibration: a float tensor's name -> the smallest
-// and largest value it took over the calibration inputs.
-using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
 struct RecurrentSpec {
   CellKind cell = CellKind::LSTM;
   int64_t T = 0, B = 0, H = 0, width = 0;
@@ -142,8 +131,6 @@ struct CustomOpDecl {
   std::string domain, op, symbol;
   bool same = false;
 };
-// Parses "DOMAIN::OP=SYMBOL[:same]"; throws CompileError(Usage).
-CustomOpDecl parse_custom_op(const std::string &arg);
 
 // A custom op node as one call of an external C function (one task).
 struct CallSpec {

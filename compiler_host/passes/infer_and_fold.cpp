@@ -94,7 +94,8 @@ using Splice = std::function<void(size_t, const std::vector<Node> &)>;
 // Validates node i, then expands it (a function or control flow: spliced
 // in its place, *origin keeps the node), or infers its outputs and folds it
 // when its inputs are constants.
-Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node *origin, int64_t *fold_ops) {
+Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t i, const Splice &splice, Node *origin,
+                 int64_t *fold_ops) {
   const Node &cur = g.nodes[i];
   if (const CustomOpDecl *cd = c.program.custom_op(cur)) {
     infer_custom_op(g.nodes[i], g, *cd);
@@ -102,7 +103,7 @@ Visit visit_node(PassContext &c, Graph &g, size_t i, const Splice &splice, Node 
   }
   // ONNX functions: an op defined by a function body we lack (or, on
   // request, any) becomes the body's nodes.
-  if (!find_op(cur.domain, cur.op) || (c.prefer_function_bodies && cur.op != "Identity")) {
+  if (!find_op(cur.domain, cur.op) || (o.prefer_function_bodies && cur.op != "Identity")) {
     std::vector<Node> body;
     Node fn_node = cur;
     if (g.dialect && g.dialect->expand_function(fn_node, g, &body)) {
@@ -232,7 +233,7 @@ void check_declarations(const Graph &g) {
 
 }  // namespace
 
-void infer_and_fold(PassContext &c) {
+void infer_and_fold(PassContext &c, const InferAndFoldOptions &o) {
   Graph &g = c.program.graph;
   int folded = 0;
   const size_t start_nodes = g.nodes.size();
@@ -286,7 +287,7 @@ void infer_and_fold(PassContext &c) {
     Node origin;
     try {
       if (resolve_merge(g, i, splice)) continue;
-      done = visit_node(c, g, i, splice, &origin, &fold_ops);
+      done = visit_node(c, o, g, i, splice, &origin, &fold_ops);
     } catch (const CompileError &e) {
       // In a branch of an If with a runtime condition, an error for the
       // model's shapes makes the branch a run-time error instead (but a
@@ -308,10 +309,7 @@ void infer_and_fold(PassContext &c) {
     }
   }
   check_declarations(g);
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  g.remove_nodes(drop);
   g.remove_dead_nodes();
   if (c.log) *c.log << "  folded " << folded << " nodes, " << g.nodes.size() << " remain\n";
 }

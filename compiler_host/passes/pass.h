@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,19 +17,49 @@ struct PassContext {
   Program &program;
   const Target &target;
   std::ostream *log = nullptr;  // verbose notes, or nullptr
-  // Expand ops that have an ONNX function body into it even when tinyrt
-  // implements them natively (tests the expansion; ops without a native
-  // implementation are always expanded when they have a body).
+};
+
+// The options of the passes that have any, each declared with the pass that
+// reads it; the pipeline (pipeline.cpp) hands each pass its own.
+
+// infer_and_fold: expand ops that have a function body in the model's
+// dialect into it even when tinyrt implements them natively (tests the
+// expansion; ops without a native implementation are always expanded when
+// they have a body).
+struct InferAndFoldOptions {
   bool prefer_function_bodies = false;
-  Quantize quantize = Quantize::None;
+};
+
+// quantize_dynamic, quantize_static (--quantize, docs/QUANTIZATION.md):
+// none, dynamic (weights int8, activations quantized at run time) or static
+// (with calibrated ranges: a float tensor's name -> the smallest and
+// largest value it took over the calibration inputs).
+enum class Quantize { None, Dynamic, Static };
+using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
+struct QuantizeOptions {
+  Quantize mode = Quantize::None;
   const CalibrationRanges *ranges = nullptr;  // Quantize::Static
-  WinogradMode winograd = WinogradMode::Auto;
+};
+
+// winograd (--winograd): 3x3 stride-1 convolutions as Winograd
+// F(m x m, 3 x 3) where the cost model says it pays (Auto), never (Off), or
+// always with m = 2 or 4 (F2, F4: tests and experiments).
+enum class WinogradMode { Auto, Off, F2, F4 };
+const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4"
+struct WinogradOptions {
+  WinogradMode mode = WinogradMode::Auto;
+};
+
+struct PassOptions {
+  InferAndFoldOptions infer_and_fold;
+  QuantizeOptions quantize;
+  WinogradOptions winograd;
 };
 
 struct Pass {
   const char *name;
   const char *summary;
-  void (*run)(PassContext &);
+  void (*run)(PassContext &, const PassOptions &);  // the pass, given its own options
 };
 
 // The passes, in the order they run.
@@ -39,9 +70,9 @@ const std::vector<Pass> &pipeline();
 void verify_program(const Program &p, const char *after_pass);
 
 // Pass entry points (one per file in passes/).
-void infer_and_fold(PassContext &c);
-void quantize_dynamic(PassContext &c);
-void quantize_static(PassContext &c);
+void infer_and_fold(PassContext &c, const InferAndFoldOptions &o);
+void quantize_dynamic(PassContext &c, const QuantizeOptions &o);
+void quantize_static(PassContext &c, const QuantizeOptions &o);
 // The tensors whose ranges quantize_static needs (value ids of graph g
 // after infer_and_fold): the float activation input of every Conv, Gemm
 // and MatMul with constant weights.
@@ -57,7 +88,7 @@ void fuse_residuals(PassContext &c);
 void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
-void winograd(PassContext &c);
+void winograd(PassContext &c, const WinogradOptions &o);
 void pack_weights(PassContext &c);
 void split_recurrent(PassContext &c);
 void prove_bounds(PassContext &c);

@@ -131,8 +131,8 @@ bool mark_recurrent(const Graph &g, Node &n) {
 
 }  // namespace
 
-void quantize_dynamic(PassContext &c) {
-  if (c.quantize != Quantize::Dynamic) return;
+void quantize_dynamic(PassContext &c, const QuantizeOptions &o) {
+  if (o.mode != Quantize::Dynamic) return;
   Graph &g = c.program.graph;
   int products = 0, recurrent = 0, left = 0;
   for (Node &n : g.nodes) {

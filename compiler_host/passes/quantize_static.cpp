@@ -113,9 +113,9 @@ std::vector<int> static_quantization_tensors(const Graph &g) {
   return r;
 }
 
-void quantize_static(PassContext &c) {
-  if (c.quantize != Quantize::Static) return;
-  if (!c.ranges) fail_usage("--quantize static needs calibration ranges (--calibration DIR)");
+void quantize_static(PassContext &c, const QuantizeOptions &o) {
+  if (o.mode != Quantize::Static) return;
+  if (!o.ranges) fail_usage("--quantize static needs calibration ranges (--calibration DIR)");
   Graph &g = c.program.graph;
   std::vector<Node> out;
   Builder b{g, out};
@@ -126,8 +126,8 @@ void quantize_static(PassContext &c) {
   g.nodes.clear();
   for (Node &n : nodes) {
     if (quantizable(g, n)) {
-      auto r = c.ranges->find(g.v(n.in[0]).name);
-      if (r == c.ranges->end() || !std::isfinite(r->second.first) || !std::isfinite(r->second.second)) {
+      auto r = o.ranges->find(g.v(n.in[0]).name);
+      if (r == o.ranges->end() || !std::isfinite(r->second.first) || !std::isfinite(r->second.second)) {
         if (c.log) *c.log << "    " << n.where() << " stays float: no calibrated range for '" << g.v(n.in[0]).name << "'\n";
         ++left;
       } else {

@@ -119,8 +119,13 @@ bool eligible(const Program &p, const Kernel &k) {
 
 }  // namespace
 
-void winograd(PassContext &c) {
-  if (c.winograd == WinogradMode::Off) return;
+const char *winograd_mode_name(WinogradMode m) {
+  static const char *const names[] = {"auto", "off", "f2", "f4"};
+  return names[(int)m];
+}
+
+void winograd(PassContext &c, const WinogradOptions &o) {
+  if (o.mode == WinogradMode::Off) return;
   Program &p = c.program;
   Graph &g = p.graph;
   std::vector<Kernel> out;
@@ -133,7 +138,7 @@ void winograd(PassContext &c) {
       continue;
     }
     const GemmSpec s = k.gemm;
-    int m = c.winograd == WinogradMode::F2 ? 2 : c.winograd == WinogradMode::F4 ? 4 : 0;
+    int m = o.mode == WinogradMode::F2 ? 2 : o.mode == WinogradMode::F4 ? 4 : 0;
     // V and M are indexed with 32 bits like every tensor.
     auto fits = [&](int cand) {
       return (double)tiles(s, cand) * (cand + 2) * (cand + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
@@ -143,7 +148,7 @@ void winograd(PassContext &c) {
     double direct = direct_cost(s, c.target).total(), best = direct, cost[2];
     for (int i = 0; i < 2; ++i) {
       cost[i] = winograd_cost(s, c.target, cands[i]).total();
-      if (c.winograd == WinogradMode::Auto && fits(cands[i]) && cost[i] < 0.9 * best) best = cost[i], m = cands[i];
+      if (o.mode == WinogradMode::Auto && fits(cands[i]) && cost[i] < 0.9 * best) best = cost[i], m = cands[i];
     }
     if (c.log) {
       std::ostringstream o;

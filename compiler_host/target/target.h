@@ -1,7 +1,9 @@
 // target.h — a compilation target (neutral: passes and code generators both
-// read it, so it lives outside codegen/): the
-// LLVM triple/CPU/features, vector width and register budget, the runtime's
-// arch and ISA bits, and the host tools that link and run its code.
+// read it, so it lives outside codegen/): what the generated code depends
+// on, the LLVM triple/CPU/features, vector width and register budget, tile
+// tables, the runtime's arch and ISA bits. The values are data, one file
+// per family (targets.h); the host programs that link and run a target's
+// code are the driver's (driver/host_tools.h).
 #pragma once
 
 #include <cstdint>
@@ -57,10 +59,6 @@ struct Target {
   // caches, more than so small steps gain. x86: measured at 2 threads on
   // 32 models (bench/RESULTS.md): about 4 us of one core per step.
   int64_t serial_step_ops = 750000;
-  // Tools for linking and running the target's code on this host.
-  std::string cc;                     // C compiler driver
-  std::vector<std::string> emulator;  // empty when native
-
   // Register tiles (pixels x channel vectors) the GEMM emitter may use on
   // this target, and the input-channel unroll; gemm_tile picks one per
   // layer.

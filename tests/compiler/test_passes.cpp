@@ -18,7 +18,7 @@ Program run_until(OnnxBuilder &b, const std::string &last) {
   static Target t = resolve_target("x86-64-avx2");
   PassContext c{p, t, nullptr};
   for (const Pass &pass : pipeline()) {
-    pass.run(c);
+    pass.run(c, {});
     verify_program(p, pass.name);
     if (last == pass.name) break;
   }

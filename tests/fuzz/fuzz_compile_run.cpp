@@ -939,8 +939,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
   bool have_ref = fuzz::compiles([&] {
     ref.graph = import_onnx_bytes(model_bytes, ropt.import).graph;
     Target target = resolve_target(opt.target);
-    PassContext pc{ref, target, nullptr, false};
-    infer_and_fold(pc);
+    PassContext pc{ref, target, nullptr};
+    infer_and_fold(pc, {});
   });
   if (!have_ref) TRACE("the reference refuses the model\n");
 

@@ -1,0 +1,69 @@
+// armv7.cpp — the ARMv7 NEON target's data (32-bit Raspberry Pi OS,
+// Cortex-A7/A53/A72 cores in AArch32). Tiles counted in executed
+// instructions under qemu-arm -cpu cortex-a15; the table is fitted by
+// bench/tune_tiles.py --target armv7-neon.
+#include <cstdint>
+
+#include "target/targets.h"
+#include "tinyrt_artifact.h"
+
+namespace tinyrt {
+
+Target armv7_target(const std::string &name) {
+  Target t;
+  t.name = name;
+  t.triple = "armv7a-unknown-linux-gnueabihf";
+  t.cpu = "cortex-a7";
+  // -slowfpvmlx: vmla.f32 by scalar for the GEMM's lane products (LLVM
+  // splits it into vmul + vadd for Cortex-A7 otherwise; the results are
+  // the same, two roundings either way).
+  t.features = "+neon,+vfp4,+fp16,+thumb2,-slowfpvmlx";
+  t.arch = TINYRT_ARCH_ARMV7;
+  t.isa = TINYRT_ISA_ARM_NEON | TINYRT_ISA_ARM_VFPV4;
+  t.vector_bytes = 16;
+  t.vector_regs = 16;
+  t.vector_imm_offsets = false;
+  // Pixel-major GEMM tasks only where each does >= 32k multiply-adds:
+  // with 8 blocks for every layer, resnet8_cifar took 3.2% more
+  // instructions (3.28 -> 3.38 M) and unet_small 2.9% (22.06 -> 22.71 M).
+  t.pixel_split_min_macs = 32768;
+  // Models whose steps average below about 8 us of a Cortex-A72 core
+  // (x86 measured its break-even near 4 us) run on the caller. Not
+  // measured: qemu-user runs a guest's threads one at a time, and no ARM
+  // board is at hand.
+  t.serial_step_ops = 100000;
+  // Executed instructions (qemu), with the lane products (vmla by
+  // scalar): 3x2 beats 4x2 (which spills), 2x4, 6x1, 2x2, 4x1 and 3x3 on
+  // resnet8_cifar (6.30 M vs 7.05 / 6.62 / 6.73 / 6.85 / 6.84 / 9.10 M)
+  // and squeezenet1_1 (132.9 M vs 146.1 M with 4x2). Before the lane
+  // products 4x2 was best (resnet8_cifar 8.06 M, squeezenet1_1 166.7 M).
+  t.gemm_tiles = {{3, 2}, {4, 1}};
+  // Where a measured tile beats that choice by 3% or more over the zoo's
+  // layers of a shape class (bench/tune_tiles.py, 640 GEMM layers of 12
+  // models x 10 tiles): long linear rows take 7x1 (7 pixels, one load of 4
+  // channels each, per weight vector), rows of at most 4 pixels 2x4, and
+  // first layers with 1-3 input channels tiles of their own. GEMM
+  // instructions, the formula's choice -> this table (-> fitted without
+  // the model): resnet8_cifar 0.888 (0.912), shufflenet_v2_x0_5 0.847
+  // (0.946), unet_small 0.872 (0.872), mobilenet_v3_small 0.945 (1.044),
+  // squeezenet1_1 0.892 (0.943), googlenet 0.968 (1.063).
+  constexpr int64_t kAny = INT64_MAX;
+  t.gemm_tile_table = {
+      {1, false, 16, 64, 4, 16, 5, 1},   {1, false, 16, 64, 64, kAny, 2, 4},
+      {3, false, 0, 16, 16, 64, 2, 2},   {3, false, 0, 16, 64, kAny, 4, 1},
+      {3, false, 16, 64, 64, kAny, 2, 2}, {4, false, 16, 64, 64, kAny, 7, 1},
+      {4, true, 0, 16, 0, 4, 2, 4},      {4, true, 0, 16, 16, 64, 7, 1},
+      {4, true, 0, 16, 64, kAny, 7, 1},  {4, true, 16, 64, 0, 4, 2, 4},
+      {4, true, 16, 64, 16, 64, 7, 1},   {4, true, 16, 64, 64, kAny, 7, 1},
+      {4, true, 64, kAny, 0, 4, 2, 4},   {4, true, 64, kAny, 4, 16, 6, 1},
+      {4, true, 64, kAny, 16, 64, 7, 1}, {4, true, 64, kAny, 64, kAny, 7, 1},
+  };
+  t.gemm_unroll = 2;
+  t.gemm_lane_mac = Target::LaneMac::Unfused;
+  t.hard_float = true;
+  t.ptr_bytes = 4;
+  t.dot_i8 = DotI8::NeonPairs;
+  return t;
+}
+
+}  // namespace tinyrt

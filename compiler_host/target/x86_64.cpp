@@ -1,0 +1,64 @@
+// x86_64.cpp — the x86-64 targets' data: AVX2 + FMA (the baseline), and
+// AVX-512 with and without VNNI. The float tile table was measured with
+// bench/ab_bench.c --steps (bench/RESULTS.md, "GEMM tiles on AVX-512").
+#include <cstdint>
+
+#include "target/targets.h"
+#include "tinyrt_artifact.h"
+
+namespace tinyrt {
+
+Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
+  Target t;
+  t.name = name;
+  t.triple = "x86_64-pc-linux-gnu";
+  t.arch = TINYRT_ARCH_X86_64;
+  t.isa = TINYRT_ISA_X86_AVX2 | TINYRT_ISA_X86_FMA | TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT;
+  t.cpu = avx512 ? "skylake-avx512" : "haswell";
+  t.features = "+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt";
+  if (avx512) {
+    t.features += ",+avx512f,+avx512bw,+avx512vl,+avx512dq,-prefer-256-bit";
+    t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512BW | TINYRT_ISA_X86_AVX512VL |
+             TINYRT_ISA_X86_AVX512DQ;
+  }
+  if (vnni) {  // Cascade Lake, Ice Lake, Zen 4 and later
+    t.cpu = "cascadelake";
+    t.features += ",+avx512vnni";
+    t.isa |= TINYRT_ISA_X86_AVX512VNNI;
+    t.dot_i8 = DotI8::X86Vnni;
+  }
+  t.vector_bytes = avx512 ? 64 : 32;
+  t.vector_regs = avx512 ? 32 : 16;
+  // Accumulators + a weight vector per column + a broadcast fit the
+  // registers: mr * nv + nv + 1 <= 32. Narrow rows (7 and 14 pixels) take
+  // 7x3: resnet18's layer4 convs 1.57 -> 1.48 ms. 14x2 (31 registers) was
+  // slower than 12x2 on 56-pixel rows; 9x3, 6x4 and 5x4 lost on
+  // mobilenet_v2 (4.9 -> 5.1-5.3 ms). AVX2 (16 registers) keeps 6x2, not
+  // measured on an AVX2-only CPU.
+  if (avx512) t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
+  else t.gemm_tiles = {{6, 2}, {6, 1}};
+  // AVX-512 cells where a measured tile beats the model's choice by 3% or
+  // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
+  // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98
+  // with the table, bench/ab.sh): every GEMM layer of 15 models
+  // (Winograd off) run with each of 10 tiles against the model's choice,
+  // alternated in one process (bench/ab_bench.c --steps; bench/RESULTS.md).
+  constexpr int64_t kAny = INT64_MAX;
+  if (avx512)
+    t.gemm_tile_table = {
+        {3, false, 16, 64, 64, kAny, 4, 4},  // RGB first layers, long rows: 0.919
+        {4, false, 0, 16, 16, 64, 14, 2},    // few channels, rows of 17-64: 0.926
+        {4, false, 64, kAny, 4, 16, 8, 3},   // many channels, rows of 5-16 (7x7, 14x14): 0.967
+        {4, true, 64, kAny, 0, 4, 6, 4},     // 1x1 over 1-4 pixels: 0.862
+    };
+  // Not in the table: 4x4 on 1x1 layers of more than 64 channels and rows
+  // of more than 64 pixels measured 0.954 in its cell, but 1.05 on
+  // v_kws_wide's 96-channel layers (4x4 covers 96 channels with 128, 12x2
+  // with 96): a cell of channel ranges cannot tell those apart.
+  t.gemm_unroll = 4;
+  t.gemm_broadcast_cost = 0;  // vfmadd231ps takes the broadcast from memory
+  t.masked_tail = true;
+  return t;
+}
+
+}  // namespace tinyrt
