@@ -304,183 +304,232 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
 
 }  // namespace
 
-EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
-  const Program &p = env.program;
-  const Value &out = p.graph.v(k.out);
-  const Target &T = env.target;
-  int r = out.rank();
+namespace {
 
-  // Physical order without size-1 axes: the last one is vectorized.
-  std::vector<int> perm = p.perm_of(k.out);
-  if (perm.empty())
-    for (int a = 0; a < r; ++a) perm.push_back(a);
-  std::vector<int> phys;
-  for (int a : perm)
-    if (out.shape[a] != 1) phys.push_back(a);
-  int inner_axis = phys.empty() ? -1 : phys.back();
-  int64_t inner = inner_axis < 0 ? 1 : out.shape[inner_axis];
-  int64_t tasks = 1;
-  for (size_t i = 0; i + 1 < phys.size(); ++i) tasks *= out.shape[phys[i]];
-  bool empty = out.numel() == 0;
+// One loop kernel: tasks over the outer physical axes of the output, each
+// a row along the innermost non-unit axis (vectorized), split into
+// segments where the expression changes form along the row.
+class LoopKernel {
+ public:
+  LoopKernel(EmitEnv &env, const Kernel &k)
+      : env_(env), k_(k), p_(env.program), out_(p_.graph.v(k.out)), T_(env.target), r_(out_.rank()),
+        b_(env.module.getContext()) {}
 
-  std::map<int, int64_t> extents;
-  for (int a = 0; a < r; ++a) extents[a] = out.shape[a];
-  ExprP expr = simplify_with_ranges(k.expr, extents);
-
-  llvm::IRBuilder<> b(env.module.getContext());
-  llvm::Function *f = begin_kernel_function(env, b, name);
-  llvm::Value *arena = f->getArg(0);
-  EmittedKernel result{f, empty ? 1 : tasks};
-  if (empty) {
-    b.CreateRetVoid();
+  EmittedKernel emit(const std::string &name) {
+    plan_axes();
+    llvm::Function *f = begin_kernel_function(env_, b_, name);
+    llvm::Value *arena = f->getArg(0);
+    bool empty = out_.numel() == 0;
+    EmittedKernel result{f, empty ? 1 : tasks_};
+    if (empty) {
+      b_.CreateRetVoid();
+      return result;
+    }
+    for (int v : k_.ins) slots_.push_back(slot_for(env_, b_, arena, v));
+    out_slot_ = slot_for(env_, b_, arena, k_.out);
+    plan_rows();
+    result.tasks = tasks_;
+    if (interleaved_rows()) {
+      emit_interleaved_rows(b_, T_, f, slots_, out_slot_, out_, phys_, expr_, extents_, L_);
+      result.tasks = tasks_ / out_.shape[(size_t)phys_[phys_.size() - 2]];
+      return result;
+    }
+    wide_ = 1;
+    if (!by_reduction_ && out_.dtype == DType::F32 && L_ > 1) {
+      bool reduces = false;
+      visit(expr_, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
+      if (reduces) wide_ = inner_ >= 4 * L_ ? 4 : inner_ >= 2 * L_ ? 2 : 1;
+    }
+    segments_ = inner_axis_ >= 0 ? row_segments(expr_, inner_axis_, inner_, extents_)
+                                 : std::vector<Segment>{{0, inner_, expr_}};
+    emit_counted_loop(b_, f->getArg(1), f->getArg(2), [&](llvm::Value *t) { task(t); }, "task");
+    b_.CreateRetVoid();
     return result;
   }
-  std::vector<SlotRef> slots;
-  for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
-  SlotRef out_slot = slot_for(env, b, arena, k.out);
+
+ private:
+  // Physical order without size-1 axes: the last one is vectorized; a task
+  // per index of the others.
+  void plan_axes() {
+    std::vector<int> perm = p_.perm_of(k_.out);
+    if (perm.empty())
+      for (int a = 0; a < r_; ++a) perm.push_back(a);
+    for (int a : perm)
+      if (out_.shape[a] != 1) phys_.push_back(a);
+    inner_axis_ = phys_.empty() ? -1 : phys_.back();
+    inner_ = inner_axis_ < 0 ? 1 : out_.shape[inner_axis_];
+    tasks_ = 1;
+    for (size_t i = 0; i + 1 < phys_.size(); ++i) tasks_ *= out_.shape[phys_[i]];
+    for (int a = 0; a < r_; ++a) extents_[a] = out_.shape[a];
+    expr_ = simplify_with_ranges(k_.expr, extents_);
+  }
 
   // Short rows (a channels-last tensor of few channels) merge with the
   // axes around them into one row of at least kMinRow elements where the
-  // addressing allows (can_flatten): vectors stay full, loops long.
-  size_t row_axes = phys.empty() ? 0 : 1;
-  int L = bytes_only(k.expr) && dtype_bytes(out.dtype) == 1 ? T.vector_bytes : T.f32_lanes();
-  bool by_reduction = L > 1 && inner_axis >= 0 && reduce_along_inner(expr, inner_axis, L, slots);
-  for (;;) {
-    if (by_reduction) break;
-    if (row_axes == 0 || row_axes >= phys.size() || inner >= kMinRow) break;
-    std::vector<int> axes(phys.end() - (long)row_axes - 1, phys.end());
-    std::set<int64_t> cmp;
-    for (int a : axes) split_points(expr, a, &cmp);
-    if (!cmp.empty() || !can_flatten(expr, axes, slots, out_slot, out.shape)) break;
-    ++row_axes;
-    inner *= out.shape[(size_t)axes.front()];
-    tasks /= out.shape[(size_t)axes.front()];
+  // addressing allows (can_flatten): vectors stay full, loops long. A row
+  // whose elements reduce along it (vectorized per element) stays.
+  void plan_rows() {
+    row_axes_ = phys_.empty() ? 0 : 1;
+    L_ = bytes_only(k_.expr) && dtype_bytes(out_.dtype) == 1 ? T_.vector_bytes : T_.f32_lanes();
+    by_reduction_ = L_ > 1 && inner_axis_ >= 0 && reduce_along_inner(expr_, inner_axis_, L_, slots_);
+    for (;;) {
+      if (by_reduction_) break;
+      if (row_axes_ == 0 || row_axes_ >= phys_.size() || inner_ >= kMinRow) break;
+      std::vector<int> axes(phys_.end() - (long)row_axes_ - 1, phys_.end());
+      std::set<int64_t> cmp;
+      for (int a : axes) split_points(expr_, a, &cmp);
+      if (!cmp.empty() || !can_flatten(expr_, axes, slots_, out_slot_, out_.shape)) break;
+      ++row_axes_;
+      inner_ *= out_.shape[(size_t)axes.front()];
+      tasks_ /= out_.shape[(size_t)axes.front()];
+    }
+    row_outer_.assign(phys_.end() - (long)row_axes_, phys_.end() - (row_axes_ ? 1 : 0));
   }
-  std::vector<int> row_outer(phys.end() - (long)row_axes, phys.end() - (row_axes ? 1 : 0));
-  result.tasks = tasks;
 
   // Rows of 2 to 4 elements (the channels of a channels-last image, as
   // pad_conv_rows' copies have them) whose next axis out is dense with
   // them: each inner index is computed as a vector along that axis, and
   // the vectors are interleaved into one contiguous store.
-  int w_axis = phys.size() >= 2 ? phys[phys.size() - 2] : -1;
-  if (!by_reduction && row_axes == 1 && w_axis >= 0 && inner >= 2 && inner <= 4 && out.dtype != DType::Bool &&
-      out_slot.strides[(size_t)inner_axis] == 1 && out_slot.strides[(size_t)w_axis] == inner &&
-      out.shape[(size_t)w_axis] >= L) {
-    emit_interleaved_rows(b, T, f, slots, out_slot, out, phys, expr, extents, L);
-    result.tasks = tasks / out.shape[(size_t)w_axis];
-    return result;
+  bool interleaved_rows() const {
+    int w_axis = phys_.size() >= 2 ? phys_[phys_.size() - 2] : -1;
+    return !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
+           out_.dtype != DType::Bool && out_slot_.strides[(size_t)inner_axis_] == 1 &&
+           out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
   }
 
-  int wide = 1;
-  if (!by_reduction && out.dtype == DType::F32 && L > 1) {
-    bool reduces = false;
-    visit(expr, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
-    if (reduces) wide = inner >= 4 * L ? 4 : inner >= 2 * L ? 2 : 1;
+  // Binds the output's axes for the elements from j of a segment (a vector
+  // of them along the row, or one) and returns the output index.
+  std::vector<VVal> bind_row(ExprEmitter &em, const Segment &seg, llvm::Value *j, bool one) {
+    std::vector<VVal> idx(r_);
+    for (int a = 0; a < r_; ++a) {
+      if (a == inner_axis_) {
+        llvm::Value *at = b_.CreateAdd(j, b_.getInt32((int32_t)seg.begin));
+        em.bind(a, one ? em.uniform(j) : em.affine(j, 1));
+        idx[a] = one ? em.uniform(at) : em.affine(at, 1);
+        continue;
+      }
+      idx[a] = em.uniform(outer_.count(a) ? outer_[a] : b_.getInt32(0));
+      em.bind(a, idx[a]);
+    }
+    return idx;
   }
 
-  std::vector<Segment> segments =
-      inner_axis >= 0 ? row_segments(expr, inner_axis, inner, extents) : std::vector<Segment>{{0, inner, expr}};
+  // `lanes` elements from j of a segment (masked by `mask` when given).
+  void run(const Segment &seg, int lanes, llvm::Value *j, llvm::Value *mask) {
+    ExprEmitter em(b_, T_, lanes);
+    em.set_slots(slots_);
+    em.set_mask(mask);
+    em.set_split_offsets(true);
+    std::vector<VVal> idx = bind_row(em, seg, j, false);
+    em.store(out_slot_, idx, em.emit(seg.expr), out_.dtype);
+  }
 
-  emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
-    // Task index -> the outer physical axes.
-    std::map<int, llvm::Value *> outer;
-    for (int a : row_outer) outer[a] = b.getInt32(0);  // flattened into the row
+  // One task: task index t -> the outer physical axes, then its row.
+  void task(llvm::Value *t) {
+    outer_.clear();
+    for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
     llvm::Value *rem = t;
-    for (size_t i = phys.size() - row_axes; i-- > 0;) {
-      llvm::Value *ext = b.getInt32((int32_t)out.shape[phys[i]]);
-      outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
-      if (i > 0) rem = b.CreateUDiv(rem, ext);
+    for (size_t i = phys_.size() - row_axes_; i-- > 0;) {
+      llvm::Value *ext = b_.getInt32((int32_t)out_.shape[phys_[i]]);
+      outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
+      if (i > 0) rem = b_.CreateUDiv(rem, ext);
     }
-    // Elements j .. j+lanes-1 of a segment starting at `begin`.
-    // Binds the output's axes for the elements from j of a segment (a
-    // vector of them along the row, or one) and returns the output index.
-    auto bind_row = [&](ExprEmitter &em, const Segment &seg, llvm::Value *j, bool one) {
-      std::vector<VVal> idx(r);
-      for (int a = 0; a < r; ++a) {
-        if (a == inner_axis) {
-          llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)seg.begin));
-          em.bind(a, one ? em.uniform(j) : em.affine(j, 1));
-          idx[a] = one ? em.uniform(at) : em.affine(at, 1);
-          continue;
-        }
-        idx[a] = em.uniform(outer.count(a) ? outer[a] : b.getInt32(0));
-        em.bind(a, idx[a]);
-      }
-      return idx;
-    };
-    auto run = [&](const Segment &seg, int lanes, llvm::Value *j, llvm::Value *mask) {
-      ExprEmitter em(b, T, lanes);
-      em.set_slots(slots);
-      em.set_mask(mask);
-      em.set_split_offsets(true);
-      std::vector<VVal> idx = bind_row(em, seg, j, false);
-      em.store(out_slot, idx, em.emit(seg.expr), out.dtype);
-    };
-    if (inner_axis < 0) {  // a single element per task
-      run(segments[0], 1, b.getInt32(0), nullptr);
+    if (inner_axis_ < 0) {  // a single element per task
+      run(segments_[0], 1, b_.getInt32(0), nullptr);
       return;
     }
-    if (by_reduction) {
-      // Elements j .. j+n-1, each on its own with its reductions
-      // vectorized; all computed before any is stored, so that loads they
-      // share (the row of Q that every key of Q K^T meets) are loaded once.
-      auto elements = [&](const Segment &seg, llvm::Value *j, int n) {
-        std::vector<std::pair<std::vector<VVal>, VVal>> done;
-        std::vector<std::unique_ptr<ExprEmitter>> ems;
-        for (int g = 0; g < n; ++g) {
-          ems.push_back(std::make_unique<ExprEmitter>(b, T, L));
-          ExprEmitter &em = *ems.back();
-          em.set_slots(slots);
-          em.set_vector_reductions(true);
-          std::vector<VVal> idx = bind_row(em, seg, b.CreateAdd(j, b.getInt32(g)), true);
-          done.push_back({idx, em.emit(seg.expr)});
-        }
-        for (int g = 0; g < n; ++g) ems[(size_t)g]->store(out_slot, done[(size_t)g].first, done[(size_t)g].second, out.dtype);
-      };
-      for (const Segment &seg : segments) {
-        int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
-        if (main > 0)
-          emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main), [&](llvm::Value *q) {
-            elements(seg, b.CreateMul(q, b.getInt32(kElementsTogether)), kElementsTogether);
-          }, "elems");
-        if (n % kElementsTogether)
-          emit_counted_loop(b, b.getInt32((int32_t)(main * kElementsTogether)), b.getInt32((int32_t)n),
-                            [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
-      }
+    if (by_reduction_) {
+      for (const Segment &seg : segments_) reduction_row(seg);
       return;
     }
-    for (const Segment &seg : segments) {
-      int64_t n = seg.end - seg.begin;
-      // Rows that reduce per element: several vectors at once (one vector
-      // `wide` times wider, which LLVM splits into registers), so that each
-      // step of the reduction loads what the vectors share once (the row
-      // of attention weights that every column of V meets).
-      int64_t done = 0;
-      if (wide > 1 && n >= (int64_t)L * wide) {
-        int Lw = L * wide;
-        emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)(n / Lw)),
-                          [&](llvm::Value *j) { run(seg, Lw, b.CreateMul(j, b.getInt32(Lw)), nullptr); }, "wide");
-        done = n / Lw * Lw;
-      }
-      int64_t main = n / L;
-      if (main * L > done)
-        emit_counted_loop(b, b.getInt32((int32_t)(done / L)), b.getInt32((int32_t)main),
-                          [&](llvm::Value *j) { run(seg, L, b.CreateMul(j, b.getInt32(L)), nullptr); }, "vec");
-      int64_t tail = n % L;
-      if (tail == 0) continue;
-      if (T.masked_tail && L > 1) {
-        std::vector<llvm::Constant *> m;
-        for (int i = 0; i < L; ++i) m.push_back(b.getInt1(i < tail));
-        run(seg, L, b.getInt32((int32_t)(main * L)), llvm::ConstantVector::get(m));
-      } else {
-        emit_counted_loop(b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)n),
-                          [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
-      }
+    for (const Segment &seg : segments_) vector_row(seg);
+  }
+
+  // Elements j .. j+n-1, each on its own with its reductions vectorized;
+  // all computed before any is stored, so that loads they share (the row
+  // of Q that every key of Q K^T meets) are loaded once.
+  void elements(const Segment &seg, llvm::Value *j, int n) {
+    std::vector<std::pair<std::vector<VVal>, VVal>> done;
+    std::vector<std::unique_ptr<ExprEmitter>> ems;
+    for (int g = 0; g < n; ++g) {
+      ems.push_back(std::make_unique<ExprEmitter>(b_, T_, L_));
+      ExprEmitter &em = *ems.back();
+      em.set_slots(slots_);
+      em.set_vector_reductions(true);
+      std::vector<VVal> idx = bind_row(em, seg, b_.CreateAdd(j, b_.getInt32(g)), true);
+      done.push_back({idx, em.emit(seg.expr)});
     }
-  }, "task");
-  b.CreateRetVoid();
-  return result;
+    for (int g = 0; g < n; ++g) ems[(size_t)g]->store(out_slot_, done[(size_t)g].first, done[(size_t)g].second, out_.dtype);
+  }
+
+  void reduction_row(const Segment &seg) {
+    int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
+    if (main > 0)
+      emit_counted_loop(b_, b_.getInt32(0), b_.getInt32((int32_t)main), [&](llvm::Value *q) {
+        elements(seg, b_.CreateMul(q, b_.getInt32(kElementsTogether)), kElementsTogether);
+      }, "elems");
+    if (n % kElementsTogether)
+      emit_counted_loop(b_, b_.getInt32((int32_t)(main * kElementsTogether)), b_.getInt32((int32_t)n),
+                        [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+  }
+
+  // A segment in vectors of L elements, then its tail (masked where the
+  // target has cheap masked stores, else one element at a time).
+  void vector_row(const Segment &seg) {
+    int L = L_;
+    int64_t n = seg.end - seg.begin;
+    // Rows that reduce per element: several vectors at once (one vector
+    // `wide` times wider, which LLVM splits into registers), so that each
+    // step of the reduction loads what the vectors share once (the row
+    // of attention weights that every column of V meets).
+    int64_t done = 0;
+    if (wide_ > 1 && n >= (int64_t)L * wide_) {
+      int Lw = L * wide_;
+      emit_counted_loop(b_, b_.getInt32(0), b_.getInt32((int32_t)(n / Lw)),
+                        [&](llvm::Value *j) { run(seg, Lw, b_.CreateMul(j, b_.getInt32(Lw)), nullptr); }, "wide");
+      done = n / Lw * Lw;
+    }
+    int64_t main = n / L;
+    if (main * L > done)
+      emit_counted_loop(b_, b_.getInt32((int32_t)(done / L)), b_.getInt32((int32_t)main),
+                        [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); }, "vec");
+    int64_t tail = n % L;
+    if (tail == 0) return;
+    if (T_.masked_tail && L > 1) {
+      std::vector<llvm::Constant *> m;
+      for (int i = 0; i < L; ++i) m.push_back(b_.getInt1(i < tail));
+      run(seg, L, b_.getInt32((int32_t)(main * L)), llvm::ConstantVector::get(m));
+    } else {
+      emit_counted_loop(b_, b_.getInt32((int32_t)(main * L)), b_.getInt32((int32_t)n),
+                        [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
+    }
+  }
+
+  EmitEnv &env_;
+  const Kernel &k_;
+  const Program &p_;
+  const Value &out_;
+  const Target &T_;
+  int r_;
+  llvm::IRBuilder<> b_;
+  std::vector<int> phys_, row_outer_;
+  int inner_axis_ = -1;
+  int64_t inner_ = 1, tasks_ = 1;
+  std::map<int, int64_t> extents_;
+  ExprP expr_;
+  std::vector<SlotRef> slots_;
+  SlotRef out_slot_;
+  size_t row_axes_ = 0;
+  int L_ = 1, wide_ = 1;
+  bool by_reduction_ = false;
+  std::vector<Segment> segments_;
+  std::map<int, llvm::Value *> outer_;
+};
+
+}  // namespace
+
+EmittedKernel emit_loop_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
+  return LoopKernel(env, k).emit(name);
 }
 
 }  // namespace tinyrt

@@ -137,17 +137,10 @@ static Limits resolve_limits(Limits lim, int64_t file_bytes) {
   return lim;
 }
 
-static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
-                                 const ImportOptions &opt_in) {
-  ImportResult res;
-  ImportOptions opt = opt_in;
-  opt.limits = resolve_limits(opt_in.limits, file_bytes);
-  onnx::GraphProto *gp = model.mutable_graph();
-
-  // Apply --input-shape and --bind before ONNX's own checks and inference.
+// --input-shape and --bind, applied to the graph's declared inputs before
+// anything reads them; returns the names of the bound inputs.
+static std::set<std::string> apply_input_options(onnx::GraphProto *gp, const ImportOptions &opt) {
   std::set<std::string> bound;
-  std::set<std::string> init_names;
-  for (auto &t : gp->initializer()) init_names.insert(t.name());
   for (auto &kv : opt.input_shapes) {
     bool found = false;
     for (auto &vi : *gp->mutable_input())
@@ -164,14 +157,13 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
     if (!found) fail_usage("--bind names '" + kv.first + "', which is not a graph input");
     bound.insert(kv.first);
   }
+  return bound;
+}
 
-  // Model-local functions become their bodies first (with their opset
-  // imports), checked for recursion, depth and size before anything else
-  // reads them; the onnx library never sees a function.
-  inline_local_functions(model, opt.limits);
-
-  // Opsets: a version newer than the onnx library's table would be compiled
-  // with older semantics, so it is refused; so is a version below 1.
+// Opsets: a version newer than the onnx library's table would be compiled
+// with older semantics, so it is refused; so is a version below 1, and a
+// domain imported twice.
+static void check_opsets(const onnx::ModelProto &model) {
   const auto &known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   std::set<std::string> imported;
   for (auto &op : model.opset_import()) {
@@ -188,54 +180,34 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
     if (op.version() < 1 || op.version() > 100000)
       fail_invalid("the model imports opset " + std::to_string(op.version()) + " of domain " + dname);
   }
-  prevalidate_attributes(*gp, 0);
-  // Sizes before ONNX's inference, which loops over dimensions: graph
-  // inputs and initializers within the element cap, each dimension too.
-  {
-    Limits lim = opt.limits;
-    auto check_dims = [&](const std::string &what, const Shape &s) {
-      for (int64_t d : s)
-        if (d > lim.max_tensor_elements)
-          fail_unsupported(what + " has dimension " + std::to_string(d) + ", more than the " +
-                           std::to_string(lim.max_tensor_elements) + " elements tinyrt allows per tensor");
-      check_tensor_size(s, lim, what);
-    };
-    for (auto &vi : gp->input()) {
-      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
-      Shape s;
-      for (auto &d : vi.type().tensor_type().shape().dim())
-        if (d.has_dim_value()) s.push_back(d.dim_value());
-      check_dims("graph input '" + vi.name() + "'", s);
-    }
-    for (auto &t : gp->initializer()) check_dims("initializer '" + t.name() + "'", Shape(t.dims().begin(), t.dims().end()));
-  }
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &e) {
-    fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
-  }
-  validate_tensors(*gp);
+}
 
-  Graph &g = res.graph;
-  g.dialect = onnx_dialect();
-  g.name = gp->name();
-  g.limits = opt.limits;
-  for (auto &op : model.opset_import()) {
-    std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
-    if (dom.empty()) g.opset = (int)op.version();
-    g.domain_opsets[dom] = (int)op.version();
+// Graph inputs and initializers within the element cap, each dimension too,
+// before anything loops over their dimensions.
+static void check_declared_sizes(const onnx::GraphProto &gp, const Limits &lim) {
+  auto check_dims = [&](const std::string &what, const Shape &s) {
+    for (int64_t d : s)
+      if (d > lim.max_tensor_elements)
+        fail_unsupported(what + " has dimension " + std::to_string(d) + ", more than the " +
+                         std::to_string(lim.max_tensor_elements) + " elements tinyrt allows per tensor");
+    check_tensor_size(s, lim, what);
+  };
+  for (auto &vi : gp.input()) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+    Shape s;
+    for (auto &d : vi.type().tensor_type().shape().dim())
+      if (d.has_dim_value()) s.push_back(d.dim_value());
+    check_dims("graph input '" + vi.name() + "'", s);
   }
-  // A model without an ai.onnx opset uses only other domains; its nodes
-  // are rejected one by one with their domain named.
+  for (auto &t : gp.initializer()) check_dims("initializer '" + t.name() + "'", Shape(t.dims().begin(), t.dims().end()));
+}
 
-  std::map<std::string, int> ids;
-  for (auto &t : *gp->mutable_initializer()) {
-    ids[t.name()] = g.add_const(t.name(), const_from_tensor_proto(t));
-    std::string().swap(*t.mutable_raw_data());  // the graph holds the bytes now: one copy, not two
-  }
-  if (gp->sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
-
-  for (auto &vi : gp->input()) {
+// The graph's inputs as values (bound ones as constants), in `ids`.
+static void convert_inputs(const onnx::GraphProto &gp, const ImportOptions &opt, const std::set<std::string> &bound,
+                           Graph &g, std::map<std::string, int> &ids) {
+  std::set<std::string> init_names;
+  for (auto &t : gp.initializer()) init_names.insert(t.name());
+  for (auto &vi : gp.input()) {
     const std::string &name = vi.name();
     if (bound.count(name)) {
       ids[name] = g.add_const(name, resolve_binding(vi, opt.bindings.at(name)));
@@ -263,17 +235,21 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
     ids[name] = id;
     g.inputs.push_back(id);
   }
+}
 
+// The main graph's nodes, with what the model declares for their outputs.
+static void convert_nodes(const onnx::GraphProto &gp, const ImportOptions &opt, Graph &g,
+                          std::map<std::string, int> &ids) {
   // Types and shapes the model declares (value_info, graph outputs). tinyrt
   // infers every node itself (ops/*.cpp) and does not run ONNX's shape
   // inference: it recursed without limit through model-local functions and
   // read dimensions unchecked (docs/SECURITY.md).
   std::map<std::string, const onnx::ValueInfoProto *> infos;
-  for (auto &vi : gp->value_info()) infos[vi.name()] = &vi;
-  for (auto &vi : gp->output()) infos[vi.name()] = &vi;
+  for (auto &vi : gp.value_info()) infos[vi.name()] = &vi;
+  for (auto &vi : gp.output()) infos[vi.name()] = &vi;
 
   int unnamed = 0;
-  for (auto &np : gp->node()) {
+  for (auto &np : gp.node()) {
     Node n = convert_node(np, g, ids, "", unnamed);
     for (int o : n.out) {  // the declared type, for messages before our inference
       auto it = o >= 0 ? infos.find(g.v(o).name) : infos.end();
@@ -302,7 +278,12 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
     }
     g.nodes.push_back(std::move(n));
   }
-  for (auto &vi : gp->output()) {
+}
+
+// The graph's outputs, then the tensors the tools asked to see too.
+static void convert_outputs(const onnx::GraphProto &gp, const ImportOptions &opt, Graph &g,
+                            const std::map<std::string, int> &ids) {
+  for (auto &vi : gp.output()) {
     auto it = ids.find(vi.name());
     if (it == ids.end()) fail_invalid("graph output '" + vi.name() + "' is never produced");
     g.outputs.push_back(it->second);
@@ -314,6 +295,54 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
         std::find(g.inputs.begin(), g.inputs.end(), it->second) == g.inputs.end())
       g.outputs.push_back(it->second);
   }
+}
+
+static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
+                                 const ImportOptions &opt_in) {
+  ImportResult res;
+  ImportOptions opt = opt_in;
+  opt.limits = resolve_limits(opt_in.limits, file_bytes);
+  onnx::GraphProto *gp = model.mutable_graph();
+
+  std::set<std::string> bound = apply_input_options(gp, opt);
+
+  // Model-local functions become their bodies first (with their opset
+  // imports), checked for recursion, depth and size before anything else
+  // reads them; the onnx library never sees a function.
+  inline_local_functions(model, opt.limits);
+
+  check_opsets(model);
+  prevalidate_attributes(*gp, 0);
+  check_declared_sizes(*gp, opt.limits);
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    fail_invalid(std::string("the ONNX checker rejects the model: ") + e.what());
+  }
+  validate_tensors(*gp);
+
+  Graph &g = res.graph;
+  g.dialect = onnx_dialect();
+  g.name = gp->name();
+  g.limits = opt.limits;
+  for (auto &op : model.opset_import()) {
+    std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+    if (dom.empty()) g.opset = (int)op.version();
+    g.domain_opsets[dom] = (int)op.version();
+  }
+  // A model without an ai.onnx opset uses only other domains; its nodes
+  // are rejected one by one with their domain named.
+
+  std::map<std::string, int> ids;
+  for (auto &t : *gp->mutable_initializer()) {
+    ids[t.name()] = g.add_const(t.name(), const_from_tensor_proto(t));
+    std::string().swap(*t.mutable_raw_data());  // the graph holds the bytes now: one copy, not two
+  }
+  if (gp->sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
+
+  convert_inputs(*gp, opt, bound, g, ids);
+  convert_nodes(*gp, opt, g, ids);
+  convert_outputs(*gp, opt, g, ids);
   return res;
 }
 

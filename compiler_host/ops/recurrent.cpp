@@ -280,188 +280,234 @@ bool lower_rnn_dynamic(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
   return lower_rnn_loop(n, c, cell, s, &q);
 }
 
+// The fallback: every time step unrolled into loop kernels (the gate
+// pre-activations, GRU's recurrent product of the h gate, the new cell and
+// hidden state, a masked copy for Y past a sequence's end), then Y, Y_h and
+// Y_c gathered from the steps' states.
+class UnrolledRnn {
+ public:
+  UnrolledRnn(const Node &n, LowerCtx &c, Cell cell, const Spec &s)
+      : n_(n), c_(c), cell_(cell), s_(s), in_{n.in[0], n.in[1], n.in[2]} {
+    if (n.has_in(3)) in_.b = n.in[3];
+    if (n.has_in(4)) in_.lens = n.in[4];
+    if (n.has_in(5)) in_.h0 = n.in[5];
+    if (cell == Cell::LSTM && n.has_in(6)) in_.c0 = n.in[6];
+    if (cell == Cell::LSTM && n.has_in(7)) in_.p = n.in[7];
+    t_ = c.g.v(in_.x).dtype;
+    gru_lbr_ = cell == Cell::GRU && n.geti("linear_before_reset", 0) != 0;
+  }
+
+  void lower() {
+    std::vector<std::vector<int>> states(s_.D);  // per direction, per time
+    std::vector<int> last_h(s_.D), last_c(s_.D);
+    for (int d = 0; d < s_.D; ++d) direction(d, &states[d], &last_h[d], &last_c[d]);
+    if (n_.out.size() > 0 && n_.out[0] >= 0) sequence_output(states);
+    if (n_.out.size() > 1) final_states(n_.out[1], last_h);
+    if (cell_ == Cell::LSTM && n_.out.size() > 2) final_states(n_.out[2], last_c);
+  }
+
+ private:
+  ExprP clip(ExprP v) const { return s_.clip > 0 ? emax(cst(t_, -s_.clip), emin(cst(t_, s_.clip), v)) : v; }
+  // X element [time, batch, k] regardless of layout.
+  std::vector<ExprP> xidx(int64_t time, ExprP b, ExprP k) const {
+    return s_.layout1 ? std::vector<ExprP>{b, cidx(time), k} : std::vector<ExprP>{cidx(time), b, k};
+  }
+
+  // Direction d's initial states, then its steps in processing order;
+  // (*states)[time] is the state Y shows at `time`.
+  void direction(int d, std::vector<int> *states, int *last_h, int *last_c) {
+    bool reverse = n_.gets("direction", "forward") == "reverse" || d == 1;
+    // Initial state (zeros unless given).
+    int h = c_.temp("rnn_h0", t_, {s_.B, s_.H});
+    if (in_.h0 >= 0) c_.kernel(h, {in_.h0}, load(0, t_, {cidx(d), var(0), var(1)}));
+    else c_.kernel(h, {}, cst(t_, 0));
+    int cs = -1;
+    if (cell_ == Cell::LSTM) {
+      cs = c_.temp("rnn_c0", t_, {s_.B, s_.H});
+      if (in_.c0 >= 0) c_.kernel(cs, {in_.c0}, load(0, t_, {cidx(d), var(0), var(1)}));
+      else c_.kernel(cs, {}, cst(t_, 0));
+    }
+    states->assign(s_.T, -1);
+    for (int64_t step = 0; step < s_.T; ++step) {
+      int64_t time = reverse ? s_.T - 1 - step : step;
+      (*states)[time] = this->step(d, time, &h, &cs);
+    }
+    *last_h = h;
+    *last_c = cs;
+  }
+
+  // Gate pre-activations [batch, G*H] of direction d at `time`.
+  int gates(int d, int64_t time, int h) {
+    int64_t H = s_.H, G = s_.G;
+    // Slots x, w, r, h, [b].
+    std::vector<int> gins = {in_.x, in_.w, in_.r, h};
+    if (in_.b >= 0) gins.push_back(in_.b);
+    ExprP b = var(0), gj = var(1);  // gj = gate * H + j
+    ExprP k = var(kFirstReduceVar);
+    ExprP xw = reduce(ReduceKind::Sum, {{kFirstReduceVar, s_.I}},
+                      load(0, t_, xidx(time, b, k)) * load(1, t_, {cidx(d), gj, k}));
+    ExprP hr = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(3, t_, {b, k}) * load(2, t_, {cidx(d), gj, k}));
+    ExprP wb = in_.b >= 0 ? load(4, t_, {cidx(d), gj}) : cst(t_, 0);
+    ExprP rb = in_.b >= 0 ? load(4, t_, {cidx(d), gj + cidx(G * H)}) : cst(t_, 0);
+    // GRU without linear_before_reset computes the h gate after r (below).
+    ExprP pre;
+    if (cell_ == Cell::GRU) {
+      ExprP is_h = bin(EOp::Ge, gj, cidx(2 * H));
+      if (gru_lbr_) {
+        // keep the parts apart: X Wh + Wbh and (H Rh + Rbh) are combined with r later
+        pre = xw + hr + wb + rb;
+      } else {
+        pre = select(is_h, xw + wb, xw + hr + wb + rb);
+      }
+    } else {
+      pre = xw + hr + wb + rb;
+    }
+    int g = c_.temp("rnn_gates", t_, {s_.B, G * H});
+    c_.kernel(g, gins, pre);
+    return g;
+  }
+
+  // GRU: H_{t-1} Rh^T + Rbh, needed apart from the gates ((r .* H_{t-1})
+  // Rh^T + Rbh without linear_before_reset, which reads r from the gates).
+  int gru_recurrent_h(int d, int h, int gates) {
+    int64_t H = s_.H;
+    const std::vector<Activation> &act = s_.act[d];
+    ExprP k = var(kFirstReduceVar);
+    int hr_h = c_.temp("rnn_hr", t_, {s_.B, H});
+    std::vector<int> ins = {in_.r, h};
+    if (in_.b >= 0) ins.push_back(in_.b);
+    ExprP j = var(1);
+    ExprP v = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(1, t_, {var(0), k}) * load(0, t_, {cidx(d), j + cidx(2 * H), k}));
+    if (in_.b >= 0) v = v + load(2, t_, {cidx(d), j + cidx(5 * H)});
+    if (gru_lbr_) {
+      c_.kernel(hr_h, ins, v);
+    } else {
+      ins.push_back(gates);
+      int gs = (int)ins.size() - 1;
+      ExprP rgate = clip(load(gs, t_, {var(0), k + cidx(H)}));
+      ExprP rr = activate(act[0], rgate);
+      ExprP v2 = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}},
+                        rr * load(1, t_, {var(0), k}) * load(0, t_, {cidx(d), j + cidx(2 * H), k}));
+      if (in_.b >= 0) v2 = v2 + load(2, t_, {cidx(d), j + cidx(5 * H)});
+      c_.kernel(hr_h, ins, v2);
+    }
+    return hr_h;
+  }
+
+  // One step of direction d at `time`: the new state (and LSTM's cell)
+  // replace *h (and *cs); returns the value Y shows for this step.
+  int step(int d, int64_t time, int *h, int *cs) {
+    int64_t H = s_.H;
+    const std::vector<Activation> &act = s_.act[d];
+    int g = gates(d, time, *h);
+    int hr_h = cell_ == Cell::GRU ? gru_recurrent_h(d, *h, g) : -1;
+    // New state [batch, H]: slots gates, h, [c], [p], [lens], [hr_h]
+    std::vector<int> sins = {g, *h};
+    ExprP bj = var(0), j = var(1);
+    auto gate = [&](int gi) { return clip(load(0, t_, {bj, j + cidx(gi * H)})); };
+    ExprP hprev = load(1, t_, {bj, j});
+    int cslot = -1, pslot = -1, lslot = -1, hrslot = -1;
+    if (cell_ == Cell::LSTM) {
+      sins.push_back(*cs);
+      cslot = (int)sins.size() - 1;
+      if (in_.p >= 0) {
+        sins.push_back(in_.p);
+        pslot = (int)sins.size() - 1;
+      }
+    }
+    if (in_.lens >= 0) {
+      sins.push_back(in_.lens);
+      lslot = (int)sins.size() - 1;
+    }
+    if (hr_h >= 0) {
+      sins.push_back(hr_h);
+      hrslot = (int)sins.size() - 1;
+    }
+    ExprP valid = lslot >= 0 ? lt(cidx(time), cast(load(lslot, c_.g.v(in_.lens).dtype, {bj}), kIndexType)) : cbool(true);
+    ExprP hnew, cnew;
+    if (cell_ == Cell::RNN) {
+      hnew = activate(act[0], gate(0));
+    } else if (cell_ == Cell::GRU) {
+      ExprP z = activate(act[0], gate(0));
+      ExprP hh;
+      if (gru_lbr_) {
+        ExprP r = activate(act[0], gate(1));
+        // gates[2H + j] holds X Wh + Wbh + H Rh + Rbh; take H Rh + Rbh out and scale it by r
+        ExprP xpart = load(0, t_, {bj, j + cidx(2 * H)}) - load(hrslot, t_, {bj, j});
+        hh = activate(act[1], clip(xpart + r * load(hrslot, t_, {bj, j})));
+      } else {
+        hh = activate(act[1], clip(load(0, t_, {bj, j + cidx(2 * H)}) + load(hrslot, t_, {bj, j})));
+      }
+      hnew = (cst(t_, 1) - z) * hh + z * hprev;
+    } else {
+      ExprP cprev = load(cslot, t_, {bj, j});
+      auto peep = [&](int k2) { return pslot >= 0 ? load(pslot, t_, {cidx(d), j + cidx(k2 * H)}) * cprev : cst(t_, 0); };
+      ExprP i = activate(act[0], clip(load(0, t_, {bj, j}) + peep(0)));
+      ExprP f = activate(act[0], clip(load(0, t_, {bj, j + cidx(2 * H)}) + peep(2)));
+      ExprP cc = activate(act[1], gate(3));
+      cnew = f * cprev + i * cc;
+      ExprP po = pslot >= 0 ? load(pslot, t_, {cidx(d), j + cidx(H)}) * cnew : cst(t_, 0);
+      ExprP o = activate(act[0], clip(load(0, t_, {bj, j + cidx(H)}) + po));
+      hnew = o * activate(act[2], cnew);
+      int c2 = c_.temp("rnn_c", t_, {s_.B, H});
+      c_.kernel(c2, sins, select(valid, cnew, cprev));
+      *cs = c2;
+    }
+    int h2 = c_.temp("rnn_h", t_, {s_.B, H});
+    c_.kernel(h2, sins, select(valid, hnew, hprev));
+    *h = h2;
+    // Y is 0 past a sequence's end: keep a masked copy for it.
+    if (lslot < 0) return h2;
+    int yv = c_.temp("rnn_y", t_, {s_.B, H});
+    c_.kernel(yv, {h2, in_.lens}, select(lt(cidx(time), cast(load(1, c_.g.v(in_.lens).dtype, {var(0)}), kIndexType)),
+                                         load(0, t_, {var(0), var(1)}), cst(t_, 0)));
+    return yv;
+  }
+
+  // Y: [T, D, B, H] or [B, T, D, H] from the per-step states.
+  void sequence_output(const std::vector<std::vector<int>> &states) {
+    std::vector<int> ins;
+    ExprP e;
+    for (int d = s_.D; d-- > 0;)
+      for (int64_t time = s_.T; time-- > 0;) {
+        ins.push_back(states[d][time]);
+        ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(3)}) : load((int)ins.size() - 1, t_, {var(2), var(3)});
+        ExprP here = s_.layout1 ? land(bin(EOp::Eq, var(1), cidx(time)), bin(EOp::Eq, var(2), cidx(d)))
+                                : land(bin(EOp::Eq, var(0), cidx(time)), bin(EOp::Eq, var(1), cidx(d)));
+        e = e ? select(here, v, e) : v;
+      }
+    c_.kernel(n_.out[0], ins, e);
+  }
+
+  // Y_h (and Y_c): [D, B, H] or [B, D, H] from each direction's last state.
+  void final_states(int out, const std::vector<int> &vals) {
+    if (out < 0) return;
+    ExprP e;
+    std::vector<int> ins;
+    for (int d = s_.D; d-- > 0;) {
+      ins.push_back(vals[d]);
+      ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(2)}) : load((int)ins.size() - 1, t_, {var(1), var(2)});
+      e = e ? select(bin(EOp::Eq, s_.layout1 ? var(1) : var(0), cidx(d)), v, e) : v;
+    }
+    c_.kernel(out, ins, e);
+  }
+
+  const Node &n_;
+  LowerCtx &c_;
+  Cell cell_;
+  const Spec &s_;
+  Inputs in_;
+  DType t_;
+  bool gru_lbr_;
+};
+
 void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
   Spec s = spec_of(n, c.g, cell);
   if (lower_rnn_dynamic(n, c, cell, s) || lower_rnn_loop(n, c, cell, s)) return;
   if (s.T * s.D > c.g.limits.max_expanded_nodes / 8)
     fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
                      std::to_string(c.g.limits.max_expanded_nodes) + ")");
-  Inputs in{n.in[0], n.in[1], n.in[2]};
-  if (n.has_in(3)) in.b = n.in[3];
-  if (n.has_in(4)) in.lens = n.in[4];
-  if (n.has_in(5)) in.h0 = n.in[5];
-  if (cell == Cell::LSTM && n.has_in(6)) in.c0 = n.in[6];
-  if (cell == Cell::LSTM && n.has_in(7)) in.p = n.in[7];
-  DType t = c.g.v(in.x).dtype;
-  int64_t H = s.H, G = s.G;
-  auto clip = [&](ExprP v) { return s.clip > 0 ? emax(cst(t, -s.clip), emin(cst(t, s.clip), v)) : v; };
-  // X element [time, batch, k] regardless of layout.
-  auto xidx = [&](int64_t time, ExprP b, ExprP k) {
-    return s.layout1 ? std::vector<ExprP>{b, cidx(time), k} : std::vector<ExprP>{cidx(time), b, k};
-  };
-  std::vector<std::vector<int>> states(s.D), cells(s.D);  // per direction, per time (processing order)
-  std::vector<int> last_h(s.D), last_c(s.D);
-  bool gru_lbr = cell == Cell::GRU && n.geti("linear_before_reset", 0) != 0;
-  for (int d = 0; d < s.D; ++d) {
-    bool reverse = n.gets("direction", "forward") == "reverse" || d == 1;
-    const std::vector<Activation> &act = s.act[d];
-    // Initial state (zeros unless given).
-    int h = c.temp("rnn_h0", t, {s.B, H});
-    if (in.h0 >= 0) c.kernel(h, {in.h0}, load(0, t, {cidx(d), var(0), var(1)}));
-    else c.kernel(h, {}, cst(t, 0));
-    int cs = -1;
-    if (cell == Cell::LSTM) {
-      cs = c.temp("rnn_c0", t, {s.B, H});
-      if (in.c0 >= 0) c.kernel(cs, {in.c0}, load(0, t, {cidx(d), var(0), var(1)}));
-      else c.kernel(cs, {}, cst(t, 0));
-    }
-    states[d].assign(s.T, -1);
-    cells[d].assign(s.T, -1);
-    for (int64_t step = 0; step < s.T; ++step) {
-      int64_t time = reverse ? s.T - 1 - step : step;
-      // Gate pre-activations [batch, G*H]: slots x, w, r, h, [b].
-      std::vector<int> gins = {in.x, in.w, in.r, h};
-      if (in.b >= 0) gins.push_back(in.b);
-      ExprP b = var(0), gj = var(1);  // gj = gate * H + j
-      ExprP k = var(kFirstReduceVar);
-      ExprP xw = reduce(ReduceKind::Sum, {{kFirstReduceVar, s.I}},
-                        load(0, t, xidx(time, b, k)) * load(1, t, {cidx(d), gj, k}));
-      ExprP hr = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(3, t, {b, k}) * load(2, t, {cidx(d), gj, k}));
-      ExprP wb = in.b >= 0 ? load(4, t, {cidx(d), gj}) : cst(t, 0);
-      ExprP rb = in.b >= 0 ? load(4, t, {cidx(d), gj + cidx(G * H)}) : cst(t, 0);
-      // GRU without linear_before_reset computes the h gate after r (below).
-      ExprP pre;
-      if (cell == Cell::GRU) {
-        ExprP is_h = bin(EOp::Ge, gj, cidx(2 * H));
-        if (gru_lbr) {
-          // keep the parts apart: X Wh + Wbh and (H Rh + Rbh) are combined with r later
-          pre = xw + hr + wb + rb;
-        } else {
-          pre = select(is_h, xw + wb, xw + hr + wb + rb);
-        }
-      } else {
-        pre = xw + hr + wb + rb;
-      }
-      int gates = c.temp("rnn_gates", t, {s.B, G * H});
-      c.kernel(gates, gins, pre);
-      int hr_h = -1;  // GRU: H_{t-1} Rh^T + Rbh, needed separately
-      if (cell == Cell::GRU) {
-        hr_h = c.temp("rnn_hr", t, {s.B, H});
-        std::vector<int> ins = {in.r, h};
-        if (in.b >= 0) ins.push_back(in.b);
-        ExprP j = var(1);
-        ExprP v = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(1, t, {var(0), k}) * load(0, t, {cidx(d), j + cidx(2 * H), k}));
-        if (in.b >= 0) v = v + load(2, t, {cidx(d), j + cidx(5 * H)});
-        if (gru_lbr) {
-          c.kernel(hr_h, ins, v);
-        } else {
-          // (r .* H_{t-1}) Rh^T + Rbh needs r: read it from the gates.
-          ins.push_back(gates);
-          int gs = (int)ins.size() - 1;
-          ExprP rgate = clip(load(gs, t, {var(0), k + cidx(H)}));
-          ExprP rr = activate(act[0], rgate);
-          ExprP v2 = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}},
-                            rr * load(1, t, {var(0), k}) * load(0, t, {cidx(d), j + cidx(2 * H), k}));
-          if (in.b >= 0) v2 = v2 + load(2, t, {cidx(d), j + cidx(5 * H)});
-          c.kernel(hr_h, ins, v2);
-        }
-      }
-      // New state [batch, H]: slots gates, h, [c], [p], [lens], [hr_h]
-      std::vector<int> sins = {gates, h};
-      ExprP bj = var(0), j = var(1);
-      auto gate = [&](int gi) { return clip(load(0, t, {bj, j + cidx(gi * H)})); };
-      ExprP hprev = load(1, t, {bj, j});
-      int cslot = -1, pslot = -1, lslot = -1, hrslot = -1;
-      if (cell == Cell::LSTM) {
-        sins.push_back(cs);
-        cslot = (int)sins.size() - 1;
-        if (in.p >= 0) {
-          sins.push_back(in.p);
-          pslot = (int)sins.size() - 1;
-        }
-      }
-      if (in.lens >= 0) {
-        sins.push_back(in.lens);
-        lslot = (int)sins.size() - 1;
-      }
-      if (hr_h >= 0) {
-        sins.push_back(hr_h);
-        hrslot = (int)sins.size() - 1;
-      }
-      ExprP valid = lslot >= 0 ? lt(cidx(time), cast(load(lslot, c.g.v(in.lens).dtype, {bj}), kIndexType)) : cbool(true);
-      ExprP hnew, cnew;
-      if (cell == Cell::RNN) {
-        hnew = activate(act[0], gate(0));
-      } else if (cell == Cell::GRU) {
-        ExprP z = activate(act[0], gate(0));
-        ExprP hh;
-        if (gru_lbr) {
-          ExprP r = activate(act[0], gate(1));
-          // gates[2H + j] holds X Wh + Wbh + H Rh + Rbh; take H Rh + Rbh out and scale it by r
-          ExprP xpart = load(0, t, {bj, j + cidx(2 * H)}) - load(hrslot, t, {bj, j});
-          hh = activate(act[1], clip(xpart + r * load(hrslot, t, {bj, j})));
-        } else {
-          hh = activate(act[1], clip(load(0, t, {bj, j + cidx(2 * H)}) + load(hrslot, t, {bj, j})));
-        }
-        hnew = (cst(t, 1) - z) * hh + z * hprev;
-      } else {
-        ExprP cprev = load(cslot, t, {bj, j});
-        auto peep = [&](int k2) { return pslot >= 0 ? load(pslot, t, {cidx(d), j + cidx(k2 * H)}) * cprev : cst(t, 0); };
-        ExprP i = activate(act[0], clip(load(0, t, {bj, j}) + peep(0)));
-        ExprP f = activate(act[0], clip(load(0, t, {bj, j + cidx(2 * H)}) + peep(2)));
-        ExprP cc = activate(act[1], gate(3));
-        cnew = f * cprev + i * cc;
-        ExprP po = pslot >= 0 ? load(pslot, t, {cidx(d), j + cidx(H)}) * cnew : cst(t, 0);
-        ExprP o = activate(act[0], clip(load(0, t, {bj, j + cidx(H)}) + po));
-        hnew = o * activate(act[2], cnew);
-        int c2 = c.temp("rnn_c", t, {s.B, H});
-        c.kernel(c2, sins, select(valid, cnew, cprev));
-        cs = c2;
-      }
-      int h2 = c.temp("rnn_h", t, {s.B, H});
-      c.kernel(h2, sins, select(valid, hnew, hprev));
-      // Y is 0 past a sequence's end: keep a masked copy for it.
-      int yv = h2;
-      if (lslot >= 0) {
-        yv = c.temp("rnn_y", t, {s.B, H});
-        c.kernel(yv, {h2, in.lens}, select(lt(cidx(time), cast(load(1, c.g.v(in.lens).dtype, {var(0)}), kIndexType)),
-                                           load(0, t, {var(0), var(1)}), cst(t, 0)));
-      }
-      states[d][time] = yv;
-      cells[d][time] = cs;
-      h = h2;
-    }
-    last_h[d] = h;
-    last_c[d] = cs;
-  }
-  // Y: [T, D, B, H] or [B, T, D, H] from the per-step states.
-  if (n.out.size() > 0 && n.out[0] >= 0) {
-    std::vector<int> ins;
-    ExprP e;
-    for (int d = s.D; d-- > 0;)
-      for (int64_t time = s.T; time-- > 0;) {
-        ins.push_back(states[d][time]);
-        ExprP v = s.layout1 ? load((int)ins.size() - 1, t, {var(0), var(3)}) : load((int)ins.size() - 1, t, {var(2), var(3)});
-        ExprP here = s.layout1 ? land(bin(EOp::Eq, var(1), cidx(time)), bin(EOp::Eq, var(2), cidx(d)))
-                               : land(bin(EOp::Eq, var(0), cidx(time)), bin(EOp::Eq, var(1), cidx(d)));
-        e = e ? select(here, v, e) : v;
-      }
-    c.kernel(n.out[0], ins, e);
-  }
-  // Y_h (and Y_c): [D, B, H] or [B, D, H].
-  auto finals = [&](int out, const std::vector<int> &vals) {
-    if (out < 0) return;
-    ExprP e;
-    std::vector<int> ins;
-    for (int d = s.D; d-- > 0;) {
-      ins.push_back(vals[d]);
-      ExprP v = s.layout1 ? load((int)ins.size() - 1, t, {var(0), var(2)}) : load((int)ins.size() - 1, t, {var(1), var(2)});
-      e = e ? select(bin(EOp::Eq, s.layout1 ? var(1) : var(0), cidx(d)), v, e) : v;
-    }
-    c.kernel(out, ins, e);
-  };
-  if (n.out.size() > 1) finals(n.out[1], last_h);
-  if (cell == Cell::LSTM && n.out.size() > 2) finals(n.out[2], last_c);
+  UnrolledRnn(n, c, cell, s).lower();
 }
 
 void def_rnn(const std::string &name, Cell cell) {

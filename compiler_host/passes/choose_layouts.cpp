@@ -49,13 +49,23 @@ int vector_axis(const Program &p, int v) {
   return -1;
 }
 
-}  // namespace
+// A loop kernel writing `out` as a copy of `in` (of `src`'s type and
+// shape) in out's layout.
+Kernel copy_kernel(int out, int in, const Value &src, const char *label) {
+  Kernel cp;
+  cp.out = out;
+  cp.ins = {in};
+  std::vector<ExprP> idx;
+  for (int a = 0; a < src.rank(); ++a) idx.push_back(var(a));
+  cp.expr = load(0, src.dtype, idx);
+  cp.label = label;
+  return cp;
+}
 
-void choose_layouts(PassContext &c) {
-  Program &p = c.program;
+// Convolution outputs channels-last; loop kernels inherit the channels-last
+// layout of an input whose channel axis they carry to the same output axis.
+void kernel_output_layouts(Program &p) {
   Graph &g = p.graph;
-  p.perm.assign(g.values.size(), {});
-
   for (const Kernel &k : p.kernels) {
     if (is_scheduled(k.kind)) {
       int r = g.v(k.out).rank(), ca = k.gemm.out_axis[1];
@@ -64,8 +74,6 @@ void choose_layouts(PassContext &c) {
     }
     if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call || k.kind == KernelKind::Fail)
       continue;  // row-major state / C views / nothing
-    // Inherit the channels-last layout of an input whose channel axis the
-    // kernel carries to the same output axis.
     int r = g.v(k.out).rank();
     for (size_t s = 0; s < k.ins.size() && p.perm[k.out].empty(); ++s) {
       int v = k.ins[s];
@@ -80,8 +88,12 @@ void choose_layouts(PassContext &c) {
     }
   }
 
-  // Convolutions read channels-last inputs as contiguous rows: give their
-  // inputs that layout, through a copy when the application supplies them.
+}
+
+// Convolutions read channels-last inputs as contiguous rows: give their
+// inputs that layout, through a copy when the application supplies them.
+void channels_last_conv_inputs(Program &p) {
+  Graph &g = p.graph;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     Kernel &k = p.kernels[i];
     if (!is_scheduled(k.kind) || k.gemm.in_axis[1] != 1) continue;
@@ -109,13 +121,7 @@ void choose_layouts(PassContext &c) {
     int nx = g.add_value(g.fresh_name(src.name + "_nhwc"), src.dtype, src.shape);
     p.perm.resize(g.values.size());
     p.perm[nx] = innermost_last(rank, 1);
-    Kernel cp;
-    cp.out = nx;
-    cp.ins = {x};
-    std::vector<ExprP> idx;
-    for (int a = 0; a < rank; ++a) idx.push_back(var(a));
-    cp.expr = load(0, src.dtype, idx);
-    cp.label = "ToChannelsLast";
+    Kernel cp = copy_kernel(nx, x, src, "ToChannelsLast");
     // Every convolution reading x reads the copy, which runs in their
     // branch when they share one.
     cp.guard = k.guard;
@@ -128,7 +134,13 @@ void choose_layouts(PassContext &c) {
     ++i;
   }
 
-  // Row-major where memory is shared with the application or a view.
+}
+
+// Row-major where memory is shared with the application, a view or a custom
+// op's C function: the producing loop kernel writes row-major, or a copy
+// after a scheduled producer does.
+void row_major_where_shared(Program &p) {
+  Graph &g = p.graph;
   std::vector<int> producer(g.values.size(), -1);
   for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
   std::map<int, int> copies;  // value -> its row-major copy
@@ -147,14 +159,7 @@ void choose_layouts(PassContext &c) {
       int nv = g.add_value(g.fresh_name(src.name + "_rowmajor"), src.dtype, src.shape);
       p.perm.resize(g.values.size());
       producer.resize(g.values.size(), -1);
-      Kernel cp;
-      cp.out = nv;
-      cp.ins = {r};
-      std::vector<ExprP> idx;
-      for (int a = 0; a < src.rank(); ++a) idx.push_back(var(a));
-      cp.expr = load(0, src.dtype, idx);
-      cp.label = "ToRowMajor";
-      cp.nodes = {};
+      Kernel cp = copy_kernel(nv, r, src, "ToRowMajor");
       cp.guard = p.kernels[k].guard;  // every reader runs where the value is computed
       p.kernels.insert(p.kernels.begin() + k + 1, cp);
       for (size_t i = 0; i < p.kernels.size(); ++i) producer[p.kernels[i].out] = (int)i;
@@ -188,7 +193,12 @@ void choose_layouts(PassContext &c) {
     }
   }
 
-  // Constants: vectorized axis innermost (row-major where a call reads them).
+}
+
+// Constants read by loop kernels: the vectorized axis innermost (row-major
+// where a call reads them).
+void constant_layouts(Program &p) {
+  Graph &g = p.graph;
   std::vector<bool> called(g.values.size(), false);
   for (const Kernel &k : p.kernels)
     if (k.kind == KernelKind::Call)
@@ -209,6 +219,17 @@ void choose_layouts(PassContext &c) {
       if (axis >= 0 && axis != g.v(v).rank() - 1) p.perm[v] = innermost_last(g.v(v).rank(), axis);
     }
   }
+}
+
+}  // namespace
+
+void choose_layouts(PassContext &c) {
+  Program &p = c.program;
+  p.perm.assign(p.graph.values.size(), {});
+  kernel_output_layouts(p);
+  channels_last_conv_inputs(p);
+  row_major_where_shared(p);
+  constant_layouts(p);
 }
 
 }  // namespace tinyrt

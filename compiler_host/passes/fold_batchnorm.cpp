@@ -118,10 +118,7 @@ void fold_batchnorm(PassContext &c) {
     drop[i] = true;
     ++folded;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  g.remove_nodes(drop);
   if (c.log) *c.log << "  folded " << folded << " BatchNormalization nodes\n";
 }
 

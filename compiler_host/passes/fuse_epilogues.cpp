@@ -78,31 +78,20 @@ bool widens_for_loops(const Program &p, const ReaderIndex &readers, int v, int w
 }  // namespace
 
 void fuse_epilogues(PassContext &c) {
-  Program &p = c.program;
-  int fused = 0;
-  ReaderIndex readers(p);
-  std::vector<bool> dead(p.kernels.size(), false);
-  // The fused kernel takes its reader's place, later in program order, where
-  // it may absorb the next reader in turn.
-  for (size_t gi = 0; gi < p.kernels.size(); ++gi) {
-    if (dead[gi] || !is_scheduled(p.kernels[gi].kind)) continue;
-    Kernel &g = p.kernels[gi];
-    int v = g.out;
+  int fused = absorb_readers(c.program, [&](Program &p, ReaderIndex &readers, std::vector<bool> &dead, int gi) {
     // The one reader must be an elementwise loop kernel over v's shape.
-    if (p.graph.is_graph_output(v)) continue;
+    int v = p.kernels[gi].out;
     int ci = readers.only_reader(v);
     if (ci < 0 && absorb_diamond(p, readers, dead, v, c.log)) ci = readers.only_reader(v);
-    if (ci < 0) continue;
+    if (ci < 0) return -1;
     const Kernel &k = p.kernels[ci];
-    if (!absorbable_reader(p, g, k)) continue;
+    if (!absorbable_reader(p, p.kernels[gi], k)) return -1;
     if (widens_for_loops(p, readers, v, k.out)) {
       if (c.log) *c.log << "    keep '" << p.graph.v(v).name << "' 8-bit: " << k.label << " widens it for loop kernels\n";
-      continue;
+      return -1;
     }
-    absorb_reader(p, readers, dead, (int)gi, ci);
-    ++fused;
-  }
-  drop_kernels(p, dead);
+    return ci;
+  });
   if (c.log) *c.log << "  fused " << fused << " epilogues\n";
 }
 

@@ -197,6 +197,15 @@ bool rewrite_passthrough(Graph &g, const Producers &p, const std::vector<int> &u
   return true;
 }
 
+// The inputs of an integer op (ConvInteger, ConvTransposeInteger,
+// MatMulInteger): the activation DQ's integers, the weights, and the
+// activation's zero point when its DQ has one (the weights' is zero).
+std::vector<int> integer_inputs(const Node &dx, int w) {
+  std::vector<int> ins = {dx.in[0], w};
+  if (dx.has_in(2)) ins.push_back(dx.in[2]);
+  return ins;
+}
+
 // Conv(DQ(x), DQ(w), b) -> ConvInteger + float tail.
 bool rewrite_conv(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
   const Node *dx = p.dq(g, n.in[0]), *dw = p.dq(g, n.in[1]);
@@ -207,8 +216,7 @@ bool rewrite_conv(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
   if (ws.empty() || (n.has_in(2) && !in_val(g, n, 2).is_const())) return false;
   double sx = in_val(g, *dx, 1).data->get_f(0);
   for (double &s : ws) s = (double)((float)sx * (float)s);
-  std::vector<int> ins = {dx->in[0], dw->in[0]};
-  if (dx->has_in(2)) ins.push_back(dx->in[2]);
+  std::vector<int> ins = integer_inputs(*dx, dw->in[0]);
   std::map<std::string, Attr> attrs = n.attrs;
   int acc = r.add("ConvInteger", n.name + "_int", ins, attrs);
   std::vector<double> b;
@@ -230,8 +238,7 @@ bool rewrite_conv_transpose(Graph &g, const Producers &p, const Node &n, Rewrite
   double sx = in_val(g, *dx, 1).data->get_f(0);
   std::vector<double> ws((size_t)(G * OCg));
   for (int64_t oc = 0; oc < G * OCg; ++oc) ws[(size_t)oc] = (double)((float)sx * (float)per[(size_t)(oc % OCg)]);
-  std::vector<int> ins = {dx->in[0], dw->in[0]};
-  if (dx->has_in(2)) ins.push_back(dx->in[2]);
+  std::vector<int> ins = integer_inputs(*dx, dw->in[0]);
   int acc = r.add("ConvTransposeInteger", n.name + "_int", ins, n.attrs, -1, "tinyrt");
   std::vector<double> b;
   if (n.has_in(2)) b = values(g, n.in[2]);
@@ -267,8 +274,7 @@ bool rewrite_product(Graph &g, const Producers &p, const Node &n, Rewriter &r) {
       for (int64_t j = 0; j < N; ++j) t[(size_t)(k * N + j)] = B.data->bytes[(size_t)(j * K + k)];
     wq = g.add_const(g.fresh_name(B.name + "_kn"), make_const(DType::I8, {K, N}, std::move(t)));
   }
-  std::vector<int> ins = {da->in[0], wq};
-  if (da->has_in(2)) ins.push_back(da->in[2]);
+  std::vector<int> ins = integer_inputs(*da, wq);
   int acc = r.add("MatMulInteger", n.name + "_int", ins, {});
   float_tail(r, n, acc, ws, bias.empty() ? nullptr : &bias, 1, 0, n.out[0]);
   return true;
@@ -316,18 +322,17 @@ void fuse_qdq(PassContext &c) {
   g.nodes = std::move(out);
   g.remove_dead_nodes();
   // Quantized constants nothing reads as integers any more become floats.
-  std::vector<Node> kept;
-  for (Node &n : g.nodes) {
+  std::vector<bool> folds(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node &n = g.nodes[i];
     bool consts = n.op == "DequantizeLinear" && n.domain.empty();
     for (int v : n.in) consts = consts && (v < 0 || g.v(v).is_const());
-    if (!consts) {
-      kept.push_back(std::move(n));
-      continue;
-    }
+    if (!consts) continue;
     g.v(n.out[0]).data = dequantize(g, n);
+    folds[i] = true;
     ++folded;
   }
-  g.nodes = std::move(kept);
+  g.remove_nodes(folds);
   g.remove_dead_nodes();
   if (c.log)
     *c.log << "  " << rewritten << " convolutions and products in int8, " << moved << " ops on quantized integers, "

@@ -27,22 +27,14 @@ bool reads_another_tensor(const Program &p, const Kernel &k, int v) {
 }  // namespace
 
 void fuse_residuals(PassContext &c) {
-  Program &p = c.program;
-  int fused = 0;
-  ReaderIndex readers(p);
-  std::vector<bool> dead(p.kernels.size(), false);
-  for (size_t gi = 0; gi < p.kernels.size(); ++gi) {
-    if (dead[gi] || !is_scheduled(p.kernels[gi].kind)) continue;
+  int fused = absorb_readers(c.program, [&](Program &p, ReaderIndex &readers, std::vector<bool> &, int gi) {
     int v = p.kernels[gi].out;
-    if (p.graph.is_graph_output(v)) continue;
     int ci = readers.only_reader(v);
     if (ci < 0 || !absorbable_reader(p, p.kernels[gi], p.kernels[ci]) || !reads_another_tensor(p, p.kernels[ci], v))
-      continue;
+      return -1;
     if (c.log) *c.log << "    " << p.kernels[gi].label << " takes " << p.kernels[ci].label << "\n";
-    absorb_reader(p, readers, dead, (int)gi, ci);
-    ++fused;
-  }
-  drop_kernels(p, dead);
+    return ci;
+  });
   if (c.log) *c.log << "  fused " << fused << " residual epilogues\n";
 }
 

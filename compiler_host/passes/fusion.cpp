@@ -214,4 +214,19 @@ void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, in
   readers.merged(gi, ci, gemm_ins, v);
 }
 
+int absorb_readers(Program &p, const PickReader &pick) {
+  int fused = 0;
+  ReaderIndex readers(p);
+  std::vector<bool> dead(p.kernels.size(), false);
+  for (size_t gi = 0; gi < p.kernels.size(); ++gi) {
+    if (dead[gi] || !is_scheduled(p.kernels[gi].kind) || p.graph.is_graph_output(p.kernels[gi].out)) continue;
+    int ci = pick(p, readers, dead, (int)gi);
+    if (ci < 0) continue;
+    absorb_reader(p, readers, dead, (int)gi, ci);
+    ++fused;
+  }
+  drop_kernels(p, dead);
+  return fused;
+}
+
 }  // namespace tinyrt

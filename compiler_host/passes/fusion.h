@@ -3,6 +3,7 @@
 // merging, and the identity-read test.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -64,6 +65,14 @@ bool absorbable_reader(const Program &p, const Kernel &g, const Kernel &k);
 // (later in program order, after the reader's other inputs), gi is marked
 // dead and the reader index updated.
 void absorb_reader(Program &p, ReaderIndex &readers, std::vector<bool> &dead, int gi, int ci);
+// The epilogue fusions' loop (fuse_epilogues, fuse_residuals): each live
+// scheduled kernel (GEMM, conv, depthwise, ...) in program order whose
+// output is not a graph output absorbs the reader `pick` names (-1: none)
+// and takes its place, later in program order, where it may absorb the
+// next reader in turn; the absorbed kernels are dropped at the end.
+// Returns how many were absorbed.
+using PickReader = std::function<int(Program &p, ReaderIndex &readers, std::vector<bool> &dead, int gi)>;
+int absorb_readers(Program &p, const PickReader &pick);
 
 // Inlines loop kernel `ki` into loop kernel `ci`, which reads ki's output
 // in one slot: ci's loads of it become ki's expression at those indices.
