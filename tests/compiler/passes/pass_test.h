@@ -1,0 +1,86 @@
+// pass_test.h — what the passes' unit tests share: a program from a graph
+// in the textual IR (ir/text.h), run through the pipeline up to the pass
+// under test, and small queries on the result.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/text.h"
+#include "passes/pass.h"
+
+namespace tinyrt::test {
+
+// The graph `ir` run through every pass of the pipeline up to and including
+// `last` (a pass's name), for `target`, with `options`.
+inline Program run_until(const std::string &ir, const std::string &last, const std::string &target = "x86-64-avx2",
+                         const PassOptions &options = {}, std::ostream *log = nullptr) {
+  static std::map<std::string, Target> targets;
+  auto it = targets.find(target);
+  if (it == targets.end()) it = targets.emplace(target, resolve_target(target)).first;
+  Program p;
+  p.graph = parse_graph(ir);
+  PassContext c{p, it->second, log};
+  bool found = false;
+  for (const Pass &pass : pipeline()) {
+    pass.run(c, options);
+    verify_program(p, pass.name);
+    if (last == pass.name) {
+      found = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(found) << "no pass named " << last;
+  return p;
+}
+
+// The kernels' labels, in program order.
+inline std::vector<std::string> labels(const Program &p) {
+  std::vector<std::string> r;
+  for (const Kernel &k : p.kernels) r.push_back(k.label);
+  return r;
+}
+
+// The kernels, one a line: label, kind, inputs -> output (for messages).
+inline std::string describe(const Program &p) {
+  std::string r;
+  for (const Kernel &k : p.kernels) {
+    r += k.label + " (" + kernel_family(k.kind) + "):";
+    for (int v : k.ins) r += " " + p.graph.v(v).name;
+    r += " -> " + p.graph.v(k.out).name + "\n";
+  }
+  return r;
+}
+
+inline int count_kernels(const Program &p, KernelKind kind) {
+  int n = 0;
+  for (const Kernel &k : p.kernels) n += k.kind == kind;
+  return n;
+}
+
+// Nodes of op `op` (domain::op outside ai.onnx).
+inline int count_nodes(const Graph &g, const std::string &op) {
+  int n = 0;
+  for (const Node &x : g.nodes) n += (x.domain.empty() ? x.op : x.domain + "::" + x.op) == op;
+  return n;
+}
+
+inline int count_ops(const ExprP &e, EOp op) {
+  int n = 0;
+  if (e) visit(e, [&](const Expr &x) { n += x.op == op; });
+  return n;
+}
+
+// The message of the CompileError that `f` throws, or "".
+template <class F> std::string error_of(F f) {
+  try {
+    f();
+  } catch (const CompileError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace tinyrt::test

@@ -1,0 +1,61 @@
+// passes/pack_weights.cpp: register tiles chosen per target, weights
+// packed in the order the GEMM reads them.
+#include "pass_test.h"
+
+using namespace tinyrt;
+using namespace tinyrt::test;
+
+namespace {
+
+const char *kConv = R"(
+  graph opset 17
+  input x: f32[1,16,8,8]
+  const w: f32[20,16,3,3] = random(1)
+  y = Conv(x, w) {pads=[1,1,1,1]}
+  output y
+)";
+
+const Kernel &gemm(const Program &p) {
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Gemm) return k;
+  throw std::runtime_error("no GEMM kernel");
+}
+
+TEST(PackWeights, GemmWeightsPaddedToWholeTiles) {
+  for (const char *target : {"x86-64-avx2", "x86-64-avx512", "armv7-neon", "aarch64-neon"}) {
+    Program p = run_until(kConv, "pack_weights", target, [] {
+      PassOptions o;
+      o.winograd.mode = WinogradMode::Off;
+      return o;
+    }());
+    ASSERT_EQ(count_kernels(p, KernelKind::Gemm), 1) << target << "\n" << describe(p);
+    const GemmSpec &s = gemm(p).gemm;
+    ASSERT_GE(s.packed, 0) << target;
+    EXPECT_GT(s.mr, 0) << target;
+    ASSERT_GT(s.nr, 0) << target;
+    int64_t oc_padded = (20 + s.nr - 1) / s.nr * s.nr;
+    EXPECT_EQ(p.graph.v(s.packed).numel(), oc_padded * 16 * 9) << target;
+    GemmTile t = resolve_target(target).gemm_tile(20, 8, false, 16);
+    EXPECT_EQ(s.mr, t.mr) << target;
+    EXPECT_EQ(s.nr, t.nv * resolve_target(target).f32_lanes()) << target;
+  }
+}
+
+TEST(PackWeights, PackedOrderIsTileChannelTapInput) {
+  // [oc tile][kh*kw][ic][nr]: element (oc, ic, kh, kw) of the logical
+  // weights sits at ((tile * 9 + tap) * 16 + ic) * nr + oc % nr.
+  PassOptions o;
+  o.winograd.mode = WinogradMode::Off;
+  Program p = run_until(kConv, "pack_weights", "x86-64-avx2", o);
+  const GemmSpec &s = gemm(p).gemm;
+  const ConstData &packed = *p.graph.v(s.packed).data;
+  const ConstData &logical = *p.graph.v(s.weight).data;
+  for (int64_t oc : {0, 7, 19})
+    for (int64_t ic : {0, 15})
+      for (int64_t tap : {0, 4, 8}) {
+        int64_t at = ((oc / s.nr * 9 + tap) * 16 + ic) * s.nr + oc % s.nr;
+        EXPECT_EQ(packed.get_f(at), logical.get_f((oc * 16 + ic) * 9 + tap)) << oc << " " << ic << " " << tap;
+      }
+}
+
+}  // namespace
