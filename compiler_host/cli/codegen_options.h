@@ -1,7 +1,8 @@
 // codegen_options.h — the code generation options tinyrt-compile,
 // tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4`
-// (passes/winograd.cpp), `--check-addresses` (codegen/address_checks.h) and
-// `--serial-step-ops` (codegen/module_emitter.cpp).
+// (passes/winograd.cpp), `--gemm-tile` (target/target.h), `--check-addresses`
+// (codegen/address_checks.h) and `--serial-step-ops`
+// (codegen/module_emitter.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,12 @@ inline void add_winograd_option(CLI::App &app, WinogradMode &mode) {
          "| f2, f4: every such convolution with that tile (tests, experiments)")
       ->check(CLI::IsMember({"auto", "off", "f2", "f4"}))
       ->default_str("auto");
+}
+
+inline void add_gemm_tile_option(CLI::App &app, std::string &tile) {
+  app.add_option("--gemm-tile", tile,
+                 "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors), float and int8, for "
+                 "tile experiments and the tile sweep (tinyrt-compile --list-tiles)");
 }
 
 inline void add_check_addresses_option(CLI::App &app, bool &on) {

@@ -64,6 +64,16 @@ static void list_ops() {
               << other;
 }
 
+// Every register tile the target's GEMM may use (the tile sweep forces each
+// with --gemm-tile, tests/kernels/sweep_tiles.py).
+static void list_tiles(const tinyrt::Target &t) {
+  std::set<std::pair<int, int>> f(t.gemm_tiles.begin(), t.gemm_tiles.end());
+  for (const auto &r : t.gemm_tile_table) f.insert({r.mr, r.nv});
+  const auto &q = t.qgemm_tiles.empty() ? t.gemm_tiles : t.qgemm_tiles;
+  for (auto [mr, nv] : f) std::cout << "float " << mr << "," << nv << "\n";
+  for (auto [mr, nv] : std::set<std::pair<int, int>>(q.begin(), q.end())) std::cout << "int8 " << mr << "," << nv << "\n";
+}
+
 int main(int argc, char **argv) {
   tinyrt::install_llvm_error_handlers("tinyrt-compile");
   CLI::App app{"tinyrt-compile: compile an ONNX model into native code for tinyrt"};
@@ -82,7 +92,11 @@ int main(int argc, char **argv) {
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
   app.add_option("--plan-svg", svg, "draw the memory plan (buffers over time and arena offset, lower bound marked) to this SVG file");
-  app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors) for tile experiments");
+  tinyrt::add_gemm_tile_option(app, tile);
+  bool tiles = false;
+  app.add_flag("--list-tiles", tiles,
+               "print the register tiles the target's GEMMs may use (float: its candidates and its measured table; "
+               "int8: its candidates), one 'float|int8 MR,NV' a line, and exit");
   tinyrt::Limits limits;
   tinyrt::add_limit_options(app, limits);
   tinyrt::QuantizeArgs quantize;
@@ -106,6 +120,15 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   if (ops) {
     list_ops();
+    return 0;
+  }
+  if (tiles) {
+    try {
+      list_tiles(tinyrt::resolve_target(target));
+    } catch (const tinyrt::CompileError &e) {
+      std::cerr << "tinyrt-compile: " << e.what() << "\n";
+      return 2;
+    }
     return 0;
   }
   if (model.empty() || outdir.empty()) {

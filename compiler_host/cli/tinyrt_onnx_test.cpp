@@ -35,6 +35,7 @@ struct Options {
   bool function_bodies = false;
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
+  std::string gemm_tile;  // --gemm-tile
   bool check_addresses = false;
   int64_t serial_step_ops = -1;
   std::vector<std::string> filter;
@@ -175,6 +176,7 @@ class CaseRunner {
     co.prefer_function_bodies = o_.function_bodies;
     co.quantize = o_.quantize.mode;
     co.winograd = o_.winograd;
+    co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;
     co.serial_step_ops = o_.serial_step_ops;
     return co;
@@ -369,6 +371,7 @@ int main(int argc, char **argv) {
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
+  add_gemm_tile_option(app, o.gemm_tile);
   add_check_addresses_option(app, o.check_addresses);
   add_serial_step_option(app, o.serial_step_ops);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");

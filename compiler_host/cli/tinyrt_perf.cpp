@@ -231,7 +231,7 @@ int main(int argc, char **argv) {
   app.add_flag("--json", json, "print one JSON object");
   std::string tile, trace;
   bool profile = false;
-  app.add_option("--gemm-tile", tile, "MR,NV[,UNROLL]: force one GEMM register tile (tile experiments)");
+  add_gemm_tile_option(app, tile);
   QuantizeArgs quantize;
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
