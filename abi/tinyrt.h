@@ -70,22 +70,22 @@ extern "C" {
 
 typedef enum tinyrt_status {
   TINYRT_OK = 0,
-  TINYRT_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad index, ... */
-  TINYRT_ERR_BAD_MODEL = 2,        /* descriptor magic or contents invalid */
-  TINYRT_ERR_ABI_MISMATCH = 3,     /* compiled for another ABI major */
-  TINYRT_ERR_WRONG_ARCH = 4,       /* code for another architecture */
-  TINYRT_ERR_CPU_UNSUPPORTED = 5,  /* CPU lacks an ISA feature the code needs */
-  TINYRT_ERR_ARENA_TOO_SMALL = 6,  /* see tinyrt_model_arena_bytes() */
-  TINYRT_ERR_ARENA_MISALIGNED = 7, /* arena must be TINYRT_ARENA_ALIGN-aligned */
-  TINYRT_ERR_NOT_FOUND = 8,        /* no input/output with that name */
-  TINYRT_ERR_STORAGE_TOO_SMALL = 9,/* pool storage smaller than needed */
-  TINYRT_ERR_THREADS = 10,         /* thread count not available on this port */
-  TINYRT_ERR_NOT_INITIALIZED = 11, /* session/pool not (or no longer) initialized, or a copy */
-  TINYRT_ERR_BUSY = 12,            /* session or pool in use by another call */
-  TINYRT_ERR_CORRUPT = 13,         /* weights differ from what the compiler wrote */
-  TINYRT_ERR_UNSUPPORTED = 14,     /* the model's descriptor predates the call */
-  TINYRT_ERR_BRANCH = 15           /* the inputs take a branch of the model that was
-                                      not compiled (the message says which and why) */
+  TINYRT_ERR_INVALID_ARGUMENT = 1,  /* NULL pointer, bad index, ... */
+  TINYRT_ERR_BAD_MODEL = 2,         /* descriptor magic or contents invalid */
+  TINYRT_ERR_ABI_MISMATCH = 3,      /* compiled for another ABI major */
+  TINYRT_ERR_WRONG_ARCH = 4,        /* code for another architecture */
+  TINYRT_ERR_CPU_UNSUPPORTED = 5,   /* CPU lacks an ISA feature the code needs */
+  TINYRT_ERR_ARENA_TOO_SMALL = 6,   /* see tinyrt_model_arena_bytes() */
+  TINYRT_ERR_ARENA_MISALIGNED = 7,  /* arena must be TINYRT_ARENA_ALIGN-aligned */
+  TINYRT_ERR_NOT_FOUND = 8,         /* no input/output with that name */
+  TINYRT_ERR_STORAGE_TOO_SMALL = 9, /* pool storage smaller than needed */
+  TINYRT_ERR_THREADS = 10,          /* thread count not available on this port */
+  TINYRT_ERR_NOT_INITIALIZED = 11,  /* session/pool not (or no longer) initialized, or a copy */
+  TINYRT_ERR_BUSY = 12,             /* session or pool in use by another call */
+  TINYRT_ERR_CORRUPT = 13,          /* weights differ from what the compiler wrote */
+  TINYRT_ERR_UNSUPPORTED = 14,      /* the model's descriptor predates the call */
+  TINYRT_ERR_BRANCH = 15            /* the inputs take a branch of the model that was
+                                       not compiled (the message says which and why) */
 } tinyrt_status;
 
 /* A static English description of a status, never NULL. */
@@ -105,8 +105,7 @@ size_t tinyrt_pool_storage_bytes(int threads);
  * here and live until tinyrt_pool_destroy(). The bare-metal port accepts only
  * threads == 1. The storage must not hold a live pool (create does not read
  * it, so it cannot tell). */
-tinyrt_status tinyrt_pool_create(void *storage, size_t storage_bytes,
-                                 int threads, tinyrt_pool **out_pool);
+tinyrt_status tinyrt_pool_create(void *storage, size_t storage_bytes, int threads, tinyrt_pool **out_pool);
 
 /* Stops and joins the workers. The storage may be reused afterwards.
  * Returns TINYRT_ERR_BUSY (and does nothing) while a run uses the pool, and
@@ -133,9 +132,9 @@ tinyrt_status tinyrt_pool_set_spin_us(tinyrt_pool *pool, uint32_t microseconds);
 typedef void (*tinyrt_step_hook)(void *user, uint32_t step, int begin);
 
 typedef struct tinyrt_session_options {
-  tinyrt_pool *pool;         /* NULL: run on the calling thread only */
-  tinyrt_step_hook on_step;  /* NULL: no profiling */
-  void *on_step_user;        /* passed to on_step */
+  tinyrt_pool *pool;        /* NULL: run on the calling thread only */
+  tinyrt_step_hook on_step; /* NULL: no profiling */
+  void *on_step_user;       /* passed to on_step */
 } tinyrt_session_options;
 
 /* Fills `options` with the defaults (no pool). */
@@ -144,9 +143,9 @@ void tinyrt_session_options_init(tinyrt_session_options *options);
 /* Session state lives in caller storage; treat the fields as private. A
  * session is bound to its address: copy it and the copy is refused. */
 typedef struct tinyrt_session {
-  uint32_t magic;                     /* set by a successful init */
-  uint32_t busy;                      /* a call is in flight */
-  const struct tinyrt_session *self;  /* this session's own address */
+  uint32_t magic;                    /* set by a successful init */
+  uint32_t busy;                     /* a call is in flight */
+  const struct tinyrt_session *self; /* this session's own address */
   const tinyrt_model *model;
   uint8_t *arena;
   size_t arena_bytes;
@@ -175,9 +174,7 @@ size_t tinyrt_model_arena_bytes(const tinyrt_model *model);
  * (size and alignment), then binds them. `options` may be NULL. The session
  * may hold anything before (init does not read it). On failure the status
  * says which check failed and tinyrt_session_message() gives the figures. */
-tinyrt_status tinyrt_session_init(tinyrt_session *session,
-                                  const tinyrt_model *model, void *arena,
-                                  size_t arena_bytes,
+tinyrt_status tinyrt_session_init(tinyrt_session *session, const tinyrt_model *model, void *arena, size_t arena_bytes,
                                   const tinyrt_session_options *options);
 
 /* Runs the model once. Inputs must have been written since the last run:
@@ -188,18 +185,12 @@ tinyrt_status tinyrt_session_run(tinyrt_session *session);
 uint32_t tinyrt_session_num_inputs(const tinyrt_session *session);
 uint32_t tinyrt_session_num_outputs(const tinyrt_session *session);
 
-tinyrt_status tinyrt_session_input(tinyrt_session *session, uint32_t index,
-                                   tinyrt_tensor *out_tensor);
-tinyrt_status tinyrt_session_output(tinyrt_session *session, uint32_t index,
-                                    tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_input(tinyrt_session *session, uint32_t index, tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_output(tinyrt_session *session, uint32_t index, tinyrt_tensor *out_tensor);
 
 /* Looks up by the ONNX graph input/output name. */
-tinyrt_status tinyrt_session_find_input(tinyrt_session *session,
-                                        const char *name,
-                                        tinyrt_tensor *out_tensor);
-tinyrt_status tinyrt_session_find_output(tinyrt_session *session,
-                                         const char *name,
-                                         tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_find_input(tinyrt_session *session, const char *name, tinyrt_tensor *out_tensor);
+tinyrt_status tinyrt_session_find_output(tinyrt_session *session, const char *name, tinyrt_tensor *out_tensor);
 
 /* Checks the model's weights (the constant data its code reads) against
  * the checksum the compiler recorded: reads every weight byte, FNV-1a 64

@@ -58,11 +58,7 @@ typedef enum tinyrt_dtype {
 } tinyrt_dtype;
 
 /* Instruction-set architecture of the generated code. */
-typedef enum tinyrt_arch {
-  TINYRT_ARCH_X86_64 = 1,
-  TINYRT_ARCH_ARMV7 = 2,
-  TINYRT_ARCH_AARCH64 = 3
-} tinyrt_arch;
+typedef enum tinyrt_arch { TINYRT_ARCH_X86_64 = 1, TINYRT_ARCH_ARMV7 = 2, TINYRT_ARCH_AARCH64 = 3 } tinyrt_arch;
 
 /* The architecture of the code including this header (0: none of the above). */
 #if defined(__x86_64__)
@@ -82,11 +78,11 @@ typedef enum tinyrt_arch {
 #define TINYRT_ISA_X86_AVX512BW (1u << 3)
 #define TINYRT_ISA_X86_AVX512VL (1u << 4)
 #define TINYRT_ISA_X86_AVX512DQ (1u << 5)
-#define TINYRT_ISA_ARM_NEON (1u << 8)   /* armv7 Advanced SIMD */
-#define TINYRT_ISA_ARM_VFPV4 (1u << 9)  /* armv7 fused multiply-add */
-#define TINYRT_ISA_A64_ASIMD (1u << 10) /* AArch64 Advanced SIMD */
+#define TINYRT_ISA_ARM_NEON (1u << 8)     /* armv7 Advanced SIMD */
+#define TINYRT_ISA_ARM_VFPV4 (1u << 9)    /* armv7 fused multiply-add */
+#define TINYRT_ISA_A64_ASIMD (1u << 10)   /* AArch64 Advanced SIMD */
 #define TINYRT_ISA_A64_DOTPROD (1u << 11) /* Armv8.2 int8 dot product (sdot/udot) */
-#define TINYRT_ISA_X86_F16C (1u << 16)   /* half<->single conversions (VEX) */
+#define TINYRT_ISA_X86_F16C (1u << 16)    /* half<->single conversions (VEX) */
 #define TINYRT_ISA_X86_BMI1 (1u << 17)
 #define TINYRT_ISA_X86_BMI2 (1u << 18)
 #define TINYRT_ISA_X86_POPCNT (1u << 19)
@@ -96,8 +92,7 @@ typedef enum tinyrt_arch {
 #define TINYRT_MAX_RANK 16
 
 /* One generated kernel. `arena` is the caller's arena (64-byte aligned). */
-typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin,
-                                 int32_t task_end);
+typedef void (*tinyrt_kernel_fn)(uint8_t *arena, int32_t task_begin, int32_t task_end);
 
 typedef struct tinyrt_step_desc {
   tinyrt_kernel_fn fn;
@@ -154,11 +149,11 @@ typedef struct tinyrt_weights_range {
 } tinyrt_weights_range;
 
 typedef struct tinyrt_model {
-  uint32_t magic;      /* TINYRT_ARTIFACT_MAGIC */
-  uint16_t abi_major;  /* TINYRT_ABI_MAJOR the compiler used */
-  uint16_t abi_minor;  /* TINYRT_ABI_MINOR the compiler used */
-  uint32_t desc_bytes; /* sizeof(tinyrt_model) as the compiler laid it out */
-  uint32_t arch;       /* tinyrt_arch */
+  uint32_t magic;        /* TINYRT_ARTIFACT_MAGIC */
+  uint16_t abi_major;    /* TINYRT_ABI_MAJOR the compiler used */
+  uint16_t abi_minor;    /* TINYRT_ABI_MINOR the compiler used */
+  uint32_t desc_bytes;   /* sizeof(tinyrt_model) as the compiler laid it out */
+  uint32_t arch;         /* tinyrt_arch */
   uint32_t isa_required; /* TINYRT_ISA_* bits */
   uint32_t num_inputs;
   uint32_t num_outputs;
@@ -177,9 +172,9 @@ typedef struct tinyrt_model {
   /* ABI 1.1 ends here. */
   /* Integrity (docs/ABI.md). Every hash is FNV-1a 64: an identity and
    * corruption check, not a security signature. */
-  uint64_t options_hash;     /* of the compile options text (NAME.json "compile_options") */
-  uint64_t model_hash;       /* of the ONNX file's bytes followed by that text */
-  uint64_t weights_checksum; /* of the weights: the ranges' bytes in table order */
+  uint64_t options_hash;               /* of the compile options text (NAME.json "compile_options") */
+  uint64_t model_hash;                 /* of the ONNX file's bytes followed by that text */
+  uint64_t weights_checksum;           /* of the weights: the ranges' bytes in table order */
   const tinyrt_weights_range *weights; /* `num_weights` entries */
   uint32_t num_weights;
   uint32_t weights_range_bytes; /* stride of `weights` */

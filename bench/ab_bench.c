@@ -35,12 +35,12 @@ typedef struct {
   const tinyrt_model *model;
   void *arena;
   tinyrt_session session;
-  double *runs;          /* rounds * K run times, ms */
-  double *steps;         /* rounds * K * num_steps step times, ms */
+  double *runs;  /* rounds * K run times, ms */
+  double *steps; /* rounds * K * num_steps step times, ms */
   double step_t0;
-  void *inputs;          /* the inputs' bytes, written before every run */
+  void *inputs; /* the inputs' bytes, written before every run */
   uint32_t num_steps;
-  int n;                 /* runs recorded */
+  int n; /* runs recorded */
 } ab_model;
 
 static double now_ms(void) {
@@ -63,8 +63,10 @@ static double quantile(double *v, int n, double q) {
 static void on_step(void *user, uint32_t step, int begin) {
   ab_model *m = (ab_model *)user;
   double t = now_ms();
-  if (begin) m->step_t0 = t;
-  else if (m->steps && step < m->num_steps) m->steps[(size_t)m->n * m->num_steps + step] = t - m->step_t0;
+  if (begin)
+    m->step_t0 = t;
+  else if (m->steps && step < m->num_steps)
+    m->steps[(size_t)m->n * m->num_steps + step] = t - m->step_t0;
 }
 
 static int fail(const char *what, const char *path, const char *detail) {
@@ -167,15 +169,21 @@ int main(int argc, char **argv) {
   tinyrt_pool *pool = NULL;
   const char *paths[MAX_MODELS];
   for (a = 1; a < argc; ++a) {
-    if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc) threads = atoi(argv[++a]);
-    else if (strcmp(argv[a], "--rounds") == 0 && a + 1 < argc) rounds = atoi(argv[++a]);
-    else if (strcmp(argv[a], "--runs") == 0 && a + 1 < argc) runs = atoi(argv[++a]);
-    else if (strcmp(argv[a], "--steps") == 0) with_steps = 1;
+    if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc)
+      threads = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--rounds") == 0 && a + 1 < argc)
+      rounds = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--runs") == 0 && a + 1 < argc)
+      runs = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--steps") == 0)
+      with_steps = 1;
     else if (argv[a][0] == '-' || n == MAX_MODELS) {
-      fprintf(stderr, "usage: ab_bench [--threads N] [--rounds R] [--runs K] [--steps] LIB.so[:SYMBOL]... (at most %d)\n",
+      fprintf(stderr,
+              "usage: ab_bench [--threads N] [--rounds R] [--runs K] [--steps] LIB.so[:SYMBOL]... (at most %d)\n",
               MAX_MODELS);
       return 2;
-    } else paths[n++] = argv[a];
+    } else
+      paths[n++] = argv[a];
   }
   if (n == 0 || rounds < 1 || runs < 1) {
     fprintf(stderr, "ab_bench: give at least one model, and rounds and runs >= 1\n");
@@ -221,8 +229,10 @@ int main(int argc, char **argv) {
         for (k = 0; k < m->n; ++k) v[k] = m->steps[(size_t)k * m->num_steps + s];
         med = quantile(v, m->n, 0.5);
         if (i == 0) first = med;
-        if (i == 0) printf("  %8.4f", med);
-        else printf("  %8.4f (%.2f)", med, first > 0 ? med / first : 0);
+        if (i == 0)
+          printf("  %8.4f", med);
+        else
+          printf("  %8.4f (%.2f)", med, first > 0 ? med / first : 0);
       }
       printf("\n");
     }

@@ -82,7 +82,8 @@ void run(benchmark::State &state, const Case &cs) {
   for (auto _ : state) tinyrt_session_run(&s);
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   if (g_peak > 0)
-    state.counters["of_peak"] = benchmark::Counter(flops * 1e-9 / g_peak, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["of_peak"] =
+        benchmark::Counter(flops * 1e-9 / g_peak, benchmark::Counter::kIsIterationInvariantRate);
   free(arena);
 }
 
@@ -95,14 +96,10 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--peak_gflops=", 14) == 0) g_peak = std::atof(argv[i] + 14);
   static const Case cases[] = {
-      {"conv3x3_64ch_56px", 64, 56, 56, 64, 3, 1, 1},
-      {"conv3x3_128ch_28px", 128, 28, 28, 128, 3, 1, 1},
-      {"conv3x3_256ch_14px", 256, 14, 14, 256, 3, 1, 1},
-      {"conv3x3_512ch_7px", 512, 7, 7, 512, 3, 1, 1},
-      {"conv1x1_96to24_56px", 96, 56, 56, 24, 1, 1, 1},
-      {"conv1x1_160to960_7px", 160, 7, 7, 960, 1, 1, 1},
-      {"conv7x7s2_3to64_224px", 3, 224, 224, 64, 7, 2, 1},
-      {"depthwise3x3_144ch_56px", 144, 56, 56, 144, 3, 1, 144},
+      {"conv3x3_64ch_56px", 64, 56, 56, 64, 3, 1, 1},        {"conv3x3_128ch_28px", 128, 28, 28, 128, 3, 1, 1},
+      {"conv3x3_256ch_14px", 256, 14, 14, 256, 3, 1, 1},     {"conv3x3_512ch_7px", 512, 7, 7, 512, 3, 1, 1},
+      {"conv1x1_96to24_56px", 96, 56, 56, 24, 1, 1, 1},      {"conv1x1_160to960_7px", 160, 7, 7, 960, 1, 1, 1},
+      {"conv7x7s2_3to64_224px", 3, 224, 224, 64, 7, 2, 1},   {"depthwise3x3_144ch_56px", 144, 56, 56, 144, 3, 1, 144},
       {"matmul_1x512x1000", 512, 1, 0, 1000, 1, 1, 1, true},
   };
   for (const Case &cs : cases) benchmark::RegisterBenchmark(cs.name.c_str(), run, cs)->Unit(benchmark::kMillisecond);

@@ -63,18 +63,22 @@ int main(int argc, char **argv) {
   void *arena;
   size_t arena_bytes = (size_t)1000 * SLICE * sizeof(float);
   for (i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--steps")) nsteps = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--work")) g_work = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--threads")) max_threads = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--spin")) spin = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--runs"))
+      runs = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--steps"))
+      nsteps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--work"))
+      g_work = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads"))
+      max_threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--spin"))
+      spin = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: pool_bench [--runs N] [--steps S] [--work W] [--threads MAX] [--spin US]\n");
       return 2;
     }
   }
-  if (runs < 1 || nsteps < 1 || nsteps > MAX_STEPS || max_threads < 1 ||
-      max_threads > TINYRT_MAX_THREADS) {
+  if (runs < 1 || nsteps < 1 || nsteps > MAX_STEPS || max_threads < 1 || max_threads > TINYRT_MAX_THREADS) {
     fprintf(stderr, "pool_bench: bad arguments\n");
     return 2;
   }
@@ -100,8 +104,8 @@ int main(int argc, char **argv) {
   if (posix_memalign(&arena, TINYRT_ARENA_ALIGN, arena_bytes) != 0) return 1;
   memset(arena, 0, arena_bytes);
 
-  printf("pool_bench: %d steps (tasks 1/7/64/256/1000), %d FMA x %d floats per task, %d runs\n",
-         nsteps, g_work, SLICE, runs);
+  printf("pool_bench: %d steps (tasks 1/7/64/256/1000), %d FMA x %d floats per task, %d runs\n", nsteps, g_work, SLICE,
+         runs);
   printf("threads  median_us    p10_us    p90_us   mean_us  vs_2_threads  idle_cpu_ms_in_20ms\n");
   for (t = 1; t <= max_threads; ++t) {
     tinyrt_pool *pool = NULL;
@@ -139,8 +143,8 @@ int main(int argc, char **argv) {
     qsort(lat, (size_t)runs, sizeof(double), cmp_double);
     if (t == 2) base2 = lat[runs / 2];
     if (t >= 2) snprintf(ratio, sizeof ratio, "%.2fx", lat[runs / 2] / base2);
-    printf("%7d %10.1f %9.1f %9.1f %9.1f %13s %20.2f\n", t, lat[runs / 2], lat[runs / 10],
-           lat[runs * 9 / 10], sum / runs, t >= 2 ? ratio : "-", c1 - c0);
+    printf("%7d %10.1f %9.1f %9.1f %9.1f %13s %20.2f\n", t, lat[runs / 2], lat[runs / 10], lat[runs * 9 / 10],
+           sum / runs, t >= 2 ? ratio : "-", c1 - c0);
     tinyrt_pool_destroy(pool);
     free(lat);
   }

@@ -60,8 +60,10 @@ typedef struct profile_log {
 
 static void on_step(void *user, uint32_t step, int begin) {
   profile_log *p = (profile_log *)user;
-  if (begin) p->t0 = now_ms();
-  else p->ms[(size_t)p->run * p->steps + step] = now_ms() - p->t0;
+  if (begin)
+    p->t0 = now_ms();
+  else
+    p->ms[(size_t)p->run * p->steps + step] = now_ms() - p->t0;
 }
 
 /* Must match qemu_plugin/icount.c. */
@@ -191,15 +193,24 @@ int main(int argc, char **argv) {
       continue;
     }
     if (!v) return fail("missing value for", a);
-    if (!strcmp(a, "--in")) in = v;
-    else if (!strcmp(a, "--out")) out = v;
-    else if (!strcmp(a, "--threads")) threads = atoi(v);
-    else if (!strcmp(a, "--runs")) runs = atoi(v);
-    else if (!strcmp(a, "--warmup")) warmup = atoi(v);
-    else if (!strcmp(a, "--compare-threads")) compare = atoi(v);
-    else if (!strcmp(a, "--profile")) profile = atoi(v);
-    else if (!strcmp(a, "--mark-steps")) mark = atoi(v);
-    else return fail("unknown option", a);
+    if (!strcmp(a, "--in"))
+      in = v;
+    else if (!strcmp(a, "--out"))
+      out = v;
+    else if (!strcmp(a, "--threads"))
+      threads = atoi(v);
+    else if (!strcmp(a, "--runs"))
+      runs = atoi(v);
+    else if (!strcmp(a, "--warmup"))
+      warmup = atoi(v);
+    else if (!strcmp(a, "--compare-threads"))
+      compare = atoi(v);
+    else if (!strcmp(a, "--profile"))
+      profile = atoi(v);
+    else if (!strcmp(a, "--mark-steps"))
+      mark = atoi(v);
+    else
+      return fail("unknown option", a);
     ++i;
   }
   lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

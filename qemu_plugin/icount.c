@@ -70,8 +70,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 
 static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
-  qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &insn_count,
-                                           qemu_plugin_tb_n_insns(tb));
+  qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &insn_count, qemu_plugin_tb_n_insns(tb));
 }
 
 static void write_count(qemu_plugin_id_t id, void *p) {
@@ -90,8 +89,10 @@ static void write_count(qemu_plugin_id_t id, void *p) {
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
   int i;
   const char *arch = info ? info->target_name : NULL;
-  if (arch && !strcmp(arch, "aarch64")) write_syscall = 64;
-  else if (arch && !strcmp(arch, "arm")) write_syscall = 4;
+  if (arch && !strcmp(arch, "aarch64"))
+    write_syscall = 64;
+  else if (arch && !strcmp(arch, "arm"))
+    write_syscall = 4;
   for (i = 0; i < argc; ++i)
     if (strncmp(argv[i], "out=", 4) == 0) {
       strncpy(out_path, argv[i] + 4, sizeof out_path - 1);

@@ -60,9 +60,9 @@ typedef union {
 #endif
 
 struct tinyrt_pool {
-  uint32_t magic;           /* POOL_MAGIC while live */
-  uint32_t busy;            /* a run (or destroy) holds the pool */
-  const tinyrt_pool *self;  /* own address: a copy is refused */
+  uint32_t magic;          /* POOL_MAGIC while live */
+  uint32_t busy;           /* a run (or destroy) holds the pool */
+  const tinyrt_pool *self; /* own address: a copy is refused */
   int threads;
   uint32_t spin_us;
 #if TINYRT_PORT_THREADS
@@ -76,45 +76,38 @@ struct tinyrt_pool {
   uint32_t pending;         /* chunks not finished yet */
   tinyrt_port_mutex mu;
   tinyrt_port_cond work_cv, done_cv;
-  pool_slot slots[1];       /* threads entries */
+  pool_slot slots[1]; /* threads entries */
 #endif
 };
 
 #if TINYRT_PORT_THREADS
-#define EXTRA_BYTES(threads) ((size_t)((threads) - 1) * sizeof(pool_slot))
+#define EXTRA_BYTES(threads) ((size_t)((threads)-1) * sizeof(pool_slot))
 #else
 #define EXTRA_BYTES(threads) 0
 #endif
 
 /* TINYRT_POOL_STORAGE_BYTES(n) bounds the storage for every n: both grow
  * linearly in n, so checking n = 1 and n = TINYRT_MAX_THREADS suffices. */
-typedef char tinyrt_pool_storage_bound_check
-    [sizeof(tinyrt_pool) <= TINYRT_POOL_STORAGE_BYTES(1) &&
-             sizeof(tinyrt_pool) + EXTRA_BYTES(TINYRT_MAX_THREADS) <=
-                 TINYRT_POOL_STORAGE_BYTES(TINYRT_MAX_THREADS)
-         ? 1
-         : -1];
+typedef char tinyrt_pool_storage_bound_check[sizeof(tinyrt_pool) <= TINYRT_POOL_STORAGE_BYTES(1) &&
+                                                     sizeof(tinyrt_pool) + EXTRA_BYTES(TINYRT_MAX_THREADS) <=
+                                                         TINYRT_POOL_STORAGE_BYTES(TINYRT_MAX_THREADS)
+                                                 ? 1
+                                                 : -1];
 
-size_t tinyrt_pool_storage_bytes(int threads) {
-  return sizeof(tinyrt_pool) + (threads > 1 ? EXTRA_BYTES(threads) : 0);
-}
+size_t tinyrt_pool_storage_bytes(int threads) { return sizeof(tinyrt_pool) + (threads > 1 ? EXTRA_BYTES(threads) : 0); }
 
 /* A live pool lives in aligned storage (tinyrt_pool_create refuses any
  * other): a misaligned pointer, such as a copy of a pool in an unaligned
  * buffer, is refused before its magic is read (an unaligned atomic load
  * faults on ARM). */
 int tinyrt_internal_pool_valid(const tinyrt_pool *p) {
-  return p && (uintptr_t)p % TINYRT_ARENA_ALIGN == 0 && LOAD(&p->magic, ACQUIRE) == POOL_MAGIC &&
-         p->self == p;
+  return p && (uintptr_t)p % TINYRT_ARENA_ALIGN == 0 && LOAD(&p->magic, ACQUIRE) == POOL_MAGIC && p->self == p;
 }
 
-int tinyrt_pool_threads(const tinyrt_pool *p) {
-  return tinyrt_internal_pool_valid(p) ? p->threads : !p;
-}
+int tinyrt_pool_threads(const tinyrt_pool *p) { return tinyrt_internal_pool_valid(p) ? p->threads : !p; }
 
 tinyrt_status tinyrt_pool_set_spin_us(tinyrt_pool *p, uint32_t us) {
-  if (!tinyrt_internal_pool_valid(p))
-    return p ? TINYRT_ERR_NOT_INITIALIZED : TINYRT_ERR_INVALID_ARGUMENT;
+  if (!tinyrt_internal_pool_valid(p)) return p ? TINYRT_ERR_NOT_INITIALIZED : TINYRT_ERR_INVALID_ARGUMENT;
   STORE(&p->spin_us, us, RELAXED);
   return TINYRT_OK;
 }
@@ -132,14 +125,14 @@ void tinyrt_internal_pool_release(tinyrt_pool *p) { TINYRT_UNLOCK(&p->busy); }
  * sleeps on cv, counted in *sleepers. The side that changes *word does so
  * with a sequentially consistent operation and then calls wake(): either it
  * sees the sleeper count, or the sleeper sees the new value. */
-static void wait_while(tinyrt_pool *p, uint32_t *word, uint32_t val, int eq,
-                       tinyrt_port_cond *cv, uint32_t *sleepers) {
+static void wait_while(tinyrt_pool *p, uint32_t *word, uint32_t val, int eq, tinyrt_port_cond *cv, uint32_t *sleepers) {
   uint32_t n = 0, t0 = 0, now;
   while ((LOAD(word, ACQUIRE) == val) == eq) {
     tinyrt_port_cpu_relax();
     if (++n % 32) continue;
     now = tinyrt_port_now_us();
-    if (n == 32) t0 = now;
+    if (n == 32)
+      t0 = now;
     else if (now - t0 >= LOAD(&p->spin_us, RELAXED)) {
       tinyrt_port_mutex_lock(&p->mu);
       __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
@@ -168,8 +161,7 @@ static int32_t take(uint32_t *range, int front) {
     first = r >> 16;
     end = r & 0xffffu;
     if (first >= end) return -1;
-    if (__atomic_compare_exchange_n(range, &r, front ? r + 0x10000u : r - 1u, 1,
-                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(range, &r, front ? r + 0x10000u : r - 1u, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
       return (int32_t)(front ? first : end - 1);
   }
 }
@@ -189,8 +181,7 @@ static void work(tinyrt_pool *p, int self) {
     b = c * p->chunk;
     e = p->tasks - b > p->chunk ? b + p->chunk : p->tasks;
     p->fn(p->arena, b, e);
-    if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_SEQ_CST) == 0)
-      wake(p, &p->done_cv, &p->caller_sleeping);
+    if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_SEQ_CST) == 0) wake(p, &p->done_cv, &p->caller_sleeping);
   }
 }
 
@@ -222,8 +213,7 @@ static void stop_workers(tinyrt_pool *p) {
   tinyrt_port_mutex_destroy(&p->mu);
 }
 
-void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn,
-                               uint8_t *arena, int32_t tasks) {
+void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn, uint8_t *arena, int32_t tasks) {
   if (p && p->threads > 1 && tasks > 1) {
     int32_t per = p->threads * CHUNKS_PER_THREAD, chunks, i;
     p->fn = fn;
@@ -233,8 +223,8 @@ void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn,
     chunks = (tasks - 1) / p->chunk + 1; /* <= per <= 4 * TINYRT_MAX_THREADS < 2^16 */
     STORE(&p->pending, (uint32_t)chunks, RELAXED);
     for (i = 0; i < p->threads; ++i) /* publishes the fields above */
-      STORE(&p->slots[i].s.range,
-            (uint32_t)(i * chunks / p->threads) << 16 | (uint32_t)((i + 1) * chunks / p->threads), RELEASE);
+      STORE(&p->slots[i].s.range, (uint32_t)(i * chunks / p->threads) << 16 | (uint32_t)((i + 1) * chunks / p->threads),
+            RELEASE);
     __atomic_add_fetch(&p->gen, 1, __ATOMIC_SEQ_CST);
     wake(p, &p->work_cv, &p->sleepers);
     work(p, 0);
@@ -246,21 +236,18 @@ void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn,
 
 #else /* no threads */
 
-void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn,
-                               uint8_t *arena, int32_t tasks) {
+void tinyrt_internal_pool_step(tinyrt_pool *p, tinyrt_kernel_fn fn, uint8_t *arena, int32_t tasks) {
   (void)p;
   fn(arena, 0, tasks);
 }
 
 #endif
 
-tinyrt_status tinyrt_pool_create(void *storage, size_t bytes, int threads,
-                                 tinyrt_pool **out) {
+tinyrt_status tinyrt_pool_create(void *storage, size_t bytes, int threads, tinyrt_pool **out) {
   tinyrt_pool *p = (tinyrt_pool *)storage;
   if (out) *out = NULL;
   if (!storage || !out) return TINYRT_ERR_INVALID_ARGUMENT;
-  if (threads < 1 || threads > (TINYRT_PORT_THREADS ? TINYRT_MAX_THREADS : 1))
-    return TINYRT_ERR_THREADS;
+  if (threads < 1 || threads > (TINYRT_PORT_THREADS ? TINYRT_MAX_THREADS : 1)) return TINYRT_ERR_THREADS;
   if ((uintptr_t)storage % TINYRT_ARENA_ALIGN) return TINYRT_ERR_ARENA_MISALIGNED;
   if (bytes < tinyrt_pool_storage_bytes(threads)) return TINYRT_ERR_STORAGE_TOO_SMALL;
   memset(p, 0, tinyrt_pool_storage_bytes(threads));

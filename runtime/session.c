@@ -53,9 +53,9 @@ static msg_writer session_msg(tinyrt_session *s) {
 
 static const char *arch_name(uint32_t arch) {
   switch (arch) {
-  case TINYRT_ARCH_X86_64: return "x86-64";
-  case TINYRT_ARCH_ARMV7: return "armv7";
-  case TINYRT_ARCH_AARCH64: return "aarch64";
+    case TINYRT_ARCH_X86_64: return "x86-64";
+    case TINYRT_ARCH_ARMV7: return "armv7";
+    case TINYRT_ARCH_AARCH64: return "aarch64";
   }
   return "unknown";
 }
@@ -74,8 +74,7 @@ static const struct {
     {TINYRT_ISA_A64_DOTPROD, "asimddp"},
 };
 
-static tinyrt_status fail(tinyrt_session *s, tinyrt_status st,
-                          const char *text) {
+static tinyrt_status fail(tinyrt_session *s, tinyrt_status st, const char *text) {
   msg_writer w = session_msg(s);
   msg_str(&w, text);
   return st;
@@ -103,8 +102,7 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena
   uint32_t k;
   if (!t->name) return "has no name";
   if (t->rank > TINYRT_MAX_RANK || (t->rank && !t->dims)) return "has a bad rank or no dims";
-  if (t->arena_offset % TINYRT_ARENA_ALIGN || t->arena_offset > arena_bytes ||
-      t->bytes > arena_bytes - t->arena_offset)
+  if (t->arena_offset % TINYRT_ARENA_ALIGN || t->arena_offset > arena_bytes || t->bytes > arena_bytes - t->arena_offset)
     return "lies outside its arena";
   for (k = 0; k < t->rank; ++k)
     if (t->dims[k] < 0 || !mul_ok(&n, (uint64_t)t->dims[k])) return "has a bad dim";
@@ -112,12 +110,24 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena
 }
 
 /* Alignments of the table entries. */
-struct tensor_align { char c; tinyrt_tensor_desc d; };
-struct step_align { char c; tinyrt_step_desc d; };
+struct tensor_align {
+  char c;
+  tinyrt_tensor_desc d;
+};
+struct step_align {
+  char c;
+  tinyrt_step_desc d;
+};
 /* Step entries up to ABI 1.1 (fn, tasks, flags) need only their own
  * alignment: a 1.2 entry's 64-bit field must not refuse older tables. */
-struct step11 { tinyrt_kernel_fn fn; int32_t tasks, flags; };
-struct step11_align { char c; struct step11 d; };
+struct step11 {
+  tinyrt_kernel_fn fn;
+  int32_t tasks, flags;
+};
+struct step11_align {
+  char c;
+  struct step11 d;
+};
 
 /* A table of n entries `stride` bytes apart: a sane size, a stride that
  * covers the fields read, aligned, NULL only when empty. */
@@ -132,8 +142,7 @@ static tinyrt_status check_tensors(tinyrt_session *s, const tinyrt_model *m, int
   const char *err;
   msg_writer w;
   for (i = 0; i < n; ++i)
-    if ((err = tensor_desc_error((const tinyrt_tensor_desc *)AT(base, s->tensor_stride, i),
-                                 m->arena_bytes)) != NULL) {
+    if ((err = tensor_desc_error((const tinyrt_tensor_desc *)AT(base, s->tensor_stride, i), m->arena_bytes)) != NULL) {
       w = session_msg(s);
       msg_str(&w, outputs ? "model output " : "model input ");
       msg_u64(&w, i, 10);
@@ -209,13 +218,11 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     msg_str(&w, " bytes)");
     return TINYRT_ERR_BAD_MODEL;
   }
-  if ((st = check_tensors(s, m, 0)) != TINYRT_OK || (st = check_tensors(s, m, 1)) != TINYRT_OK)
-    return st;
+  if ((st = check_tensors(s, m, 0)) != TINYRT_OK || (st = check_tensors(s, m, 1)) != TINYRT_OK) return st;
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
     uint32_t flags = (uint32_t)d->flags;
-    if (flags & ~TINYRT_STEP_KNOWN_FLAGS)
-      return fail(s, TINYRT_ERR_BAD_MODEL, "model step with unknown flags");
+    if (flags & ~TINYRT_STEP_KNOWN_FLAGS) return fail(s, TINYRT_ERR_BAD_MODEL, "model step with unknown flags");
     /* A branch: a condition byte inside the arena (the fields are 1.3's). */
     if ((flags & TINYRT_STEP_GUARDED) &&
         (s->step_stride < sizeof(tinyrt_step_desc) || d->cond_offset >= m->arena_bytes))
@@ -226,13 +233,11 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
         return fail(s, TINYRT_ERR_BAD_MODEL, "model branch error without guard or message");
       continue;
     }
-    if (!d->fn || d->tasks < 1)
-      return fail(s, TINYRT_ERR_BAD_MODEL, "model step without code or tasks");
+    if (!d->fn || d->tasks < 1) return fail(s, TINYRT_ERR_BAD_MODEL, "model step without code or tasks");
     /* A custom-op call: one task and a status slot inside the arena. */
     if ((d->flags & TINYRT_STEP_CALL) &&
-        (s->step_stride < sizeof(tinyrt_step_desc) || d->tasks != 1 || !d->call_node ||
-         d->status_offset % 4 != 0 || d->status_offset > m->arena_bytes ||
-         m->arena_bytes - d->status_offset < 4))
+        (s->step_stride < sizeof(tinyrt_step_desc) || d->tasks != 1 || !d->call_node || d->status_offset % 4 != 0 ||
+         d->status_offset > m->arena_bytes || m->arena_bytes - d->status_offset < 4))
       return fail(s, TINYRT_ERR_BAD_MODEL, "model call step without a status slot in the arena");
   }
   return TINYRT_OK;
@@ -251,9 +256,7 @@ void tinyrt_session_options_init(tinyrt_session_options *options) {
 }
 
 /* Nonzero if `s` was initialized at its own address. */
-static int session_valid(const tinyrt_session *s) {
-  return s->magic == SESSION_MAGIC && s->self == s;
-}
+static int session_valid(const tinyrt_session *s) { return s->magic == SESSION_MAGIC && s->self == s; }
 
 /* Takes the session for one call: OK, NOT_INITIALIZED (message set) or BUSY
  * (message untouched: another thread owns the session). */
@@ -264,8 +267,7 @@ static tinyrt_status enter(tinyrt_session *s) {
   return TINYRT_TRY_LOCK(&s->busy) ? TINYRT_ERR_BUSY : TINYRT_OK;
 }
 
-tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
-                                  void *arena, size_t arena_bytes,
+tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model, void *arena, size_t arena_bytes,
                                   const tinyrt_session_options *options) {
   tinyrt_status st;
   msg_writer w;
@@ -273,8 +275,7 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model,
   if (!s) return TINYRT_ERR_INVALID_ARGUMENT;
   memset(s, 0, sizeof *s);
   if (!model) return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "model is NULL");
-  if (!arena && model->arena_bytes)
-    return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "arena is NULL");
+  if (!arena && model->arena_bytes) return fail(s, TINYRT_ERR_INVALID_ARGUMENT, "arena is NULL");
   st = check_model(s, model);
   if (st != TINYRT_OK) return st;
   if (pool && !tinyrt_internal_pool_valid(pool))
@@ -320,8 +321,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   if (!s) return TINYRT_ERR_INVALID_ARGUMENT;
   if ((st = enter(s)) != TINYRT_OK) return st;
   if (s->pool && (st = tinyrt_internal_pool_acquire(s->pool)) != TINYRT_OK) {
-    fail(s, st, st == TINYRT_ERR_BUSY ? "the pool is running another session"
-                                      : "the session's pool was destroyed");
+    fail(s, st, st == TINYRT_ERR_BUSY ? "the pool is running another session" : "the session's pool was destroyed");
     TINYRT_UNLOCK(&s->busy);
     return st;
   }
@@ -371,24 +371,20 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   return TINYRT_OK;
 }
 
-uint32_t tinyrt_session_num_inputs(const tinyrt_session *s) {
-  return s && session_valid(s) ? s->model->num_inputs : 0;
-}
+uint32_t tinyrt_session_num_inputs(const tinyrt_session *s) { return s && session_valid(s) ? s->model->num_inputs : 0; }
 
 uint32_t tinyrt_session_num_outputs(const tinyrt_session *s) {
   return s && session_valid(s) ? s->model->num_outputs : 0;
 }
 
 static const tinyrt_tensor_desc *desc_at(const tinyrt_session *s, int outputs, uint32_t i) {
-  return (const tinyrt_tensor_desc *)AT(outputs ? (const void *)s->model->outputs
-                                                : (const void *)s->model->inputs,
+  return (const tinyrt_tensor_desc *)AT(outputs ? (const void *)s->model->outputs : (const void *)s->model->inputs,
                                         s->tensor_stride, i);
 }
 
 /* The tensor `index` of the inputs/outputs, or if name != NULL the one of
  * that name. */
-static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
-                                 const char *name, tinyrt_tensor *t) {
+static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index, const char *name, tinyrt_tensor *t) {
   uint32_t n;
   msg_writer w;
   const tinyrt_tensor_desc *d;
@@ -397,8 +393,7 @@ static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
   if ((st = enter(s)) != TINYRT_OK) return st;
   n = outputs ? s->model->num_outputs : s->model->num_inputs;
   if (name)
-    for (index = 0; index < n && strcmp(desc_at(s, outputs, index)->name, name) != 0; ++index) {
-    }
+    for (index = 0; index < n && strcmp(desc_at(s, outputs, index)->name, name) != 0; ++index) {}
   if (index >= n) {
     w = session_msg(s);
     if (name) {
@@ -460,7 +455,10 @@ static uint64_t fnv1a64(uint64_t h, const uint8_t *p, size_t n) {
   return h;
 }
 
-struct weights_align { char c; tinyrt_weights_range d; };
+struct weights_align {
+  char c;
+  tinyrt_weights_range d;
+};
 
 tinyrt_status tinyrt_session_verify(tinyrt_session *s) {
   const tinyrt_model *m;
@@ -479,8 +477,7 @@ tinyrt_status tinyrt_session_verify(tinyrt_session *s) {
     msg_str(&w, ") records no weights checksum: nothing verified");
     st = TINYRT_ERR_UNSUPPORTED;
   } else {
-    if (table_ok(m->weights, m->num_weights, m->weights_range_bytes, sizeof *r,
-                 offsetof(struct weights_align, d)))
+    if (table_ok(m->weights, m->num_weights, m->weights_range_bytes, sizeof *r, offsetof(struct weights_align, d)))
       for (; i < m->num_weights; ++i) {
         r = (const tinyrt_weights_range *)AT(m->weights, m->weights_range_bytes, i);
         /* total <= weights_bytes holds here, so the subtraction cannot wrap */
@@ -510,6 +507,4 @@ tinyrt_status tinyrt_session_verify(tinyrt_session *s) {
   return st;
 }
 
-const char *tinyrt_session_message(const tinyrt_session *s) {
-  return s ? s->message : "session is NULL";
-}
+const char *tinyrt_session_message(const tinyrt_session *s) { return s ? s->message : "session is NULL"; }

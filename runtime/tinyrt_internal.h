@@ -18,7 +18,6 @@ void tinyrt_internal_pool_release(tinyrt_pool *pool);
 
 /* Runs fn over the tasks [0, tasks) on the acquired pool (NULL: on the
  * calling thread) and returns when every task is done. */
-void tinyrt_internal_pool_step(tinyrt_pool *pool, tinyrt_kernel_fn fn,
-                               uint8_t *arena, int32_t tasks);
+void tinyrt_internal_pool_step(tinyrt_pool *pool, tinyrt_kernel_fn fn, uint8_t *arena, int32_t tasks);
 
 #endif /* TINYRT_INTERNAL_H_ */

@@ -6,7 +6,7 @@ PACKAGES="build-essential cmake ninja-build llvm-dev libonnx-dev libprotobuf-dev
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm
   qemu-user libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision
-  python3-sklearn clang-14 libclang-rt-14-dev"
+  python3-sklearn clang-14 libclang-rt-14-dev clang-format-14"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

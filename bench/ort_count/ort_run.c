@@ -36,127 +36,137 @@ typedef struct OrtAllocator OrtAllocator; /* opaque here: only passed back */
 
 /* ONNX's TensorProto element types (the values ORT reports). */
 enum {
-  ELEM_FLOAT = 1, ELEM_UINT8 = 2, ELEM_INT8 = 3, ELEM_UINT16 = 4, ELEM_INT16 = 5, ELEM_INT32 = 6, ELEM_INT64 = 7,
-  ELEM_STRING = 8, ELEM_BOOL = 9, ELEM_FLOAT16 = 10, ELEM_DOUBLE = 11, ELEM_UINT32 = 12, ELEM_UINT64 = 13,
+  ELEM_FLOAT = 1,
+  ELEM_UINT8 = 2,
+  ELEM_INT8 = 3,
+  ELEM_UINT16 = 4,
+  ELEM_INT16 = 5,
+  ELEM_INT32 = 6,
+  ELEM_INT64 = 7,
+  ELEM_STRING = 8,
+  ELEM_BOOL = 9,
+  ELEM_FLOAT16 = 10,
+  ELEM_DOUBLE = 11,
+  ELEM_UINT32 = 12,
+  ELEM_UINT64 = 13,
   ELEM_BFLOAT16 = 16
 };
-enum { LOG_WARNING = 2 };              /* OrtLoggingLevel */
-enum { OPT_ENABLE_ALL = 99 };          /* GraphOptimizationLevel */
-enum { ARENA_ALLOCATOR = 1 };          /* OrtAllocatorType */
-enum { MEM_TYPE_DEFAULT = 0 };         /* OrtMemType */
+enum { LOG_WARNING = 2 };      /* OrtLoggingLevel */
+enum { OPT_ENABLE_ALL = 99 };  /* GraphOptimizationLevel */
+enum { ARENA_ALLOCATOR = 1 };  /* OrtAllocatorType */
+enum { MEM_TYPE_DEFAULT = 0 }; /* OrtMemType */
 
 typedef void (*ApiSlot)(void); /* an entry this program does not call */
 
 typedef struct OrtApi {
-  ApiSlot CreateStatus;                                                           /* 0 */
-  ApiSlot GetErrorCode;                                                           /* 1 */
-  const char *(*GetErrorMessage)(const OrtStatus *status);                        /* 2 */
+  ApiSlot CreateStatus;                                                             /* 0 */
+  ApiSlot GetErrorCode;                                                             /* 1 */
+  const char *(*GetErrorMessage)(const OrtStatus *status);                          /* 2 */
   OrtStatus *(*CreateEnv)(int log_severity_level, const char *logid, OrtEnv **out); /* 3 */
-  ApiSlot CreateEnvWithCustomLogger;                                              /* 4 */
-  ApiSlot EnableTelemetryEvents;                                                  /* 5 */
-  ApiSlot DisableTelemetryEvents;                                                 /* 6 */
+  ApiSlot CreateEnvWithCustomLogger;                                                /* 4 */
+  ApiSlot EnableTelemetryEvents;                                                    /* 5 */
+  ApiSlot DisableTelemetryEvents;                                                   /* 6 */
   OrtStatus *(*CreateSession)(const OrtEnv *env, const char *model_path, const OrtSessionOptions *options,
-                              OrtSession **out);                                  /* 7 */
-  ApiSlot CreateSessionFromArray;                                                 /* 8 */
+                              OrtSession **out); /* 7 */
+  ApiSlot CreateSessionFromArray;                /* 8 */
   OrtStatus *(*Run)(OrtSession *session, const OrtRunOptions *run_options, const char *const *input_names,
                     const OrtValue *const *inputs, size_t input_len, const char *const *output_names,
-                    size_t output_names_len, OrtValue **outputs);                 /* 9 */
-  OrtStatus *(*CreateSessionOptions)(OrtSessionOptions **options);                /* 10 */
-  ApiSlot SetOptimizedModelFilePath;                                              /* 11 */
-  ApiSlot CloneSessionOptions;                                                    /* 12 */
-  ApiSlot SetSessionExecutionMode;                                                /* 13 */
-  ApiSlot EnableProfiling;                                                        /* 14 */
-  ApiSlot DisableProfiling;                                                       /* 15 */
-  ApiSlot EnableMemPattern;                                                       /* 16 */
-  ApiSlot DisableMemPattern;                                                      /* 17 */
-  ApiSlot EnableCpuMemArena;                                                      /* 18 */
-  ApiSlot DisableCpuMemArena;                                                     /* 19 */
-  ApiSlot SetSessionLogId;                                                        /* 20 */
-  ApiSlot SetSessionLogVerbosityLevel;                                            /* 21 */
-  ApiSlot SetSessionLogSeverityLevel;                                             /* 22 */
-  OrtStatus *(*SetSessionGraphOptimizationLevel)(OrtSessionOptions *options, int level); /* 23 */
-  OrtStatus *(*SetIntraOpNumThreads)(OrtSessionOptions *options, int n);          /* 24 */
-  OrtStatus *(*SetInterOpNumThreads)(OrtSessionOptions *options, int n);          /* 25 */
-  ApiSlot CreateCustomOpDomain;                                                   /* 26 */
-  ApiSlot CustomOpDomain_Add;                                                     /* 27 */
-  ApiSlot AddCustomOpDomain;                                                      /* 28 */
-  ApiSlot RegisterCustomOpsLibrary;                                               /* 29 */
-  OrtStatus *(*SessionGetInputCount)(const OrtSession *session, size_t *out);    /* 30 */
-  OrtStatus *(*SessionGetOutputCount)(const OrtSession *session, size_t *out);   /* 31 */
-  ApiSlot SessionGetOverridableInitializerCount;                                  /* 32 */
+                    size_t output_names_len, OrtValue **outputs);                                    /* 9 */
+  OrtStatus *(*CreateSessionOptions)(OrtSessionOptions **options);                                   /* 10 */
+  ApiSlot SetOptimizedModelFilePath;                                                                 /* 11 */
+  ApiSlot CloneSessionOptions;                                                                       /* 12 */
+  ApiSlot SetSessionExecutionMode;                                                                   /* 13 */
+  ApiSlot EnableProfiling;                                                                           /* 14 */
+  ApiSlot DisableProfiling;                                                                          /* 15 */
+  ApiSlot EnableMemPattern;                                                                          /* 16 */
+  ApiSlot DisableMemPattern;                                                                         /* 17 */
+  ApiSlot EnableCpuMemArena;                                                                         /* 18 */
+  ApiSlot DisableCpuMemArena;                                                                        /* 19 */
+  ApiSlot SetSessionLogId;                                                                           /* 20 */
+  ApiSlot SetSessionLogVerbosityLevel;                                                               /* 21 */
+  ApiSlot SetSessionLogSeverityLevel;                                                                /* 22 */
+  OrtStatus *(*SetSessionGraphOptimizationLevel)(OrtSessionOptions *options, int level);             /* 23 */
+  OrtStatus *(*SetIntraOpNumThreads)(OrtSessionOptions *options, int n);                             /* 24 */
+  OrtStatus *(*SetInterOpNumThreads)(OrtSessionOptions *options, int n);                             /* 25 */
+  ApiSlot CreateCustomOpDomain;                                                                      /* 26 */
+  ApiSlot CustomOpDomain_Add;                                                                        /* 27 */
+  ApiSlot AddCustomOpDomain;                                                                         /* 28 */
+  ApiSlot RegisterCustomOpsLibrary;                                                                  /* 29 */
+  OrtStatus *(*SessionGetInputCount)(const OrtSession *session, size_t *out);                        /* 30 */
+  OrtStatus *(*SessionGetOutputCount)(const OrtSession *session, size_t *out);                       /* 31 */
+  ApiSlot SessionGetOverridableInitializerCount;                                                     /* 32 */
   OrtStatus *(*SessionGetInputTypeInfo)(const OrtSession *session, size_t index, OrtTypeInfo **out); /* 33 */
-  ApiSlot SessionGetOutputTypeInfo;                                               /* 34 */
-  ApiSlot SessionGetOverridableInitializerTypeInfo;                               /* 35 */
+  ApiSlot SessionGetOutputTypeInfo;                                                                  /* 34 */
+  ApiSlot SessionGetOverridableInitializerTypeInfo;                                                  /* 35 */
   OrtStatus *(*SessionGetInputName)(const OrtSession *session, size_t index, OrtAllocator *allocator,
-                                    char **value);                                /* 36 */
+                                    char **value); /* 36 */
   OrtStatus *(*SessionGetOutputName)(const OrtSession *session, size_t index, OrtAllocator *allocator,
-                                     char **value);                               /* 37 */
-  ApiSlot SessionGetOverridableInitializerName;                                   /* 38 */
-  ApiSlot CreateRunOptions;                                                       /* 39 */
-  ApiSlot RunOptionsSetRunLogVerbosityLevel;                                      /* 40 */
-  ApiSlot RunOptionsSetRunLogSeverityLevel;                                       /* 41 */
-  ApiSlot RunOptionsSetRunTag;                                                    /* 42 */
-  ApiSlot RunOptionsGetRunLogVerbosityLevel;                                      /* 43 */
-  ApiSlot RunOptionsGetRunLogSeverityLevel;                                       /* 44 */
-  ApiSlot RunOptionsGetRunTag;                                                    /* 45 */
-  ApiSlot RunOptionsSetTerminate;                                                 /* 46 */
-  ApiSlot RunOptionsUnsetTerminate;                                               /* 47 */
-  ApiSlot CreateTensorAsOrtValue;                                                 /* 48 */
+                                     char **value); /* 37 */
+  ApiSlot SessionGetOverridableInitializerName;     /* 38 */
+  ApiSlot CreateRunOptions;                         /* 39 */
+  ApiSlot RunOptionsSetRunLogVerbosityLevel;        /* 40 */
+  ApiSlot RunOptionsSetRunLogSeverityLevel;         /* 41 */
+  ApiSlot RunOptionsSetRunTag;                      /* 42 */
+  ApiSlot RunOptionsGetRunLogVerbosityLevel;        /* 43 */
+  ApiSlot RunOptionsGetRunLogSeverityLevel;         /* 44 */
+  ApiSlot RunOptionsGetRunTag;                      /* 45 */
+  ApiSlot RunOptionsSetTerminate;                   /* 46 */
+  ApiSlot RunOptionsUnsetTerminate;                 /* 47 */
+  ApiSlot CreateTensorAsOrtValue;                   /* 48 */
   OrtStatus *(*CreateTensorWithDataAsOrtValue)(const OrtMemoryInfo *info, void *data, size_t data_bytes,
                                                const int64_t *shape, size_t shape_len, int type,
-                                               OrtValue **out);                   /* 49 */
-  ApiSlot IsTensor;                                                               /* 50 */
-  ApiSlot GetTensorMutableData;                                                   /* 51 */
-  ApiSlot FillStringTensor;                                                       /* 52 */
-  ApiSlot GetStringTensorDataLength;                                              /* 53 */
-  ApiSlot GetStringTensorContent;                                                 /* 54 */
-  OrtStatus *(*CastTypeInfoToTensorInfo)(const OrtTypeInfo *type_info,
-                                         const OrtTensorTypeAndShapeInfo **out);  /* 55 */
-  ApiSlot GetOnnxTypeFromTypeInfo;                                                /* 56 */
-  ApiSlot CreateTensorTypeAndShapeInfo;                                           /* 57 */
-  ApiSlot SetTensorElementType;                                                   /* 58 */
-  ApiSlot SetDimensions;                                                          /* 59 */
-  OrtStatus *(*GetTensorElementType)(const OrtTensorTypeAndShapeInfo *info, int *out); /* 60 */
-  OrtStatus *(*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out); /* 61 */
-  OrtStatus *(*GetDimensions)(const OrtTensorTypeAndShapeInfo *info, int64_t *dims, size_t n); /* 62 */
-  ApiSlot GetSymbolicDimensions;                                                  /* 63 */
-  ApiSlot GetTensorShapeElementCount;                                             /* 64 */
-  ApiSlot GetTensorTypeAndShape;                                                  /* 65 */
-  ApiSlot GetTypeInfo;                                                            /* 66 */
-  ApiSlot GetValueType;                                                           /* 67 */
-  ApiSlot CreateMemoryInfo;                                                       /* 68 */
-  OrtStatus *(*CreateCpuMemoryInfo)(int allocator_type, int mem_type, OrtMemoryInfo **out); /* 69 */
-  ApiSlot CompareMemoryInfo;                                                      /* 70 */
-  ApiSlot MemoryInfoGetName;                                                      /* 71 */
-  ApiSlot MemoryInfoGetId;                                                        /* 72 */
-  ApiSlot MemoryInfoGetMemType;                                                   /* 73 */
-  ApiSlot MemoryInfoGetType;                                                      /* 74 */
-  ApiSlot AllocatorAlloc;                                                         /* 75 */
-  OrtStatus *(*AllocatorFree)(OrtAllocator *allocator, void *p);                  /* 76 */
-  ApiSlot AllocatorGetInfo;                                                       /* 77 */
-  OrtStatus *(*GetAllocatorWithDefaultOptions)(OrtAllocator **out);               /* 78 */
-  ApiSlot AddFreeDimensionOverride;                                               /* 79 */
-  ApiSlot GetValue;                                                               /* 80 */
-  ApiSlot GetValueCount;                                                          /* 81 */
-  ApiSlot CreateValue;                                                            /* 82 */
-  ApiSlot CreateOpaqueValue;                                                      /* 83 */
-  ApiSlot GetOpaqueValue;                                                         /* 84 */
-  ApiSlot KernelInfoGetAttribute_float;                                           /* 85 */
-  ApiSlot KernelInfoGetAttribute_int64;                                           /* 86 */
-  ApiSlot KernelInfoGetAttribute_string;                                          /* 87 */
-  ApiSlot KernelContext_GetInputCount;                                            /* 88 */
-  ApiSlot KernelContext_GetOutputCount;                                           /* 89 */
-  ApiSlot KernelContext_GetInput;                                                 /* 90 */
-  ApiSlot KernelContext_GetOutput;                                                /* 91 */
-  void (*ReleaseEnv)(OrtEnv *p);                                                  /* 92 */
-  void (*ReleaseStatus)(OrtStatus *p);                                            /* 93 */
-  void (*ReleaseMemoryInfo)(OrtMemoryInfo *p);                                    /* 94 */
-  void (*ReleaseSession)(OrtSession *p);                                          /* 95 */
-  void (*ReleaseValue)(OrtValue *p);                                              /* 96 */
-  ApiSlot ReleaseRunOptions;                                                      /* 97 */
-  void (*ReleaseTypeInfo)(OrtTypeInfo *p);                                        /* 98 */
-  ApiSlot ReleaseTensorTypeAndShapeInfo;                                          /* 99 */
-  void (*ReleaseSessionOptions)(OrtSessionOptions *p);                            /* 100 */
+                                               OrtValue **out);                                                /* 49 */
+  ApiSlot IsTensor;                                                                                            /* 50 */
+  ApiSlot GetTensorMutableData;                                                                                /* 51 */
+  ApiSlot FillStringTensor;                                                                                    /* 52 */
+  ApiSlot GetStringTensorDataLength;                                                                           /* 53 */
+  ApiSlot GetStringTensorContent;                                                                              /* 54 */
+  OrtStatus *(*CastTypeInfoToTensorInfo)(const OrtTypeInfo *type_info, const OrtTensorTypeAndShapeInfo **out); /* 55 */
+  ApiSlot GetOnnxTypeFromTypeInfo;                                                                             /* 56 */
+  ApiSlot CreateTensorTypeAndShapeInfo;                                                                        /* 57 */
+  ApiSlot SetTensorElementType;                                                                                /* 58 */
+  ApiSlot SetDimensions;                                                                                       /* 59 */
+  OrtStatus *(*GetTensorElementType)(const OrtTensorTypeAndShapeInfo *info, int *out);                         /* 60 */
+  OrtStatus *(*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);                        /* 61 */
+  OrtStatus *(*GetDimensions)(const OrtTensorTypeAndShapeInfo *info, int64_t *dims, size_t n);                 /* 62 */
+  ApiSlot GetSymbolicDimensions;                                                                               /* 63 */
+  ApiSlot GetTensorShapeElementCount;                                                                          /* 64 */
+  ApiSlot GetTensorTypeAndShape;                                                                               /* 65 */
+  ApiSlot GetTypeInfo;                                                                                         /* 66 */
+  ApiSlot GetValueType;                                                                                        /* 67 */
+  ApiSlot CreateMemoryInfo;                                                                                    /* 68 */
+  OrtStatus *(*CreateCpuMemoryInfo)(int allocator_type, int mem_type, OrtMemoryInfo **out);                    /* 69 */
+  ApiSlot CompareMemoryInfo;                                                                                   /* 70 */
+  ApiSlot MemoryInfoGetName;                                                                                   /* 71 */
+  ApiSlot MemoryInfoGetId;                                                                                     /* 72 */
+  ApiSlot MemoryInfoGetMemType;                                                                                /* 73 */
+  ApiSlot MemoryInfoGetType;                                                                                   /* 74 */
+  ApiSlot AllocatorAlloc;                                                                                      /* 75 */
+  OrtStatus *(*AllocatorFree)(OrtAllocator *allocator, void *p);                                               /* 76 */
+  ApiSlot AllocatorGetInfo;                                                                                    /* 77 */
+  OrtStatus *(*GetAllocatorWithDefaultOptions)(OrtAllocator **out);                                            /* 78 */
+  ApiSlot AddFreeDimensionOverride;                                                                            /* 79 */
+  ApiSlot GetValue;                                                                                            /* 80 */
+  ApiSlot GetValueCount;                                                                                       /* 81 */
+  ApiSlot CreateValue;                                                                                         /* 82 */
+  ApiSlot CreateOpaqueValue;                                                                                   /* 83 */
+  ApiSlot GetOpaqueValue;                                                                                      /* 84 */
+  ApiSlot KernelInfoGetAttribute_float;                                                                        /* 85 */
+  ApiSlot KernelInfoGetAttribute_int64;                                                                        /* 86 */
+  ApiSlot KernelInfoGetAttribute_string;                                                                       /* 87 */
+  ApiSlot KernelContext_GetInputCount;                                                                         /* 88 */
+  ApiSlot KernelContext_GetOutputCount;                                                                        /* 89 */
+  ApiSlot KernelContext_GetInput;                                                                              /* 90 */
+  ApiSlot KernelContext_GetOutput;                                                                             /* 91 */
+  void (*ReleaseEnv)(OrtEnv *p);                                                                               /* 92 */
+  void (*ReleaseStatus)(OrtStatus *p);                                                                         /* 93 */
+  void (*ReleaseMemoryInfo)(OrtMemoryInfo *p);                                                                 /* 94 */
+  void (*ReleaseSession)(OrtSession *p);                                                                       /* 95 */
+  void (*ReleaseValue)(OrtValue *p);                                                                           /* 96 */
+  ApiSlot ReleaseRunOptions;                                                                                   /* 97 */
+  void (*ReleaseTypeInfo)(OrtTypeInfo *p);                                                                     /* 98 */
+  ApiSlot ReleaseTensorTypeAndShapeInfo;                                                                       /* 99 */
+  void (*ReleaseSessionOptions)(OrtSessionOptions *p);                                                         /* 100 */
 } OrtApi;
 
 typedef struct OrtApiBase {
@@ -178,10 +188,19 @@ static void check(OrtStatus *status, const char *what) {
 
 static size_t element_size(int type) {
   switch (type) {
-    case ELEM_UINT8: case ELEM_INT8: case ELEM_BOOL: return 1;
-    case ELEM_UINT16: case ELEM_INT16: case ELEM_FLOAT16: case ELEM_BFLOAT16: return 2;
-    case ELEM_FLOAT: case ELEM_INT32: case ELEM_UINT32: return 4;
-    case ELEM_INT64: case ELEM_DOUBLE: case ELEM_UINT64: return 8;
+    case ELEM_UINT8:
+    case ELEM_INT8:
+    case ELEM_BOOL: return 1;
+    case ELEM_UINT16:
+    case ELEM_INT16:
+    case ELEM_FLOAT16:
+    case ELEM_BFLOAT16: return 2;
+    case ELEM_FLOAT:
+    case ELEM_INT32:
+    case ELEM_UINT32: return 4;
+    case ELEM_INT64:
+    case ELEM_DOUBLE:
+    case ELEM_UINT64: return 8;
     default: return 0; /* strings and anything else: not supported */
   }
 }

@@ -34,7 +34,8 @@ inline void apply_custom_op_options(const CustomOpArgs &a, CompileOptions &o) {
   for (const std::string &d : a.decls) {
     CustomOpDecl c = parse_custom_op(d);
     for (const CustomOpDecl &e : o.custom_ops)
-      if (e.domain == c.domain && e.op == c.op) fail_usage("--custom-op " + c.domain + "::" + c.op + " is declared twice");
+      if (e.domain == c.domain && e.op == c.op)
+        fail_usage("--custom-op " + c.domain + "::" + c.op + " is declared twice");
     o.custom_ops.push_back(c);
   }
   o.link_sources = a.sources;

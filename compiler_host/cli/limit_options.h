@@ -15,8 +15,7 @@ inline void add_limit_options(CLI::App &app, Limits &l) {
   app.add_option("--max-arena-bytes", l.max_arena_bytes, "largest arena the memory plan may need")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--max-expanded-nodes", l.max_expanded_nodes,
-                 "nodes control flow and recurrent ops may unroll into")
+  app.add_option("--max-expanded-nodes", l.max_expanded_nodes, "nodes control flow and recurrent ops may unroll into")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--max-folded-bytes", l.max_folded_bytes, "bytes of constants folding may create")

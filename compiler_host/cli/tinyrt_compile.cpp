@@ -59,7 +59,8 @@ static void list_ops() {
   for (const tinyrt::OpDef *d : tinyrt::all_ops())
     if (!d->domain.empty()) other += "| " + d->domain + " | " + d->name + " | " + types(d->types) + " |\n";
   if (!other.empty())
-    std::cout << "\nOther domains (ONNX Runtime's contrib ops that quantized models use, and tinyrt's own, which its passes write):\n\n"
+    std::cout << "\nOther domains (ONNX Runtime's contrib ops that quantized models use, and tinyrt's own, which its "
+                 "passes write):\n\n"
               << "| domain | op | input types |\n|---|---|---|\n"
               << other;
 }
@@ -71,7 +72,8 @@ static void list_tiles(const tinyrt::Target &t) {
   for (const auto &r : t.gemm_tile_table) f.insert({r.mr, r.nv});
   const auto &q = t.qgemm_tiles.empty() ? t.gemm_tiles : t.qgemm_tiles;
   for (auto [mr, nv] : f) std::cout << "float " << mr << "," << nv << "\n";
-  for (auto [mr, nv] : std::set<std::pair<int, int>>(q.begin(), q.end())) std::cout << "int8 " << mr << "," << nv << "\n";
+  for (auto [mr, nv] : std::set<std::pair<int, int>>(q.begin(), q.end()))
+    std::cout << "int8 " << mr << "," << nv << "\n";
 }
 
 int main(int argc, char **argv) {
@@ -83,15 +85,15 @@ int main(int argc, char **argv) {
   app.add_option("model", model, "ONNX model file");
   app.add_option("-o,--output", outdir, "output directory");
   app.add_flag("--list-ops", ops, "print the supported ONNX operators (markdown) and exit");
-  app.add_option("--target", target,
-                 "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
+  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
       ->capture_default_str();
   app.add_option("--name", name, "C identifier of the model (default: file name)");
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
-  app.add_option("--plan-svg", svg, "draw the memory plan (buffers over time and arena offset, lower bound marked) to this SVG file");
+  app.add_option("--plan-svg", svg,
+                 "draw the memory plan (buffers over time and arena offset, lower bound marked) to this SVG file");
   tinyrt::add_gemm_tile_option(app, tile);
   bool tiles = false;
   app.add_flag("--list-tiles", tiles,
@@ -153,8 +155,10 @@ int main(int argc, char **argv) {
     bool tty = isatty(2);
     bool shown = false;
     opt.progress = [&](const std::string &what) {
-      if (tty) std::cerr << "\rtinyrt-compile: " << what << "\033[K" << std::flush;
-      else std::cerr << "tinyrt-compile: " << what << "\n";
+      if (tty)
+        std::cerr << "\rtinyrt-compile: " << what << "\033[K" << std::flush;
+      else
+        std::cerr << "tinyrt-compile: " << what << "\n";
       shown = true;
     };
     opt.log = verbose ? &std::cerr : nullptr;
@@ -162,11 +166,13 @@ int main(int argc, char **argv) {
     tinyrt::apply_custom_op_options(custom, opt);
     for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
-    if (opt.quantize == tinyrt::Quantize::Static) opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, quantize.percentile, &std::cerr);
+    if (opt.quantize == tinyrt::Quantize::Static)
+      opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, quantize.percentile, &std::cerr);
     if (!emit_qdq.empty()) {
       std::string bytes = tinyrt::quantized_onnx(model, opt);
       std::ofstream f(emit_qdq, std::ios::binary);
-      if (!f.write(bytes.data(), (std::streamsize)bytes.size())) tinyrt::fail_usage("cannot write '" + emit_qdq + "' (does its directory exist?)");
+      if (!f.write(bytes.data(), (std::streamsize)bytes.size()))
+        tinyrt::fail_usage("cannot write '" + emit_qdq + "' (does its directory exist?)");
       std::cerr << "wrote " << emit_qdq << "\n";
     }
     tinyrt::Artifact a = tinyrt::compile_model(model, opt);
@@ -188,7 +194,8 @@ int main(int argc, char **argv) {
     std::cout << "\n";
     if (!svg.empty()) {
       std::ofstream f(svg, std::ios::binary);
-      if (!(f << tinyrt::plan_svg(a))) throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);
+      if (!(f << tinyrt::plan_svg(a)))
+        throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage, "cannot write " + svg);
       files.push_back(svg);
     }
     for (auto &f : files) std::cout << "  " << f << "\n";

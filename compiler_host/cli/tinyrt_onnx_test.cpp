@@ -138,9 +138,12 @@ bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::st
   for (int64_t i = 0; i < n; ++i) {
     double r = at(ref.bytes.data(), i), y = at(got, i);
     bool ok;
-    if (std::isnan(r)) ok = std::isnan(y);
-    else if (std::isinf(r)) ok = y == r;
-    else ok = std::fabs(y - r) <= atol + o.rtol * std::fabs(r);
+    if (std::isnan(r))
+      ok = std::isnan(y);
+    else if (std::isinf(r))
+      ok = y == r;
+    else
+      ok = std::fabs(y - r) <= atol + o.rtol * std::fabs(r);
     double err = std::isnan(y) || std::isinf(y) ? INFINITY : std::fabs(y - r);
     if (!ok && (worst_i < 0 || err > worst)) {
       worst = err;
@@ -149,8 +152,8 @@ bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::st
   }
   if (worst_i < 0) return true;
   std::ostringstream s;
-  s << "max error " << worst << " at element " << worst_i << ": expected " << at(ref.bytes.data(), worst_i)
-    << ", got " << at(got, worst_i);
+  s << "max error " << worst << " at element " << worst_i << ": expected " << at(ref.bytes.data(), worst_i) << ", got "
+    << at(got, worst_i);
   *why = s.str();
   return false;
 }
@@ -192,12 +195,14 @@ class CaseRunner {
       out = {Outcome::Unsupported, one_line(e.what())};
     } catch (const CompileError &e) {
       out = e.kind() == CompileError::Kind::Unsupported ? Outcome{Outcome::Unsupported, one_line(e.what())}
-                                                         : Outcome{Outcome::Fail, one_line(e.what())};
+                                                        : Outcome{Outcome::Fail, one_line(e.what())};
     } catch (const std::exception &e) {
       out = {Outcome::Fail, one_line(std::string("error: ") + e.what())};
     }
-    if (!o_.keep) fs::remove_all(work);
-    else out.detail += (out.detail.empty() ? "" : "; ") + std::string("files in ") + work;
+    if (!o_.keep)
+      fs::remove_all(work);
+    else
+      out.detail += (out.detail.empty() ? "" : "; ") + std::string("files in ") + work;
     return out;
   }
 
@@ -235,14 +240,14 @@ class CaseRunner {
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
         // Dynamic dimensions take the data set's shapes.
         for (auto &kv : ds.inputs)
-          if (!bound_names.count(kv.first) &&
-              std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
+          if (!bound_names.count(kv.first) && std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
             co.import.input_shapes[kv.first] = kv.second->shape;
         // --quantize static: calibrated on --calibration DIR, or on the
         // case's own data sets.
         if (co.quantize == Quantize::Static)
-          co.calibration = calibrate(model.string(), co, o_.quantize.calibration.empty() ? dir.string() : o_.quantize.calibration,
-                                     o_.quantize.percentile);
+          co.calibration =
+              calibrate(model.string(), co, o_.quantize.calibration.empty() ? dir.string() : o_.quantize.calibration,
+                        o_.quantize.percentile);
         try {
           fs::path sub = fs::path(work) / ("build" + std::to_string(si) + "_" + std::to_string(attempt));
           built = std::make_unique<BuiltModel>(build_model(model.string(), co, sub.string()));

@@ -96,12 +96,8 @@ nlohmann::json join_steps(const Artifact &a, const std::vector<double> &per_step
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < per_step.size(); ++i) {
     const nlohmann::json &g = groups[i];
-    nlohmann::json r = {{"kernel", i},
-                        {"label", g["label"]},
-                        {"family", g["family"]},
-                        {"nodes", g["nodes"]},
-                        {key, per_step[i]},
-                        {"share", total > 0 ? per_step[i] / total : 0.0}};
+    nlohmann::json r = {{"kernel", i},         {"label", g["label"]}, {"family", g["family"]},
+                        {"nodes", g["nodes"]}, {key, per_step[i]},    {"share", total > 0 ? per_step[i] / total : 0.0}};
     if (g.contains("tile")) r["tile"] = g["tile"];
     if (g.contains("gemm")) r["gemm"] = g["gemm"];
     if (g.contains("flops")) {
@@ -177,8 +173,10 @@ void print_profile(const nlohmann::json &rows) {
     std::string label = r["label"].get<std::string>(), family = r["family"].get<std::string>();
     if (counted) {
       char fpi[32] = "-", tile[32] = "-";
-      if (r.contains("flops_per_instruction")) snprintf(fpi, sizeof fpi, "%.2f", r["flops_per_instruction"].get<double>());
-      if (r.contains("tile")) snprintf(tile, sizeof tile, "%dx%d", r["tile"]["mr"].get<int>(), r["tile"]["nr"].get<int>());
+      if (r.contains("flops_per_instruction"))
+        snprintf(fpi, sizeof fpi, "%.2f", r["flops_per_instruction"].get<double>());
+      if (r.contains("tile"))
+        snprintf(tile, sizeof tile, "%dx%d", r["tile"]["mr"].get<int>(), r["tile"]["nr"].get<int>());
       printf("  %-6zu %-10s %12.0f %5.1f%% %8s %6s  %s (%s)\n", (size_t)r["kernel"].get<int>(), family.c_str(),
              r[key].get<double>(), 100 * r["share"].get<double>(), fpi, tile, label.c_str(), nodes.c_str());
     } else {
@@ -196,13 +194,20 @@ void write_trace(const std::string &path, const nlohmann::json &rows) {
   double ts = 0;
   for (auto &r : rows) {
     double dur = r["median_ms"].get<double>() * 1000;
-    ev.push_back({{"name", r["label"]}, {"cat", r["family"]}, {"ph", "X"}, {"ts", ts}, {"dur", dur}, {"pid", 1}, {"tid", 1},
+    ev.push_back({{"name", r["label"]},
+                  {"cat", r["family"]},
+                  {"ph", "X"},
+                  {"ts", ts},
+                  {"dur", dur},
+                  {"pid", 1},
+                  {"tid", 1},
                   {"args", {{"kernel", r["kernel"]}, {"nodes", r["nodes"]}}}});
     ts += dur;
   }
   std::ofstream f(path);
   if (!f) fail_usage("cannot write " + path);
-  f << nlohmann::json({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+  f << nlohmann::json({{"traceEvents", ev}, {"displayTimeUnit", "ms"}})
+           .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
     << "\n";
 }
 
@@ -223,7 +228,8 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
   std::vector<std::string> binds;
-  app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant (as tinyrt-compile)");
+  app.add_option("--bind", binds,
+                 "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant (as tinyrt-compile)");
   std::vector<std::string> inputs;
   app.add_option("--input", inputs,
                  "NAME=V0,V1,... (one value: every element) or NAME=@tensor.pb: the input's values at run time "
@@ -240,7 +246,9 @@ int main(int argc, char **argv) {
   add_check_addresses_option(app, check_addresses);
   int64_t serial_step_ops = -1;
   add_serial_step_option(app, serial_step_ops);
-  app.add_flag("--profile", profile, "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on ARM targets (adds \"profile\" to --json)");
+  app.add_flag("--profile", profile,
+               "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on "
+               "ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
@@ -258,7 +266,8 @@ int main(int argc, char **argv) {
     co.quantize = quantize.mode;
     for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
-    if (co.quantize == Quantize::Static) co.calibration = calibrate(model, co, quantize.calibration, quantize.percentile);
+    if (co.quantize == Quantize::Static)
+      co.calibration = calibrate(model, co, quantize.calibration, quantize.percentile);
     std::string work = make_temp_dir("tinyrt-perf");
     BuiltModel m = build_model(model, co, work);
     const Artifact &a = m.artifact;
@@ -279,8 +288,8 @@ int main(int argc, char **argv) {
     j["code_bytes"] = a.code_bytes;
     j["compile_seconds"] = a.compile_seconds;
     if (host_tools(a.target).emulator.empty()) {
-      ProcessResult r = runner({"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads",
-                                std::to_string(threads)});
+      ProcessResult r = runner(
+          {"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)});
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);
       j["median_ms"] = field(r.output, "median_ms");
       j["min_ms"] = field(r.output, "min_ms");
@@ -289,14 +298,18 @@ int main(int argc, char **argv) {
       j["p99_ms"] = field(r.output, "p99_ms");
       j["runs"] = runs;
       if (profile || !trace.empty()) {
-        ProcessResult pr = runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads)});
+        ProcessResult pr =
+            runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads)});
         if (pr.exit_code != 0) fail_internal("runner failed: " + pr.output);
         j["profile"] = profile_table(pr.output, a);
         if (!trace.empty()) write_trace(trace, j["profile"]);
       }
     } else {
-      if (!trace.empty()) fail_usage("--trace times kernels on this machine: use a host target (--profile counts ARM instructions per kernel)");
-      if (profile && threads != 1) fail_usage("--profile on an emulated target counts one thread's instructions: use --threads 1");
+      if (!trace.empty())
+        fail_usage(
+            "--trace times kernels on this machine: use a host target (--profile counts ARM instructions per kernel)");
+      if (profile && threads != 1)
+        fail_usage("--profile on an emulated target counts one thread's instructions: use --threads 1");
       // One run costs (count(1 + n) - count(1)) / n: start-up and loading cancel out.
       int n = std::max(1, std::min(runs, 3));
       double c1 = count_instructions(runner, 1, work);
@@ -314,8 +327,8 @@ int main(int argc, char **argv) {
       if (j.contains("guest_instructions"))
         std::cout << "  guest instructions per inference: " << j["guest_instructions"] << "\n";
       else
-        std::cout << "  latency: median " << j["median_ms"] << " ms, min " << j["min_ms"] << " ms, p90 "
-                  << j["p90_ms"] << " ms, p99 " << j["p99_ms"] << " ms over " << runs << " runs\n";
+        std::cout << "  latency: median " << j["median_ms"] << " ms, min " << j["min_ms"] << " ms, p90 " << j["p90_ms"]
+                  << " ms, p99 " << j["p99_ms"] << " ms over " << runs << " runs\n";
       std::cout << "  arena " << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes
                 << "), weights " << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
       if (j.contains("profile")) {

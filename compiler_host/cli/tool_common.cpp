@@ -40,7 +40,8 @@ std::string installed_file(const std::string &relative_to_libdir) {
 // source tree's abi/.
 std::string abi_include_dir() {
   fs::path prefix = installed_prefix();
-  if (!prefix.empty() && fs::exists(prefix / "include" / "tinyrt" / "tinyrt.h")) return (prefix / "include" / "tinyrt").string();
+  if (!prefix.empty() && fs::exists(prefix / "include" / "tinyrt" / "tinyrt.h"))
+    return (prefix / "include" / "tinyrt").string();
   return TINYRT_ABI_SOURCE_DIR;
 }
 
@@ -49,13 +50,14 @@ std::string abi_include_dir() {
 // model: the sources may use what libgcc and the compiler's builtins give).
 void link_custom_ops(BuiltModel &m, const std::vector<std::string> &sources) {
   const std::string cc = host_tools(m.artifact.target).cc;
-  std::vector<std::string> link = {cc, "-shared", "-nostdlib", "-o", m.so_path,
-                                   (fs::path(m.dir) / (m.artifact.name + ".o")).string()};
+  std::vector<std::string> link = {cc,   "-shared", "-nostdlib",
+                                   "-o", m.so_path, (fs::path(m.dir) / (m.artifact.name + ".o")).string()};
   for (size_t i = 0; i < sources.size(); ++i) {
     std::string obj = (fs::path(m.dir) / ("custom_op" + std::to_string(i) + ".o")).string();
-    ProcessResult r = run_process({cc, "-std=c99", "-O2", "-fPIC", "-ffreestanding", "-I", abi_include_dir(), "-c",
-                                   sources[i], "-o", obj});
-    if (r.exit_code != 0) fail_usage("cannot compile --custom-op-source " + sources[i] + " with " + cc + ": " + r.output);
+    ProcessResult r = run_process(
+        {cc, "-std=c99", "-O2", "-fPIC", "-ffreestanding", "-I", abi_include_dir(), "-c", sources[i], "-o", obj});
+    if (r.exit_code != 0)
+      fail_usage("cannot compile --custom-op-source " + sources[i] + " with " + cc + ": " + r.output);
     link.push_back(obj);
   }
   link.push_back("-lgcc");
@@ -81,9 +83,9 @@ std::string runner_path(const Target &t) {
     fs::path host = fs::read_symlink("/proc/self/exe").parent_path() / "tinyrt-runner";
     if (fs::exists(host)) return host.string();
   }
-  std::string p = t.arch == TINYRT_ARCH_ARMV7 ? TINYRT_RUNNER_ARMV7
+  std::string p = t.arch == TINYRT_ARCH_ARMV7     ? TINYRT_RUNNER_ARMV7
                   : t.arch == TINYRT_ARCH_AARCH64 ? TINYRT_RUNNER_AARCH64
-                                                   : TINYRT_RUNNER_HOST;
+                                                  : TINYRT_RUNNER_HOST;
   if (!fs::exists(p))
     fail_usage("no tinyrt-runner for " + t.name + " at " + p + " (build with -DTINYRT_CROSS=ON, or set " + env + ")");
   return p;
@@ -160,8 +162,8 @@ void observe(std::map<std::string, Observed> &obs, const std::string &name, cons
 
 }  // namespace
 
-CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir, double percentile,
-                            std::ostream *log) {
+CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir,
+                            double percentile, std::ostream *log) {
   if (!(percentile > 50 && percentile <= 100)) fail_usage("--calibration-percentile must be above 50 and at most 100");
   if (dir.empty()) fail_usage("--quantize static needs --calibration DIR (input sets in the ONNX test layout)");
   std::error_code ec;
@@ -171,7 +173,8 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty() && !input_files(dir).empty()) sets.push_back(dir);
-  if (sets.empty()) fail_usage("--calibration '" + dir + "' holds no input sets (test_data_set_*/input_*.pb or input_*.pb)");
+  if (sets.empty())
+    fail_usage("--calibration '" + dir + "' holds no input sets (test_data_set_*/input_*.pb or input_*.pb)");
   std::vector<std::string> names = calibration_tensors(onnx, opt);
   CompileOptions co = opt;
   co.target = "host";
@@ -229,7 +232,8 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
         }
         off += (size_t)ti.bytes;
       }
-      if (log) *log << "calibration: set " << si + 1 << "/" << sets.size() << " (" << sets[si].filename().string() << ")\n";
+      if (log)
+        *log << "calibration: set " << si + 1 << "/" << sets.size() << " (" << sets[si].filename().string() << ")\n";
     }
   } catch (...) {
     fs::remove_all(work, ec);

@@ -28,7 +28,7 @@ namespace tinyrt {
 namespace {
 
 MemoryAccess masked(const llvm::DataLayout &dl, llvm::Instruction *at, llvm::Type *vty, llvm::Value *ptr,
-              llvm::Value *mask, bool gather) {
+                    llvm::Value *mask, bool gather) {
   auto *vt = llvm::cast<llvm::FixedVectorType>(vty);
   MemoryAccess a{at, ptr};
   a.mask = mask;
@@ -62,7 +62,8 @@ std::vector<MemoryAccess> memory_accesses(llvm::Function &f) {
   };
   for (llvm::BasicBlock &bb : f)
     for (llvm::Instruction &i : bb) {
-      if (auto *l = llvm::dyn_cast<llvm::LoadInst>(&i)) whole(&i, l->getPointerOperand(), l->getType());
+      if (auto *l = llvm::dyn_cast<llvm::LoadInst>(&i))
+        whole(&i, l->getPointerOperand(), l->getType());
       else if (auto *s = llvm::dyn_cast<llvm::StoreInst>(&i))
         whole(&i, s->getPointerOperand(), s->getValueOperand()->getType());
       else if (auto *x = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&i))
@@ -78,12 +79,12 @@ std::vector<MemoryAccess> memory_accesses(llvm::Function &f) {
             out.push_back(masked(dl, &i, ii->getType(), ii->getArgOperand(0), ii->getArgOperand(2), true));
             break;
           case llvm::Intrinsic::masked_store:
-            out.push_back(masked(dl, &i, ii->getArgOperand(0)->getType(), ii->getArgOperand(1),
-                                 ii->getArgOperand(3), false));
+            out.push_back(
+                masked(dl, &i, ii->getArgOperand(0)->getType(), ii->getArgOperand(1), ii->getArgOperand(3), false));
             break;
           case llvm::Intrinsic::masked_scatter:
-            out.push_back(masked(dl, &i, ii->getArgOperand(0)->getType(), ii->getArgOperand(1),
-                                 ii->getArgOperand(3), true));
+            out.push_back(
+                masked(dl, &i, ii->getArgOperand(0)->getType(), ii->getArgOperand(1), ii->getArgOperand(3), true));
             break;
           default:
             if (ii->mayReadOrWriteMemory() && !ii->isAssumeLikeIntrinsic())
@@ -143,8 +144,10 @@ ArenaRanges merged(ArenaRanges r) {
   ArenaRanges out;
   for (auto &x : r) {
     if (x.second <= x.first) continue;
-    if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
-    else out.push_back(x);
+    if (!out.empty() && x.first <= out.back().second)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
   }
   return out;
 }

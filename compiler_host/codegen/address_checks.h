@@ -52,8 +52,7 @@ ArenaRanges merged(ArenaRanges r);
 // Inserts the tests into f (a kernel: `void k(i8* arena, i32, i32)`) before
 // each access of `which` (all of memory_accesses(f) when null); the number
 // of accesses tested.
-int insert_address_checks(llvm::Function &f, ArenaRanges allowed,
-                          const std::vector<MemoryAccess> *which = nullptr);
+int insert_address_checks(llvm::Function &f, ArenaRanges allowed, const std::vector<MemoryAccess> *which = nullptr);
 
 // The tests still in f (after optimization: the ones not proved).
 int count_address_checks(const llvm::Function &f);

@@ -80,8 +80,10 @@ class Bounds {
     } else if (auto *ie = llvm::dyn_cast<llvm::InsertElementInst>(v)) {
       auto *idx = llvm::dyn_cast<llvm::ConstantInt>(ie->getOperand(2));
       r = lanes_of(ie->getOperand(0), n);
-      if (idx && idx->getZExtValue() < n) r[idx->getZExtValue()] = of(se_.getSCEV(ie->getOperand(1)));
-      else r = all;
+      if (idx && idx->getZExtValue() < n)
+        r[idx->getZExtValue()] = of(se_.getSCEV(ie->getOperand(1)));
+      else
+        r = all;
     } else if (auto *sv = llvm::dyn_cast<llvm::ShuffleVectorInst>(v)) {
       unsigned in_n = llvm::cast<llvm::FixedVectorType>(sv->getOperand(0)->getType())->getNumElements();
       std::vector<Interval> a = lanes_of(sv->getOperand(0), in_n), b = lanes_of(sv->getOperand(1), in_n);
@@ -125,10 +127,12 @@ class Bounds {
       std::vector<Interval> a = lanes_of(ca->getOperand(0), n);
       unsigned from = ca->getSrcTy()->getScalarSizeInBits();
       for (unsigned l = 0; l < n; ++l) {
-        if (ca->getOpcode() == llvm::Instruction::SExt) r[l] = a[l];
+        if (ca->getOpcode() == llvm::Instruction::SExt)
+          r[l] = a[l];
         else if (ca->getOpcode() == llvm::Instruction::ZExt)
           r[l] = nonneg(a[l]) ? a[l] : Interval{0, (Int(1) << from) - 1};
-        else if (ca->getOpcode() == llvm::Instruction::Trunc) r[l] = fit(a[l]);
+        else if (ca->getOpcode() == llvm::Instruction::Trunc)
+          r[l] = fit(a[l]);
       }
     } else if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
       std::vector<Interval> a = lanes_of(sel->getTrueValue(), n), b = lanes_of(sel->getFalseValue(), n);
@@ -178,8 +182,10 @@ class Bounds {
     llvm::Value *idx = gep->getOperand(1);
     uint64_t size = f_.getParent()->getDataLayout().getTypeAllocSize(gep->getSourceElementType());
     std::vector<Interval> lanes;
-    if (idx->getType()->isVectorTy()) lanes = lanes_of(idx, a.lanes);
-    else lanes.assign(a.lanes, of(se_.getSCEV(idx)));
+    if (idx->getType()->isVectorTy())
+      lanes = lanes_of(idx, a.lanes);
+    else
+      lanes.assign(a.lanes, of(se_.getSCEV(idx)));
     auto *cm = llvm::dyn_cast<llvm::Constant>(a.mask);
     std::optional<Interval> off;
     for (unsigned l = 0; l < a.lanes; ++l) {
@@ -242,8 +248,7 @@ class Bounds {
       auto d = decide(sel->getCondition());
       ok = ((d && !*d) || proves(sel->getTrueValue(), off, bytes, arena)) &&
            ((d && *d) || proves(sel->getFalseValue(), off, bytes, arena));
-    }
-    else if (auto *phi = llvm::dyn_cast<llvm::PHINode>(b)) {
+    } else if (auto *phi = llvm::dyn_cast<llvm::PHINode>(b)) {
       ok = phi->getNumIncomingValues() > 0;
       for (llvm::Value *in : phi->incoming_values()) ok = ok && proves(in, off, bytes, arena);
     }
@@ -382,9 +387,12 @@ class Bounds {
         for (const llvm::SCEV *op : mm->operands()) {
           Interval x = of(op);
           if (is_unsigned && !nonneg(x)) return t;  // unsigned order differs
-          if (!r) r = x;
-          else if (is_max) r = Interval{std::max(r->lo, x.lo), std::max(r->hi, x.hi)};
-          else r = Interval{std::min(r->lo, x.lo), std::min(r->hi, x.hi)};
+          if (!r)
+            r = x;
+          else if (is_max)
+            r = Interval{std::max(r->lo, x.lo), std::max(r->hi, x.hi)};
+          else
+            r = Interval{std::min(r->lo, x.lo), std::min(r->hi, x.hi)};
         }
         return r ? *r : t;
       }
@@ -523,8 +531,7 @@ class Bounds {
       int64_t sa = as->getAPInt().getSExtValue(), sc = cs->getAPInt().getSExtValue();
       if (sa % sc) continue;
       const llvm::SCEV *wide = se_.getNoopOrSignExtend(c, ar->getType());
-      const llvm::SCEV *d =
-          se_.getMinusSCEV(ar, se_.getMulExpr(se_.getConstant(ar->getType(), sa / sc, true), wide));
+      const llvm::SCEV *d = se_.getMinusSCEV(ar, se_.getMulExpr(se_.getConstant(ar->getType(), sa / sc, true), wide));
       if (!se_.isLoopInvariant(d, l)) continue;
       Interval ci = of(c), di = of(d);
       if (!small(ci)) continue;
@@ -670,7 +677,7 @@ class Bounds {
   llvm::Function &f_;
   int64_t tasks_;
   std::map<const llvm::SCEV *, Interval> memo_;
-  std::set<const llvm::Value *> active_;  // choices being followed (cycles)
+  std::set<const llvm::Value *> active_;   // choices being followed (cycles)
   std::set<const llvm::SCEV *> counters_;  // recurrences being rewritten by multiple_of_counter
 };
 
@@ -701,7 +708,8 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
     auto *br = llvm::dyn_cast<llvm::BranchInst>(bb->getTerminator());
     std::optional<bool> d;
     if (br && br->isConditional()) d = bounds.decide(br->getCondition());
-    if (d) work.push_back(br->getSuccessor(*d ? 0 : 1));
+    if (d)
+      work.push_back(br->getSuccessor(*d ? 0 : 1));
     else
       for (llvm::BasicBlock *succ : llvm::successors(bb)) work.push_back(succ);
   }
@@ -714,7 +722,7 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
     } else if (!a.per_lane_ptrs) {
       auto [first, last] = enabled_lanes(a);
       ok = first > last || bounds.proves(a.ptr, {(Int)(first * a.elt), (Int)(first * a.elt)},
-                                      (uint64_t)(last - first + 1) * a.elt, ranges);
+                                         (uint64_t)(last - first + 1) * a.elt, ranges);
     } else {
       ok = bounds.proves_lanes(a, ranges);
     }

@@ -20,7 +20,7 @@
 namespace tinyrt {
 
 struct AddressProof {
-  int accesses = 0;                   // memory accesses of the function
+  int accesses = 0;                    // memory accesses of the function
   std::vector<MemoryAccess> unproved;  // the ones the proof could not bound
   // One line per unproved access (with want_notes): the access, its
   // address as scalar evolution sees it, and the bound found.

@@ -27,8 +27,7 @@ EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string 
   // Mirrors tinyrt_tensor and tinyrt_custom_call (abi/tinyrt.h); the C
   // layout rules of the target follow from the data layout.
   auto *tensor_ty = llvm::StructType::get(C, {i8p, i8p, i64->getPointerTo(), i32, i32, size_t_ty});
-  auto *call_ty = llvm::StructType::get(
-      C, {i8p, i8p, i32, i32, tensor_ty->getPointerTo(), tensor_ty->getPointerTo()});
+  auto *call_ty = llvm::StructType::get(C, {i8p, i8p, i32, i32, tensor_ty->getPointerTo(), tensor_ty->getPointerTo()});
 
   auto cstr = [&](const std::string &s, const std::string &tag) -> llvm::Constant * {
     auto *init = llvm::ConstantDataArray::getString(C, s);

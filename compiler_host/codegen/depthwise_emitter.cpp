@@ -53,11 +53,11 @@ struct DepthwiseEmitter {
   SlotRef X, out;
   int64_t xs[4];  // input strides per role n, c, h, w
   Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
-  Value *start = nullptr;  // int8: the sums' start per channel, or null
+  Value *start = nullptr;     // int8: the sums' start per channel, or null
   llvm::Type *wel = nullptr;  // weight element: float, or int16 (qi)
   llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
-  bool q = false;          // int8 input
-  bool qi = false;         // int8 summed in int32 (NEON), else in float
+  bool q = false;             // int8 input
+  bool qi = false;            // int8 summed in int32 (NEON), else in float
   llvm::Type *xel = nullptr;  // element of X
 
   GemmSpec epi;  // s with the epilogue the accumulators get
@@ -95,9 +95,7 @@ struct DepthwiseEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  Value *load_vec(Value *p, int lanes) {
-    return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
-  }
+  Value *load_vec(Value *p, int lanes) { return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes); }
   // An input vector as floats (int8: minus the zero point), or for int32
   // sums as int16.
   Value *load_x(Value *p, int lanes) {
@@ -139,7 +137,8 @@ struct DepthwiseEmitter {
     Value *rowp = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3])))) : nullptr;
     auto input = [&](int64_t j) {
       if (!xv[(size_t)j]) {
-        Value *p = inside ? b.CreateGEP(xel, rowp, b.getInt64(j * xs[3])) : border_pixel(row, row_ok, b.CreateAdd(iw0, i32(j)), zero_c);
+        Value *p = inside ? b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]))
+                          : border_pixel(row, row_ok, b.CreateAdd(iw0, i32(j)), zero_c);
         xv[(size_t)j] = load_x(p, lanes);
       }
       return xv[(size_t)j];
@@ -163,33 +162,40 @@ struct DepthwiseEmitter {
     }
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
     Value *zero_c = b.CreateGEP(xel, zeros, c0);
-    Value *init = !start ? llvm::Constant::getNullValue(vf32)
-                  : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
-                         : load_vec(b.CreateGEP(f32, start, c0), lanes);
+    Value *init =
+        !start ? llvm::Constant::getNullValue(vf32)
+        : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
+               : load_vec(b.CreateGEP(f32, start, c0), lanes);
     Values acc(m, init);
-    acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
-      Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
-      Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
-      Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-      if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
-      return carried_loop(b, 0, s.k_w, 1, a0, [&](Value *kw, const Values &a1) {
-        Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
-        Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
-        Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-        Value *base = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3])))) : nullptr;
-        Values a = a1;
-        for (int i = 0; i < m; ++i) {
-          Value *p = inside ? b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]))
-                            : border_pixel(row, row_ok, b.CreateAdd(iwk, i32(i * s.stride_w)), zero_c);
-          a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});
-        }
-        return a;
-      }, "kw");
-    }, "kh");
+    acc = carried_loop(
+        b, 0, s.k_h, 1, acc,
+        [&](Value *kh, const Values &a0) {
+          Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
+          Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
+          Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
+          if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
+          return carried_loop(
+              b, 0, s.k_w, 1, a0,
+              [&](Value *kw, const Values &a1) {
+                Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
+                Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+                Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
+                Value *base =
+                    inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3])))) : nullptr;
+                Values a = a1;
+                for (int i = 0; i < m; ++i) {
+                  Value *p = inside ? b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]))
+                                    : border_pixel(row, row_ok, b.CreateAdd(iwk, i32(i * s.stride_w)), zero_c);
+                  a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});
+                }
+                return a;
+              },
+              "kw");
+        },
+        "kh");
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
-    for (int i = 0; i < m; ++i)
-      store_epilogue(em, epi, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
+    for (int i = 0; i < m; ++i) store_epilogue(em, epi, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
   }
 
   // All channel vectors of m pixels from (n, oh, ow0).
@@ -197,7 +203,8 @@ struct DepthwiseEmitter {
     auto channels = [&](bool inside) {
       for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { tile(inside, m, n, oh, ow0, c0, lanes); });
     };
-    emit_branch(b, window_interior(b, s, oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
+    emit_branch(
+        b, window_interior(b, s, oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
   }
 
   EmittedKernel emit(const std::string &name) {

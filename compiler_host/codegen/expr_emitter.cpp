@@ -23,13 +23,19 @@ ExprEmitter::ExprEmitter(llvm::IRBuilder<> &b, const Target &t, int lanes)
 Type *ExprEmitter::elem_type(DType t) const {
   auto &C = b_.getContext();
   switch (t) {
-    case DType::F32: case DType::F16: case DType::BF16: return Type::getFloatTy(C);
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return Type::getFloatTy(C);
     case DType::F64: return Type::getDoubleTy(C);
     case DType::Bool: return Type::getInt1Ty(C);
-    case DType::I8: case DType::U8: return Type::getInt8Ty(C);
-    case DType::I16: case DType::U16: return Type::getInt16Ty(C);
-    case DType::I32: case DType::U32: return Type::getInt32Ty(C);
-    case DType::I64: case DType::U64: return Type::getInt64Ty(C);
+    case DType::I8:
+    case DType::U8: return Type::getInt8Ty(C);
+    case DType::I16:
+    case DType::U16: return Type::getInt16Ty(C);
+    case DType::I32:
+    case DType::U32: return Type::getInt32Ty(C);
+    case DType::I64:
+    case DType::U64: return Type::getInt64Ty(C);
     default: fail_unsupported(std::string("code generation for type ") + dtype_name(t));
   }
 }
@@ -73,9 +79,7 @@ Type *ExprEmitter::vec_type_like(Value *v, Type *elem) const {
   return elem;
 }
 
-Type *ExprEmitter::vec_type(Type *elem) const {
-  return lanes_ == 1 ? elem : llvm::FixedVectorType::get(elem, lanes_);
-}
+Type *ExprEmitter::vec_type(Type *elem) const { return lanes_ == 1 ? elem : llvm::FixedVectorType::get(elem, lanes_); }
 
 Value *ExprEmitter::lane_iota() const {
   std::vector<llvm::Constant *> k;
@@ -94,8 +98,8 @@ Value *ExprEmitter::vec(const VVal &v) {
 
 Value *ExprEmitter::const_of(DType t, double f, int64_t i, bool vector) {
   Type *et = elem_type(t);
-  llvm::Constant *c = dtype_is_float(t) ? llvm::ConstantFP::get(et, f)
-                                        : llvm::ConstantInt::get(et, (uint64_t)i, dtype_is_signed(t));
+  llvm::Constant *c =
+      dtype_is_float(t) ? llvm::ConstantFP::get(et, f) : llvm::ConstantInt::get(et, (uint64_t)i, dtype_is_signed(t));
   if (vector && lanes_ > 1) return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes_), c);
   return c;
 }
@@ -232,7 +236,9 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
     Value *p = b_.CreateBitCast(b_.CreateConstGEP1_32(i8, table, offset), vt->getPointerTo());
     return b_.CreateAlignedLoad(vt, p, llvm::Align(1));
   };
-  auto splat = [&](int v, int lanes) { return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), b_.getInt8((uint8_t)v)); };
+  auto splat = [&](int v, int lanes) {
+    return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), b_.getInt8((uint8_t)v));
+  };
   // Chunks of `w` lanes of x, looked up by `f`, concatenated again.
   auto chunked = [&](int w, const std::function<Value *(Value *)> &f) -> Value * {
     std::vector<Value *> outs;
@@ -246,8 +252,9 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
   if (t_.arch == TINYRT_ARCH_X86_64) {
     int w = std::min(n, t_.vector_bytes);
     if (n % w != 0 || (w != 16 && w != 32 && w != 64)) return nullptr;
-    auto id = w == 16 ? llvm::Intrinsic::x86_ssse3_pshuf_b_128
-              : w == 32 ? llvm::Intrinsic::x86_avx2_pshuf_b : llvm::Intrinsic::x86_avx512_pshuf_b_512;
+    auto id = w == 16   ? llvm::Intrinsic::x86_ssse3_pshuf_b_128
+              : w == 32 ? llvm::Intrinsic::x86_avx2_pshuf_b
+                        : llvm::Intrinsic::x86_avx512_pshuf_b_512;
     return chunked(w, [&](Value *xc) {
       Value *r = llvm::Constant::getNullValue(xc->getType());
       Value *d = xc;
@@ -275,7 +282,8 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
         if (r) args.push_back(r);
         for (int j = 0; j < 4; ++j) args.push_back(part(64 * k + 16 * j, 16));
         args.push_back(k ? b_.CreateSub(xc, splat(64 * k, 16)) : xc);
-        r = b_.CreateIntrinsic(k ? llvm::Intrinsic::aarch64_neon_tbx4 : llvm::Intrinsic::aarch64_neon_tbl4, {v16}, args);
+        r = b_.CreateIntrinsic(k ? llvm::Intrinsic::aarch64_neon_tbx4 : llvm::Intrinsic::aarch64_neon_tbl4, {v16},
+                               args);
       }
       return r;
     });
@@ -303,11 +311,13 @@ VVal ExprEmitter::emit_load(const Expr &e) {
   // Gather of such a table): shuffles instead of a gather.
   bool flip = false;
   if (ExprP x = lanes_ > 1 && s.numel == 256 && dtype_bytes(s.type) == 1 && s.type != DType::Bool
-                    ? byte_table_index(e, &flip) : nullptr) {
+                    ? byte_table_index(e, &flip)
+                    : nullptr) {
     VVal xv = emit(x);
     if (xv.kind == VVal::Vector) {
       Value *xb = xv.v;
-      if (flip) xb = b_.CreateXor(xb, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes_), b_.getInt8(0x80)));
+      if (flip)
+        xb = b_.CreateXor(xb, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes_), b_.getInt8(0x80)));
       if (Value *r = byte_table_lookup(s.base, xb)) return vector(r);
     }
   }
@@ -322,7 +332,8 @@ VVal ExprEmitter::emit_load(const Expr &e) {
   // (codegen/address_proof.h) bounds it too. Loads under a mask that
   // varies are not (their disabled lanes may lie outside).
   auto *cmask = llvm::dyn_cast_or_null<llvm::Constant>(mask_);
-  if (guarded_ && s.span > 0 && (!mask_ || cmask) && (off.kind == VVal::Uniform || (off.kind == VVal::Affine && off.stride >= 0))) {
+  if (guarded_ && s.span > 0 && (!mask_ || cmask) &&
+      (off.kind == VVal::Uniform || (off.kind == VVal::Affine && off.stride >= 0))) {
     int64_t lanes = off.kind == VVal::Affine ? lanes_ : 1;
     if (cmask)  // a tail: up to its last enabled lane
       while (lanes > 1 && cmask->getAggregateElement((unsigned)(lanes - 1))->isNullValue()) --lanes;
@@ -354,8 +365,10 @@ ExprEmitter::SplitOffset ExprEmitter::split_offset(const SlotRef &s, const std::
   for (size_t k = 0; k < idx.size(); ++k) {
     if (s.strides[k] == 0) continue;
     VVal term = mul_const(idx[k], s.strides[k]);
-    if (term.kind == VVal::Uniform) r.fixed = add(r.fixed, term);
-    else r.varying = add(r.varying, term);
+    if (term.kind == VVal::Uniform)
+      r.fixed = add(r.fixed, term);
+    else
+      r.varying = add(r.varying, term);
   }
   r.all = add(r.fixed, r.varying);
   return r;
@@ -380,14 +393,17 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
     return;
   }
   if (off.kind == VVal::Affine && off.stride == 1) {
-    Value *p = b_.CreateBitCast(split_offsets_ ? split_ptr(out, so) : elem_ptr(out, off.v), v->getType()->getPointerTo());
-    if (mask_) b_.CreateMaskedStore(v, p, al, mask_);
-    else b_.CreateAlignedStore(v, p, al);
+    Value *p =
+        b_.CreateBitCast(split_offsets_ ? split_ptr(out, so) : elem_ptr(out, off.v), v->getType()->getPointerTo());
+    if (mask_)
+      b_.CreateMaskedStore(v, p, al, mask_);
+    else
+      b_.CreateAlignedStore(v, p, al);
     return;
   }
   Value *ptrs = elem_ptr(out, vec(off));
-  b_.CreateMaskedScatter(v, ptrs, al, mask_ ? mask_ : llvm::Constant::getAllOnesValue(
-                                                        llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
+  b_.CreateMaskedScatter(
+      v, ptrs, al, mask_ ? mask_ : llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
 }
 
 // x without a clamp to [lo, hi] that a saturating conversion to integer
@@ -396,7 +412,8 @@ void ExprEmitter::store(const SlotRef &out, const std::vector<VVal> &idx, const 
 static ExprP strip_saturated_clamp(const ExprP &x, DType to) {
   if (!dtype_is_float(x->type) || dtype_is_float(to) || to == DType::Bool || dtype_bytes(to) > 2) return x;
   double tmin = dtype_is_signed(to) ? -std::ldexp(1.0, dtype_bytes(to) * 8 - 1) : 0.0;
-  double tmax = dtype_is_signed(to) ? std::ldexp(1.0, dtype_bytes(to) * 8 - 1) - 1 : std::ldexp(1.0, dtype_bytes(to) * 8) - 1;
+  double tmax =
+      dtype_is_signed(to) ? std::ldexp(1.0, dtype_bytes(to) * 8 - 1) - 1 : std::ldexp(1.0, dtype_bytes(to) * 8) - 1;
   ExprP y = x;
   for (int k = 0; k < 2; ++k) {
     if (y->op != EOp::Max && y->op != EOp::Min) break;
@@ -415,8 +432,7 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
   // (fcvtns), so round-then-convert need not round first.
   bool round_first = false;
   if (x->op == EOp::Round && x->type == DType::F32 && !dtype_is_float(e.type) && lanes_ % 4 == 0 &&
-      t_.arch == TINYRT_ARCH_AARCH64 && e.type != DType::Bool &&
-      (dtype_bytes(e.type) < 4 || e.type == DType::I32)) {
+      t_.arch == TINYRT_ARCH_AARCH64 && e.type != DType::Bool && (dtype_bytes(e.type) < 4 || e.type == DType::I32)) {
     round_first = true;
     x = x->a[0];
   }
@@ -452,12 +468,14 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
       std::vector<Value *> parts;
       for (int c = 0; c < lanes_; c += 4) {
         Value *xc = lanes_ == 4 ? xv : b_.CreateShuffleVector(xv, std::vector<int>{c, c + 1, c + 2, c + 3});
-        parts.push_back(b_.CreateIntrinsic(round_first ? llvm::Intrinsic::aarch64_neon_fcvtns
-                                                       : llvm::Intrinsic::aarch64_neon_fcvtzs, {v4i, v4f}, {xc}));
+        parts.push_back(b_.CreateIntrinsic(
+            round_first ? llvm::Intrinsic::aarch64_neon_fcvtns : llvm::Intrinsic::aarch64_neon_fcvtzs, {v4i, v4f},
+            {xc}));
       }
       r = concat_vectors(b_, parts);
       if (bits < 32) {
-        int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0, hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+        int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0,
+                hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
         r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(t32, (uint64_t)lo));
         r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, r, llvm::ConstantInt::get(t32, (uint64_t)hi));
         r = b_.CreateTrunc(r, tt);
@@ -474,9 +492,11 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
       c = b_.CreateSelect(b_.CreateFCmpOGT(c, fhi), fhi, c);
       Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
       r = b_.CreateFPToSI(c, t32);
-      if (bits < 32) r = b_.CreateTrunc(r, tt);
-      else r = b_.CreateSelect(b_.CreateFCmpOGE(xv, llvm::ConstantFP::get(ft, 2147483648.0)),
-                               llvm::ConstantInt::get(t32, 2147483647), r);
+      if (bits < 32)
+        r = b_.CreateTrunc(r, tt);
+      else
+        r = b_.CreateSelect(b_.CreateFCmpOGE(xv, llvm::ConstantFP::get(ft, 2147483648.0)),
+                            llvm::ConstantInt::get(t32, 2147483647), r);
     } else {
       r = b_.CreateIntrinsic(id, {tt, xv->getType()}, {xv});
     }
@@ -535,9 +555,9 @@ VVal ExprEmitter::emit_unary(const Expr &e) {
   } else if (e.op == EOp::Neg) {
     r = b_.CreateNeg(x);
   } else if (e.op == EOp::Abs) {
-    r = dtype_is_signed(t) ? b_.CreateSelect(b_.CreateICmpSLT(x, llvm::Constant::getNullValue(x->getType())),
-                                             b_.CreateNeg(x), x)
-                           : x;
+    r = dtype_is_signed(t)
+            ? b_.CreateSelect(b_.CreateICmpSLT(x, llvm::Constant::getNullValue(x->getType())), b_.CreateNeg(x), x)
+            : x;
   } else {
     fail_unsupported(std::string("op ") + eop_name(e.op) + " on " + dtype_name(t));
   }
@@ -619,7 +639,8 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
         };
         return b_.CreateSelect(b_.CreateAnd(is_inf(b), b_.CreateNot(is_inf(a))), a, r);
       }
-      case EOp::Max: case EOp::Min: {
+      case EOp::Max:
+      case EOp::Min: {
         // NaN-propagating. With a constant (non-NaN) second operand one
         // unordered compare suffices.
         bool mx = op == EOp::Max;
@@ -630,7 +651,8 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       }
       case EOp::Pow: {
         if (t == DType::F64) {
-          Type *ft = a->getType()->isVectorTy() ? (Type *)llvm::FixedVectorType::get(b_.getFloatTy(), lanes_) : b_.getFloatTy();
+          Type *ft = a->getType()->isVectorTy() ? (Type *)llvm::FixedVectorType::get(b_.getFloatTy(), lanes_)
+                                                : b_.getFloatTy();
           return b_.CreateFPExt(math_.pow(b_.CreateFPTrunc(a, ft), b_.CreateFPTrunc(b, ft)), a->getType());
         }
         return math_.pow(a, b);
@@ -650,7 +672,8 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
     case EOp::Add: return b_.CreateAdd(a, b);
     case EOp::Sub: return b_.CreateSub(a, b);
     case EOp::Mul: return b_.CreateMul(a, b);
-    case EOp::Div: case EOp::Rem:
+    case EOp::Div:
+    case EOp::Rem:
       if (bexpr && bexpr->op == EOp::Const && bexpr->ival > 0)
         return op == EOp::Div ? (s ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b))
                               : (s ? b_.CreateSRem(a, b) : b_.CreateURem(a, b));
@@ -661,7 +684,8 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
     case EOp::And: return b_.CreateAnd(a, b);
     case EOp::Or: return b_.CreateOr(a, b);
     case EOp::Xor: return b_.CreateXor(a, b);
-    case EOp::Shl: case EOp::Shr: {
+    case EOp::Shl:
+    case EOp::Shr: {
       // Shifts by the width or more give 0 (LLVM would make them poison).
       Type *ty = a->getType();
       unsigned bits = ty->getScalarSizeInBits();
@@ -682,14 +706,12 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
 }
 
 VVal ExprEmitter::emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr) {
-  if (a.kind == VVal::Uniform && b.kind == VVal::Uniform)
-    return uniform(scalar_or_vec_op(op, t, a.v, b.v, bexpr));
+  if (a.kind == VVal::Uniform && b.kind == VVal::Uniform) return uniform(scalar_or_vec_op(op, t, a.v, b.v, bexpr));
   if (t == kIndexType && a.kind != VVal::Vector && b.kind != VVal::Vector) {
     if (op == EOp::Add) return add(a, b);
     if (op == EOp::Sub && b.kind == VVal::Uniform) return affine(b_.CreateSub(a.v, b.v), a.stride);
     if (op == EOp::Sub) return affine(b_.CreateSub(a.v, b.v), a.stride - b.stride);
-    if (op == EOp::Mul && bexpr && bexpr->op == EOp::Const && a.kind == VVal::Affine)
-      return mul_const(a, bexpr->ival);
+    if (op == EOp::Mul && bexpr && bexpr->op == EOp::Const && a.kind == VVal::Affine) return mul_const(a, bexpr->ival);
   }
   return vector(scalar_or_vec_op(op, t, vec(a), vec(b), bexpr));
 }
@@ -799,10 +821,13 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
   if (inner_vector && level + 1 == e.rvars.size()) {
     main = rv.extent / lanes_ * lanes_;
     Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
-    Value *v = carried_loop(b_, 0, main / lanes_, 1, {vinit}, [&](Value *k, const Values &a) -> Values {
-      bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
-      return {accumulate(e, a[0], true)};
-    }, "red.vec")[0];
+    Value *v = carried_loop(
+        b_, 0, main / lanes_, 1, {vinit},
+        [&](Value *k, const Values &a) -> Values {
+          bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
+          return {accumulate(e, a[0], true)};
+        },
+        "red.vec")[0];
     EOp comb = reduce_combiner(e.rk);
     Value *folded;
     if (comb == EOp::Add) {  // any order (as above): pairwise adds (faddp), shuffles and adds
@@ -821,10 +846,13 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
     }
     acc = scalar_or_vec_op(comb, e.type, acc, folded, nullptr);
   }
-  return carried_loop(b_, main, rv.extent, 1, {acc}, [&](Value *i, const Values &a) -> Values {
-    bind(rv.id, uniform(i));
-    return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
-  }, "red.loop")[0];
+  return carried_loop(
+      b_, main, rv.extent, 1, {acc},
+      [&](Value *i, const Values &a) -> Values {
+        bind(rv.id, uniform(i));
+        return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
+      },
+      "red.loop")[0];
 }
 
 }  // namespace tinyrt

@@ -32,7 +32,7 @@ struct VVal {
 
 // How a kernel input (or output) is addressed.
 struct SlotRef {
-  llvm::Value *base = nullptr;  // i8* to the element at logical index (0, ..., 0)
+  llvm::Value *base = nullptr;   // i8* to the element at logical index (0, ..., 0)
   std::vector<int64_t> strides;  // in elements, per logical axis
   DType type = DType::F32;
   int64_t numel = -1;  // elements of the tensor
@@ -74,8 +74,8 @@ class ExprEmitter {
   // Stores `value` (of type t) to the element(s) at `idx` of `out`.
   void store(const SlotRef &out, const std::vector<VVal> &idx, const VVal &value, DType t);
 
-  llvm::Type *elem_type(DType t) const;       // in registers (bool = i1)
-  llvm::Type *mem_type(DType t) const;        // in memory (bool = i8)
+  llvm::Type *elem_type(DType t) const;  // in registers (bool = i1)
+  llvm::Type *mem_type(DType t) const;   // in memory (bool = i8)
   llvm::Type *vec_type(llvm::Type *elem) const;
   // Memory representation <-> registers (bool as i1, 16-bit floats as float).
   llvm::Value *widen(llvm::Value *v, DType t);
@@ -147,7 +147,7 @@ class ExprEmitter {
   bool vector_reductions_ = false;
   llvm::Value *mask_ = nullptr;
   bool split_offsets_;  // set_split_offsets
-  int guarded_ = 0;  // inside the taken arm of a select's branch (its loads are valid only there)
+  int guarded_ = 0;     // inside the taken arm of a select's branch (its loads are valid only there)
   std::vector<std::unordered_map<const Expr *, VVal>> cache_;
   std::unordered_map<const Expr *, bool> guard_memo_;
 };

@@ -68,10 +68,10 @@ struct GemmEmitter {
   llvm::IRBuilder<> b;
   int L, mr, nv, NR;
   int64_t G, ICg, OCg, OCt, P, KK;
-  bool q;        // int8 (QGemm)
-  int64_t KW;    // kw taps the loops walk: k_w, or 1 when a kernel row is one K (k_run)
-  int64_t ICp;   // inputs per packed tap: ICg, or k_w * ICg (k_run)
-  int64_t ICk;   // ic steps of the inner loop: ICp, or groups of 4 (int8)
+  bool q;       // int8 (QGemm)
+  int64_t KW;   // kw taps the loops walk: k_w, or 1 when a kernel row is one K (k_run)
+  int64_t ICp;  // inputs per packed tap: ICg, or k_w * ICg (k_run)
+  int64_t ICk;  // ic steps of the inner loop: ICp, or groups of 4 (int8)
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4], os[4];  // strides per role n, c, h, w
@@ -80,12 +80,11 @@ struct GemmEmitter {
   bool flat_pixels = false;
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
-  llvm::Type *xel;       // element of X: float or i8
-  llvm::Type *accv;      // accumulator vector: <L x float> or <L x i32>
-  llvm::Type *wv;        // one weight vector: <L x float> or <4L x i8>
+  llvm::Type *xel;   // element of X: float or i8
+  llvm::Type *accv;  // accumulator vector: <L x float> or <L x i32>
+  llvm::Type *wv;    // one weight vector: <L x float> or <4L x i8>
 
-  GemmEmitter(EmitEnv &e, const Kernel &kk)
-      : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
+  GemmEmitter(EmitEnv &e, const Kernel &kk) : env(e), k(kk), s(kk.gemm), T(e.target), b(e.module.getContext()) {
     L = T.f32_lanes();
     mr = s.mr;
     NR = s.nr;
@@ -123,7 +122,8 @@ struct GemmEmitter {
     } else {
       v = i32(0);
       for (int j = 0; j < have; ++j) {
-        Value *byte = b.CreateZExt(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), p, i32(j * xs[1]))), b.getInt32Ty());
+        Value *byte =
+            b.CreateZExt(b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), p, i32(j * xs[1]))), b.getInt32Ty());
         v = b.CreateOr(v, b.CreateShl(byte, (uint64_t)(8 * j)));
       }
     }
@@ -149,10 +149,10 @@ struct GemmEmitter {
   // ic loop reads their inputs.
   struct TileSpec {
     Mode mode;
-    int m;             // pixels
-    Value *n, *oh;     // Row/General: the output row
-    Value *ow0;        // Row/General: first pixel's column
-    Value *p0;         // Linear: first pixel's linear index
+    int m;          // pixels
+    Value *n, *oh;  // Row/General: the output row
+    Value *ow0;     // Row/General: first pixel's column
+    Value *p0;      // Linear: first pixel's linear index
   };
 
   // Output coordinates of pixel i (for the epilogue's index variables).
@@ -180,16 +180,16 @@ struct GemmEmitter {
     // B packed per batch entry (n, oh): [batch][oc tile][K][nr]. Linear
     // mode only with one entry (gemm_tile_shape).
     if (s.arena_weights && t.mode != Mode::Linear)
-      wtile = b.CreateGEP(xel, wtile, b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh),
-                                                  i32(OCt * KK * ICk * NR)));
+      wtile = b.CreateGEP(xel, wtile,
+                          b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh), i32(OCt * KK * ICk * NR)));
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
     Values acc(m * nvv, llvm::Constant::getNullValue(accv));
     if (q)  // int8: start from -x_zero * (sum of the channel's weights)
       for (int j = 0; j < nvv; ++j) {
         // packed per oc tile: [group][OCt * NR]
         Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(g, i32(OCt * NR - OCg)), oc0), i32(j * L));
-        Value *bj = b.CreateAlignedLoad(accv, b.CreateBitCast(b.CreateGEP(b.getInt32Ty(), qbias, at), accv->getPointerTo()),
-                                        llvm::Align(4));
+        Value *bj = b.CreateAlignedLoad(
+            accv, b.CreateBitCast(b.CreateGEP(b.getInt32Ty(), qbias, at), accv->getPointerTo()), llvm::Align(4));
         for (int i = 0; i < m; ++i) acc[i * nvv + j] = bj;
       }
     bool contiguous = xs[1] == 1;
@@ -206,96 +206,112 @@ struct GemmEmitter {
       }
       origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
     }
-    acc = carried_loop(b, 0, s.k_h, 1, acc, [&](Value *kh, const Values &a0) {
-      return carried_loop(b, 0, KW, 1, a0, [&](Value *kw, const Values &a1) {
-        // x(i, ic): pointer to pixel i's channel 0 and, in General mode
-        // with strided channels, whether it is inside the input.
-        Values row, valid;
-        if (t.mode == Mode::Linear) {
-          Value *base = xptr(origin);
-          for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
-        } else {
-          Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
-          Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-          if (t.mode == Mode::Row) {
-            Value *base = xptr(b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3])))));
-            for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
-          } else {
-            // Pixels in the padding read a zero row: their pointers are
-            // formed from clamped coordinates (see clamp_i32).
-            Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
-            Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-            for (int i = 0; i < m; ++i) {
-              Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-              Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
-              Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-              if (contiguous) {
-                ptr = b.CreateSelect(ok, ptr, zero_row);
-              } else {
-                ptr = b.CreateSelect(ok, ptr, xbase);
-                valid.push_back(ok);
-              }
-              row.push_back(ptr);
-            }
-          }
-        }
-        Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
-        Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
-        if (q) return qsteps(row, valid, wk, nvv, a1);
-        // The nvv weight vectors of input channel ic.
-        auto weights_of = [&](Value *ic) {
-          Values w;
-          for (int j = 0; j < nvv; ++j) {
-            Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
-            w.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
-          }
-          return w;
-        };
-        auto step = [&](Value *ic, Values a) {
-          Values w = weights_of(ic);
-          Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
-          for (int i = 0; i < m; ++i) {
-            Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
-            if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
-            Value *xv = b.CreateVectorSplat(L, x);
-            for (int j = 0; j < nvv; ++j)
-              a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {xv, w[j], a[i * nvv + j]});
-          }
-          return a;
-        };
-        // NEON: 4 channels of each pixel per vector load, multiplied by
-        // lane (Target::gemm_lane_mac).
-        int64_t quad_end = 0;
-        Values aq = a1;
-        if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4) {
-          quad_end = ICp / 4 * 4;
-          aq = carried_loop(b, 0, quad_end, 4, aq, [&](Value *ic, const Values &av) {
-            Values a = av;
-            Values xq;
-            for (int i = 0; i < m; ++i)
-              xq.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
-                                               llvm::Align(4)));
-            for (int u = 0; u < 4; ++u) {
-              Values w = weights_of(b.CreateAdd(ic, i32(u)));
-              for (int i = 0; i < m; ++i)
-                for (int j = 0; j < nvv; ++j) a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
-            }
-            return a;
-          }, "icq");
-        }
-        // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
-        // U, then its remainder.
-        const int U = std::max(1, s.unroll);
-        int64_t main_end = quad_end + (ICp - quad_end) / U * U;
-        Values a2 = carried_loop(b, quad_end, main_end, U, aq, [&](Value *ic, const Values &av) {
-          Values cur = av;
-          for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
-          return cur;
-        }, "ic");
-        return carried_loop(b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); },
-                            "ic.rem");
-      }, "kw");
-    }, "kh");
+    acc = carried_loop(
+        b, 0, s.k_h, 1, acc,
+        [&](Value *kh, const Values &a0) {
+          return carried_loop(
+              b, 0, KW, 1, a0,
+              [&](Value *kw, const Values &a1) {
+                // x(i, ic): pointer to pixel i's channel 0 and, in General mode
+                // with strided channels, whether it is inside the input.
+                Values row, valid;
+                if (t.mode == Mode::Linear) {
+                  Value *base = xptr(origin);
+                  for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
+                } else {
+                  Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
+                  Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
+                  if (t.mode == Mode::Row) {
+                    Value *base = xptr(
+                        b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3])))));
+                    for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
+                  } else {
+                    // Pixels in the padding read a zero row: their pointers are
+                    // formed from clamped coordinates (see clamp_i32).
+                    Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
+                    Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
+                    for (int i = 0; i < m; ++i) {
+                      Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
+                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
+                      Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
+                      if (contiguous) {
+                        ptr = b.CreateSelect(ok, ptr, zero_row);
+                      } else {
+                        ptr = b.CreateSelect(ok, ptr, xbase);
+                        valid.push_back(ok);
+                      }
+                      row.push_back(ptr);
+                    }
+                  }
+                }
+                Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
+                Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
+                if (q) return qsteps(row, valid, wk, nvv, a1);
+                // The nvv weight vectors of input channel ic.
+                auto weights_of = [&](Value *ic) {
+                  Values w;
+                  for (int j = 0; j < nvv; ++j) {
+                    Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
+                    w.push_back(
+                        b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
+                  }
+                  return w;
+                };
+                auto step = [&](Value *ic, Values a) {
+                  Values w = weights_of(ic);
+                  Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
+                  for (int i = 0; i < m; ++i) {
+                    Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
+                    if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
+                    Value *xv = b.CreateVectorSplat(L, x);
+                    for (int j = 0; j < nvv; ++j)
+                      a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {xv, w[j], a[i * nvv + j]});
+                  }
+                  return a;
+                };
+                // NEON: 4 channels of each pixel per vector load, multiplied by
+                // lane (Target::gemm_lane_mac).
+                int64_t quad_end = 0;
+                Values aq = a1;
+                if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4) {
+                  quad_end = ICp / 4 * 4;
+                  aq = carried_loop(
+                      b, 0, quad_end, 4, aq,
+                      [&](Value *ic, const Values &av) {
+                        Values a = av;
+                        Values xq;
+                        for (int i = 0; i < m; ++i)
+                          xq.push_back(b.CreateAlignedLoad(
+                              vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
+                              llvm::Align(4)));
+                        for (int u = 0; u < 4; ++u) {
+                          Values w = weights_of(b.CreateAdd(ic, i32(u)));
+                          for (int i = 0; i < m; ++i)
+                            for (int j = 0; j < nvv; ++j)
+                              a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
+                        }
+                        return a;
+                      },
+                      "icq");
+                }
+                // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
+                // U, then its remainder.
+                const int U = std::max(1, s.unroll);
+                int64_t main_end = quad_end + (ICp - quad_end) / U * U;
+                Values a2 = carried_loop(
+                    b, quad_end, main_end, U, aq,
+                    [&](Value *ic, const Values &av) {
+                      Values cur = av;
+                      for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
+                      return cur;
+                    },
+                    "ic");
+                return carried_loop(
+                    b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
+              },
+              "kw");
+        },
+        "kh");
 
     // Epilogue and store.
     ExprEmitter em(b, T, L);
@@ -326,8 +342,10 @@ struct GemmEmitter {
       };
       for (int j = 0; j < nvv; ++j) {
         Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4));
-        if (halves) w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
-        else w.push_back({wload(at)});
+        if (halves)
+          w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
+        else
+          w.push_back({wload(at)});
       }
       Value *ic = b.CreateMul(icq, i32(4 * xs[1]));
       for (size_t i = 0; i < row.size(); ++i) {
@@ -346,17 +364,21 @@ struct GemmEmitter {
       // is taken from the register by sdot's by-element form, or (pair
       // products) by two 16-bit lane broadcasts.
       done = full / 4 * 4;
-      a = carried_loop(b, 0, done, 4, a, [&](Value *icq, const Values &av) { return four_quads(row, wk, icq, nvv, av); },
-                       "icq4");
+      a = carried_loop(
+          b, 0, done, 4, a, [&](Value *icq, const Values &av) { return four_quads(row, wk, icq, nvv, av); }, "icq4");
     }
     const int U = std::max(1, s.unroll / 2);
     int64_t main_end = done + (full - done) / U * U;
-    a = carried_loop(b, done, main_end, U, a, [&](Value *icq, const Values &av) {
-      Values cur = av;
-      for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(icq, i32(u)), cur, 4);
-      return cur;
-    }, "icq");
-    a = carried_loop(b, main_end, full, 1, a, [&](Value *icq, const Values &av) { return step(icq, av, 4); }, "icq.rem");
+    a = carried_loop(
+        b, done, main_end, U, a,
+        [&](Value *icq, const Values &av) {
+          Values cur = av;
+          for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(icq, i32(u)), cur, 4);
+          return cur;
+        },
+        "icq");
+    a = carried_loop(
+        b, main_end, full, 1, a, [&](Value *icq, const Values &av) { return step(icq, av, 4); }, "icq.rem");
     if (ICp % 4) a = step(i32(full), a, (int)(ICp % 4));
     return a;
   }
@@ -373,7 +395,8 @@ struct GemmEmitter {
     for (Value *r : row) {
       Value *x = b.CreateAlignedLoad(v16, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), r, off), v16->getPointerTo()),
                                      llvm::Align(1));
-      if (s.x_flip) x = b.CreateXor(x, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(16), b.getInt8(0x80)));
+      if (s.x_flip)
+        x = b.CreateXor(x, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(16), b.getInt8(0x80)));
       xq.push_back(b.CreateBitCast(x, v4));
     }
     for (int u = 0; u < 4; ++u) {
@@ -385,20 +408,25 @@ struct GemmEmitter {
       };
       for (int j = 0; j < nvv; ++j) {
         Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(icq, i32(u)), i32(NR)), i32(j * L)), i32(4));
-        if (pairs) w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
-        else w.push_back({wload(at)});
+        if (pairs)
+          w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
+        else
+          w.push_back({wload(at)});
       }
       for (size_t i = 0; i < row.size(); ++i) {
         if (pairs) {
           auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
-          auto lane = [&](int l) { return b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(L, l)), half); };
+          auto lane = [&](int l) {
+            return b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(L, l)), half);
+          };
           Operand xv{lane(2 * u), lane(2 * u + 1)};
           for (int j = 0; j < nvv; ++j) a[i * nvv + j] = dot4(a[i * nvv + j], xv, w[(size_t)j]);
           continue;
         }
         Value *xe = b.CreateBitCast(b.CreateShuffleVector(xq[i], std::vector<int>(4, u)), wv);
         for (int j = 0; j < nvv; ++j)
-          a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {a[i * nvv + j], w[(size_t)j].lo, xe});
+          a[i * nvv + j] =
+              b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, wv}, {a[i * nvv + j], w[(size_t)j].lo, xe});
       }
     }
     return a;
@@ -441,7 +469,8 @@ struct GemmEmitter {
       zero_row = zero_floats(env, b, ICg, name);
     }
     bool channel_only = true;
-    visit(s.epilogue, [&](const Expr &e) { channel_only = channel_only && (e.op != EOp::Var || e.id == s.out_axis[1]); });
+    visit(s.epilogue,
+          [&](const Expr &e) { channel_only = channel_only && (e.op != EOp::Var || e.id == s.out_axis[1]); });
     flat_pixels = channel_only && os[2] == s.out_w * os[3] && (s.batch == 1 || os[0] == s.out_h * os[2]);
     // Linear addressing (the geometry gemm_tile_shape chose the tile for,
     // over a dense input): consecutive pixels are consecutive input pixels.
@@ -471,54 +500,74 @@ struct GemmEmitter {
     UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
     int64_t tasks = GO * blocks.count;
 
-    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      Value *blk = pixels_outer ? b.CreateUDiv(t, i32(GO)) : b.CreateURem(t, i32(blocks.count));
-      Value *rest = pixels_outer ? b.CreateURem(t, i32(GO)) : b.CreateUDiv(t, i32(blocks.count));
-      Value *oct_t = b.CreateURem(rest, i32(OCt));
-      Value *g = b.CreateUDiv(rest, i32(OCt));
-      Value *u_begin, *u_end;
-      std::tie(u_begin, u_end) = block_range(b, blk, blocks, units);
-      // Output channel tiles [oct_lo, oct_hi] (the branch below tells the
-      // last, narrower one apart: oct clamped to the branch's tiles, see
-      // clamp_i32).
-      auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
-        Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
-        Value *wtile = b.CreateGEP(xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
-        Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
-        if (linear) {
-          // Tiles of mr pixels; only the very last one may be shorter.
-          int rem = (int)(P % mr);
-          int64_t full = rem ? units - 1 : units;
-          Value *full_end = rem ? b.CreateSelect(b.CreateICmpEQ(u_end, i32(units)), i32(units - 1), u_end) : u_end;
-          emit_counted_loop(b, u_begin, full_end, [&](Value *it) {
-            Value *itc = clamp_i32(b, it, 0, full - 1);
-            tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv, lanes_last);
-          }, "ptile");
-          if (rem) {
-            emit_branch(b, b.CreateICmpEQ(u_end, i32(units)), [&] {
-              tile({Mode::Linear, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv, lanes_last);
-            }, [] {}, "ptail");
+    emit_counted_loop(
+        b, f->getArg(1), f->getArg(2),
+        [&](Value *t) {
+          Value *blk = pixels_outer ? b.CreateUDiv(t, i32(GO)) : b.CreateURem(t, i32(blocks.count));
+          Value *rest = pixels_outer ? b.CreateURem(t, i32(GO)) : b.CreateUDiv(t, i32(blocks.count));
+          Value *oct_t = b.CreateURem(rest, i32(OCt));
+          Value *g = b.CreateUDiv(rest, i32(OCt));
+          Value *u_begin, *u_end;
+          std::tie(u_begin, u_end) = block_range(b, blk, blocks, units);
+          // Output channel tiles [oct_lo, oct_hi] (the branch below tells the
+          // last, narrower one apart: oct clamped to the branch's tiles, see
+          // clamp_i32).
+          auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
+            Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
+            Value *wtile = b.CreateGEP(
+                xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
+            Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
+            if (linear) {
+              // Tiles of mr pixels; only the very last one may be shorter.
+              int rem = (int)(P % mr);
+              int64_t full = rem ? units - 1 : units;
+              Value *full_end = rem ? b.CreateSelect(b.CreateICmpEQ(u_end, i32(units)), i32(units - 1), u_end) : u_end;
+              emit_counted_loop(
+                  b, u_begin, full_end,
+                  [&](Value *it) {
+                    Value *itc = clamp_i32(b, it, 0, full - 1);
+                    tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv,
+                         lanes_last);
+                  },
+                  "ptile");
+              if (rem) {
+                emit_branch(
+                    b, b.CreateICmpEQ(u_end, i32(units)),
+                    [&] {
+                      tile({Mode::Linear, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv,
+                           lanes_last);
+                    },
+                    [] {}, "ptail");
+              }
+              return;
+            }
+            for_unit_runs(b, s, runs, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+              if (s.k_run) {  // every window is inside X (checked above)
+                tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+                return;
+              }
+              emit_branch(
+                  b, window_interior(b, s, oh, ow0, m),
+                  [&] {
+                    tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+                  },
+                  [&] {
+                    tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+                  },
+                  "tile");
+            });
+          };
+          if (last_cols == NR) {
+            columns(nv, L, 0, OCt - 1);
+          } else {
+            int nvv = (last_cols + L - 1) / L;
+            emit_branch(
+                b, b.CreateICmpEQ(oct_t, i32(OCt - 1)),
+                [&] { columns(nvv, last_cols - (nvv - 1) * L, OCt - 1, OCt - 1); }, [&] { columns(nv, L, 0, OCt - 2); },
+                "octile");
           }
-          return;
-        }
-        for_unit_runs(b, s, runs, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
-          if (s.k_run) {  // every window is inside X (checked above)
-            tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
-            return;
-          }
-          emit_branch(b, window_interior(b, s, oh, ow0, m),
-                      [&] { tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); },
-                      [&] { tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last); }, "tile");
-        });
-      };
-      if (last_cols == NR) {
-        columns(nv, L, 0, OCt - 1);
-      } else {
-        int nvv = (last_cols + L - 1) / L;
-        emit_branch(b, b.CreateICmpEQ(oct_t, i32(OCt - 1)), [&] { columns(nvv, last_cols - (nvv - 1) * L, OCt - 1, OCt - 1); },
-               [&] { columns(nv, L, 0, OCt - 2); }, "octile");
-      }
-    }, "task");
+        },
+        "task");
     b.CreateRetVoid();
     return {f, tasks};
   }

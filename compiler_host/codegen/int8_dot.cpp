@@ -45,7 +45,7 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
   Value *xv = xo.lo;
   switch (T.dot_i8) {
     case DotI8::X86Vnni: {
-      llvm::Intrinsic::ID id = L == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+      llvm::Intrinsic::ID id = L == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
                                : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
                                         : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
       return b.CreateIntrinsic(id, {}, {acc, xv, b.CreateBitCast(w.lo, accv)});
@@ -61,15 +61,15 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
         return b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_smull, {h16}, {xh, wh});
       };
       auto padal = [&](Value *a, Value *t) -> Value * {
-        if (T.arch == TINYRT_ARCH_ARMV7) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vpadals, {accv, h16}, {a, t});
+        if (T.arch == TINYRT_ARCH_ARMV7)
+          return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vpadals, {accv, h16}, {a, t});
         return b.CreateAdd(a, b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_saddlp, {accv, h16}, {t}));
       };
       Value *lo = prod(xo.lo, w.lo), *hi = prod(xo.hi, w.hi);
       if (pair16) return padal(acc, b.CreateAdd(lo, hi));
       return padal(padal(acc, lo), hi);
     }
-    case DotI8::Widen:
-      break;
+    case DotI8::Widen: break;
   }
   // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
   auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);

@@ -11,10 +11,9 @@ namespace tinyrt {
 
 llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const std::string &name) {
   auto &C = env.module.getContext();
-  auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(C),
-                                      {llvm::Type::getInt8PtrTy(C), llvm::Type::getInt32Ty(C),
-                                       llvm::Type::getInt32Ty(C)},
-                                      false);
+  auto *fty = llvm::FunctionType::get(
+      llvm::Type::getVoidTy(C), {llvm::Type::getInt8PtrTy(C), llvm::Type::getInt32Ty(C), llvm::Type::getInt32Ty(C)},
+      false);
   auto *f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, env.module);
   f->addFnAttr(llvm::Attribute::NoUnwind);
   // Never turn loops into memset/memcpy calls: generated code calls nothing.
@@ -38,14 +37,9 @@ SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v) 
   s.numel = p.graph.v(v).numel();
   s.span = p.span_bytes(v) / dtype_bytes(s.type);
   switch (st.where) {
-    case Storage::Where::Arena:
-      s.base = b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(st.offset));
-      break;
-    case Storage::Where::Const:
-      s.base = env.const_data(v);
-      break;
-    default:
-      fail_internal("value '" + p.graph.v(v).name + "' has no storage");
+    case Storage::Where::Arena: s.base = b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(st.offset)); break;
+    case Storage::Where::Const: s.base = env.const_data(v); break;
+    default: fail_internal("value '" + p.graph.v(v).name + "' has no storage");
   }
   return s;
 }
@@ -136,8 +130,10 @@ void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes
   int L = (int)vty->getNumElements();
   llvm::Value *vp = b.CreateBitCast(p, vty->getPointerTo());
   llvm::Align align(vty->getElementType()->getScalarSizeInBits() / 8);
-  if (lanes == L) b.CreateAlignedStore(v, vp, align);
-  else b.CreateMaskedStore(v, vp, align, lane_mask(b, L, lanes));
+  if (lanes == L)
+    b.CreateAlignedStore(v, vp, align);
+  else
+    b.CreateMaskedStore(v, vp, align, lane_mask(b, L, lanes));
 }
 
 llvm::Value *zero_floats(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, const std::string &name) {
@@ -160,24 +156,29 @@ llvm::Value *fill_bytes(EmitEnv &env, llvm::IRBuilder<> &b, int64_t n, uint8_t b
 llvm::Value *lane_mac(llvm::IRBuilder<> &b, const Target &t, llvm::Value *acc, llvm::Value *w, llvm::Value *x,
                       int lane) {
   llvm::Value *s = b.CreateShuffleVector(x, x, std::vector<int>(4, lane));
-  if (t.gemm_lane_mac == Target::LaneMac::Fused) return b.CreateIntrinsic(llvm::Intrinsic::fma, {w->getType()}, {s, w, acc});
+  if (t.gemm_lane_mac == Target::LaneMac::Fused)
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {w->getType()}, {s, w, acc});
   return b.CreateFAdd(acc, b.CreateFMul(w, s));
 }
 
 void for_channel_vectors(llvm::IRBuilder<> &b, int64_t channels, int L,
                          const std::function<void(llvm::Value *, int)> &fn) {
-  emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)(channels / L)),
-                    [&](llvm::Value *cv) { fn(b.CreateMul(cv, b.getInt32(L)), L); }, "cvec");
+  emit_counted_loop(
+      b, b.getInt32(0), b.getInt32((int32_t)(channels / L)),
+      [&](llvm::Value *cv) { fn(b.CreateMul(cv, b.getInt32(L)), L); }, "cvec");
   if (channels % L) fn(b.getInt32((int32_t)(channels / L * L)), (int)(channels % L));
 }
 
 int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t rows,
                              const std::function<void(llvm::Value *, llvm::Value *)> &fn) {
   UnitBlocks blocks = split_units(rows, 64);
-  emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
-    auto r = block_range(b, t, blocks, rows);
-    fn(r.first, r.second);
-  }, "task");
+  emit_counted_loop(
+      b, f->getArg(1), f->getArg(2),
+      [&](llvm::Value *t) {
+        auto r = block_range(b, t, blocks, rows);
+        fn(r.first, r.second);
+      },
+      "task");
   return blocks.count;
 }
 
@@ -209,29 +210,36 @@ void for_unit_runs(llvm::IRBuilder<> &b, const GemmSpec &s, const RowUnits &u, l
   // first to its last unit there.
   llvm::Value *row0 = u.runs ? b.CreateUDiv(u0, i32(per_row)) : u0;
   llvm::Value *row1 = u.runs ? b.CreateUDiv(b.CreateAdd(u1, i32(per_row - 1)), i32(per_row)) : u1;
-  emit_counted_loop(b, row0, row1, [&](llvm::Value *ri) {
-    llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);  // u0 <= the units of rows [row0, row1) < u1 <= all units
-    llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
-    llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
-    llvm::Value *lo = i32(0), *hi = nullptr, *full_hi = i32(full);  // hi: the runs' end (units of runs only)
-    if (u.runs) {
-      llvm::Value *first = b.CreateMul(r, i32(per_row));
-      lo = clamp_i32(b, b.CreateSub(u0, first), 0, per_row);
-      hi = clamp_i32(b, b.CreateSub(u1, first), 0, per_row);
-      full_hi = rem ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, i32(full)) : hi;
-    }
-    emit_counted_loop(b, lo, full_hi, [&](llvm::Value *it) {
-      // lo <= it < full_hi <= full: clamp_i32, for the bounds proof
-      llvm::Value *itc = u.runs ? clamp_i32(b, it, 0, full - 1) : it;
-      run(n, oh, b.CreateMul(itc, i32(mr)), mr);
-    }, "owtile");
-    if (!rem) return;
-    if (!u.runs) {
-      run(n, oh, i32(full * mr), (int)rem);
-      return;
-    }
-    emit_branch(b, b.CreateICmpEQ(hi, i32(per_row)), [&] { run(n, oh, i32(full * mr), (int)rem); }, [] {}, "owtail");
-  }, "row");
+  emit_counted_loop(
+      b, row0, row1,
+      [&](llvm::Value *ri) {
+        llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);  // u0 <= the units of rows [row0, row1) < u1 <= all units
+        llvm::Value *n = b.CreateUDiv(r, i32(s.out_h));
+        llvm::Value *oh = b.CreateURem(r, i32(s.out_h));
+        llvm::Value *lo = i32(0), *hi = nullptr, *full_hi = i32(full);  // hi: the runs' end (units of runs only)
+        if (u.runs) {
+          llvm::Value *first = b.CreateMul(r, i32(per_row));
+          lo = clamp_i32(b, b.CreateSub(u0, first), 0, per_row);
+          hi = clamp_i32(b, b.CreateSub(u1, first), 0, per_row);
+          full_hi = rem ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, i32(full)) : hi;
+        }
+        emit_counted_loop(
+            b, lo, full_hi,
+            [&](llvm::Value *it) {
+              // lo <= it < full_hi <= full: clamp_i32, for the bounds proof
+              llvm::Value *itc = u.runs ? clamp_i32(b, it, 0, full - 1) : it;
+              run(n, oh, b.CreateMul(itc, i32(mr)), mr);
+            },
+            "owtile");
+        if (!rem) return;
+        if (!u.runs) {
+          run(n, oh, i32(full * mr), (int)rem);
+          return;
+        }
+        emit_branch(
+            b, b.CreateICmpEQ(hi, i32(per_row)), [&] { run(n, oh, i32(full * mr), (int)rem); }, [] {}, "owtail");
+      },
+      "row");
 }
 
 llvm::Value *clamp_i32(llvm::IRBuilder<> &b, llvm::Value *i, int64_t lo, int64_t hi) {

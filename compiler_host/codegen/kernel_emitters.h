@@ -113,7 +113,7 @@ std::pair<llvm::Value *, llvm::Value *> block_range(llvm::IRBuilder<> &b, llvm::
 // Row units keep each row's loop over its runs a constant one.
 constexpr int64_t kMinRowUnits = 16;
 struct RowUnits {
-  bool runs;      // units are runs of pixels, not rows
+  bool runs;  // units are runs of pixels, not rows
   int64_t count;
 };
 RowUnits row_units(const GemmSpec &s, int mr, bool allow_runs = true);

@@ -101,17 +101,25 @@ std::optional<int64_t> coef_of(const ExprP &e, int v) {
   switch (e->op) {
     case EOp::Var: return e->id == v ? 1 : 0;
     case EOp::Const: return 0;
-    case EOp::Add: case EOp::Sub: case EOp::Mul: {
+    case EOp::Add:
+    case EOp::Sub:
+    case EOp::Mul: {
       std::optional<int64_t> a = coef_of(e->a[0], v), b = coef_of(e->a[1], v);
       if (!a || !b) return std::nullopt;
       int64_t r;
       bool over = false;
-      if (e->op == EOp::Add) over = __builtin_add_overflow(*a, *b, &r);
-      else if (e->op == EOp::Sub) over = __builtin_sub_overflow(*a, *b, &r);
-      else if (*a == 0 && *b == 0) r = 0;
-      else if (*b == 0 && e->a[1]->is_const()) over = __builtin_mul_overflow(*a, e->a[1]->ival, &r);
-      else if (*a == 0 && e->a[0]->is_const()) over = __builtin_mul_overflow(*b, e->a[0]->ival, &r);
-      else return std::nullopt;
+      if (e->op == EOp::Add)
+        over = __builtin_add_overflow(*a, *b, &r);
+      else if (e->op == EOp::Sub)
+        over = __builtin_sub_overflow(*a, *b, &r);
+      else if (*a == 0 && *b == 0)
+        r = 0;
+      else if (*b == 0 && e->a[1]->is_const())
+        over = __builtin_mul_overflow(*a, e->a[1]->ival, &r);
+      else if (*a == 0 && e->a[0]->is_const())
+        over = __builtin_mul_overflow(*b, e->a[0]->ival, &r);
+      else
+        return std::nullopt;
       if (over) return std::nullopt;
       return r;
     }
@@ -170,8 +178,8 @@ constexpr int kElementsTogether = 4;  // rows that reduce along the reduction: o
 // either dense over them in that order or not indexed by them at all.
 // Element j of the flattened row is then at offset j of each tensor's
 // (broadcast or dense) block.
-bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vector<SlotRef> &slots,
-                 const SlotRef &out, const Shape &shape) {
+bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vector<SlotRef> &slots, const SlotRef &out,
+                 const Shape &shape) {
   auto merged = [&](int id) { return std::find(axes.begin(), axes.end(), id) != axes.end(); };
   auto dense = [&](const std::vector<int64_t> &eff) {
     bool none = true;
@@ -224,81 +232,85 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
   const int C = (int)out.shape[(size_t)c_axis];
   const int64_t W = out.shape[(size_t)w_axis];
   const std::vector<Segment> segments = row_segments(full, w_axis, W, extents);
-  emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](llvm::Value *t) {
-    std::map<int, llvm::Value *> outer;
-    llvm::Value *rem = t;
-    for (size_t i = phys.size() - 2; i-- > 0;) {
-      llvm::Value *ext = b.getInt32((int32_t)out.shape[(size_t)phys[i]]);
-      outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
-      if (i > 0) rem = b.CreateUDiv(rem, ext);
-    }
-    auto bind_outer = [&](ExprEmitter &em, std::vector<VVal> &idx) {
-      for (int a = 0; a < r; ++a)
-        if (a != c_axis && a != w_axis) {
-          idx[(size_t)a] = em.uniform(outer.count(a) ? outer[a] : b.getInt32(0));
-          em.bind(a, idx[(size_t)a]);
+  emit_counted_loop(
+      b, f->getArg(1), f->getArg(2),
+      [&](llvm::Value *t) {
+        std::map<int, llvm::Value *> outer;
+        llvm::Value *rem = t;
+        for (size_t i = phys.size() - 2; i-- > 0;) {
+          llvm::Value *ext = b.getInt32((int32_t)out.shape[(size_t)phys[i]]);
+          outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
+          if (i > 0) rem = b.CreateUDiv(rem, ext);
         }
-    };
-    // Pixels j .. j+lanes-1 (`active` of them) of a segment starting at
-    // pixel `begin`, all C elements of each.
-    auto group = [&](const ExprP &expr, int64_t begin, int lanes, llvm::Value *j, int active) {
-      llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)begin));  // the pixel in the row
-      if (lanes == 1) {
-        for (int c = 0; c < C; ++c) {
-          ExprEmitter em(b, T, 1);
-          em.set_slots(slots);
+        auto bind_outer = [&](ExprEmitter &em, std::vector<VVal> &idx) {
+          for (int a = 0; a < r; ++a)
+            if (a != c_axis && a != w_axis) {
+              idx[(size_t)a] = em.uniform(outer.count(a) ? outer[a] : b.getInt32(0));
+              em.bind(a, idx[(size_t)a]);
+            }
+        };
+        // Pixels j .. j+lanes-1 (`active` of them) of a segment starting at
+        // pixel `begin`, all C elements of each.
+        auto group = [&](const ExprP &expr, int64_t begin, int lanes, llvm::Value *j, int active) {
+          llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)begin));  // the pixel in the row
+          if (lanes == 1) {
+            for (int c = 0; c < C; ++c) {
+              ExprEmitter em(b, T, 1);
+              em.set_slots(slots);
+              std::vector<VVal> idx((size_t)r);
+              bind_outer(em, idx);
+              idx[(size_t)w_axis] = em.uniform(at);
+              idx[(size_t)c_axis] = em.uniform(b.getInt32(c));
+              em.bind(w_axis, em.uniform(j));
+              em.bind(c_axis, idx[(size_t)c_axis]);
+              em.store(out_slot, idx, em.emit(expr), out.dtype);
+            }
+            return;
+          }
+          llvm::Value *mask = active < lanes ? lane_mask(b, lanes, active) : nullptr;
+          std::vector<llvm::Value *> vs;
+          for (int c = 0; c < C; ++c) {
+            ExprEmitter em(b, T, lanes);
+            em.set_slots(slots);
+            em.set_mask(mask);
+            em.set_split_offsets(true);
+            std::vector<VVal> idx((size_t)r);
+            bind_outer(em, idx);
+            em.bind(w_axis, em.affine(j, 1));
+            em.bind(c_axis, em.uniform(b.getInt32(c)));
+            vs.push_back(em.vec(em.emit(expr)));
+          }
+          // Lane i*C + c of the store is lane i of vector c.
+          std::vector<int> pick;
+          for (int i = 0; i < lanes; ++i)
+            for (int c = 0; c < C; ++c) pick.push_back(c * lanes + i);
+          llvm::Value *all = b.CreateShuffleVector(concat_vectors(b, vs), pick);
+          ExprEmitter es(b, T, C * lanes);
+          es.set_slots(slots);
+          es.set_split_offsets(true);
+          es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
           std::vector<VVal> idx((size_t)r);
-          bind_outer(em, idx);
-          idx[(size_t)w_axis] = em.uniform(at);
-          idx[(size_t)c_axis] = em.uniform(b.getInt32(c));
-          em.bind(w_axis, em.uniform(j));
-          em.bind(c_axis, idx[(size_t)c_axis]);
-          em.store(out_slot, idx, em.emit(expr), out.dtype);
+          bind_outer(es, idx);
+          idx[(size_t)w_axis] = es.uniform(at);
+          idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
+          es.store(out_slot, idx, es.vector(all), out.dtype);
+        };
+        for (const Segment &seg : segments) {
+          int64_t n = seg.end - seg.begin, main = n / L, tail = n % L;
+          if (main > 0)
+            emit_counted_loop(
+                b, b.getInt32(0), b.getInt32((int32_t)main),
+                [&](llvm::Value *j) { group(seg.expr, seg.begin, L, b.CreateMul(j, b.getInt32(L)), L); }, "vec");
+          if (tail && T.masked_tail) {
+            group(seg.expr, seg.begin, L, b.getInt32((int32_t)(main * L)), (int)tail);
+          } else if (tail) {
+            emit_counted_loop(
+                b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)n),
+                [&](llvm::Value *j) { group(seg.expr, seg.begin, 1, j, 1); }, "tail");
+          }
         }
-        return;
-      }
-      llvm::Value *mask = active < lanes ? lane_mask(b, lanes, active) : nullptr;
-      std::vector<llvm::Value *> vs;
-      for (int c = 0; c < C; ++c) {
-        ExprEmitter em(b, T, lanes);
-        em.set_slots(slots);
-        em.set_mask(mask);
-        em.set_split_offsets(true);
-        std::vector<VVal> idx((size_t)r);
-        bind_outer(em, idx);
-        em.bind(w_axis, em.affine(j, 1));
-        em.bind(c_axis, em.uniform(b.getInt32(c)));
-        vs.push_back(em.vec(em.emit(expr)));
-      }
-      // Lane i*C + c of the store is lane i of vector c.
-      std::vector<int> pick;
-      for (int i = 0; i < lanes; ++i)
-        for (int c = 0; c < C; ++c) pick.push_back(c * lanes + i);
-      llvm::Value *all = b.CreateShuffleVector(concat_vectors(b, vs), pick);
-      ExprEmitter es(b, T, C * lanes);
-      es.set_slots(slots);
-      es.set_split_offsets(true);
-      es.set_mask(active < lanes ? lane_mask(b, C * lanes, C * active) : nullptr);
-      std::vector<VVal> idx((size_t)r);
-      bind_outer(es, idx);
-      idx[(size_t)w_axis] = es.uniform(at);
-      idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
-      es.store(out_slot, idx, es.vector(all), out.dtype);
-    };
-    for (const Segment &seg : segments) {
-      int64_t n = seg.end - seg.begin, main = n / L, tail = n % L;
-      if (main > 0)
-        emit_counted_loop(b, b.getInt32(0), b.getInt32((int32_t)main),
-                          [&](llvm::Value *j) { group(seg.expr, seg.begin, L, b.CreateMul(j, b.getInt32(L)), L); },
-                          "vec");
-      if (tail && T.masked_tail) {
-        group(seg.expr, seg.begin, L, b.getInt32((int32_t)(main * L)), (int)tail);
-      } else if (tail) {
-        emit_counted_loop(b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)n),
-                          [&](llvm::Value *j) { group(seg.expr, seg.begin, 1, j, 1); }, "tail");
-      }
-    }
-  }, "task");
+      },
+      "task");
   b.CreateRetVoid();
 }
 
@@ -312,7 +324,12 @@ namespace {
 class LoopKernel {
  public:
   LoopKernel(EmitEnv &env, const Kernel &k)
-      : env_(env), k_(k), p_(env.program), out_(p_.graph.v(k.out)), T_(env.target), r_(out_.rank()),
+      : env_(env),
+        k_(k),
+        p_(env.program),
+        out_(p_.graph.v(k.out)),
+        T_(env.target),
+        r_(out_.rank()),
         b_(env.module.getContext()) {}
 
   EmittedKernel emit(const std::string &name) {
@@ -342,7 +359,8 @@ class LoopKernel {
     }
     segments_ = inner_axis_ >= 0 ? row_segments(expr_, inner_axis_, inner_, extents_)
                                  : std::vector<Segment>{{0, inner_, expr_}};
-    emit_counted_loop(b_, f->getArg(1), f->getArg(2), [&](llvm::Value *t) { task(t); }, "task");
+    emit_counted_loop(
+        b_, f->getArg(1), f->getArg(2), [&](llvm::Value *t) { task(t); }, "task");
     b_.CreateRetVoid();
     return result;
   }
@@ -392,9 +410,9 @@ class LoopKernel {
   // the vectors are interleaved into one contiguous store.
   bool interleaved_rows() const {
     int w_axis = phys_.size() >= 2 ? phys_[phys_.size() - 2] : -1;
-    return !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
-           out_.dtype != DType::Bool && out_slot_.strides[(size_t)inner_axis_] == 1 &&
-           out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
+    return !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 && out_.dtype != DType::Bool &&
+           out_slot_.strides[(size_t)inner_axis_] == 1 && out_slot_.strides[(size_t)w_axis] == inner_ &&
+           out_.shape[(size_t)w_axis] >= L_;
   }
 
   // Binds the output's axes for the elements from j of a segment (a vector
@@ -459,18 +477,21 @@ class LoopKernel {
       std::vector<VVal> idx = bind_row(em, seg, b_.CreateAdd(j, b_.getInt32(g)), true);
       done.push_back({idx, em.emit(seg.expr)});
     }
-    for (int g = 0; g < n; ++g) ems[(size_t)g]->store(out_slot_, done[(size_t)g].first, done[(size_t)g].second, out_.dtype);
+    for (int g = 0; g < n; ++g)
+      ems[(size_t)g]->store(out_slot_, done[(size_t)g].first, done[(size_t)g].second, out_.dtype);
   }
 
   void reduction_row(const Segment &seg) {
     int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
     if (main > 0)
-      emit_counted_loop(b_, b_.getInt32(0), b_.getInt32((int32_t)main), [&](llvm::Value *q) {
-        elements(seg, b_.CreateMul(q, b_.getInt32(kElementsTogether)), kElementsTogether);
-      }, "elems");
+      emit_counted_loop(
+          b_, b_.getInt32(0), b_.getInt32((int32_t)main),
+          [&](llvm::Value *q) { elements(seg, b_.CreateMul(q, b_.getInt32(kElementsTogether)), kElementsTogether); },
+          "elems");
     if (n % kElementsTogether)
-      emit_counted_loop(b_, b_.getInt32((int32_t)(main * kElementsTogether)), b_.getInt32((int32_t)n),
-                        [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+      emit_counted_loop(
+          b_, b_.getInt32((int32_t)(main * kElementsTogether)), b_.getInt32((int32_t)n),
+          [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
   }
 
   // A segment in vectors of L elements, then its tail (masked where the
@@ -485,14 +506,16 @@ class LoopKernel {
     int64_t done = 0;
     if (wide_ > 1 && n >= (int64_t)L * wide_) {
       int Lw = L * wide_;
-      emit_counted_loop(b_, b_.getInt32(0), b_.getInt32((int32_t)(n / Lw)),
-                        [&](llvm::Value *j) { run(seg, Lw, b_.CreateMul(j, b_.getInt32(Lw)), nullptr); }, "wide");
+      emit_counted_loop(
+          b_, b_.getInt32(0), b_.getInt32((int32_t)(n / Lw)),
+          [&](llvm::Value *j) { run(seg, Lw, b_.CreateMul(j, b_.getInt32(Lw)), nullptr); }, "wide");
       done = n / Lw * Lw;
     }
     int64_t main = n / L;
     if (main * L > done)
-      emit_counted_loop(b_, b_.getInt32((int32_t)(done / L)), b_.getInt32((int32_t)main),
-                        [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); }, "vec");
+      emit_counted_loop(
+          b_, b_.getInt32((int32_t)(done / L)), b_.getInt32((int32_t)main),
+          [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); }, "vec");
     int64_t tail = n % L;
     if (tail == 0) return;
     if (T_.masked_tail && L > 1) {
@@ -500,8 +523,9 @@ class LoopKernel {
       for (int i = 0; i < L; ++i) m.push_back(b_.getInt1(i < tail));
       run(seg, L, b_.getInt32((int32_t)(main * L)), llvm::ConstantVector::get(m));
     } else {
-      emit_counted_loop(b_, b_.getInt32((int32_t)(main * L)), b_.getInt32((int32_t)n),
-                        [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
+      emit_counted_loop(
+          b_, b_.getInt32((int32_t)(main * L)), b_.getInt32((int32_t)n),
+          [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
     }
   }
 

@@ -18,7 +18,8 @@ Value *MathEmitter::c(double v, Type *t) { return llvm::ConstantFP::get(t, v); }
 
 Type *MathEmitter::int_type(Type *ft) {
   Type *i32 = b_.getInt32Ty();
-  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ft)) return llvm::FixedVectorType::get(i32, vt->getNumElements());
+  if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ft))
+    return llvm::FixedVectorType::get(i32, vt->getNumElements());
   return i32;
 }
 
@@ -35,9 +36,7 @@ Value *MathEmitter::poly(Value *x, std::initializer_list<double> coef) {
 
 bool MathEmitter::native_rounding() const { return t_.arch != TINYRT_ARCH_ARMV7; }
 
-Value *MathEmitter::abs(Value *x) {
-  return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-}
+Value *MathEmitter::abs(Value *x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); }
 
 Value *MathEmitter::sqrt(Value *x) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
 
@@ -122,8 +121,8 @@ Value *MathEmitter::log(Value *x) {
   Value *series = poly(s2, {2.0 / 11, 2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3, 2.0});
   Value *lm = b_.CreateFMul(s, series);
   Value *ef = b_.CreateSIToFP(e, ft);
-  Value *res = b_.CreateFAdd(b_.CreateFMul(ef, c(0.693359375, ft)),
-                             b_.CreateFAdd(lm, b_.CreateFMul(ef, c(-2.12194440e-4, ft))));
+  Value *res =
+      b_.CreateFAdd(b_.CreateFMul(ef, c(0.693359375, ft)), b_.CreateFAdd(lm, b_.CreateFMul(ef, c(-2.12194440e-4, ft))));
   // Special values: log(0) = -inf, log(<0) = NaN, log(inf) = inf, NaN -> NaN.
   res = b_.CreateSelect(b_.CreateFCmpOEQ(x, c(0, ft)), c(-INFINITY, ft), res);
   res = b_.CreateSelect(b_.CreateFCmpOLT(x, c(0, ft)), c(NAN, ft), res);
@@ -162,7 +161,8 @@ Value *MathEmitter::recip(Value *d, bool finite) {
     // ARMv7, 4 lanes: NEON has no vector division (LLVM would divide lane
     // by lane). vrecpe (8 bits), two vrecps steps, then one fused step (VFPv4).
     r = b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vrecpe, {ft}, {d});
-    for (int i = 0; i < 2; ++i) r = b_.CreateFMul(r, b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vrecps, {ft}, {d, r}));
+    for (int i = 0; i < 2; ++i)
+      r = b_.CreateFMul(r, b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vrecps, {ft}, {d, r}));
     steps = 1;
   }
   // Newton-Raphson: r' = r + r (1 - d r), each step squaring the error.
@@ -230,8 +230,8 @@ Value *MathEmitter::erf(Value *x) {
   Value *above = b_.CreateFCmpOGT(x, lim), *below = b_.CreateFCmpOLT(x, nlim);
   Value *xc = b_.CreateSelect(above, lim, b_.CreateSelect(below, nlim, x));
   Value *x2 = b_.CreateFMul(xc, xc);
-  Value *p = poly(x2, {1.984160763962343e-08, -1.9681605170840095e-06, 0.00014474964373045447,
-                       0.0038213450923805263, 0.05094926343347426, 0.20271263502399503, 1.1283791670955126});
+  Value *p = poly(x2, {1.984160763962343e-08, -1.9681605170840095e-06, 0.00014474964373045447, 0.0038213450923805263,
+                       0.05094926343347426, 0.20271263502399503, 1.1283791670955126});
   Value *q = poly(x2, {0.0009851669995447519, 0.014595212470565118, 0.11615692226001734, 0.5129807678519283, 1.0});
   // Exactly +-1 beyond the clamp (the quotient at +-3.925 may round an ulp
   // short when the division is a refined estimate).
@@ -266,8 +266,7 @@ void MathEmitter::reduce_pi2(Value *x, Value **r, Value **quadrant) {
 
 Value *MathEmitter::sin_poly(Value *r) {
   Value *r2 = b_.CreateFMul(r, r);
-  return b_.CreateFMul(r, poly(r2, {-1.0 / 39916800, 1.0 / 362880, -1.0 / 5040, 1.0 / 120,
-                                    -1.0 / 6, 1.0}));
+  return b_.CreateFMul(r, poly(r2, {-1.0 / 39916800, 1.0 / 362880, -1.0 / 5040, 1.0 / 120, -1.0 / 6, 1.0}));
 }
 
 Value *MathEmitter::cos_poly(Value *r) {
@@ -281,7 +280,8 @@ Value *MathEmitter::sin(Value *x) {
   Value *s = sin_poly(r), *co = cos_poly(r);
   auto qis = [&](int v) { return b_.CreateICmpEQ(q, llvm::ConstantInt::get(q->getType(), v)); };
   // q: 0 -> sin r, 1 -> cos r, 2 -> -sin r, 3 -> -cos r
-  Value *res = b_.CreateSelect(qis(0), s, b_.CreateSelect(qis(1), co, b_.CreateSelect(qis(2), b_.CreateFNeg(s), b_.CreateFNeg(co))));
+  Value *res = b_.CreateSelect(
+      qis(0), s, b_.CreateSelect(qis(1), co, b_.CreateSelect(qis(2), b_.CreateFNeg(s), b_.CreateFNeg(co))));
   Value *bad = b_.CreateFCmpUEQ(abs(x), c(INFINITY, x->getType()));  // inf or NaN
   return b_.CreateSelect(bad, c(NAN, x->getType()), res);
 }
@@ -292,7 +292,8 @@ Value *MathEmitter::cos(Value *x) {
   Value *s = sin_poly(r), *co = cos_poly(r);
   auto qis = [&](int v) { return b_.CreateICmpEQ(q, llvm::ConstantInt::get(q->getType(), v)); };
   // q: 0 -> cos r, 1 -> -sin r, 2 -> -cos r, 3 -> sin r
-  Value *res = b_.CreateSelect(qis(0), co, b_.CreateSelect(qis(1), b_.CreateFNeg(s), b_.CreateSelect(qis(2), b_.CreateFNeg(co), s)));
+  Value *res = b_.CreateSelect(
+      qis(0), co, b_.CreateSelect(qis(1), b_.CreateFNeg(s), b_.CreateSelect(qis(2), b_.CreateFNeg(co), s)));
   Value *bad = b_.CreateFCmpUEQ(abs(x), c(INFINITY, x->getType()));
   return b_.CreateSelect(bad, c(NAN, x->getType()), res);
 }
@@ -315,12 +316,14 @@ Value *MathEmitter::atan(Value *x) {
   Value *a = abs(x);
   Value *big = b_.CreateFCmpOGT(a, c(2.414213562373095, ft));
   Value *mid = b_.CreateFCmpOGT(a, c(0.41421356237309503, ft));
-  Value *t = b_.CreateSelect(big, b_.CreateFDiv(c(-1, ft), a),
-                             b_.CreateSelect(mid, b_.CreateFDiv(b_.CreateFSub(a, c(1, ft)), b_.CreateFAdd(a, c(1, ft))), a));
-  Value *base = b_.CreateSelect(big, c(1.5707963267948966, ft), b_.CreateSelect(mid, c(0.7853981633974483, ft), c(0, ft)));
+  Value *t =
+      b_.CreateSelect(big, b_.CreateFDiv(c(-1, ft), a),
+                      b_.CreateSelect(mid, b_.CreateFDiv(b_.CreateFSub(a, c(1, ft)), b_.CreateFAdd(a, c(1, ft))), a));
+  Value *base =
+      b_.CreateSelect(big, c(1.5707963267948966, ft), b_.CreateSelect(mid, c(0.7853981633974483, ft), c(0, ft)));
   Value *t2 = b_.CreateFMul(t, t);
-  Value *p = b_.CreateFMul(t, poly(t2, {-1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9, -1.0 / 7,
-                                        1.0 / 5, -1.0 / 3, 1.0}));
+  Value *p = b_.CreateFMul(
+      t, poly(t2, {-1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9, -1.0 / 7, 1.0 / 5, -1.0 / 3, 1.0}));
   Value *res = b_.CreateFAdd(base, p);
   res = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, res, x);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);

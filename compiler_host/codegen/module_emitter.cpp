@@ -95,13 +95,13 @@ struct DescriptorBuilder {
     // 1.2: call_node, status_offset; 1.3: cond_offset, cond_expect
     step_ty = llvm::StructType::create(C, {fn_ty, i32, i32, i8p, i64, i64, i32}, "tinyrt_step_desc");
     range_ty = llvm::StructType::create(C, {i8p, i64}, "tinyrt_weights_range");
-    model_ty = llvm::StructType::create(C,
-                                        {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64,
-                                         tensor_ty->getPointerTo(), tensor_ty->getPointerTo(),
-                                         step_ty->getPointerTo(), i8p, i32, i32,
-                                         // ABI 1.2: integrity
-                                         i64, i64, i64, range_ty->getPointerTo(), i32, i32},
-                                        "tinyrt_model");
+    model_ty = llvm::StructType::create(
+        C,
+        {i32, i16, i16, i32, i32, i32, i32, i32, i32, i8p, i64, i64, i64, tensor_ty->getPointerTo(),
+         tensor_ty->getPointerTo(), step_ty->getPointerTo(), i8p, i32, i32,
+         // ABI 1.2: integrity
+         i64, i64, i64, range_ty->getPointerTo(), i32, i32},
+        "tinyrt_model");
   }
 
   llvm::Constant *str(const std::string &s, const std::string &name) {
@@ -125,10 +125,10 @@ struct DescriptorBuilder {
         dptr = llvm::ConstantExpr::getBitCast(dg, i64->getPointerTo());
       }
       elems.push_back(llvm::ConstantStruct::get(
-          tensor_ty, {str(v.name, tag + ".name" + std::to_string(i)), dptr,
-                      llvm::ConstantInt::get(i32, (uint64_t)v.dtype), llvm::ConstantInt::get(i32, dims.size()),
-                      llvm::ConstantInt::get(i64, st.offset),
-                      llvm::ConstantInt::get(i64, v.numel() * dtype_bytes(v.dtype))}));
+          tensor_ty,
+          {str(v.name, tag + ".name" + std::to_string(i)), dptr, llvm::ConstantInt::get(i32, (uint64_t)v.dtype),
+           llvm::ConstantInt::get(i32, dims.size()), llvm::ConstantInt::get(i64, st.offset),
+           llvm::ConstantInt::get(i64, v.numel() * dtype_bytes(v.dtype))}));
     }
     auto *at = llvm::ArrayType::get(tensor_ty, elems.size());
     auto *g = new llvm::GlobalVariable(m, at, true, llvm::GlobalValue::PrivateLinkage,
@@ -191,8 +191,7 @@ struct DescriptorBuilder {
   }
 
   // The descriptor; finish_weights() fills in the weights after optimization.
-  void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks,
-             const ModuleOptions &o) {
+  void build(const std::string &name, const Target &t, const std::vector<EmittedKernel> &ks, const ModuleOptions &o) {
     std::vector<llvm::Constant *> steps;
     llvm::Constant *no_text = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
     for (size_t i = 0; i < ks.size(); ++i) {
@@ -235,21 +234,31 @@ struct DescriptorBuilder {
     }
     uint64_t desc_bytes = m.getDataLayout().getTypeAllocSize(model_ty);
     llvm::Constant *init = llvm::ConstantStruct::get(
-        model_ty,
-        {llvm::ConstantInt::get(i32, TINYRT_ARTIFACT_MAGIC), llvm::ConstantInt::get(i16, TINYRT_ABI_MAJOR),
-         llvm::ConstantInt::get(i16, TINYRT_ABI_MINOR), llvm::ConstantInt::get(i32, desc_bytes),
-         llvm::ConstantInt::get(i32, t.arch), llvm::ConstantInt::get(i32, t.isa),
-         llvm::ConstantInt::get(i32, p.graph.inputs.size()), llvm::ConstantInt::get(i32, p.graph.outputs.size()),
-         llvm::ConstantInt::get(i32, steps.size()), str(name, name + ".model_name"),
-         llvm::ConstantInt::get(i64, p.stats.arena_bytes), llvm::ConstantInt::get(i64, 0),
-         llvm::ConstantInt::get(i64, o.checksum), tensors(p.graph.inputs, name + ".inputs"),
-         tensors(p.graph.outputs, name + ".outputs"), steps_ptr,
-         str(TINYRT_VERSION, name + ".compiler_version"),
-         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(tensor_ty)),
-         llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(step_ty)),
-         llvm::ConstantInt::get(i64, o.options_hash), llvm::ConstantInt::get(i64, o.model_hash),
-         llvm::ConstantInt::get(i64, 0), llvm::ConstantPointerNull::get(range_ty->getPointerTo()),
-         llvm::ConstantInt::get(i32, 0), llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(range_ty))});
+        model_ty, {llvm::ConstantInt::get(i32, TINYRT_ARTIFACT_MAGIC),
+                   llvm::ConstantInt::get(i16, TINYRT_ABI_MAJOR),
+                   llvm::ConstantInt::get(i16, TINYRT_ABI_MINOR),
+                   llvm::ConstantInt::get(i32, desc_bytes),
+                   llvm::ConstantInt::get(i32, t.arch),
+                   llvm::ConstantInt::get(i32, t.isa),
+                   llvm::ConstantInt::get(i32, p.graph.inputs.size()),
+                   llvm::ConstantInt::get(i32, p.graph.outputs.size()),
+                   llvm::ConstantInt::get(i32, steps.size()),
+                   str(name, name + ".model_name"),
+                   llvm::ConstantInt::get(i64, p.stats.arena_bytes),
+                   llvm::ConstantInt::get(i64, 0),
+                   llvm::ConstantInt::get(i64, o.checksum),
+                   tensors(p.graph.inputs, name + ".inputs"),
+                   tensors(p.graph.outputs, name + ".outputs"),
+                   steps_ptr,
+                   str(TINYRT_VERSION, name + ".compiler_version"),
+                   llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(tensor_ty)),
+                   llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(step_ty)),
+                   llvm::ConstantInt::get(i64, o.options_hash),
+                   llvm::ConstantInt::get(i64, o.model_hash),
+                   llvm::ConstantInt::get(i64, 0),
+                   llvm::ConstantPointerNull::get(range_ty->getPointerTo()),
+                   llvm::ConstantInt::get(i32, 0),
+                   llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(range_ty))});
     model_g = new llvm::GlobalVariable(m, model_ty, true, llvm::GlobalValue::ExternalLinkage, init, name + "_model");
     model_g->setAlignment(llvm::Align(8));
   }
@@ -317,8 +326,7 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
 // recurrent kernel shares its steps: that kernel's time is T dependent
 // time steps, not its operations, and its tasks (directions, batch rows)
 // halve it on two threads whatever its size.
-static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops,
-                                std::vector<int64_t> *ops) {
+static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops, std::vector<int64_t> *ops) {
   double total = 0;
   bool recurrent = false;
   for (const Kernel &k : p.kernels) {
@@ -513,10 +521,9 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     auto name = sym.getName();
     if (!name || name->empty()) continue;
     llvm::StringRef n = *name;
-    bool helper = n.startswith("__aeabi_") || n.startswith("__gnu_") || n == "__extendhfsf2" ||
-                  n == "__truncsfhf2" || n == "__truncdfhf2" || n.startswith("__fix") || n.startswith("__float") ||
-                  n == "__divdi3" || n == "__udivdi3" || n == "__moddi3" || n == "__umoddi3" ||
-                  declared_calls.count(n.str());
+    bool helper = n.startswith("__aeabi_") || n.startswith("__gnu_") || n == "__extendhfsf2" || n == "__truncsfhf2" ||
+                  n == "__truncdfhf2" || n.startswith("__fix") || n.startswith("__float") || n == "__divdi3" ||
+                  n == "__udivdi3" || n == "__moddi3" || n == "__umoddi3" || declared_calls.count(n.str());
     if (!helper) fail_internal("generated code for " + t.name + " calls '" + n.str() + "'");
   }
   return res;

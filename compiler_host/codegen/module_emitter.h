@@ -13,12 +13,12 @@
 namespace tinyrt {
 
 struct ModuleOptions {
-  std::string model_name;  // C identifier; the descriptor is <name>_model
+  std::string model_name;     // C identifier; the descriptor is <name>_model
   uint64_t checksum = 0;      // FNV-1a 64 of the ONNX file
   uint64_t options_hash = 0;  // FNV-1a 64 of the compile options text
   uint64_t model_hash = 0;    // FNV-1a 64 of the file followed by that text
-  bool want_ir = false;   // keep the optimized IR text
-  bool want_asm = false;  // keep the assembly text
+  bool want_ir = false;       // keep the optimized IR text
+  bool want_asm = false;      // keep the assembly text
   // The bounds proof (codegen/address_proof.h) runs on every kernel, and
   // the accesses it cannot bound are tested at run time; with
   // --check-addresses every access of generated code is tested against its
@@ -41,7 +41,7 @@ struct ModuleResult {
   int64_t code_bytes = 0;
   int64_t weights_bytes = 0;
   uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
-  std::vector<int64_t> tasks;  // per kernel
+  std::vector<int64_t> tasks;     // per kernel
   // Per kernel: its tasks run in one call on the calling thread (the step
   // has one task; model_runs_serially in module_emitter.cpp).
   std::vector<bool> serial;

@@ -60,8 +60,7 @@ struct RecurrentEmitter {
     Value *bytes = nullptr, *scale = nullptr;
   };
 
-  RecurrentEmitter(EmitEnv &e, const Kernel &kk)
-      : env(e), k(kk), r(kk.rnn), T(e.target), b(e.module.getContext()) {
+  RecurrentEmitter(EmitEnv &e, const Kernel &kk) : env(e), k(kk), r(kk.rnn), T(e.target), b(e.module.getContext()) {
     L = T.f32_lanes();
     H = r.H;
     G = r.G;
@@ -86,11 +85,11 @@ struct RecurrentEmitter {
     return o;
   }
 
-  Value *load_vec(Value *p, int lanes) {
-    return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes);
-  }
+  Value *load_vec(Value *p, int lanes) { return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vf32), p, lanes); }
   void store_vec(Value *v, Value *p, int lanes) { store_lanes(b, v, p, lanes); }
-  Value *splat(double v) { return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), llvm::ConstantFP::get(f32, v)); }
+  Value *splat(double v) {
+    return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), llvm::ConstantFP::get(f32, v));
+  }
 
   // f(x) for an activation expression of Acc.
   Value *apply(const ExprP &act, Value *x) {
@@ -108,14 +107,19 @@ struct RecurrentEmitter {
     Value *absmask = llvm::ConstantInt::get(vi, 0x7fffffff);
     auto absbits = [&](Value *p, int lanes) { return b.CreateAnd(b.CreateBitCast(load_vec(p, lanes), vi), absmask); };
     int64_t full = H / L;
-    Values m = carried_loop(b, 0, full, 1, {llvm::Constant::getNullValue(vi)}, [&](Value *kv, const Values &a) {
-      return Values{b.CreateIntrinsic(llvm::Intrinsic::smax, {vi}, {a[0], absbits(at(h, b.CreateMul(kv, i32(L))), L)})};
-    }, "qmax");
+    Values m = carried_loop(
+        b, 0, full, 1, {llvm::Constant::getNullValue(vi)},
+        [&](Value *kv, const Values &a) {
+          return Values{
+              b.CreateIntrinsic(llvm::Intrinsic::smax, {vi}, {a[0], absbits(at(h, b.CreateMul(kv, i32(L))), L)})};
+        },
+        "qmax");
     Value *mx = m[0];
     if (H % L) mx = b.CreateIntrinsic(llvm::Intrinsic::smax, {vi}, {mx, absbits(at(h, i32(full * L)), (int)(H % L))});
     Value *amax = b.CreateBitCast(b.CreateIntrinsic(llvm::Intrinsic::vector_reduce_smax, {vi}, {mx}), f32);
     Value *big = b.CreateFCmpOGT(amax, llvm::ConstantFP::get(f32, 1e-30));
-    Value *inv = b.CreateSelect(big, b.CreateFDiv(llvm::ConstantFP::get(f32, 127.0), amax), llvm::ConstantFP::get(f32, 0.0));
+    Value *inv =
+        b.CreateSelect(big, b.CreateFDiv(llvm::ConstantFP::get(f32, 127.0), amax), llvm::ConstantFP::get(f32, 0.0));
     Value *scale = b.CreateFMul(amax, llvm::ConstantFP::get(f32, 1.0 / 127));
     Value *vinv = b.CreateVectorSplat(L, inv);
     auto *vi8 = llvm::FixedVectorType::get(b.getInt8Ty(), L);
@@ -126,10 +130,12 @@ struct RecurrentEmitter {
       v = b.CreateSelect(b.CreateFCmpUGT(v, splat(127)), splat(127), v);
       v = b.CreateSelect(b.CreateFCmpOLT(v, splat(-127)), splat(-127), v);
       Value *q = b.CreateTrunc(b.CreateFPToSI(v, vi), vi8);
-      if (r.x_flip) q = b.CreateXor(q, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), b.getInt8(0x80)));
+      if (r.x_flip)
+        q = b.CreateXor(q, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L), b.getInt8(0x80)));
       store_lanes(b, q, b.CreateGEP(b.getInt8Ty(), dst, k), lanes);
     };
-    emit_counted_loop(b, i32(0), i32(full), [&](Value *kv) { chunk(b.CreateMul(kv, i32(L)), L); }, "quant");
+    emit_counted_loop(
+        b, i32(0), i32(full), [&](Value *kv) { chunk(b.CreateMul(kv, i32(L)), L); }, "quant");
     if (H % L) chunk(i32(full * L), (int)(H % L));
     for (int64_t k = H; k < Kq * 4; ++k) b.CreateStore(b.getInt8(0), b.CreateGEP(b.getInt8Ty(), dst, i32(k)));
     return {dst, scale};
@@ -150,15 +156,18 @@ struct RecurrentEmitter {
     };
     Values init;
     for (int gt : gates)
-      for (int v = 0; v < nv; ++v) init.push_back(rstart ? (Value *)vec_at(rstart, accv, gt, v) : llvm::Constant::getNullValue(accv));
+      for (int v = 0; v < nv; ++v)
+        init.push_back(rstart ? (Value *)vec_at(rstart, accv, gt, v) : llvm::Constant::getNullValue(accv));
     // The group's tile: [k/4][G][NB][4] bytes, j0 % NB units in.
     int64_t NB = (int64_t)cv * L;
     Value *tile_index = b.CreateAdd(i32((int64_t)d * (Hp / NB)), b.CreateUDiv(j0, i32(NB)));
-    Value *tile = b.CreateGEP(b.getInt8Ty(), rq,
-                              b.CreateAdd(b.CreateMul(tile_index, i32(Kq * G * NB * 4)), b.CreateMul(b.CreateURem(j0, i32(NB)), i32(4))));
+    Value *tile = b.CreateGEP(
+        b.getInt8Ty(), rq,
+        b.CreateAdd(b.CreateMul(tile_index, i32(Kq * G * NB * 4)), b.CreateMul(b.CreateURem(j0, i32(NB)), i32(4))));
     auto quad_step = [&](Value *kq, Values out) {
       Value *quad = b.CreateAlignedLoad(
-          b.getInt32Ty(), b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), b.getInt32Ty()->getPointerTo()),
+          b.getInt32Ty(),
+          b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), b.getInt32Ty()->getPointerTo()),
           llvm::Align(1));
       DotOperand xv = dt.x_vec(quad);
       Value *wq = b.CreateGEP(b.getInt8Ty(), tile, b.CreateMul(kq, i32(G * NB * 4)));
@@ -178,35 +187,45 @@ struct RecurrentEmitter {
     if ((sdot || pairs) && Kq >= 4) {
       done = Kq / 4 * 4;
       auto *v16 = llvm::FixedVectorType::get(b.getInt8Ty(), 16);
-      auto *lanes = pairs ? llvm::FixedVectorType::get(b.getInt16Ty(), 8) : llvm::FixedVectorType::get(b.getInt32Ty(), 4);
+      auto *lanes =
+          pairs ? llvm::FixedVectorType::get(b.getInt16Ty(), 8) : llvm::FixedVectorType::get(b.getInt32Ty(), 4);
       auto *half = llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L);
-      a = carried_loop(b, 0, done, 4, a, [&](Value *kq, const Values &av) {
-        Values out = av;
-        Value *xq = b.CreateBitCast(
-            b.CreateAlignedLoad(v16, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), v16->getPointerTo()),
-                                llvm::Align(1)),
-            lanes);
-        for (int u = 0; u < 4; ++u) {
-          Value *wq = b.CreateGEP(b.getInt8Ty(), tile, b.CreateMul(b.CreateAdd(kq, i32(u)), i32(G * NB * 4)));
-          auto lane = [&](int l) { return b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(L, l)), half); };
-          DotOperand xo = pairs ? DotOperand{lane(2 * u), lane(2 * u + 1)} : DotOperand{nullptr};
-          Value *xe = sdot ? b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(4, u)), dt.weight_type()) : nullptr;
-          for (size_t gi = 0; gi < gates.size(); ++gi)
-            for (int v = 0; v < nv; ++v) {
-              DotOperand w = dt.load_w(b.CreateGEP(b.getInt8Ty(), wq, i32((gates[gi] * NB + v * L) * 4)));
-              Value *&acc = out[gi * nv + v];
-              acc = sdot ? b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, dt.weight_type()}, {acc, w.lo, xe})
-                         : dt.dot4(acc, xo, w);
+      a = carried_loop(
+          b, 0, done, 4, a,
+          [&](Value *kq, const Values &av) {
+            Values out = av;
+            Value *xq = b.CreateBitCast(
+                b.CreateAlignedLoad(
+                    v16,
+                    b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), x.bytes, b.CreateMul(kq, i32(4))), v16->getPointerTo()),
+                    llvm::Align(1)),
+                lanes);
+            for (int u = 0; u < 4; ++u) {
+              Value *wq = b.CreateGEP(b.getInt8Ty(), tile, b.CreateMul(b.CreateAdd(kq, i32(u)), i32(G * NB * 4)));
+              auto lane = [&](int l) {
+                return b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(L, l)), half);
+              };
+              DotOperand xo = pairs ? DotOperand{lane(2 * u), lane(2 * u + 1)} : DotOperand{nullptr};
+              Value *xe =
+                  sdot ? b.CreateBitCast(b.CreateShuffleVector(xq, std::vector<int>(4, u)), dt.weight_type()) : nullptr;
+              for (size_t gi = 0; gi < gates.size(); ++gi)
+                for (int v = 0; v < nv; ++v) {
+                  DotOperand w = dt.load_w(b.CreateGEP(b.getInt8Ty(), wq, i32((gates[gi] * NB + v * L) * 4)));
+                  Value *&acc = out[gi * nv + v];
+                  acc = sdot ? b.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accv, dt.weight_type()},
+                                                 {acc, w.lo, xe})
+                             : dt.dot4(acc, xo, w);
+                }
             }
-        }
-        return out;
-      }, "kq4");
+            return out;
+          },
+          "kq4");
     }
     // Two quads per iteration.
     int64_t even = done + (Kq - done) / 2 * 2;
-    a = carried_loop(b, done, even, 2, a, [&](Value *kq, const Values &av) {
-      return quad_step(b.CreateAdd(kq, i32(1)), quad_step(kq, av));
-    }, "kq");
+    a = carried_loop(
+        b, done, even, 2, a,
+        [&](Value *kq, const Values &av) { return quad_step(b.CreateAdd(kq, i32(1)), quad_step(kq, av)); }, "kq");
     if ((Kq - done) % 2) a = quad_step(i32(even), a);
     Value *sx = b.CreateVectorSplat(L, x.scale);
     for (size_t gi = 0; gi < gates.size(); ++gi)
@@ -229,8 +248,9 @@ struct RecurrentEmitter {
     int64_t NB = (int64_t)cv * L, tail0 = (H / L) / cv * NB, width = Hp - tail0;
     auto *cj = llvm::dyn_cast<llvm::ConstantInt>(j0);
     bool tail = cj && cj->getSExtValue() >= tail0;
-    Value *block = tail ? i32((int64_t)d * H * G * Hp + tail0 * H * G + cj->getSExtValue() - tail0)
-                        : b.CreateAdd(i32((int64_t)d * H * G * Hp), b.CreateMul(b.CreateUDiv(j0, i32(NB)), i32(H * G * NB)));
+    Value *block =
+        tail ? i32((int64_t)d * H * G * Hp + tail0 * H * G + cj->getSExtValue() - tail0)
+             : b.CreateAdd(i32((int64_t)d * H * G * Hp), b.CreateMul(b.CreateUDiv(j0, i32(NB)), i32(H * G * NB)));
     int64_t row = tail ? G * width : G * NB, gate = tail ? width : NB;
     auto weights = [&](Value *kk, size_t gi, int v) {
       Value *off = b.CreateAdd(block, b.CreateAdd(b.CreateMul(kk, i32(row)), i32(gates[gi] * gate + v * L)));
@@ -241,27 +261,34 @@ struct RecurrentEmitter {
     int64_t quad_end = 0;
     if (T.gemm_lane_mac != Target::LaneMac::None && L == 4 && H >= 4) {
       quad_end = H / 4 * 4;
-      init = carried_loop(b, 0, quad_end, 4, init, [&](Value *kk, const Values &a) {
-        Values acc = a;
-        Value *hq = b.CreateAlignedLoad(vf32, b.CreateBitCast(at(h, kk), vf32->getPointerTo()), llvm::Align(4));
-        for (int u = 0; u < 4; ++u) {
-          Value *ku = b.CreateAdd(kk, i32(u));
-          for (size_t gi = 0; gi < gates.size(); ++gi)
-            for (int v = 0; v < nv; ++v) acc[gi * nv + v] = lane_mac(b, T, acc[gi * nv + v], weights(ku, gi, v), hq, u);
-        }
-        return acc;
-      }, "k4");
+      init = carried_loop(
+          b, 0, quad_end, 4, init,
+          [&](Value *kk, const Values &a) {
+            Values acc = a;
+            Value *hq = b.CreateAlignedLoad(vf32, b.CreateBitCast(at(h, kk), vf32->getPointerTo()), llvm::Align(4));
+            for (int u = 0; u < 4; ++u) {
+              Value *ku = b.CreateAdd(kk, i32(u));
+              for (size_t gi = 0; gi < gates.size(); ++gi)
+                for (int v = 0; v < nv; ++v)
+                  acc[gi * nv + v] = lane_mac(b, T, acc[gi * nv + v], weights(ku, gi, v), hq, u);
+            }
+            return acc;
+          },
+          "k4");
     }
-    return carried_loop(b, quad_end, H, 1, init, [&](Value *kk, const Values &a) {
-      Values acc = a;
-      Value *x = b.CreateVectorSplat(L, b.CreateAlignedLoad(f32, at(h, kk), llvm::Align(4)));
-      for (size_t gi = 0; gi < gates.size(); ++gi)
-        for (int v = 0; v < nv; ++v) {
-          Value *w = weights(kk, gi, v);
-          acc[gi * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc[gi * nv + v]});
-        }
-      return acc;
-    }, "k");
+    return carried_loop(
+        b, quad_end, H, 1, init,
+        [&](Value *kk, const Values &a) {
+          Values acc = a;
+          Value *x = b.CreateVectorSplat(L, b.CreateAlignedLoad(f32, at(h, kk), llvm::Align(4)));
+          for (size_t gi = 0; gi < gates.size(); ++gi)
+            for (int v = 0; v < nv; ++v) {
+              Value *w = weights(kk, gi, v);
+              acc[gi * nv + v] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc[gi * nv + v]});
+            }
+          return acc;
+        },
+        "k");
   }
 
   // fn(j0, nv, lanes of the last vector) over groups of cv vectors of H:
@@ -278,9 +305,13 @@ struct RecurrentEmitter {
       g0 = b.CreateUDiv(b.CreateMul(part, i32(grp)), i32(r.parts));
       g1 = b.CreateUDiv(b.CreateMul(b.CreateAdd(part, i32(1)), i32(grp)), i32(r.parts));
     }
-    emit_counted_loop(b, g0, g1, [&](Value *gi) { fn(b.CreateMul(gi, i32(cv * L)), cv, L); }, "grp");
-    if (!part) rest();
-    else if (grp * cv < full || H % L) emit_branch(b, b.CreateICmpEQ(part, i32(r.parts - 1)), rest, [] {}, "rest");
+    emit_counted_loop(
+        b, g0, g1, [&](Value *gi) { fn(b.CreateMul(gi, i32(cv * L)), cv, L); }, "grp");
+    if (!part)
+      rest();
+    else if (grp * cv < full || H % L)
+      emit_branch(
+          b, b.CreateICmpEQ(part, i32(r.parts - 1)), rest, [] {}, "rest");
   }
 
   // One time step of direction d for batch entry bb (the units of `part`,
@@ -385,11 +416,13 @@ struct RecurrentEmitter {
     // initial state. The pointer is formed from prev clamped into the
     // steps (clamp_i32), so that the bounds proof bounds it.
     prev = clamp_i32(b, prev, 0, r.T - 1);
-    emit_counted_loop(b, i32(0), i32(r.B), [&](Value *bb) { step(d, time, prev, first, bb, part); }, "batch");
+    emit_counted_loop(
+        b, i32(0), i32(r.B), [&](Value *bb) { step(d, time, prev, first, bb, part); }, "batch");
   }
 
   void direction(int d) {
-    emit_counted_loop(b, i32(0), i32(r.T), [&](Value *st) { time_step(d, st, nullptr); }, "time");
+    emit_counted_loop(
+        b, i32(0), i32(r.T), [&](Value *st) { time_step(d, st, nullptr); }, "time");
   }
 
   // A split layer (split_recurrent): every task of direction d walks the
@@ -406,46 +439,57 @@ struct RecurrentEmitter {
   // takes it.
   void split_direction(int d, Value *home) {
     Value *words = b.CreateBitCast(slots[r.sync].base, b.getInt32Ty()->getPointerTo());
-    auto word = [&](int64_t line) {
-      return b.CreateGEP(b.getInt32Ty(), words, i32(r.sync_word(d, line)));
-    };
+    auto word = [&](int64_t line) { return b.CreateGEP(b.getInt32Ty(), words, i32(r.sync_word(d, line))); };
     Value *done = word(r.parts);
     Value *claimed = word(0);
     llvm::Function *f = b.GetInsertBlock()->getParent();
     llvm::LLVMContext &cx = b.getContext();
-    emit_counted_loop(b, i32(0), i32(r.T), [&](Value *st) {
-      auto *wait = llvm::BasicBlock::Create(cx, "wait", f), *relax = llvm::BasicBlock::Create(cx, "relax", f),
-           *ready = llvm::BasicBlock::Create(cx, "ready", f);
-      Value *need = b.CreateMul(st, i32(r.parts));
-      b.CreateBr(wait);
-      b.SetInsertPoint(wait);
-      auto *seen = b.CreateAlignedLoad(b.getInt32Ty(), done, llvm::Align(4));
-      seen->setAtomic(llvm::AtomicOrdering::Acquire);
-      b.CreateCondBr(b.CreateICmpUGE(seen, need), ready, relax);
-      b.SetInsertPoint(relax);
-      spin_hint();
-      b.CreateBr(wait);
-      b.SetInsertPoint(ready);
-      emit_counted_loop(b, i32(0), i32(r.parts), [&](Value *i) {
-        Value *q = b.CreateURem(b.CreateAdd(home, i), i32(r.parts));
-        Value *counter = b.CreateGEP(b.getInt32Ty(), claimed, b.CreateMul(q, i32(RecurrentSpec::kSyncLine)));
-        Value *won = b.CreateExtractValue(
-            b.CreateAtomicCmpXchg(counter, st, b.CreateAdd(st, i32(1)), llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
-                                  llvm::AtomicOrdering::Monotonic),
-            1);
-        emit_branch(b, won, [&] {
-          time_step(d, st, q);
-          b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, done, i32(1), llvm::MaybeAlign(4), llvm::AtomicOrdering::Release);
-        }, [] {}, "claimed");
-      }, "claim");
-    }, "time");
+    emit_counted_loop(
+        b, i32(0), i32(r.T),
+        [&](Value *st) {
+          auto *wait = llvm::BasicBlock::Create(cx, "wait", f), *relax = llvm::BasicBlock::Create(cx, "relax", f),
+               *ready = llvm::BasicBlock::Create(cx, "ready", f);
+          Value *need = b.CreateMul(st, i32(r.parts));
+          b.CreateBr(wait);
+          b.SetInsertPoint(wait);
+          auto *seen = b.CreateAlignedLoad(b.getInt32Ty(), done, llvm::Align(4));
+          seen->setAtomic(llvm::AtomicOrdering::Acquire);
+          b.CreateCondBr(b.CreateICmpUGE(seen, need), ready, relax);
+          b.SetInsertPoint(relax);
+          spin_hint();
+          b.CreateBr(wait);
+          b.SetInsertPoint(ready);
+          emit_counted_loop(
+              b, i32(0), i32(r.parts),
+              [&](Value *i) {
+                Value *q = b.CreateURem(b.CreateAdd(home, i), i32(r.parts));
+                Value *counter = b.CreateGEP(b.getInt32Ty(), claimed, b.CreateMul(q, i32(RecurrentSpec::kSyncLine)));
+                Value *won = b.CreateExtractValue(
+                    b.CreateAtomicCmpXchg(counter, st, b.CreateAdd(st, i32(1)), llvm::MaybeAlign(4),
+                                          llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic),
+                    1);
+                emit_branch(
+                    b, won,
+                    [&] {
+                      time_step(d, st, q);
+                      b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, done, i32(1), llvm::MaybeAlign(4),
+                                        llvm::AtomicOrdering::Release);
+                    },
+                    [] {}, "claimed");
+              },
+              "claim");
+        },
+        "time");
   }
 
   // A hint that this thread is spinning (x86 pause, ARM yield).
   void spin_hint() {
-    if (T.arch == TINYRT_ARCH_X86_64) b.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
-    else if (T.arch == TINYRT_ARCH_AARCH64) b.CreateIntrinsic(llvm::Intrinsic::aarch64_hint, {}, {i32(1)});
-    else b.CreateIntrinsic(llvm::Intrinsic::arm_hint, {}, {i32(1)});
+    if (T.arch == TINYRT_ARCH_X86_64)
+      b.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+    else if (T.arch == TINYRT_ARCH_AARCH64)
+      b.CreateIntrinsic(llvm::Intrinsic::aarch64_hint, {}, {i32(1)});
+    else
+      b.CreateIntrinsic(llvm::Intrinsic::arm_hint, {}, {i32(1)});
   }
 
   EmittedKernel emit(const std::string &name) {
@@ -463,11 +507,17 @@ struct RecurrentEmitter {
     zeros = zero_floats(env, b, Hp, name);
     // Tasks: a direction each, or with parts, `parts` tasks per direction
     // that share its steps (split_direction).
-    emit_counted_loop(b, f->getArg(1), f->getArg(2), [&](Value *t) {
-      auto run = [&](int d) { r.parts > 1 ? split_direction(d, b.CreateURem(t, i32(r.parts))) : direction(d); };
-      if (r.D == 1) run(0);
-      else emit_branch(b, b.CreateICmpULT(t, i32(r.parts)), [&] { run(0); }, [&] { run(1); }, "dir");
-    }, "task");
+    emit_counted_loop(
+        b, f->getArg(1), f->getArg(2),
+        [&](Value *t) {
+          auto run = [&](int d) { r.parts > 1 ? split_direction(d, b.CreateURem(t, i32(r.parts))) : direction(d); };
+          if (r.D == 1)
+            run(0);
+          else
+            emit_branch(
+                b, b.CreateICmpULT(t, i32(r.parts)), [&] { run(0); }, [&] { run(1); }, "dir");
+        },
+        "task");
     b.CreateRetVoid();
     return {f, (int64_t)r.D * r.parts};
   }

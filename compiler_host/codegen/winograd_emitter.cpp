@@ -51,8 +51,7 @@ struct WinogradEmitter {
   Value *xbase = nullptr, *zeros = nullptr, *buf = nullptr;  // buf: V (written) or M (read), float*
 
   WinogradEmitter(EmitEnv &e, const Kernel &kk)
-      : env(e), k(kk), s(kk.gemm), w(kk.wino), mx(winograd_matrices(kk.wino.m)), T(e.target),
-        b(e.module.getContext()) {
+      : env(e), k(kk), s(kk.gemm), w(kk.wino), mx(winograd_matrices(kk.wino.m)), T(e.target), b(e.module.getContext()) {
     L = T.f32_lanes();
     m = w.m;
     a = mx.a();
@@ -111,17 +110,22 @@ struct WinogradEmitter {
     std::vector<Value *> v = v0;
     const size_t cols = v0.size();
     std::vector<std::vector<double>> W((size_t)rows);
-    for (int r = 0; r < rows; ++r) W[(size_t)r].assign(M.begin() + (long)r * (long)cols, M.begin() + (long)(r + 1) * (long)cols);
+    for (int r = 0; r < rows; ++r)
+      W[(size_t)r].assign(M.begin() + (long)r * (long)cols, M.begin() + (long)(r + 1) * (long)cols);
     for (size_t j = 0; j < cols; ++j)
       for (size_t k = j + 1; k < cols; ++k) {
         int same = 0, opposite = 0;
         bool pairs = true;
         for (auto &row : W) {
           if (row[j] == 0 && row[k] == 0) continue;
-          if (row[j] == 0 || row[k] == 0) pairs = false;
-          else if (row[j] == row[k]) ++same;
-          else if (row[j] == -row[k]) ++opposite;
-          else pairs = false;
+          if (row[j] == 0 || row[k] == 0)
+            pairs = false;
+          else if (row[j] == row[k])
+            ++same;
+          else if (row[j] == -row[k])
+            ++opposite;
+          else
+            pairs = false;
         }
         if (!pairs || same + opposite <= (same > 0) + (opposite > 0)) continue;
         size_t s = v.size(), t = s + (same > 0);
@@ -143,9 +147,12 @@ struct WinogradEmitter {
         bool split = true, has_even = false, has_odd = false;
         for (size_t j = 0; j < v.size() && split; ++j) {
           if (x[j] == 0 && y[j] == 0) continue;
-          if (x[j] == y[j]) even[j] = x[j], has_even = true;
-          else if (x[j] == -y[j]) odd[j] = x[j], has_odd = true;
-          else split = false;
+          if (x[j] == y[j])
+            even[j] = x[j], has_even = true;
+          else if (x[j] == -y[j])
+            odd[j] = x[j], has_odd = true;
+          else
+            split = false;
         }
         if (!split || !has_even || !has_odd ||
             combine_cost(even) + combine_cost(odd) + 2 >= combine_cost(x) + combine_cost(y))
@@ -240,25 +247,31 @@ struct WinogradEmitter {
     TileOffsets o;
     for (int i = 0; i < a; ++i)
       o.rows.push_back(b.CreateAdd(nx, b.CreateMul(clamp_i32(b, b.CreateAdd(ih0, i32(i)), 0, s.in_h - 1), i32(xs[2]))));
-    emit_counted_loop(b, i32(0), i32(w.tiles_w), [&](Value *tw) {
-      Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
-      std::vector<Value *> col_ok((size_t)a);
-      for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
-      Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
-      Value *t = tile_index(n, th, tw);
-      o.origin = b.CreateAdd(row_in, b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])));
-      o.cols.clear();
-      for (int j = 0; j < a; ++j)
-        o.cols.push_back(b.CreateMul(clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1), i32(xs[3])));
-      auto channels = [&](bool in) {
-        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, row_ok, col_ok, c0, lanes); });
-      };
-      if (s.in_h >= a && s.in_w >= a) emit_branch(b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
-      else channels(false);
-      // A separate loop, so that the optimizer does not forward the
-      // stored rows back into registers.
-      if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns({}, t, c0, lanes); });
-    }, "tw");
+    emit_counted_loop(
+        b, i32(0), i32(w.tiles_w),
+        [&](Value *tw) {
+          Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
+          std::vector<Value *> col_ok((size_t)a);
+          for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
+          Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
+          Value *t = tile_index(n, th, tw);
+          o.origin = b.CreateAdd(row_in, b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])));
+          o.cols.clear();
+          for (int j = 0; j < a; ++j)
+            o.cols.push_back(b.CreateMul(clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1), i32(xs[3])));
+          auto channels = [&](bool in) {
+            for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, row_ok, col_ok, c0, lanes); });
+          };
+          if (s.in_h >= a && s.in_w >= a)
+            emit_branch(
+                b, inside, [&] { channels(true); }, [&] { channels(false); }, "tile");
+          else
+            channels(false);
+          // A separate loop, so that the optimizer does not forward the
+          // stored rows back into registers.
+          if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns({}, t, c0, lanes); });
+        },
+        "tw");
   }
 
   // ---- output transform ----
@@ -299,8 +312,11 @@ struct WinogradEmitter {
         if (i >= full_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
         store_epilogue(em, s, out, n, oh, ow, c0, y[(size_t)i], lanes);
       };
-      if (i < full_rows) store_row();
-      else emit_branch(b, b.CreateICmpSLT(oh, i32(s.out_h)), store_row, [] {}, "orow");
+      if (i < full_rows)
+        store_row();
+      else
+        emit_branch(
+            b, b.CreateICmpSLT(oh, i32(s.out_h)), store_row, [] {}, "orow");
     }
   }
 
@@ -310,9 +326,11 @@ struct WinogradEmitter {
       Value *ow0 = b.CreateMul(tw, i32(m));
       for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile(t, n, th, ow0, width, c0, lanes); });
       if (frugal)
-        for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { out_tile_columns({}, t, n, th, ow0, width, c0, lanes); });
+        for_channel_vectors(b, C, L,
+                            [&](Value *c0, int lanes) { out_tile_columns({}, t, n, th, ow0, width, c0, lanes); });
     };
-    emit_counted_loop(b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
+    emit_counted_loop(
+        b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
     if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
   }
 
@@ -334,12 +352,17 @@ struct WinogradEmitter {
       buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
     }
     int64_t tasks = emit_row_block_tasks(b, f, s.batch * w.tiles_h, [&](Value *r0, Value *r1) {
-      emit_counted_loop(b, r0, r1, [&](Value *ri) {
-        Value *r = clamp_i32(b, ri, 0, s.batch * w.tiles_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
-        Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
-        if (input) in_row(n, th);
-        else out_row(n, th);
-      }, "trow");
+      emit_counted_loop(
+          b, r0, r1,
+          [&](Value *ri) {
+            Value *r = clamp_i32(b, ri, 0, s.batch * w.tiles_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
+            Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
+            if (input)
+              in_row(n, th);
+            else
+              out_row(n, th);
+          },
+          "trow");
     });
     b.CreateRetVoid();
     return {f, tasks};

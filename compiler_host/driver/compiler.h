@@ -18,11 +18,11 @@ struct CompileOptions {
   std::string target = "host";
   std::string name;  // C identifier for symbols; default from the file name
   ImportOptions import;
-  std::string dump_dir;          // debug dumps (kernels, IR, assembly) when set
-  std::ostream *log = nullptr;   // progress, one line per pass
-  bool prefer_function_bodies = false;  // see PassContext
-  std::string gemm_tile;  // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
-  Quantize quantize = Quantize::None;  // --quantize dynamic|static
+  std::string dump_dir;                        // debug dumps (kernels, IR, assembly) when set
+  std::ostream *log = nullptr;                 // progress, one line per pass
+  bool prefer_function_bodies = false;         // see PassContext
+  std::string gemm_tile;                       // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
+  Quantize quantize = Quantize::None;          // --quantize dynamic|static
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
   // --check-addresses: generated code tests every access against its
   // kernel's tensors and traps outside them (codegen/address_checks.h).
@@ -34,7 +34,7 @@ struct CompileOptions {
   // --serial-step-ops: a model whose steps average fewer arithmetic
   // operations runs each on the calling thread alone (< 0: the target's).
   int64_t serial_step_ops = -1;
-  CalibrationRanges calibration;       // --quantize static: measured ranges (calibrate() in the tools)
+  CalibrationRanges calibration;  // --quantize static: measured ranges (calibrate() in the tools)
   // Progress of a compile that has taken more than a couple of seconds
   // (at most twice a second): "pass fuse_elementwise", "codegen: kernel
   // 40/117", ... with the elapsed time. With `log` set, codegen's stages
@@ -81,7 +81,6 @@ struct Artifact {
   int64_t address_checks = 0, address_checks_left = 0;
 };
 
-
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 
 // Import (from the file's bytes, in memory) and every pass of the pipeline
@@ -107,8 +106,7 @@ std::vector<std::string> write_artifact(const Artifact &a, const std::string &ou
 
 // Links `object` into a shared object with the target's C compiler.
 // Returns false (and the compiler's message) when that is not possible.
-bool link_shared(const Target &t, const std::string &object_path, const std::string &so_path,
-                 std::string *message);
+bool link_shared(const Target &t, const std::string &object_path, const std::string &so_path, std::string *message);
 
 // The compile options that shape the artifact, one "key=value" line each in
 // a fixed order (NAME.json "compile_options"; the options and model hashes

@@ -11,8 +11,7 @@ HostTools host_tools(const Target &t) {
       return {"arm-linux-gnueabihf-gcc", {"qemu-arm", "-L", "/usr/arm-linux-gnueabihf", "-cpu", "cortex-a15"}};
     case TINYRT_ARCH_AARCH64:
       return {"aarch64-linux-gnu-gcc", {"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu", t.cpu}};
-    default:
-      return {"gcc", {}};
+    default: return {"gcc", {}};
   }
 }
 

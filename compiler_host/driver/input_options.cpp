@@ -25,7 +25,8 @@ std::pair<std::string, Shape> parse_input_shape(const std::string &arg) {
 
 std::pair<std::string, Binding> parse_binding(const std::string &arg) {
   size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0) fail_usage("--bind expects NAME=V0,V1,... or NAME=@file.pb, got '" + arg + "'");
+  if (eq == std::string::npos || eq == 0)
+    fail_usage("--bind expects NAME=V0,V1,... or NAME=@file.pb, got '" + arg + "'");
   Binding b;
   std::string rest = arg.substr(eq + 1);
   if (!rest.empty() && rest[0] == '@') {
@@ -42,7 +43,6 @@ std::pair<std::string, Binding> parse_binding(const std::string &arg) {
   }
   return {arg.substr(0, eq), b};
 }
-
 
 CustomOpDecl parse_custom_op(const std::string &arg) {
   auto bad = [&](const std::string &why) -> CustomOpDecl {
@@ -61,8 +61,7 @@ CustomOpDecl parse_custom_op(const std::string &arg) {
     d.same = true;
     d.symbol = d.symbol.substr(0, colon);
   }
-  if (d.domain.empty() || d.domain == "ai.onnx")
-    return bad("custom ops must be in a domain of their own, not ai.onnx");
+  if (d.domain.empty() || d.domain == "ai.onnx") return bad("custom ops must be in a domain of their own, not ai.onnx");
   if (d.op.empty()) return bad("no op name");
   bool ident = !d.symbol.empty() && !isdigit((unsigned char)d.symbol[0]);
   for (char ch : d.symbol) ident = ident && (isalnum((unsigned char)ch) || ch == '_');

@@ -15,12 +15,18 @@ namespace {
 std::string escape_xml(const std::string &s) {
   std::string o;
   for (unsigned char ch : s) {
-    if (ch == '&') o += "&amp;";
-    else if (ch == '<') o += "&lt;";
-    else if (ch == '>') o += "&gt;";
-    else if (ch == '"') o += "&quot;";
-    else if (ch < 0x20) o += ' ';
-    else o += (char)ch;
+    if (ch == '&')
+      o += "&amp;";
+    else if (ch == '<')
+      o += "&lt;";
+    else if (ch == '>')
+      o += "&gt;";
+    else if (ch == '"')
+      o += "&quot;";
+    else if (ch < 0x20)
+      o += ' ';
+    else
+      o += (char)ch;
   }
   return o;
 }
@@ -43,8 +49,9 @@ std::string plan_svg(const Artifact &a) {
   o << "<text x=\"" << L << "\" y=\"20\" font-size=\"14\">" << escape_xml(a.name) << " for " << a.target.name
     << ": arena " << a.stats.arena_bytes << " bytes, lower bound " << a.stats.lower_bound_bytes << " bytes, "
     << plan["buffers"].size() << " buffers</text>\n";
-  snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f8f8f8\" stroke=\"#888\"/>\n",
-           L, T, W, H);
+  snprintf(buf, sizeof buf,
+           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f8f8f8\" stroke=\"#888\"/>\n", L, T, W,
+           H);
   o << buf;
   int i = 0;
   for (const auto &b : plan["buffers"]) {

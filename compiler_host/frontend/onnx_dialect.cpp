@@ -32,9 +32,11 @@ void OnnxDialect::check_node(const Node &n) const {
   for (size_t k = 0; k < n.in.size(); ++k) {
     if (n.in[k] >= 0) continue;
     const auto &f = formal[std::min(k, formal.size() - 1)];
-    if (k >= formal.size() && f.GetOption() != onnx::OpSchema::Variadic) continue;  // past the schema: the op's own checks
+    if (k >= formal.size() && f.GetOption() != onnx::OpSchema::Variadic)
+      continue;  // past the schema: the op's own checks
     if (f.GetOption() != onnx::OpSchema::Optional)
-      fail_invalid(n.where() + ": input " + std::to_string(k) + " (" + f.GetName() + ") is omitted, but the op requires it");
+      fail_invalid(n.where() + ": input " + std::to_string(k) + " (" + f.GetName() +
+                   ") is omitted, but the op requires it");
   }
 }
 
@@ -103,8 +105,10 @@ bool OnnxDialect::expand_function(const Node &n, Graph &g, std::vector<Node> *no
   std::map<std::string, int> ids;
   for (size_t i = 0; i < g.values.size(); ++i) ids[g.values[i].name] = (int)i;
   for (int i = 0; i < fn.input_size(); ++i)
-    if (i < (int)n.in.size() && n.in[i] >= 0) ids[fn.input(i)] = n.in[i];
-    else ids.erase(fn.input(i));
+    if (i < (int)n.in.size() && n.in[i] >= 0)
+      ids[fn.input(i)] = n.in[i];
+    else
+      ids.erase(fn.input(i));
   std::string prefix = n.name + "/";
   int unnamed = 0;
   for (onnx::NodeProto body : fn.node()) {

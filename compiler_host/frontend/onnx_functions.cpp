@@ -213,8 +213,9 @@ class Inliner {
   void count_bytes(const onnx::NodeProto &n) {
     copied_ = sat_add(copied_, (int64_t)n.ByteSizeLong());
     if (copied_ > lim_.max_folded_bytes)
-      fail_unsupported("node '" + n.name() + "' (" + n.op_type() + "): inlining model-local functions copies more than " +
-                       std::to_string(lim_.max_folded_bytes) + " bytes of nodes (--max-folded-bytes)");
+      fail_unsupported("node '" + n.name() + "' (" + n.op_type() +
+                       "): inlining model-local functions copies more than " + std::to_string(lim_.max_folded_bytes) +
+                       " bytes of nodes (--max-folded-bytes)");
   }
 
   // Inlines the calls in `nodes` and in their subgraphs, in place.
@@ -256,8 +257,10 @@ class Inliner {
     std::map<std::string, std::string> outputs;
     for (int j = 0; j < f.output_size(); ++j) {
       if (inputs.count(f.output(j)) || outputs.count(f.output(j)))
-        fail_invalid("model-local function " + f.name() + ": output '" + f.output(j) + "' is also an input or another output");
-      outputs[f.output(j)] = j < call.output_size() && !call.output(j).empty() ? call.output(j) : fresh(prefix + f.output(j));
+        fail_invalid("model-local function " + f.name() + ": output '" + f.output(j) +
+                     "' is also an input or another output");
+      outputs[f.output(j)] =
+          j < call.output_size() && !call.output(j).empty() ? call.output(j) : fresh(prefix + f.output(j));
     }
     for (const auto &body : f.node()) {
       onnx::NodeProto b = body;
@@ -310,8 +313,6 @@ class Inliner {
 
 }  // namespace
 
-void inline_local_functions(onnx::ModelProto &model, const Limits &lim) {
-  Inliner(model, lim).run();
-}
+void inline_local_functions(onnx::ModelProto &model, const Limits &lim) { Inliner(model, lim).run(); }
 
 }  // namespace tinyrt

@@ -72,12 +72,12 @@ static void prevalidate_nodes(const google::protobuf::RepeatedPtrField<onnx::Nod
           fail_invalid(where + ": attribute " + a.name() + " = " + std::to_string(a.i()) + " is not an axis");
         if (a.type() == onnx::AttributeProto::INTS)
           for (int64_t v : a.ints())
-            if (bad(v)) fail_invalid(where + ": attribute " + a.name() + " holds " + std::to_string(v) + ", not an axis");
+            if (bad(v))
+              fail_invalid(where + ": attribute " + a.name() + " holds " + std::to_string(v) + ", not an axis");
       }
       if (a.type() == onnx::AttributeProto::INTS && a.name() == "pads")
         for (int64_t v : a.ints())
-          if (v < -INT32_MAX || v > INT32_MAX)
-            fail_invalid(where + ": attribute pads holds " + std::to_string(v));
+          if (v < -INT32_MAX || v > INT32_MAX) fail_invalid(where + ": attribute pads holds " + std::to_string(v));
       if (a.has_g()) prevalidate_attributes(a.g(), depth + 1);
       for (const auto &sub : a.graphs()) prevalidate_attributes(sub, depth + 1);
     }
@@ -118,8 +118,7 @@ static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
   for (int64_t d : s) sh->add_dim()->set_dim_value(d);
 }
 
-static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
-                                 const ImportOptions &opt);
+static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, const ImportOptions &opt);
 
 ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &opt) {
   onnx::ModelProto model;
@@ -133,7 +132,8 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
 // hold more (folding creates at most --max-folded-bytes).
 static Limits resolve_limits(Limits lim, int64_t file_bytes) {
   if (lim.max_weights_bytes <= 0)
-    lim.max_weights_bytes = std::max<int64_t>(Limits::kMinWeightsCap, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
+    lim.max_weights_bytes =
+        std::max<int64_t>(Limits::kMinWeightsCap, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
   return lim;
 }
 
@@ -199,7 +199,8 @@ static void check_declared_sizes(const onnx::GraphProto &gp, const Limits &lim) 
       if (d.has_dim_value()) s.push_back(d.dim_value());
     check_dims("graph input '" + vi.name() + "'", s);
   }
-  for (auto &t : gp.initializer()) check_dims("initializer '" + t.name() + "'", Shape(t.dims().begin(), t.dims().end()));
+  for (auto &t : gp.initializer())
+    check_dims("initializer '" + t.name() + "'", Shape(t.dims().begin(), t.dims().end()));
 }
 
 // The graph's inputs as values (bound ones as constants), in `ids`.
@@ -221,13 +222,14 @@ static void convert_inputs(const onnx::GraphProto &gp, const ImportOptions &opt,
     if (dt == DType::String) fail_unsupported("graph input '" + name + "' holds strings: out of scope (strings)");
     if (!dtype_supported(dt)) fail_unsupported("graph input '" + name + "' has unsupported type " + dtype_name(dt));
     Shape s;
-    if (!tt.has_shape()) fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");
+    if (!tt.has_shape())
+      fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");
     for (auto &d : tt.shape().dim()) {
       if (d.has_dim_value() && d.dim_value() < 0)
         fail_invalid("graph input '" + name + "' has a negative dimension " + std::to_string(d.dim_value()));
       if (!d.has_dim_value())
-        fail_usage("graph input '" + name + "' has a dynamic dimension '" + d.dim_param() +
-                   "'; pass --input-shape " + name + "=D0,D1,...");
+        fail_usage("graph input '" + name + "' has a dynamic dimension '" + d.dim_param() + "'; pass --input-shape " +
+                   name + "=D0,D1,...");
       s.push_back(d.dim_value());
     }
     g.check_size(s, "graph input '" + name + "'");
@@ -297,8 +299,7 @@ static void convert_outputs(const onnx::GraphProto &gp, const ImportOptions &opt
   }
 }
 
-static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes,
-                                 const ImportOptions &opt_in) {
+static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, const ImportOptions &opt_in) {
   ImportResult res;
   ImportOptions opt = opt_in;
   opt.limits = resolve_limits(opt_in.limits, file_bytes);

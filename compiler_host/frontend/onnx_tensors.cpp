@@ -23,7 +23,8 @@ static int typed_values(const onnx::TensorProto &t, DType dt) {
     case DType::F32: return t.float_data_size();
     case DType::F64: return t.double_data_size();
     case DType::I64: return t.int64_data_size();
-    case DType::U32: case DType::U64: return t.uint64_data_size();
+    case DType::U32:
+    case DType::U64: return t.uint64_data_size();
     default: return t.int32_data_size();
   }
 }
@@ -37,8 +38,7 @@ static int typed_values(const onnx::TensorProto &t, DType dt) {
 void check_tensor_proto(const onnx::TensorProto &t, DType *dt_out, int64_t *n_out) {
   DType dt = (DType)t.data_type();
   std::string what = "tensor '" + t.name() + "'";
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    fail_unsupported(what + " stores its data in an external file");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail_unsupported(what + " stores its data in an external file");
   if (dt == DType::String) fail_unsupported(what + " holds strings: out of scope (strings)");
   if (!dtype_supported(dt)) fail_unsupported(what + " has unsupported type " + dtype_name(dt));
   Shape shape(t.dims().begin(), t.dims().end());
@@ -76,9 +76,12 @@ ConstP const_from_tensor_proto(const onnx::TensorProto &t) {
     case DType::I64: fill<int64_t>(b, t.int64_data(), n); break;
     case DType::I32: fill<int32_t>(b, t.int32_data(), n); break;
     case DType::I16: fill<int16_t>(b, t.int32_data(), n); break;
-    case DType::U16: case DType::F16: case DType::BF16: fill<uint16_t>(b, t.int32_data(), n); break;
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16: fill<uint16_t>(b, t.int32_data(), n); break;
     case DType::I8: fill<int8_t>(b, t.int32_data(), n); break;
-    case DType::U8: case DType::Bool: fill<uint8_t>(b, t.int32_data(), n); break;
+    case DType::U8:
+    case DType::Bool: fill<uint8_t>(b, t.int32_data(), n); break;
     case DType::U32: fill<uint32_t>(b, t.uint64_data(), n); break;
     case DType::U64: fill<uint64_t>(b, t.uint64_data(), n); break;
     default: fail_unsupported("tensor '" + t.name() + "' has unsupported type " + dtype_name(dt));
@@ -101,9 +104,18 @@ onnx::AttributeProto attribute_proto(const std::string &name, const Attr &a) {
   onnx::AttributeProto p;
   p.set_name(name);
   switch (a.kind) {
-    case Attr::Kind::Int: p.set_type(onnx::AttributeProto::INT); p.set_i(a.i); break;
-    case Attr::Kind::Float: p.set_type(onnx::AttributeProto::FLOAT); p.set_f(a.f); break;
-    case Attr::Kind::String: p.set_type(onnx::AttributeProto::STRING); p.set_s(a.s); break;
+    case Attr::Kind::Int:
+      p.set_type(onnx::AttributeProto::INT);
+      p.set_i(a.i);
+      break;
+    case Attr::Kind::Float:
+      p.set_type(onnx::AttributeProto::FLOAT);
+      p.set_f(a.f);
+      break;
+    case Attr::Kind::String:
+      p.set_type(onnx::AttributeProto::STRING);
+      p.set_s(a.s);
+      break;
     case Attr::Kind::Ints:
       p.set_type(onnx::AttributeProto::INTS);
       for (auto v : a.ints) p.add_ints(v);

@@ -9,10 +9,19 @@ namespace tinyrt {
 
 int dtype_bytes(DType t) {
   switch (t) {
-    case DType::F32: case DType::I32: case DType::U32: return 4;
-    case DType::U8: case DType::I8: case DType::Bool: return 1;
-    case DType::U16: case DType::I16: case DType::F16: case DType::BF16: return 2;
-    case DType::I64: case DType::U64: case DType::F64: return 8;
+    case DType::F32:
+    case DType::I32:
+    case DType::U32: return 4;
+    case DType::U8:
+    case DType::I8:
+    case DType::Bool: return 1;
+    case DType::U16:
+    case DType::I16:
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::I64:
+    case DType::U64:
+    case DType::F64: return 8;
     default: return 0;
   }
 }
@@ -37,9 +46,7 @@ const char *dtype_name(DType t) {
   }
 }
 
-bool dtype_is_float(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
-}
+bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
 
 bool dtype_is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
@@ -73,7 +80,7 @@ uint16_t float_to_half(float f) {
   float a = std::fabs(f);
   if (std::isnan(f)) return sign | 0x7e00;
   if (a >= 65520.0f) return sign | 0x7c00;  // rounds to infinity
-  if (a < 6.103515625e-05f) {  // subnormal or zero: multiples of 2^-24
+  if (a < 6.103515625e-05f) {               // subnormal or zero: multiples of 2^-24
     return sign | (uint16_t)std::nearbyint(a * 16777216.0f);
   }
   uint32_t e = ((x >> 23) & 0xff) - 127 + 15, m = x & 0x7fffff;
@@ -100,22 +107,37 @@ uint16_t float_to_bf16(float f) {
 
 bool dtype_is_int(DType t) {
   switch (t) {
-    case DType::U8: case DType::I8: case DType::U16: case DType::I16:
-    case DType::I32: case DType::I64: case DType::U32: case DType::U64: return true;
+    case DType::U8:
+    case DType::I8:
+    case DType::U16:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64:
+    case DType::U32:
+    case DType::U64: return true;
     default: return false;
   }
 }
 
 bool dtype_is_signed(DType t) {
-  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64 ||
-         dtype_is_float(t);
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64 || dtype_is_float(t);
 }
 
 bool dtype_supported(DType t) {
   switch (t) {
-    case DType::F32: case DType::F64: case DType::F16: case DType::BF16: case DType::Bool:
-    case DType::I8: case DType::U8: case DType::I16: case DType::U16: case DType::I32:
-    case DType::U32: case DType::I64: case DType::U64: return true;
+    case DType::F32:
+    case DType::F64:
+    case DType::F16:
+    case DType::BF16:
+    case DType::Bool:
+    case DType::I8:
+    case DType::U8:
+    case DType::I16:
+    case DType::U16:
+    case DType::I32:
+    case DType::U32:
+    case DType::I64:
+    case DType::U64: return true;
     default: return false;
   }
 }

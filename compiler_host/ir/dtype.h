@@ -39,9 +39,9 @@ bool dtype_supported(DType t);
 // when stored or cast.
 bool dtype_is_half(DType t);
 float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);    // round to nearest even
+uint16_t float_to_half(float f);  // round to nearest even
 float bf16_to_float(uint16_t h);
-uint16_t float_to_bf16(float f);    // truncates, as ONNX's reference does
+uint16_t float_to_bf16(float f);  // truncates, as ONNX's reference does
 
 using Shape = std::vector<int64_t>;
 

@@ -49,23 +49,19 @@ class CapExceeded : public CompileError {
 
 [[noreturn]] inline void fail_cap(const std::string &m) { throw CapExceeded(m); }
 
-[[noreturn]] inline void fail_invalid(const std::string &m) {
-  throw CompileError(CompileError::Kind::InvalidModel, m);
-}
+[[noreturn]] inline void fail_invalid(const std::string &m) { throw CompileError(CompileError::Kind::InvalidModel, m); }
 [[noreturn]] inline void fail_unsupported(const std::string &m) {
   throw CompileError(CompileError::Kind::Unsupported, m);
 }
-[[noreturn]] inline void fail_usage(const std::string &m) {
-  throw CompileError(CompileError::Kind::Usage, m);
-}
+[[noreturn]] inline void fail_usage(const std::string &m) { throw CompileError(CompileError::Kind::Usage, m); }
 [[noreturn]] inline void fail_internal(const std::string &m) {
   throw CompileError(CompileError::Kind::Internal, "internal error: " + m);
 }
 
-#define TINYRT_CHECK(cond, msg)                                                  \
-  do {                                                                           \
-    if (!(cond)) ::tinyrt::fail_internal(std::string(msg) + " (" #cond ") at " + \
-                                         __FILE__ + ":" + std::to_string(__LINE__)); \
+#define TINYRT_CHECK(cond, msg)                                                                                   \
+  do {                                                                                                            \
+    if (!(cond))                                                                                                  \
+      ::tinyrt::fail_internal(std::string(msg) + " (" #cond ") at " + __FILE__ + ":" + std::to_string(__LINE__)); \
   } while (0)
 
 }  // namespace tinyrt

@@ -109,8 +109,8 @@ static bool both_const_int(const ExprP &x, const ExprP &y) {
 ExprP bin(EOp op, ExprP x, ExprP y) {
   TINYRT_CHECK(is_binary(op), "bin() op");
   if (x->type != y->type)
-    fail_internal(std::string("operand types differ in ") + eop_name(op) + ": " +
-                  dtype_name(x->type) + " vs " + dtype_name(y->type));
+    fail_internal(std::string("operand types differ in ") + eop_name(op) + ": " + dtype_name(x->type) + " vs " +
+                  dtype_name(y->type));
   DType t = x->type;
   bool idx = t == kIndexType;
   // Index arithmetic folds eagerly: the vectorizer and the range analysis
@@ -121,8 +121,12 @@ ExprP bin(EOp op, ExprP x, ExprP y) {
       case EOp::Add: return cidx(a + b);
       case EOp::Sub: return cidx(a - b);
       case EOp::Mul: return cidx(a * b);
-      case EOp::Div: if (b != 0) return cidx(a / b); break;
-      case EOp::Rem: if (b != 0) return cidx(a % b); break;
+      case EOp::Div:
+        if (b != 0) return cidx(a / b);
+        break;
+      case EOp::Rem:
+        if (b != 0) return cidx(a % b);
+        break;
       case EOp::Min: return cidx(std::min(a, b));
       case EOp::Max: return cidx(std::max(a, b));
       case EOp::Lt: return cbool(a < b);
@@ -142,8 +146,7 @@ ExprP bin(EOp op, ExprP x, ExprP y) {
     if (op == EOp::Mul && (x->is_const_int(0) || y->is_const_int(0))) return cst(t, 0);
     if (op == EOp::Rem && y->is_const_int(1)) return cst(t, 0);
     // (a + c1) + c2 -> a + (c1 + c2)
-    if (idx && (op == EOp::Add || op == EOp::Sub) && y->is_const() && x->op == EOp::Add &&
-        x->a[1]->is_const()) {
+    if (idx && (op == EOp::Add || op == EOp::Sub) && y->is_const() && x->op == EOp::Add && x->a[1]->is_const()) {
       int64_t c = x->a[1]->ival + (op == EOp::Add ? y->ival : -y->ival);
       return bin(EOp::Add, x->a[0], cidx(c));
     }
@@ -170,14 +173,15 @@ ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body) {
   int64_t count = 1;
   for (const RVar &v : vars) {
     TINYRT_CHECK(v.extent >= 0, "reduce extent");
-    if (v.extent == 1) unit[v.id] = true;
-    else kept.push_back(v);
+    if (v.extent == 1)
+      unit[v.id] = true;
+    else
+      kept.push_back(v);
     count *= v.extent;
   }
   if (!unit.empty())
-    body = rewrite(body, [&](const ExprP &x) -> ExprP {
-      return x->op == EOp::Var && unit.count(x->id) ? cidx(0) : nullptr;
-    });
+    body = rewrite(body,
+                   [&](const ExprP &x) -> ExprP { return x->op == EOp::Var && unit.count(x->id) ? cidx(0) : nullptr; });
   if (kept.empty()) return body;
   if (body->is_const() && count > 0) {
     if (k == ReduceKind::Sum && dtype_is_float(body->type)) return cst(body->type, body->fval * (double)count);
@@ -197,7 +201,10 @@ ExprP land(ExprP a, ExprP b) { return bin(EOp::And, a, b); }
 ExprP in_range(ExprP i, int64_t n) { return land(ge(i, cidx(0)), lt(i, cidx(n))); }
 
 EOp reduce_combiner(ReduceKind k) {
-  return k == ReduceKind::Sum ? EOp::Add : k == ReduceKind::Prod ? EOp::Mul : k == ReduceKind::Max ? EOp::Max : EOp::Min;
+  return k == ReduceKind::Sum    ? EOp::Add
+         : k == ReduceKind::Prod ? EOp::Mul
+         : k == ReduceKind::Max  ? EOp::Max
+                                 : EOp::Min;
 }
 
 double reduce_init(ReduceKind k, DType t) {
@@ -211,8 +218,7 @@ double reduce_init(ReduceKind k, DType t) {
     case ReduceKind::Min:
       if (dtype_is_float(t)) return std::numeric_limits<double>::infinity();
       if (t == DType::Bool) return 1;
-      return dtype_is_signed(t) ? std::ldexp(1.0, dtype_bytes(t) * 8 - 1) - 1
-                                : std::ldexp(1.0, dtype_bytes(t) * 8) - 1;
+      return dtype_is_signed(t) ? std::ldexp(1.0, dtype_bytes(t) * 8 - 1) - 1 : std::ldexp(1.0, dtype_bytes(t) * 8) - 1;
   }
   return 0;
 }
@@ -224,8 +230,7 @@ int64_t reduce_init_int(ReduceKind k, DType t) {
   switch (k) {
     case ReduceKind::Sum: return 0;
     case ReduceKind::Prod: return 1;
-    case ReduceKind::Max:
-      return is_signed ? (int64_t)((uint64_t)-1 << (bits - 1)) : 0;  // the type's lowest
+    case ReduceKind::Max: return is_signed ? (int64_t)((uint64_t)-1 << (bits - 1)) : 0;  // the type's lowest
     case ReduceKind::Min:
       if (t == DType::Bool) return 1;
       if (is_signed) return (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
@@ -243,11 +248,11 @@ ExprP reduce_init_cst(ReduceKind k, DType t) {
 }
 
 const char *eop_name(EOp op) {
-  static const char *names[] = {"const", "var", "load", "acc", "neg", "abs", "sqrt", "exp",
-                                "log", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
-                                "recip", "sin", "cos", "tan", "atan", "expneg", "not", "cast", "add", "sub",
-                                "mul", "div", "rem", "min", "max", "pow", "eq", "ne", "lt", "le",
-                                "gt", "ge", "and", "or", "xor", "shl", "shr", "select", "reduce"};
+  static const char *names[] = {"const", "var",     "load",   "acc",   "neg",  "abs",   "sqrt",   "exp",   "log",
+                                "tanh",  "sigmoid", "erf",    "floor", "ceil", "round", "recip",  "sin",   "cos",
+                                "tan",   "atan",    "expneg", "not",   "cast", "add",   "sub",    "mul",   "div",
+                                "rem",   "min",     "max",    "pow",   "eq",   "ne",    "lt",     "le",    "gt",
+                                "ge",    "and",     "or",     "xor",   "shl",  "shr",   "select", "reduce"};
   return names[(int)op];
 }
 
@@ -420,7 +425,11 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
       if (it == ext.end() || it->second <= 0) return unknown;
       return known(0, (__int128)it->second - 1);
     }
-    case EOp::Add: case EOp::Sub: case EOp::Mul: case EOp::Min: case EOp::Max: {
+    case EOp::Add:
+    case EOp::Sub:
+    case EOp::Mul:
+    case EOp::Min:
+    case EOp::Max: {
       Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
       if (!a.known || !b.known) return unknown;
       if (e->op == EOp::Add) return known((__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
@@ -430,7 +439,8 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
       __int128 c[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo, (__int128)a.hi * b.hi};
       return known(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
     }
-    case EOp::Div: case EOp::Rem: {
+    case EOp::Div:
+    case EOp::Rem: {
       Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
       if (!a.known || !b.known || a.lo < 0 || b.lo <= 0) return unknown;
       if (e->op == EOp::Div) return {a.lo / b.hi, a.hi / b.lo, true};
@@ -450,10 +460,22 @@ ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
     Interval a = index_range(x->a[0], all), b = index_range(x->a[1], all);
     if (!a.known || !b.known) return nullptr;
     switch (x->op) {
-      case EOp::Lt: if (a.hi < b.lo) return cbool(true); if (a.lo >= b.hi) return cbool(false); break;
-      case EOp::Le: if (a.hi <= b.lo) return cbool(true); if (a.lo > b.hi) return cbool(false); break;
-      case EOp::Gt: if (a.lo > b.hi) return cbool(true); if (a.hi <= b.lo) return cbool(false); break;
-      case EOp::Ge: if (a.lo >= b.hi) return cbool(true); if (a.hi < b.lo) return cbool(false); break;
+      case EOp::Lt:
+        if (a.hi < b.lo) return cbool(true);
+        if (a.lo >= b.hi) return cbool(false);
+        break;
+      case EOp::Le:
+        if (a.hi <= b.lo) return cbool(true);
+        if (a.lo > b.hi) return cbool(false);
+        break;
+      case EOp::Gt:
+        if (a.lo > b.hi) return cbool(true);
+        if (a.hi <= b.lo) return cbool(false);
+        break;
+      case EOp::Ge:
+        if (a.lo >= b.hi) return cbool(true);
+        if (a.hi < b.lo) return cbool(false);
+        break;
       default: break;
     }
     return nullptr;
@@ -462,8 +484,7 @@ ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
 
 std::string to_string(const ExprP &e) {
   switch (e->op) {
-    case EOp::Const:
-      return dtype_is_float(e->type) ? std::to_string(e->fval) : std::to_string(e->ival);
+    case EOp::Const: return dtype_is_float(e->type) ? std::to_string(e->fval) : std::to_string(e->ival);
     case EOp::Var: return (e->id >= kFirstReduceVar ? "r" : "i") + std::to_string(e->id);
     case EOp::Acc: return "acc";
     case EOp::Load: {

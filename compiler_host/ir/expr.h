@@ -28,18 +28,47 @@ enum class EOp : uint8_t {
   Load,   // input slot `id`, operands = indices (kIndexType)
   Acc,    // accumulator placeholder in a scheduled kernel's epilogue
   // unary, result type = operand type unless noted
-  Neg, Abs, Sqrt, Exp, Log, Tanh, Sigmoid, Erf, Floor, Ceil, Round, Recip,
-  Sin, Cos, Tan, Atan,
+  Neg,
+  Abs,
+  Sqrt,
+  Exp,
+  Log,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Floor,
+  Ceil,
+  Round,
+  Recip,
+  Sin,
+  Cos,
+  Tan,
+  Atan,
   ExpNeg,  // e^-a for a >= 0 (the shifted exponent of softmax and logsumexp): e^-max(a, 0)
-  Not,   // bool
-  Cast,  // to `type`
+  Not,     // bool
+  Cast,    // to `type`
   // binary, operands of one type
-  Add, Sub, Mul, Div, Rem, Min, Max, Pow,
-  Eq, Ne, Lt, Le, Gt, Ge,  // -> Bool
-  And, Or, Xor,            // bool, or bitwise on integers
-  Shl, Shr,                // integers; Shr is logical for unsigned types
-  Select,                  // (cond: Bool, a, b)
-  Reduce,                  // operand 0 = body; `rk` and `rvars`
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Min,
+  Max,
+  Pow,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,  // -> Bool
+  And,
+  Or,
+  Xor,  // bool, or bitwise on integers
+  Shl,
+  Shr,     // integers; Shr is logical for unsigned types
+  Select,  // (cond: Bool, a, b)
+  Reduce,  // operand 0 = body; `rk` and `rvars`
 };
 
 enum class ReduceKind : uint8_t { Sum, Max, Min, Prod };

@@ -18,8 +18,10 @@ int64_t ConstData::get_i(int64_t i) const {
   switch (dtype) {
     case DType::F32: return (int64_t)as<float>()[i];
     case DType::F64: return (int64_t)as<double>()[i];
-    case DType::F16: case DType::BF16: return (int64_t)get_f(i);
-    case DType::U8: case DType::Bool: return as<uint8_t>()[i];
+    case DType::F16:
+    case DType::BF16: return (int64_t)get_f(i);
+    case DType::U8:
+    case DType::Bool: return as<uint8_t>()[i];
     case DType::I8: return as<int8_t>()[i];
     case DType::U16: return as<uint16_t>()[i];
     case DType::I16: return as<int16_t>()[i];
@@ -36,8 +38,7 @@ ConstP make_const(DType t, Shape shape, Bytes bytes) {
   c->dtype = t;
   c->shape = std::move(shape);
   c->bytes = std::move(bytes);
-  TINYRT_CHECK((int64_t)c->bytes.size() == shape_numel(c->shape) * dtype_bytes(t),
-               "constant byte size");
+  TINYRT_CHECK((int64_t)c->bytes.size() == shape_numel(c->shape) * dtype_bytes(t), "constant byte size");
   return c;
 }
 
@@ -53,11 +54,28 @@ ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &sha
   for (size_t i = 0; i < v.size(); ++i) {
     uint8_t *p = bytes.data() + i * dtype_bytes(dt);
     switch (dt) {
-      case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
-      case DType::F64: { double x = v[i]; std::memcpy(p, &x, 8); break; }
-      case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
-      case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
-      case DType::U8: case DType::Bool: *p = (uint8_t)v[i]; break;
+      case DType::F32: {
+        float x = (float)v[i];
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::F64: {
+        double x = v[i];
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case DType::I64: {
+        int64_t x = (int64_t)v[i];
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case DType::I32: {
+        int32_t x = (int32_t)v[i];
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::U8:
+      case DType::Bool: *p = (uint8_t)v[i]; break;
       case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
       default: fail_usage(what + ": type " + dtype_name(dt) + " needs a tensor file (@file.pb)");
     }
@@ -65,9 +83,7 @@ ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &sha
   return make_const(dt, shape, std::move(bytes));
 }
 
-ConstP make_const_f32(Shape shape, const std::vector<float> &v) {
-  return make_typed(DType::F32, std::move(shape), v);
-}
+ConstP make_const_f32(Shape shape, const std::vector<float> &v) { return make_typed(DType::F32, std::move(shape), v); }
 ConstP make_const_i64(Shape shape, const std::vector<int64_t> &v) {
   return make_typed(DType::I64, std::move(shape), v);
 }
@@ -191,7 +207,8 @@ void check_tensor_size(const Shape &s, const Limits &limits, const std::string &
   const std::string cap = std::to_string(limits.max_tensor_elements) + " tinyrt allows per tensor" +
                           (limits.max_tensor_elements < kMaxTensorElementsHard ? " (--max-tensor-elements)" : "");
   if (n > limits.max_tensor_elements)
-    fail_unsupported(what + " has shape " + shape_str(s) + ": " + std::to_string(n) + " elements, more than the " + cap);
+    fail_unsupported(what + " has shape " + shape_str(s) + ": " + std::to_string(n) + " elements, more than the " +
+                     cap);
   // An empty tensor has no elements, but its strides are products of its
   // other dimensions: those must stay within the cap too (and so within 64
   // and 32 bits), counting zero-length axes as 1.

@@ -26,7 +26,10 @@ struct ConstData {
   DType dtype = DType::F32;
   Shape shape;
   Bytes bytes;
-  template <class T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }
+  template <class T>
+  const T *as() const {
+    return reinterpret_cast<const T *>(bytes.data());
+  }
   // Element i converted to double / int64 (any numeric dtype).
   double get_f(int64_t i) const;
   int64_t get_i(int64_t i) const;
@@ -71,8 +74,8 @@ struct Attr {
 
 struct Node {
   std::string name;
-  std::string op;      // ONNX op type
-  std::string domain;  // "" = ai.onnx
+  std::string op;        // ONNX op type
+  std::string domain;    // "" = ai.onnx
   std::vector<int> in;   // value ids; -1 = omitted optional input
   std::vector<int> out;  // value ids
   std::map<std::string, Attr> attrs;
@@ -118,7 +121,7 @@ struct Graph {
   std::vector<Node> nodes;  // topological order
   std::vector<int> inputs;  // non-constant graph inputs
   std::vector<int> outputs;
-  int opset = 0;  // ai.onnx opset of the model
+  int opset = 0;                             // ai.onnx opset of the model
   std::map<std::string, int> domain_opsets;  // every imported domain's opset
   std::string name;
   Limits limits;  // caps on sizes the model asks for (ir/limits.h)

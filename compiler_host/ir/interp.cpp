@@ -85,8 +85,10 @@ int64_t eval_int_op(EOp op, int64_t a, int64_t b, DType t) {
     // INT64_MIN / -1, which traps, is -x (wrapped), x % -1 = 0.
     case EOp::Div:
       if (b == 0) return 0;
-      if (!u && b == -1) r = (int64_t)(0 - (uint64_t)a);
-      else r = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
+      if (!u && b == -1)
+        r = (int64_t)(0 - (uint64_t)a);
+      else
+        r = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
       break;
     case EOp::Rem:
       if (b == 0 || (!u && b == -1)) return 0;
@@ -151,21 +153,21 @@ struct Interp {
         r.f = e.fval;
         r.i = e.ival;
         return r;
-      case EOp::Var:
-        r.i = vars.at(e.id);
-        return r;
+      case EOp::Var: r.i = vars.at(e.id); return r;
       case EOp::Load: {
         const ConstData &c = *inputs.at(e.id);
         int64_t off = 0;
         for (size_t k = 0; k < e.a.size(); ++k) {
           int64_t ix = eval(*e.a[k]).i;
           if (ix < 0 || ix >= c.shape[k])
-            fail_internal("interpreter load out of bounds: index " + std::to_string(ix) +
-                          " on axis " + std::to_string(k) + " of " + shape_str(c.shape));
+            fail_internal("interpreter load out of bounds: index " + std::to_string(ix) + " on axis " +
+                          std::to_string(k) + " of " + shape_str(c.shape));
           off += ix * strides[e.id][k];
         }
-        if (fl) r.f = c.get_f(off);
-        else r.i = c.get_i(off);
+        if (fl)
+          r.f = c.get_f(off);
+        else
+          r.i = c.get_i(off);
         return r;
       }
       case EOp::Cast: {
@@ -184,17 +186,20 @@ struct Interp {
           int bits = dtype_bytes(e.type) * 8;
           bool sg = dtype_is_signed(e.type);
           double lo = sg ? -std::ldexp(1.0, bits - 1) : 0.0, end = std::ldexp(1.0, sg ? bits - 1 : bits);
-          if (std::isnan(d)) r.i = 0;
-          else if (d <= lo) r.i = reduce_init_int(ReduceKind::Max, e.type);  // the lowest value
-          else if (d >= end) r.i = reduce_init_int(ReduceKind::Min, e.type);  // the highest value
-          else r.i = sg ? (int64_t)d : (int64_t)(uint64_t)d;
+          if (std::isnan(d))
+            r.i = 0;
+          else if (d <= lo)
+            r.i = reduce_init_int(ReduceKind::Max, e.type);  // the lowest value
+          else if (d >= end)
+            r.i = reduce_init_int(ReduceKind::Min, e.type);  // the highest value
+          else
+            r.i = sg ? (int64_t)d : (int64_t)(uint64_t)d;
         } else {
           r.i = wrap_int(v.i, e.type);
         }
         return r;
       }
-      case EOp::Select:
-        return eval(*e.a[0]).i ? eval(*e.a[1]) : eval(*e.a[2]);
+      case EOp::Select: return eval(*e.a[0]).i ? eval(*e.a[1]) : eval(*e.a[2]);
       case EOp::Reduce: return eval_reduce(e);
       case EOp::Acc: fail_internal("interpreting an epilogue");
       default: break;
@@ -205,8 +210,10 @@ struct Interp {
     if (e.a.size() > 1) b = eval(*e.a[1]);
     if (xf) {
       double v = eval_float_op(e.op, a.f, b.f, x.type);
-      if (is_compare(e.op)) r.i = (int64_t)v;
-      else r.f = v;
+      if (is_compare(e.op))
+        r.i = (int64_t)v;
+      else
+        r.f = v;
     } else {
       r.i = eval_int_op(e.op, a.i, b.i, x.type);
     }
@@ -227,8 +234,10 @@ struct Interp {
     EOp combine = reduce_combiner(e.rk);
     for (;;) {
       Scalar v = eval(*e.a[0]);
-      if (fl) accv.f = eval_float_op(combine, accv.f, v.f, e.type);
-      else accv.i = eval_int_op(combine, accv.i, v.i, e.type);
+      if (fl)
+        accv.f = eval_float_op(combine, accv.f, v.f, e.type);
+      else
+        accv.i = eval_int_op(combine, accv.i, v.i, e.type);
       size_t k = e.rvars.size();
       while (k > 0) {
         const RVar &rv = e.rvars[k - 1];
@@ -242,7 +251,10 @@ struct Interp {
   }
 };
 
-template <class T> void put(Bytes &b, int64_t i, T v) { std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T)); }
+template <class T>
+void put(Bytes &b, int64_t i, T v) {
+  std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T));
+}
 
 }  // namespace
 
@@ -265,8 +277,7 @@ int64_t interpret_cost(const ExprP &e) {
   return tree_cost(*e, memo);
 }
 
-ConstP interpret(const ExprP &e, DType type, const Shape &shape,
-                 const std::vector<ConstP> &inputs) {
+ConstP interpret(const ExprP &e, DType type, const Shape &shape, const std::vector<ConstP> &inputs) {
   Interp in{inputs, {}, {}};
   for (auto &c : inputs) in.strides.push_back(c ? row_major_strides(c->shape) : std::vector<int64_t>{});
   int64_t n = shape_numel(shape);
@@ -286,12 +297,14 @@ ConstP interpret(const ExprP &e, DType type, const Shape &shape,
       case DType::F16: put<uint16_t>(out, lin, float_to_half((float)s.f)); break;
       case DType::BF16: put<uint16_t>(out, lin, float_to_bf16((float)s.f)); break;
       case DType::I8: put<int8_t>(out, lin, (int8_t)s.i); break;
-      case DType::U8: case DType::Bool: put<uint8_t>(out, lin, (uint8_t)s.i); break;
+      case DType::U8:
+      case DType::Bool: put<uint8_t>(out, lin, (uint8_t)s.i); break;
       case DType::I16: put<int16_t>(out, lin, (int16_t)s.i); break;
       case DType::U16: put<uint16_t>(out, lin, (uint16_t)s.i); break;
       case DType::I32: put<int32_t>(out, lin, (int32_t)s.i); break;
       case DType::U32: put<uint32_t>(out, lin, (uint32_t)s.i); break;
-      case DType::I64: case DType::U64: put<int64_t>(out, lin, s.i); break;
+      case DType::I64:
+      case DType::U64: put<int64_t>(out, lin, s.i); break;
       default: fail_unsupported(std::string("constant of type ") + dtype_name(type));
     }
   }

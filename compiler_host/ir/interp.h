@@ -11,8 +11,7 @@ namespace tinyrt {
 
 // Computes every element of an output of `shape` and `type` whose element
 // (i0..in) is `e` with Var(k) = ik; Load(s, ...) reads inputs[s] (row-major).
-ConstP interpret(const ExprP &e, DType type, const Shape &shape,
-                 const std::vector<ConstP> &inputs);
+ConstP interpret(const ExprP &e, DType type, const Shape &shape, const std::vector<ConstP> &inputs);
 
 // The expression nodes `interpret` evaluates per output element: a tree
 // walk (a node shared in the DAG counts each time it is reached), each

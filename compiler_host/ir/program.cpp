@@ -89,7 +89,6 @@ int64_t kernel_ops(const Program &p, const Kernel &k) {
   return n;
 }
 
-
 const WinogradMatrices &winograd_matrices(int m) {
   // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks"
   // (2015): interpolation points 0, -1, 1 (F(2,3)) and 0, 1, -1, 2, -2
@@ -101,26 +100,26 @@ const WinogradMatrices &winograd_matrices(int m) {
                                     0, 1, 0, -1},
                                    {1, 1, 1, 0,  //
                                     0, 1, -1, -1},
-                                   {1, 0, 0,           //
-                                    0.5, 0.5, 0.5,     //
-                                    0.5, -0.5, 0.5,    //
+                                   {1, 0, 0,         //
+                                    0.5, 0.5, 0.5,   //
+                                    0.5, -0.5, 0.5,  //
                                     0, 0, 1}};
   static const WinogradMatrices f4{4,
-                                   {4, 0, -5, 0, 1, 0,    //
-                                    0, -4, -4, 1, 1, 0,   //
-                                    0, 4, -4, -1, 1, 0,   //
-                                    0, -2, -1, 2, 1, 0,   //
-                                    0, 2, -1, -2, 1, 0,   //
-                                    0, 4, 0, -5, 0, 1},
-                                   {1, 1, 1, 1, 1, 0,    //
+                                   {4, 0,  -5, 0,  1, 0,  //
+                                    0, -4, -4, 1,  1, 0,  //
+                                    0, 4,  -4, -1, 1, 0,  //
+                                    0, -2, -1, 2,  1, 0,  //
+                                    0, 2,  -1, -2, 1, 0,  //
+                                    0, 4,  0,  -5, 0, 1},
+                                   {1, 1, 1,  1, 1,  0,  //
                                     0, 1, -1, 2, -2, 0,  //
-                                    0, 1, 1, 4, 4, 0,    //
+                                    0, 1, 1,  4, 4,  0,  //
                                     0, 1, -1, 8, -8, 1},
-                                   {1 / 4.0, 0, 0,                   //
-                                    -1 / 6.0, -1 / 6.0, -1 / 6.0,    //
-                                    -1 / 6.0, 1 / 6.0, -1 / 6.0,     //
-                                    1 / 24.0, 1 / 12.0, 1 / 6.0,     //
-                                    1 / 24.0, -1 / 12.0, 1 / 6.0,    //
+                                   {1 / 4.0, 0, 0,                 //
+                                    -1 / 6.0, -1 / 6.0, -1 / 6.0,  //
+                                    -1 / 6.0, 1 / 6.0, -1 / 6.0,   //
+                                    1 / 24.0, 1 / 12.0, 1 / 6.0,   //
+                                    1 / 24.0, -1 / 12.0, 1 / 6.0,  //
                                     0, 0, 1}};
   TINYRT_CHECK(m == 2 || m == 4, "Winograd F(m, 3) with m 2 or 4");
   return m == 2 ? f2 : f4;
@@ -139,7 +138,6 @@ bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape) {
 }  // namespace tinyrt
 
 namespace tinyrt {
-
 
 const CustomOpDecl *Program::custom_op(const Node &n) const {
   for (const CustomOpDecl &d : custom_ops)

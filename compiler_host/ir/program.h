@@ -37,7 +37,7 @@ struct GemmSpec {
   // Acc the int32 sum of (x - x_zero) * w; padding reads x_zero.
   int64_t x_zero = 0;
   // Chosen by the pack_weights pass.
-  int packed = -1;  // constant value id of the packed weights
+  int packed = -1;       // constant value id of the packed weights
   int packed_bias = -1;  // int8: per output channel, -x_zero * sum of its weights (QGemm and
                          // NEON depthwise int32, x86 depthwise float; channels padded to whole
                          // vectors), or -1
@@ -134,8 +134,8 @@ struct CustomOpDecl {
 
 // A custom op node as one call of an external C function (one task).
 struct CallSpec {
-  std::string symbol;  // the C function
-  std::string op;      // "DOMAIN::OP"
+  std::string symbol;     // the C function
+  std::string op;         // "DOMAIN::OP"
   std::vector<int> outs;  // every output value (outs[0] is Kernel::out)
 };
 
@@ -180,17 +180,18 @@ inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k 
 inline bool has_expr(KernelKind k) {
   return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k);
 }
-const char *kernel_family(KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
+const char *kernel_family(
+    KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
 
 struct Kernel {
   KernelKind kind = KernelKind::Loop;
   int out = -1;
-  std::vector<int> ins;  // slot -> value id
-  ExprP expr;            // full definition of an output element (not for Recurrent)
-  GemmSpec gemm;         // is_scheduled(kind)
-  RecurrentSpec rnn;     // kind == Recurrent
-  CallSpec call;         // kind == Call
-  WinogradSpec wino;     // is_winograd(kind)
+  std::vector<int> ins;            // slot -> value id
+  ExprP expr;                      // full definition of an output element (not for Recurrent)
+  GemmSpec gemm;                   // is_scheduled(kind)
+  RecurrentSpec rnn;               // kind == Recurrent
+  CallSpec call;                   // kind == Call
+  WinogradSpec wino;               // is_winograd(kind)
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
   int guard = -1;                  // Graph::guards: runs only when it holds (-1: always)

@@ -20,8 +20,8 @@ struct DTypeName {
   const char *name;
 };
 const DTypeName kDTypeNames[] = {
-    {DType::F32, "f32"}, {DType::F64, "f64"}, {DType::F16, "f16"},   {DType::BF16, "bf16"}, {DType::I8, "i8"},
-    {DType::I16, "i16"}, {DType::I32, "i32"}, {DType::I64, "i64"},   {DType::U8, "u8"},     {DType::U16, "u16"},
+    {DType::F32, "f32"}, {DType::F64, "f64"}, {DType::F16, "f16"},   {DType::BF16, "bf16"},     {DType::I8, "i8"},
+    {DType::I16, "i16"}, {DType::I32, "i32"}, {DType::I64, "i64"},   {DType::U8, "u8"},         {DType::U16, "u16"},
     {DType::U32, "u32"}, {DType::U64, "u64"}, {DType::Bool, "bool"}, {DType::String, "string"},
 };
 
@@ -124,7 +124,8 @@ bool looks_int(const std::string &s) {
     if (s[i] < '0' || s[i] > '9') return false;
   return true;
 }
-template <class F> bool parse_real(const std::string &s, F *v) {
+template <class F>
+bool parse_real(const std::string &s, F *v) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
@@ -139,7 +140,8 @@ std::string element_text(const ConstData &c, int64_t i) {
   switch (c.dtype) {
     case DType::F32: return float_text(c.as<float>()[i]);
     case DType::F64: return double_text(c.as<double>()[i]);
-    case DType::F16: case DType::BF16: return float_text((float)c.get_f(i));
+    case DType::F16:
+    case DType::BF16: return float_text((float)c.get_f(i));
     case DType::Bool: return c.as<uint8_t>()[i] ? "true" : "false";
     case DType::U64: return std::to_string(c.as<uint64_t>()[i]);
     default: return std::to_string(c.get_i(i));
@@ -413,10 +415,14 @@ std::vector<Token> lex(const std::string &s) {
           continue;
         }
         char e = i + 1 < n ? s[++i] : '\0';
-        if (e == 'n') v += '\n';
-        else if (e == 't') v += '\t';
-        else if (e == 'r') v += '\r';
-        else if (e == '"' || e == '\\') v += e;
+        if (e == 'n')
+          v += '\n';
+        else if (e == 't')
+          v += '\t';
+        else if (e == 'r')
+          v += '\r';
+        else if (e == '"' || e == '\\')
+          v += e;
         else if (e == 'x' && i + 2 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
           v += (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
           i += 2;
@@ -462,7 +468,9 @@ uint64_t splitmix64(uint64_t &state) {
 // Writes the element `w` of type `t` at `p`; false when `w` is not one.
 bool put_element(DType t, const std::string &w, uint8_t *p) {
   switch (t) {
-    case DType::F32: case DType::F16: case DType::BF16: {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: {
       float f;
       if (!parse_real(w, &f)) return false;
       if (t == DType::F32) {
@@ -511,7 +519,10 @@ void put_random(DType t, uint64_t r, uint8_t *p) {
     float f = (float)(r >> 40) / 8388608.0f - 1.0f;
     double d = f;
     uint16_t h = t == DType::F16 ? float_to_half(f) : float_to_bf16(f);
-    std::memcpy(p, t == DType::F32 ? (const void *)&f : t == DType::F64 ? (const void *)&d : (const void *)&h,
+    std::memcpy(p,
+                t == DType::F32   ? (const void *)&f
+                : t == DType::F64 ? (const void *)&d
+                                  : (const void *)&h,
                 (size_t)dtype_bytes(t));
   } else if (t == DType::Bool) {
     *p = (uint8_t)(r >> 63);
@@ -749,9 +760,7 @@ class Parser {
     return n;
   }
   int top_id(const std::string &n) const { return ids_.at(n).id; }
-  void define_top(const std::string &n, int line, int id) {
-    ids_[n] = {id, line};
-  }
+  void define_top(const std::string &n, int line, int id) { ids_[n] = {id, line}; }
   void check_new_top(const std::string &n, int line) const {
     auto it = ids_.find(n);
     if (it != ids_.end())
@@ -1159,16 +1168,19 @@ class Parser {
       if (!seen.insert(key).second) fail_line(line, "guard field '" + key + "' is given twice");
       next();
       expect("=", "'=' after '" + key + "'");
-      if (key == "cond") gt.cond = name("a value's name");
-      else if (key == "eff") gt.eff = name("a value's name");
-      else if (key == "expect") gd.expect = boolean("true or false");
-      else if (key == "eff_expect") gd.eff_expect = boolean("true or false");
+      if (key == "cond")
+        gt.cond = name("a value's name");
+      else if (key == "eff")
+        gt.eff = name("a value's name");
+      else if (key == "expect")
+        gd.expect = boolean("true or false");
+      else if (key == "eff_expect")
+        gd.eff_expect = boolean("true or false");
       else if (key == "parent") {
         int64_t p = integer("a guard's number");
         if (p < -1 || p > INT32_MAX) fail_line(line, "parent " + std::to_string(p) + " is out of range");
         gd.parent = (int)p;
-      }
-      else if (key == "what" || key == "failure") {
+      } else if (key == "what" || key == "failure") {
         if (cur().kind != Token::String) expected("a string");
         (key == "what" ? gd.what : gd.failure) = cur().text;
         next();

@@ -186,9 +186,11 @@ void def_qgemm() {
       if (B.rank() != 2) fail_invalid(n.where() + ": B must be 2-D");
       int64_t N = tb ? B.shape[0] : B.shape[1];
       if (bs.numel() != 1 && bs.numel() != N)
-        fail_invalid(n.where() + ": b_scale has " + std::to_string(bs.numel()) + " elements, expected 1 or " + std::to_string(N));
+        fail_invalid(n.where() + ": b_scale has " + std::to_string(bs.numel()) + " elements, expected 1 or " +
+                     std::to_string(N));
       if (C.rank() > 2 || (C.rank() >= 1 && C.shape.back() != 1 && C.shape.back() != N))
-        fail_invalid(n.where() + ": C of shape " + shape_str(C.shape) + " does not broadcast to [M, " + std::to_string(N) + "]");
+        fail_invalid(n.where() + ": C of shape " + shape_str(C.shape) + " does not broadcast to [M, " +
+                     std::to_string(N) + "]");
       // Broadcast C's columns to N so that each gets its column's scale.
       Shape cs = C.rank() == 2 ? Shape{C.shape[0], N} : Shape{N};
       int64_t rows = C.rank() == 2 ? C.shape[0] : 1, ccols = C.rank() >= 1 ? C.shape.back() : 1;
@@ -196,8 +198,9 @@ void def_qgemm() {
       std::vector<float> f((size_t)(rows * N));
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < N; ++j)
-          f[(size_t)(i * N + j)] = (float)((double)(float)(alpha * as.data->get_f(0) * bv[bv.size() == 1 ? 0 : (size_t)j]) *
-                                           (double)C.data->get_i(i * ccols + (ccols == 1 ? 0 : j)));
+          f[(size_t)(i * N + j)] =
+              (float)((double)(float)(alpha * as.data->get_f(0) * bv[bv.size() == 1 ? 0 : (size_t)j]) *
+                      (double)C.data->get_i(i * ccols + (ccols == 1 ? 0 : j)));
       ins.push_back(g.add_const(g.fresh_name(n.name + "_C"), make_const_f32(cs, f)));
     }
     std::map<std::string, Attr> attrs;

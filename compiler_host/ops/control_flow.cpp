@@ -37,7 +37,9 @@ void stack(Graph &g, std::vector<Node> &nodes, const std::vector<int> &parts, in
   nodes.push_back(cat);
 }
 
-Node identity(Graph &g, int in, int out, const std::string &base) { return make_node(g, "Identity", base, {in}, {out}); }
+Node identity(Graph &g, int in, int out, const std::string &base) {
+  return make_node(g, "Identity", base, {in}, {out});
+}
 
 // ------------------------------------------------------------------- If --
 
@@ -164,7 +166,9 @@ bool passes_condition_through(const Subgraph &body) {
     }
     if (prod->op == "Constant" && prod->attrs.size() == 1 && prod->attrs.begin()->second.t) {
       const ConstData &t = *prod->attrs.begin()->second.t;  // one element, not zero
-      return t.shape.empty() || shape_numel(t.shape) == 1 ? std::any_of(t.bytes.begin(), t.bytes.end(), [](uint8_t b) { return b != 0; }) : false;
+      return t.shape.empty() || shape_numel(t.shape) == 1
+                 ? std::any_of(t.bytes.begin(), t.bytes.end(), [](uint8_t b) { return b != 0; })
+                 : false;
     }
     return false;
   }
@@ -194,9 +198,10 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   require_one_element(n, g, 1, "the condition");
   if (!g.v(cond).data->get_i(0)) trips = 0;
   if (n.in.size() < 2 || body.inputs.size() != n.in.size() || body.outputs.size() < n.in.size() - 1)
-    fail_invalid(n.where() + ": a Loop with " + std::to_string(n.in.size()) + " inputs needs a body with as many inputs " +
-                 "and at least " + std::to_string((int)n.in.size() - 1) + " outputs; it has " +
-                 std::to_string(body.inputs.size()) + " and " + std::to_string(body.outputs.size()));
+    fail_invalid(n.where() + ": a Loop with " + std::to_string(n.in.size()) +
+                 " inputs needs a body with as many inputs " + "and at least " + std::to_string((int)n.in.size() - 1) +
+                 " outputs; it has " + std::to_string(body.inputs.size()) + " and " +
+                 std::to_string(body.outputs.size()));
   if (!passes_condition_through(body))
     fail_unsupported(n.where() + ": the body computes its own loop condition (only counted loops are supported)");
   if (trips < 0) fail_invalid(n.where() + ": negative trip count " + std::to_string(trips));
@@ -247,7 +252,8 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
     if (!n.has_in(i)) fail_invalid(n.where() + ": input " + std::to_string(i) + " is missing");
   size_t nscan_out = body.outputs.size() - nstate;
   std::vector<int64_t> in_axes = n.getints("scan_input_axes", std::vector<int64_t>(num_scan, 0));
-  std::vector<int64_t> in_dirs = n.getints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(num_scan, 0));
+  std::vector<int64_t> in_dirs =
+      n.getints(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(num_scan, 0));
   std::vector<int64_t> out_axes = n.getints("scan_output_axes", std::vector<int64_t>(nscan_out, 0));
   std::vector<int64_t> out_dirs = n.getints("scan_output_directions", std::vector<int64_t>(nscan_out, 0));
   auto need = [&](const std::vector<int64_t> &v, size_t len, const char *what) {
@@ -303,7 +309,8 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
         int64_t at = in_dirs[j] ? T - 1 - t : t;
         ins.push_back(gather(xs[j], at, in_axes[j], n.name + "_slice"));
       }
-      InlinedGraph bg = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(b) + "_" + std::to_string(t) + "/", &scope);
+      InlinedGraph bg =
+          inline_subgraph(g, body, ins, n.name + "/" + std::to_string(b) + "_" + std::to_string(t) + "/", &scope);
       nodes.insert(nodes.end(), bg.nodes.begin(), bg.nodes.end());
       for (size_t k = 0; k < nstate; ++k) state[k] = bg.outputs[k];
       for (size_t k = 0; k < nscan_out; ++k) per_step[k].push_back(bg.outputs[nstate + k]);
@@ -323,8 +330,10 @@ std::vector<Node> expand_scan(const Node &n, Graph &g) {
   }
   for (size_t k = 0; k < nstate; ++k) {
     if (k >= n.out.size() || n.out[k] < 0) continue;
-    if (v8) stack(g, nodes, final_states[k], 0, n.out[k], n.name + "_states");
-    else nodes.push_back(identity(g, final_states[k][0], n.out[k], n.name + "_final"));
+    if (v8)
+      stack(g, nodes, final_states[k], 0, n.out[k], n.name + "_states");
+    else
+      nodes.push_back(identity(g, final_states[k][0], n.out[k], n.name + "_final"));
   }
   for (size_t k = 0; k < nscan_out; ++k) {
     int out = nstate + k < n.out.size() ? n.out[nstate + k] : -1;
@@ -352,8 +361,9 @@ void register_control_flow_ops() {
   def_control("If", 1, {"then_branch", "else_branch"}, expand_if, true);
   def_branch_error();
   def_control("Loop", 1, {"body"}, expand_loop);
-  def_control("Scan", 8, {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
-                          "scan_output_directions", "directions"},
+  def_control("Scan", 8,
+              {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
+               "scan_output_directions", "directions"},
               expand_scan);
 }
 

@@ -95,7 +95,8 @@ void def_dynamic_quantize_matmul() {
     auto check = [&](size_t k, const char *what, DType t) {
       if (!n.has_in(k)) return;
       const Value &p = in_val(g, n, k);
-      if (p.dtype != t) fail_invalid(n.where() + ": " + what + " has type " + dtype_name(p.dtype) + ", expected " + dtype_name(t));
+      if (p.dtype != t)
+        fail_invalid(n.where() + ": " + what + " has type " + dtype_name(p.dtype) + ", expected " + dtype_name(t));
       if (p.numel() != 1 && p.shape != Shape{N})
         fail_invalid(n.where() + ": " + what + " has shape " + shape_str(p.shape) + "; expected one element or [" +
                      std::to_string(N) + "]");
@@ -109,7 +110,8 @@ void def_dynamic_quantize_matmul() {
   d.lower = [](const Node &n, LowerCtx &c) {
     for (size_t k = 1; k < 5; ++k)
       if (n.has_in(k) && !in_val(c.g, n, k).is_const())
-        fail_unsupported(n.where() + ": input " + std::to_string(k) + " (weights, scale, zero point, bias) must be a constant");
+        fail_unsupported(n.where() + ": input " + std::to_string(k) +
+                         " (weights, scale, zero point, bias) must be a constant");
     const Value &A = in_val(c.g, n, 0), &B = in_val(c.g, n, 1);
     int64_t K = B.shape[0], N = B.shape[1];
     const Value &S = in_val(c.g, n, 2);
@@ -126,7 +128,8 @@ void def_dynamic_quantize_matmul() {
         &w, &ws);
     DynamicRows rows = quantize_activation_rows(c, n.in[0]);
     Graph &g = c.g;
-    int wv = g.add_const(g.fresh_name(B.name + "_rows"), make_const(DType::I8, {N, K, 1, 1}, Bytes(w.begin(), w.end())));
+    int wv =
+        g.add_const(g.fresh_name(B.name + "_rows"), make_const(DType::I8, {N, K, 1, 1}, Bytes(w.begin(), w.end())));
     int sv = g.add_const(g.fresh_name(B.name + "_scale"), make_const_f32({N}, ws));
     std::vector<float> bias((size_t)N, 0.f);
     if (n.has_in(4))
@@ -138,7 +141,8 @@ void def_dynamic_quantize_matmul() {
     std::vector<ExprP> lead;
     for (int i = 0; i < ar - 1; ++i) lead.push_back(var(yr - ar + i));
     auto scaled = [&](ExprP sum) {
-      return cast(sum, DType::F32) * (load(2, DType::F32, lead) * cst(DType::F32, 1.0 / 127) * load(3, DType::F32, {var(yr - 1)})) +
+      return cast(sum, DType::F32) *
+                 (load(2, DType::F32, lead) * cst(DType::F32, 1.0 / 127) * load(3, DType::F32, {var(yr - 1)})) +
              load(4, DType::F32, {var(yr - 1)});
     };
     ExprP sum = matmul_sum(
@@ -146,11 +150,11 @@ void def_dynamic_quantize_matmul() {
         [](ExprP v, ExprP) { return cast(v, DType::I32); });
     // matmul_sum reads B as slot 1 [K, N]: give it the [K, N] view of W.
     int wkn = g.add_const(g.fresh_name(B.name + "_kn"), make_const(DType::I8, {K, N}, [&] {
-      Bytes t((size_t)(K * N));
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < N; ++j) t[(size_t)(k * N + j)] = (uint8_t)w[(size_t)(j * K + k)];
-      return t;
-    }()));
+                            Bytes t((size_t)(K * N));
+                            for (int64_t k = 0; k < K; ++k)
+                              for (int64_t j = 0; j < N; ++j) t[(size_t)(k * N + j)] = (uint8_t)w[(size_t)(j * K + k)];
+                            return t;
+                          }()));
     std::vector<int> ins = {rows.q, wkn, rows.absmax, sv, bv};
     if (ar > 4) {
       c.kernel(n.out[0], ins, scaled(sum));

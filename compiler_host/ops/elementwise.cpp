@@ -11,14 +11,13 @@ namespace {
 using UnaryFn = std::function<ExprP(ExprP x, const Node &n)>;
 
 const std::vector<DType> kFloat = {DType::F32, DType::F64, DType::F16, DType::BF16};
-const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
-                                     DType::U8,  DType::I16, DType::U16, DType::I32,  DType::U32,
-                                     DType::I64, DType::U64};
+const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::U8,
+                                     DType::I16, DType::U16, DType::I32, DType::U32,  DType::I64, DType::U64};
 
 ExprP fc(const ExprP &like, double v) { return cst(like->type, v); }
 
-void def_unary(const std::string &name, int min_opset, std::vector<std::string> attrs,
-               std::vector<DType> types, UnaryFn f, DType out_type = DType::Undefined) {
+void def_unary(const std::string &name, int min_opset, std::vector<std::string> attrs, std::vector<DType> types,
+               UnaryFn f, DType out_type = DType::Undefined) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
@@ -59,8 +58,8 @@ std::vector<ExprP> legacy_broadcast(const Node &n, const Shape &a, const Shape &
   return idx;
 }
 
-void def_binary(const std::string &name, int min_opset, std::vector<DType> types, BinaryFn f,
-                bool compare = false, std::vector<std::string> attrs = {}) {
+void def_binary(const std::string &name, int min_opset, std::vector<DType> types, BinaryFn f, bool compare = false,
+                std::vector<std::string> attrs = {}) {
   OpDef d;
   d.name = name;
   d.min_opset = min_opset;
@@ -70,8 +69,7 @@ void def_binary(const std::string &name, int min_opset, std::vector<DType> types
   d.infer = [types, compare](Node &n, Graph &g) {
     const Value &a = in_val(g, n, 0), &b = in_val(g, n, 1);
     if (a.dtype != b.dtype)
-      fail_invalid(n.where() + ": input types differ (" + dtype_name(a.dtype) + " vs " +
-                   dtype_name(b.dtype) + ")");
+      fail_invalid(n.where() + ": input types differ (" + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype) + ")");
     Shape s = n.opset < 7 ? (legacy_broadcast(n, a.shape, b.shape), a.shape) : broadcast_shapes(a.shape, b.shape, n);
     set_out(n, g, 0, compare ? DType::Bool : a.dtype, s);
   };
@@ -145,11 +143,10 @@ void def_view(const std::string &name, std::vector<std::string> attrs) {
   register_op(std::move(d));
 }
 
-
 const std::vector<DType> kAll = {DType::F32, DType::F64, DType::I8,  DType::U8,  DType::I16, DType::U16,
                                  DType::I32, DType::U32, DType::I64, DType::U64, DType::Bool};
-const std::vector<DType> kInts = {DType::I8, DType::U8, DType::I16, DType::U16, DType::I32, DType::U32, DType::I64,
-                                  DType::U64};
+const std::vector<DType> kInts = {DType::I8,  DType::U8,  DType::I16, DType::U16,
+                                  DType::I32, DType::U32, DType::I64, DType::U64};
 
 // Shape of all inputs broadcast together.
 Shape broadcast_all(const Node &n, const Graph &g, size_t first = 0) {
@@ -198,7 +195,8 @@ void def_pow() {
   d.infer = [](Node &n, Graph &g) {
     require_types(n, g, 1, kNumeric);
     const Shape &as = in_val(g, n, 0).shape, &bs = in_val(g, n, 1).shape;
-    set_out(n, g, 0, in_val(g, n, 0).dtype, n.opset < 7 ? (legacy_broadcast(n, as, bs), as) : broadcast_shapes(as, bs, n));
+    set_out(n, g, 0, in_val(g, n, 0).dtype,
+            n.opset < 7 ? (legacy_broadcast(n, as, bs), as) : broadcast_shapes(as, bs, n));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &a = in_val(c.g, n, 0), &b = in_val(c.g, n, 1);
@@ -286,7 +284,8 @@ void def_prelu() {
   d.lower = [channel_slope](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0), &sl = in_val(c.g, n, 1);
     ExprP v = load(0, x.dtype, out_vars(x.rank()));
-    ExprP a = channel_slope(n, x, sl) ? load(1, sl.dtype, {var(1)}) : load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
+    ExprP a =
+        channel_slope(n, x, sl) ? load(1, sl.dtype, {var(1)}) : load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
     c.kernel(n.out[0], {n.in[0], n.in[1]}, select(lt(v, cst(x.dtype, 0)), v * a, v));
   };
   register_op(std::move(d));
@@ -431,7 +430,6 @@ void register_elementwise_ops() {
   def_binary("Mul", 1, kNumeric, [](ExprP a, ExprP b) { return a * b; });
   def_binary("Div", 1, kNumeric, [](ExprP a, ExprP b) { return a / b; });
 
-
   // Trigonometric and hyperbolic functions.
   def_unary("Sin", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Sin, x); });
   def_unary("Cos", 7, {}, kFloat, [](ExprP x, const Node &) { return un(EOp::Cos, x); });
@@ -456,12 +454,10 @@ void register_elementwise_ops() {
     ExprP r = un(EOp::Log, a + un(EOp::Sqrt, a * a + fc(x, 1)));
     return select(lt(x, fc(x, 0)), un(EOp::Neg, r), r);
   });
-  def_unary("Acosh", 9, {}, kFloat, [](ExprP x, const Node &) {
-    return un(EOp::Log, x + un(EOp::Sqrt, (x - fc(x, 1)) * (x + fc(x, 1))));
-  });
-  def_unary("Atanh", 9, {}, kFloat, [](ExprP x, const Node &) {
-    return fc(x, 0.5) * un(EOp::Log, (fc(x, 1) + x) / (fc(x, 1) - x));
-  });
+  def_unary("Acosh", 9, {}, kFloat,
+            [](ExprP x, const Node &) { return un(EOp::Log, x + un(EOp::Sqrt, (x - fc(x, 1)) * (x + fc(x, 1)))); });
+  def_unary("Atanh", 9, {}, kFloat,
+            [](ExprP x, const Node &) { return fc(x, 0.5) * un(EOp::Log, (fc(x, 1) + x) / (fc(x, 1) - x)); });
   // More activations.
   def_activation("Softplus", 1, {}, kFloat);
   def_activation("Softsign", 1, {}, kFloat);
@@ -483,20 +479,29 @@ void register_elementwise_ops() {
   def_unary("Sign", 9, {}, kNumeric, [](ExprP x, const Node &) {
     return select(bin(EOp::Gt, x, fc(x, 0)), fc(x, 1), select(lt(x, fc(x, 0)), fc(x, -1), fc(x, 0)));
   });
-  def_unary("IsNaN", 9, {}, kFloat, [](ExprP x, const Node &) { return bin(EOp::Ne, x, x); }, DType::Bool);
-  def_unary("IsInf", 10, {"detect_negative", "detect_positive"}, kFloat, [](ExprP x, const Node &n) {
-    ExprP pos = bin(EOp::Eq, x, fc(x, INFINITY)), neg = bin(EOp::Eq, x, fc(x, -INFINITY));
-    bool dn = n.geti("detect_negative", 1), dp = n.geti("detect_positive", 1);
-    return dn && dp ? bin(EOp::Or, pos, neg) : dn ? neg : dp ? pos : cbool(false);
-  }, DType::Bool);
+  def_unary(
+      "IsNaN", 9, {}, kFloat, [](ExprP x, const Node &) { return bin(EOp::Ne, x, x); }, DType::Bool);
+  def_unary(
+      "IsInf", 10, {"detect_negative", "detect_positive"}, kFloat,
+      [](ExprP x, const Node &n) {
+        ExprP pos = bin(EOp::Eq, x, fc(x, INFINITY)), neg = bin(EOp::Eq, x, fc(x, -INFINITY));
+        bool dn = n.geti("detect_negative", 1), dp = n.geti("detect_positive", 1);
+        return dn && dp ? bin(EOp::Or, pos, neg) : dn ? neg : dp ? pos : cbool(false);
+      },
+      DType::Bool);
   def_unary("Not", 1, {}, {DType::Bool}, [](ExprP x, const Node &) { return un(EOp::Not, x); });
 
   // Comparisons and logic.
-  def_binary("Equal", 7, kAll, [](ExprP a, ExprP b) { return bin(EOp::Eq, a, b); }, true);
-  def_binary("Less", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Lt, a, b); }, true);
-  def_binary("Greater", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Gt, a, b); }, true);
-  def_binary("LessOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Le, a, b); }, true);
-  def_binary("GreaterOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }, true);
+  def_binary(
+      "Equal", 7, kAll, [](ExprP a, ExprP b) { return bin(EOp::Eq, a, b); }, true);
+  def_binary(
+      "Less", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Lt, a, b); }, true);
+  def_binary(
+      "Greater", 7, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Gt, a, b); }, true);
+  def_binary(
+      "LessOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Le, a, b); }, true);
+  def_binary(
+      "GreaterOrEqual", 12, kNumeric, [](ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }, true);
   def_binary("And", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::And, a, b); });
   def_binary("Or", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Or, a, b); });
   def_binary("Xor", 7, {DType::Bool}, [](ExprP a, ExprP b) { return bin(EOp::Xor, a, b); });

@@ -122,7 +122,8 @@ void lower_scatter(LowerCtx &c, const Node &n, const Shape &upd_shape,
   } else if (reduction == "max" || reduction == "min") {
     bool mx = reduction == "max";
     ExprP any = reduce(ReduceKind::Max, rv, select(hit, cidx(1), cidx(0)));
-    ExprP best = reduce(mx ? ReduceKind::Max : ReduceKind::Min, rv, select(hit, upd, reduce_init_cst(mx ? ReduceKind::Max : ReduceKind::Min, t)));
+    ExprP best = reduce(mx ? ReduceKind::Max : ReduceKind::Min, rv,
+                        select(hit, upd, reduce_init_cst(mx ? ReduceKind::Max : ReduceKind::Min, t)));
     c.kernel(n.out[0], ins, select(bin(EOp::Eq, any, cidx(1)), bin(mx ? EOp::Max : EOp::Min, data, best), data));
   } else {
     // The last update landing here wins (updates apply in order).
@@ -154,11 +155,14 @@ void def_scatter_elements(const std::string &name, int min_opset) {
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1);
     int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
-    lower_scatter(c, n, ix.shape, [&](const std::vector<ExprP> &u) {
-      std::vector<ExprP> t = u;
-      t[axis] = raw_index(load(1, ix.dtype, u), x.shape[axis]);
-      return t;
-    }, n.gets("reduction", "none"));
+    lower_scatter(
+        c, n, ix.shape,
+        [&](const std::vector<ExprP> &u) {
+          std::vector<ExprP> t = u;
+          t[axis] = raw_index(load(1, ix.dtype, u), x.shape[axis]);
+          return t;
+        },
+        n.gets("reduction", "none"));
   };
   register_op(std::move(d));
 }
@@ -185,16 +189,19 @@ void def_scatter_nd() {
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0), &ix = in_val(c.g, n, 1), &up = in_val(c.g, n, 2);
     int q = ix.rank(), kk = (int)ix.shape.back();
-    lower_scatter(c, n, up.shape, [&](const std::vector<ExprP> &u) {
-      std::vector<ExprP> t;
-      for (int j = 0; j < kk; ++j) {
-        std::vector<ExprP> ii(u.begin(), u.begin() + (q - 1));
-        ii.push_back(cidx(j));
-        t.push_back(raw_index(load(1, ix.dtype, ii), x.shape[j]));
-      }
-      for (int i = kk; i < x.rank(); ++i) t.push_back(u[q - 1 + i - kk]);
-      return t;
-    }, n.gets("reduction", "none"));
+    lower_scatter(
+        c, n, up.shape,
+        [&](const std::vector<ExprP> &u) {
+          std::vector<ExprP> t;
+          for (int j = 0; j < kk; ++j) {
+            std::vector<ExprP> ii(u.begin(), u.begin() + (q - 1));
+            ii.push_back(cidx(j));
+            t.push_back(raw_index(load(1, ix.dtype, ii), x.shape[j]));
+          }
+          for (int i = kk; i < x.rank(); ++i) t.push_back(u[q - 1 + i - kk]);
+          return t;
+        },
+        n.gets("reduction", "none"));
   };
   register_op(std::move(d));
 }
@@ -275,7 +282,8 @@ void def_tile() {
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     std::vector<ExprP> idx;
-    for (int i = 0; i < x.rank(); ++i) idx.push_back(x.shape[i] == 1 ? cidx(0) : bin(EOp::Rem, var(i), cidx(x.shape[i])));
+    for (int i = 0; i < x.rank(); ++i)
+      idx.push_back(x.shape[i] == 1 ? cidx(0) : bin(EOp::Rem, var(i), cidx(x.shape[i])));
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
   };
   register_op(std::move(d));
@@ -381,8 +389,8 @@ void def_range() {
   auto count = [](const Node &n, const Graph &g) {
     for (size_t k = 0; k < 3; ++k)
       if (in_val(g, n, k).numel() != 1)
-        fail_invalid(n.where() + ": start, limit and delta must be scalars; input " + std::to_string(k) + " has shape " +
-                     shape_str(in_val(g, n, k).shape));
+        fail_invalid(n.where() + ": start, limit and delta must be scalars; input " + std::to_string(k) +
+                     " has shape " + shape_str(in_val(g, n, k).shape));
     double s = in_val(g, n, 0).data->get_f(0), l = in_val(g, n, 1).data->get_f(0), dl = in_val(g, n, 2).data->get_f(0);
     if (dl == 0) fail_invalid(n.where() + ": delta is 0");
     double c = std::ceil((l - s) / dl);
@@ -390,9 +398,7 @@ void def_range() {
       fail_invalid(n.where() + ": (limit - start) / delta is " + std::to_string(c) + ", not an element count");
     return c > 0 ? (int64_t)c : int64_t(0);
   };
-  d.infer = [count](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)});
-  };
+  d.infer = [count](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)}); };
   d.lower = [](const Node &n, LowerCtx &c) {
     DType t = c.g.v(n.out[0]).dtype;
     ExprP s = load(0, t, {}), dl = load(1, t, {});
@@ -400,7 +406,6 @@ void def_range() {
   };
   register_op(std::move(d));
 }
-
 
 // Compress with a constant condition: a gather of the kept positions.
 void def_compress() {
@@ -456,8 +461,8 @@ void def_tfidf() {
   OpDef d;
   d.name = "TfIdfVectorizer";
   d.min_opset = 9;
-  d.attrs = {"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts", "ngram_indexes",
-             "pool_int64s", "pool_strings", "weights"};
+  d.attrs = {"max_gram_length", "max_skip_count", "min_gram_length", "mode",   "ngram_counts",
+             "ngram_indexes",   "pool_int64s",    "pool_strings",    "weights"};
   d.types = {DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) {
     if (n.has("pool_strings")) fail_unsupported(n.where() + ": string pools (strings are out of scope)");
@@ -471,15 +476,20 @@ void def_tfidf() {
                      " entries; entry " + std::to_string(i) + " is " + std::to_string(counts[i]));
     for (int64_t i : idx)
       if (i < 0) fail_invalid(n.where() + ": ngram_indexes holds " + std::to_string(i));
-    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1), skip = n.geti("max_skip_count", 0);
+    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1),
+            skip = n.geti("max_skip_count", 0);
     if (gmin < 1 || gmax < gmin || skip < 0)
-      fail_invalid(n.where() + ": min_gram_length " + std::to_string(gmin) + ", max_gram_length " + std::to_string(gmax) +
-                   " and max_skip_count " + std::to_string(skip) + " must be >= 1, >= min_gram_length and >= 0");
+      fail_invalid(n.where() + ": min_gram_length " + std::to_string(gmin) + ", max_gram_length " +
+                   std::to_string(gmax) + " and max_skip_count " + std::to_string(skip) +
+                   " must be >= 1, >= min_gram_length and >= 0");
     int64_t feats = 0;
     for (int64_t i : idx) feats = std::max(feats, i + 1);
-    if (x.rank() == 1) set_out(n, g, 0, DType::F32, {feats});
-    else if (x.rank() == 2) set_out(n, g, 0, DType::F32, {x.shape[0], feats});
-    else fail_invalid(n.where() + ": input must be 1-D or 2-D");
+    if (x.rank() == 1)
+      set_out(n, g, 0, DType::F32, {feats});
+    else if (x.rank() == 2)
+      set_out(n, g, 0, DType::F32, {x.shape[0], feats});
+    else
+      fail_invalid(n.where() + ": input must be 1-D or 2-D");
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
@@ -488,7 +498,8 @@ void def_tfidf() {
     std::vector<int64_t> pool = n.getints("pool_int64s"), counts = n.getints("ngram_counts"),
                          indexes = n.getints("ngram_indexes");
     std::vector<float> weights = n.getfloats("weights");
-    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1), skip = n.geti("max_skip_count", 0);
+    int64_t gmin = n.geti("min_gram_length", 1), gmax = n.geti("max_gram_length", 1),
+            skip = n.geti("max_skip_count", 0);
     std::string mode = n.gets("mode", "TF");
     ExprP f = var(batch ? 1 : 0);
     ExprP e = cst(DType::F32, 0);
@@ -511,8 +522,9 @@ void def_tfidf() {
         ExprP count = reduce(ReduceKind::Sum, {{kFirstReduceVar, skips}, {kFirstReduceVar + 1, N}}, hit);
         double w = k < weights.size() ? weights[k] : 1.0;
         ExprP v = mode == "TF" ? count
-                  : mode == "IDF" ? select(bin(EOp::Gt, count, cst(DType::F32, 0)), cst(DType::F32, w), cst(DType::F32, 0))
-                                  : count * cst(DType::F32, w);
+                  : mode == "IDF"
+                      ? select(bin(EOp::Gt, count, cst(DType::F32, 0)), cst(DType::F32, w), cst(DType::F32, 0))
+                      : count * cst(DType::F32, w);
         e = select(bin(EOp::Eq, f, cidx(indexes[k])), v, e);
       }
     }

@@ -56,7 +56,8 @@ EinsumPlan plan_einsum(const Node &n, const Graph &g) {
     int letters = (int)std::count_if(t.begin(), t.end(), [](char ch) { return ch != '.'; });
     bool has_ell = t.find('.') != std::string::npos;
     int e = (int)s.size() - letters;
-    if (e < 0 || (!has_ell && e != 0)) fail_invalid(n.where() + ": operand " + std::to_string(k) + " rank does not match '" + t + "'");
+    if (e < 0 || (!has_ell && e != 0))
+      fail_invalid(n.where() + ": operand " + std::to_string(k) + " rank does not match '" + t + "'");
     p.ell = std::max(p.ell, has_ell ? e : 0);
     int axis = 0;
     for (char ch : t) {
@@ -100,7 +101,8 @@ EinsumPlan plan_einsum(const Node &n, const Graph &g) {
     if (ch == '.') {
       p.out_shape.insert(p.out_shape.end(), p.ell_shape.begin(), p.ell_shape.end());
     } else {
-      if (!p.size.count(ch)) fail_invalid(n.where() + ": output letter '" + std::string(1, ch) + "' is not in any input");
+      if (!p.size.count(ch))
+        fail_invalid(n.where() + ": output letter '" + std::string(1, ch) + "' is not in any input");
       p.out_shape.push_back(p.size[ch]);
     }
   }
@@ -113,9 +115,7 @@ void def_einsum() {
   d.min_opset = 12;
   d.attrs = {"equation"};
   d.types = {DType::F32, DType::F64, DType::I32, DType::I64};
-  d.infer = [](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, plan_einsum(n, g).out_shape);
-  };
+  d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, plan_einsum(n, g).out_shape); };
   d.lower = [](const Node &n, LowerCtx &c) {
     EinsumPlan p = plan_einsum(n, c.g);
     DType t = in_val(c.g, n, 0).dtype;

@@ -33,8 +33,8 @@ Window window_geometry(const Node &n, const Shape &x, std::vector<int64_t> kerne
   w.nsp = (int)x.size() - 2;
   w.in.assign(x.begin() + 2, x.end());
   if ((int)kernel.size() != w.nsp)
-    fail_invalid(n.where() + ": kernel_shape has " + std::to_string(kernel.size()) +
-                 " dims for " + std::to_string(w.nsp) + " spatial dims");
+    fail_invalid(n.where() + ": kernel_shape has " + std::to_string(kernel.size()) + " dims for " +
+                 std::to_string(w.nsp) + " spatial dims");
   w.k = kernel;
   w.s = n.getints("strides", std::vector<int64_t>(w.nsp, 1));
   w.d = n.getints("dilations", std::vector<int64_t>(w.nsp, 1));
@@ -87,8 +87,7 @@ std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_we
 
 ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt, DType acc,
                const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw) {
-  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W),
-                               false);
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W), false);
   int64_t G = n.geti("group", 1), OC = W[0], ICg = W[1], OCg = OC / G;
   // Reduction vars: input channel within the group, then the window.
   std::vector<RVar> rv = {{kFirstReduceVar, ICg}};
@@ -115,15 +114,15 @@ const std::vector<std::string> &conv_attributes() {
 }
 
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
-  if (w.size() != x.size()) fail_invalid(n.where() + ": weight " + shape_str(w) + " and input " + shape_str(x) + " differ in rank");
+  if (w.size() != x.size())
+    fail_invalid(n.where() + ": weight " + shape_str(w) + " and input " + shape_str(x) + " differ in rank");
   if (n.has("kernel_shape") && n.getints("kernel_shape") != weight_kernel(n, w))
     fail_invalid(n.where() + ": kernel_shape does not match the weight " + shape_str(w));
-  Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, w),
-                               false);
+  Window win = window_geometry(n, x, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, w), false);
   int64_t groups = n.geti("group", 1);
   if (w.size() != x.size() || groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
-    fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x) + " with group=" +
-                 std::to_string(groups));
+    fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x) +
+                 " with group=" + std::to_string(groups));
   Shape out = {x[0], w[0]};
   out.insert(out.end(), win.out.begin(), win.out.end());
   return out;
@@ -131,8 +130,7 @@ Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w) {
 
 GemmSpec conv_gemm_spec(const Node &n, const Graph &g, int weight) {
   const Shape &X = in_val(g, n, 0).shape, &W = g.v(weight).shape;
-  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W),
-                               false);
+  Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W), false);
   TINYRT_CHECK(win.nsp <= 2, "a scheduled convolution has at most 2 spatial axes");
   GemmSpec s;
   s.batch = X[0];
@@ -186,9 +184,9 @@ void lower_conv3d_gemm(const Node &n, LowerCtx &c, const Window &win) {
   // The depth is clamped into the input where the load is formed, so that
   // the (per-lane, gathered) load is in bounds whatever the select picks.
   ExprP dload = emax(cidx(0), emin(cidx(D - 1), dpos));
-  c.kernel(u, {n.in[0]},
-           select(in_range(dpos, D), load(0, t, {var(0) / cidx(OD), var(1) / cidx(KD), dload, var(2), var(3)}),
-                  cst(t, 0)));
+  c.kernel(
+      u, {n.in[0]},
+      select(in_range(dpos, D), load(0, t, {var(0) / cidx(OD), var(1) / cidx(KD), dload, var(2), var(3)}), cst(t, 0)));
 
   Shape wshape = {OC, ICg * KD, win.k[1], win.k[2]};
   int wv = c.g.add_const(c.g.fresh_name(W.name + "_2d"), make_const(W.dtype, wshape, W.data->bytes));
@@ -277,8 +275,7 @@ int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int6
   }
   std::vector<float> w((size_t)(K * N));
   for (int64_t k = 0; k < K; ++k)
-    for (int64_t j = 0; j < N; ++j)
-      w[j * K + k] = (float)(alpha * B.data->get_f(b_is_kn ? k * N + j : j * K + k));
+    for (int64_t j = 0; j < N; ++j) w[j * K + k] = (float)(alpha * B.data->get_f(b_is_kn ? k * N + j : j * K + k));
   return c.g.add_const(c.g.fresh_name(B.name + "_w"), make_const_f32({N, K, 1, 1}, w));
 }
 
@@ -320,8 +317,10 @@ void def_gemm() {
     // alpha into its weights, where sum(a * 0w) is +0 and 0 * sum(a * w)
     // may be -0.
     if (alpha == 0) {
-      if (with_c) c.kernel(n.out[0], {n.in[2]}, c_term(0));
-      else c.kernel(n.out[0], {}, cst(t, 0.0));
+      if (with_c)
+        c.kernel(n.out[0], {n.in[2]}, c_term(0));
+      else
+        c.kernel(n.out[0], {}, cst(t, 0.0));
       return;
     }
     std::vector<int> ins = {n.in[0], n.in[1]};
@@ -475,8 +474,7 @@ void def_batchnorm() {
   d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
     if (n.geti("training_mode", 0) != 0 || (n.opset < 7 && n.has("is_test") && n.geti("is_test", 0) == 0))
-      fail_unsupported(n.where() + (n.opset < 7 ? ": is_test=0" : ": training_mode=1") +
-                       " is out of scope (training)");
+      fail_unsupported(n.where() + (n.opset < 7 ? ": is_test=0" : ": training_mode=1") + " is out of scope (training)");
     if (n.geti("spatial", 1) != 1) fail_unsupported(n.where() + ": spatial=0");
     for (size_t k = 1; k < n.out.size(); ++k)
       if (n.out[k] >= 0) fail_unsupported(n.where() + ": training outputs (running mean/var)");
@@ -507,8 +505,10 @@ void def_pool(const std::string &name, bool is_max) {
   d.name = name;
   d.min_opset = 1;
   d.attrs = {"auto_pad", "ceil_mode", "kernel_shape", "pads", "strides"};
-  if (is_max) d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
-  else d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});
+  if (is_max)
+    d.attrs.insert(d.attrs.end(), {"dilations", "storage_order"});
+  else
+    d.attrs.insert(d.attrs.end(), {"count_include_pad", "dilations"});
   d.types = is_max ? std::vector<DType>{DType::F32, DType::F64, DType::I8, DType::U8} : kFloat;
   d.infer = [is_max](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
@@ -595,7 +595,6 @@ void def_global_pool(const std::string &name, bool is_max) {
   };
   register_op(std::move(d));
 }
-
 
 // ----------------------------------------------------- ConvTranspose --
 
@@ -753,7 +752,8 @@ Shape conv_transpose_shape(const Node &n, const Graph &g) {
   const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
   int64_t G = n.geti("group", 1);
   TransposeGeometry t = transpose_geometry(n, g);  // first: checks the ranks
-  if (G < 1 || w[0] != x[1] || x[1] % G) fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
+  if (G < 1 || w[0] != x[1] || x[1] % G)
+    fail_invalid(n.where() + ": weight " + shape_str(w) + " does not match input " + shape_str(x));
   Shape out = {x[0], w[1] * G};
   out.insert(out.end(), t.out.begin(), t.out.end());
   return out;
@@ -780,8 +780,8 @@ void lower_conv_transpose(const Node &n, LowerCtx &c, const TransposeTypes &ty) 
     xi.push_back(pos);
     wi.push_back(kv);
   }
-  ExprP sum = reduce(ReduceKind::Sum, rv,
-                     select(ok, ty.xv(load(0, ty.x, xi)) * ty.wv(load(1, ty.w, wi)), cst(ty.acc, 0)));
+  ExprP sum =
+      reduce(ReduceKind::Sum, rv, select(ok, ty.xv(load(0, ty.x, xi)) * ty.wv(load(1, ty.w, wi)), cst(ty.acc, 0)));
   std::vector<int> ins = {n.in[0], n.in[1]};
   if (!ty.integer && n.has_in(2)) {
     ins.push_back(n.in[2]);
@@ -795,8 +795,8 @@ void lower_conv_transpose(const Node &n, LowerCtx &c, const TransposeTypes &ty) 
   c.kernel(n.out[0], ins, sum);
 }
 
-const std::vector<std::string> kConvTransposeAttrs = {"auto_pad", "dilations", "group", "kernel_shape",
-                                                      "output_padding", "output_shape", "pads", "strides"};
+const std::vector<std::string> kConvTransposeAttrs = {"auto_pad",       "dilations",    "group", "kernel_shape",
+                                                      "output_padding", "output_shape", "pads",  "strides"};
 
 void def_conv_transpose() {
   OpDef d;
@@ -837,8 +837,10 @@ void def_conv_transpose_integer() {
     ty.integer = true;
     if (n.has_in(2)) {
       const Value &z = in_val(c.g, n, 2);
-      if (z.is_const()) ty.x_zero = z.data->get_i(0);
-      else ty.zero_slot = 2, ty.zero_rank = z.rank();
+      if (z.is_const())
+        ty.x_zero = z.data->get_i(0);
+      else
+        ty.zero_slot = 2, ty.zero_rank = z.rank();
     }
     lower_conv_transpose(n, c, ty);
   };
@@ -902,7 +904,8 @@ void def_max_unpool() {
       xi.push_back(var(kFirstReduceVar + i));
     }
     ExprP hit = bin(EOp::Eq, cast(load(1, ix.dtype, xi), kIndexType), lin);
-    c.kernel(n.out[0], {n.in[0], n.in[1]}, reduce(ReduceKind::Sum, rv, select(hit, load(0, x.dtype, xi), cst(x.dtype, 0))));
+    c.kernel(n.out[0], {n.in[0], n.in[1]},
+             reduce(ReduceKind::Sum, rv, select(hit, load(0, x.dtype, xi), cst(x.dtype, 0))));
   };
   register_op(std::move(d));
 }

@@ -102,7 +102,8 @@ void def_instance_norm() {
       const Value &p = in_val(g, n, k);
       if (p.shape != Shape{x.shape[1]} || p.dtype != x.dtype)
         fail_invalid(n.where() + ": " + (k == 1 ? "scale" : "B") + " is " + dtype_name(p.dtype) + " " +
-                     shape_str(p.shape) + ", expected " + dtype_name(x.dtype) + " [" + std::to_string(x.shape[1]) + "]");
+                     shape_str(p.shape) + ", expected " + dtype_name(x.dtype) + " [" + std::to_string(x.shape[1]) +
+                     "]");
     }
     set_out(n, g, 0, x.dtype, x.shape);
   };
@@ -115,7 +116,8 @@ void def_instance_norm() {
     int mean = -1, inv = -1;
     moments(c, n.in[0], red, n.getf("epsilon", 1e-5f), &mean, &inv);
     ExprP y = (load(0, t, out_vars(r)) - load(1, t, kept_index(red, r))) * load(2, t, kept_index(red, r)) *
-                  load(3, t, {var(1)}) + load(4, t, {var(1)});
+                  load(3, t, {var(1)}) +
+              load(4, t, {var(1)});
     c.kernel(n.out[0], {n.in[0], mean, inv, n.in[1], n.in[2]}, y);
   };
   register_op(std::move(d));
@@ -153,9 +155,7 @@ void def_mvn() {
   d.min_opset = 9;
   d.attrs = {"axes"};
   d.types = kFloat;
-  d.infer = [](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, in_val(g, n, 0).shape);
-  };
+  d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, in_val(g, n, 0).shape); };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     DType t = x.dtype;
@@ -289,8 +289,8 @@ void check_loss_inputs(const Node &n, const Graph &g) {
     require_types(n, g, 2, {x.dtype});
     const Value &w = in_val(g, n, 2);
     if (w.shape != Shape{x.shape[1]})
-      fail_invalid(n.where() + ": weight has shape " + shape_str(w.shape) + ", expected [" + std::to_string(x.shape[1]) +
-                   "] (one per class)");
+      fail_invalid(n.where() + ": weight has shape " + shape_str(w.shape) + ", expected [" +
+                   std::to_string(x.shape[1]) + "] (one per class)");
   }
 }
 
@@ -304,9 +304,7 @@ void def_nll() {
     check_loss_inputs(n, g);
     set_out(n, g, 0, in_val(g, n, 0).dtype, loss_shape(n, g));
   };
-  d.lower = [](const Node &n, LowerCtx &c) {
-    lower_nll(c, n, n.in[0], n.in[1], n.has_in(2) ? n.in[2] : -1, n.out[0]);
-  };
+  d.lower = [](const Node &n, LowerCtx &c) { lower_nll(c, n, n.in[0], n.in[1], n.has_in(2) ? n.in[2] : -1, n.out[0]); };
   register_op(std::move(d));
 }
 

@@ -116,8 +116,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
     if (!n.domain.empty() && n.domain != "ai.onnx")
       fail_unsupported(n.where() + ": domain '" + n.domain + "' is not supported; for a custom op implemented in C, " +
                        "declare it with --custom-op " + n.domain + "::" + n.op + "=C_SYMBOL (docs/ABI.md)");
-    if (const char *cls = out_of_scope_class(n.op))
-      fail_unsupported(n.where() + ": out of scope (" + cls + ")");
+    if (const char *cls = out_of_scope_class(n.op)) fail_unsupported(n.where() + ": out of scope (" + cls + ")");
     fail_unsupported(n.where() + ": op " + n.op + " is not supported");
   }
   if (n.opset < d->min_opset)
@@ -128,8 +127,7 @@ const OpDef &check_node(const Node &n, const Graph &g) {
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
   if (!d->types.empty()) require_types(n, g, 0, d->types);
   for (int k : d->const_inputs)
-    if (n.has_in(k) && !g.v(n.in[k]).is_const())
-      throw_constant_required(g, n, n.in[k]);
+    if (n.has_in(k) && !g.v(n.in[k]).is_const()) throw_constant_required(g, n, n.in[k]);
   return *d;
 }
 
@@ -153,8 +151,7 @@ Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n) {
     int64_t da = k + a.size() >= r ? a[k + a.size() - r] : 1;
     int64_t db = k + b.size() >= r ? b[k + b.size() - r] : 1;
     if (da != db && da != 1 && db != 1)
-      fail_invalid(n.where() + ": shapes " + shape_str(a) + " and " + shape_str(b) +
-                   " cannot be broadcast");
+      fail_invalid(n.where() + ": shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
     s[k] = da == 1 ? db : da;
   }
   return s;
@@ -162,8 +159,7 @@ Shape broadcast_shapes(const Shape &a, const Shape &b, const Node &n) {
 
 int norm_axis(int64_t axis, int rank, const Node &n) {
   if (axis < -rank || axis >= rank)  // a scalar has no axis
-    fail_invalid(n.where() + ": axis " + std::to_string(axis) + " out of range for rank " +
-                 std::to_string(rank));
+    fail_invalid(n.where() + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return (int)(axis < 0 ? axis + rank : axis);
 }
 
@@ -209,8 +205,7 @@ void require_types(const Node &n, const Graph &g, size_t input, const std::vecto
   if (!n.has_in(input)) return;
   DType t = in_val(g, n, input).dtype;
   if (std::find(types.begin(), types.end(), t) != types.end()) return;
-  fail_unsupported(n.where() + ": input " + std::to_string(input) + " of type " + dtype_name(t) +
-                   " is not supported");
+  fail_unsupported(n.where() + ": input " + std::to_string(input) + " of type " + dtype_name(t) + " is not supported");
 }
 
 void require_one_element(const Node &n, const Graph &g, size_t k, const char *what) {
@@ -247,8 +242,8 @@ void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std
   for (int64_t i = 0; i < v.numel(); ++i) {
     int64_t ix = v.data->get_i(i), dim = dims[(size_t)i % dims.size()];
     if (ix < -dim || ix >= dim)
-      fail_invalid(n.where() + ": index " + std::to_string(ix) + " of '" + v.name + "' is out of range for an axis of " +
-                   std::to_string(dim));
+      fail_invalid(n.where() + ": index " + std::to_string(ix) + " of '" + v.name +
+                   "' is out of range for an axis of " + std::to_string(dim));
   }
 }
 

@@ -140,8 +140,8 @@ void def_dynamic_quantize() {
     int zp = n.out.size() > 2 && n.out[2] >= 0 ? n.out[2] : c.temp(x.name + "_zp", DType::U8, {});
     c.kernel(zp, {lo, scale}, quantize(un(EOp::Neg, load(0, DType::F32, {})) / load(1, DType::F32, {}), f0, DType::U8));
     c.kernel(n.out[0], {n.in[0], scale, zp},
-             quantize(load(0, DType::F32, out_vars(r)) / load(1, DType::F32, {}), cast(load(2, DType::U8, {}), DType::F32),
-                      DType::U8));
+             quantize(load(0, DType::F32, out_vars(r)) / load(1, DType::F32, {}),
+                      cast(load(2, DType::U8, {}), DType::F32), DType::U8));
   };
   register_op(std::move(d));
 }
@@ -260,8 +260,7 @@ void def_conv_integer() {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
     std::vector<int> ins = {n.in[0], n.in[1], n.has_in(2) ? n.in[2] : n.in[0], n.has_in(3) ? n.in[3] : n.in[1]};
     ExprP e = conv_sum(
-        n, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
-        [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
+        n, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
         [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); });
     if (!qgemm_conv(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
@@ -342,8 +341,7 @@ void def_qlinear_conv() {
     Node m = n;
     m.in = {n.in[0], n.in[3], n.in[2], n.in[5]};
     ExprP sum = conv_sum(
-        m, X.shape, W.shape, X.dtype, W.dtype, DType::I32,
-        [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
+        m, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
         [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); });
     ExprP bias;
     if (n.has_in(8)) {

@@ -64,7 +64,8 @@ Spec spec_from(const Node &n, const Graph &g, Cell cell, const Shape &w_shape, b
   s.B = s.layout1 ? x.shape[0] : x.shape[1];
   s.I = x.shape[2];
   std::string dir = n.gets("direction", "forward");
-  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") fail_invalid(n.where() + ": direction '" + dir + "'");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    fail_invalid(n.where() + ": direction '" + dir + "'");
   s.D = dir == "bidirectional" ? 2 : 1;
   s.H = n.geti("hidden_size", w.shape[1] / s.G);
   if (s.H < 1 || w.shape[0] != s.D || w.shape[1] != s.G * s.H || w.shape[2] != s.I) {
@@ -97,8 +98,9 @@ Spec spec_from(const Node &n, const Graph &g, Cell cell, const Shape &w_shape, b
   }
   if (cell == Cell::LSTM && n.geti("input_forget", 0)) fail_unsupported(n.where() + ": input_forget=1");
   std::vector<std::string> names;
-  for (auto &a : n.has("activations") ? n.attrs.at("activations").strings : std::vector<std::string>{}) names.push_back(a);
-  std::vector<std::string> defaults = cell == Cell::RNN ? std::vector<std::string>{"Tanh"}
+  for (auto &a : n.has("activations") ? n.attrs.at("activations").strings : std::vector<std::string>{})
+    names.push_back(a);
+  std::vector<std::string> defaults = cell == Cell::RNN   ? std::vector<std::string>{"Tanh"}
                                       : cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                                           : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
   size_t per = defaults.size();
@@ -172,8 +174,9 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
       }
   }
   // XW[time, b, (d*G + gate)*H + j]: a GEMM with the time steps as rows.
-  int wv = q ? g.add_const(g.fresh_name(W.name + "_q"), make_const(DType::I8, {DGH, I}, Bytes(q->w.begin(), q->w.end())))
-             : g.add_const(g.fresh_name(W.name + "_rows"), make_const(DType::F32, {DGH, I}, W.data->bytes));
+  int wv =
+      q ? g.add_const(g.fresh_name(W.name + "_q"), make_const(DType::I8, {DGH, I}, Bytes(q->w.begin(), q->w.end())))
+        : g.add_const(g.fresh_name(W.name + "_rows"), make_const(DType::F32, {DGH, I}, W.data->bytes));
   int bv = g.add_const(g.fresh_name(W.name + "_bias"), make_const_f32({DGH}, bias));
   int xw = c.temp("rnn_xw", t, {s.T, s.B, DGH});
   GemmSpec gs;
@@ -216,7 +219,8 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   r.r = n.in[2];
   r.width = cell == Cell::LSTM ? 2 * H : cell == Cell::GRU && !lbr ? 3 * H : H;
   if (q) {
-    r.r = g.add_const(g.fresh_name(R.name + "_q"), make_const(DType::I8, {D, G * H, H}, Bytes(q->r.begin(), q->r.end())));
+    r.r =
+        g.add_const(g.fresh_name(R.name + "_q"), make_const(DType::I8, {D, G * H, H}, Bytes(q->r.begin(), q->r.end())));
     r.r_scale = g.add_const(g.fresh_name(R.name + "_scale"), make_const_f32({D, G * H}, q->r_scale));
     r.q_offset = r.width;
     r.width += (H + 3) / 4;  // the quantized state: H bytes, whole quads
@@ -247,8 +251,8 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
     if (!s.layout1 && r.width == H)
       c.alias(n.out[0], state);
     else
-      c.kernel(n.out[0], {state}, s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)})
-                                            : load(0, t, {var(0), var(1), var(2), var(3)}));
+      c.kernel(n.out[0], {state},
+               s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)}) : load(0, t, {var(0), var(1), var(2), var(3)}));
   }
   auto last = [&](ExprP d) {
     if (s.D == 2) return cidx(s.T - 1) - d * cidx(s.T - 1);  // forward: T-1, backward: 0
@@ -319,13 +323,17 @@ class UnrolledRnn {
     bool reverse = n_.gets("direction", "forward") == "reverse" || d == 1;
     // Initial state (zeros unless given).
     int h = c_.temp("rnn_h0", t_, {s_.B, s_.H});
-    if (in_.h0 >= 0) c_.kernel(h, {in_.h0}, load(0, t_, {cidx(d), var(0), var(1)}));
-    else c_.kernel(h, {}, cst(t_, 0));
+    if (in_.h0 >= 0)
+      c_.kernel(h, {in_.h0}, load(0, t_, {cidx(d), var(0), var(1)}));
+    else
+      c_.kernel(h, {}, cst(t_, 0));
     int cs = -1;
     if (cell_ == Cell::LSTM) {
       cs = c_.temp("rnn_c0", t_, {s_.B, s_.H});
-      if (in_.c0 >= 0) c_.kernel(cs, {in_.c0}, load(0, t_, {cidx(d), var(0), var(1)}));
-      else c_.kernel(cs, {}, cst(t_, 0));
+      if (in_.c0 >= 0)
+        c_.kernel(cs, {in_.c0}, load(0, t_, {cidx(d), var(0), var(1)}));
+      else
+        c_.kernel(cs, {}, cst(t_, 0));
     }
     states->assign(s_.T, -1);
     for (int64_t step = 0; step < s_.T; ++step) {
@@ -377,7 +385,8 @@ class UnrolledRnn {
     std::vector<int> ins = {in_.r, h};
     if (in_.b >= 0) ins.push_back(in_.b);
     ExprP j = var(1);
-    ExprP v = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}}, load(1, t_, {var(0), k}) * load(0, t_, {cidx(d), j + cidx(2 * H), k}));
+    ExprP v = reduce(ReduceKind::Sum, {{kFirstReduceVar, H}},
+                     load(1, t_, {var(0), k}) * load(0, t_, {cidx(d), j + cidx(2 * H), k}));
     if (in_.b >= 0) v = v + load(2, t_, {cidx(d), j + cidx(5 * H)});
     if (gru_lbr_) {
       c_.kernel(hr_h, ins, v);
@@ -423,7 +432,8 @@ class UnrolledRnn {
       sins.push_back(hr_h);
       hrslot = (int)sins.size() - 1;
     }
-    ExprP valid = lslot >= 0 ? lt(cidx(time), cast(load(lslot, c_.g.v(in_.lens).dtype, {bj}), kIndexType)) : cbool(true);
+    ExprP valid =
+        lslot >= 0 ? lt(cidx(time), cast(load(lslot, c_.g.v(in_.lens).dtype, {bj}), kIndexType)) : cbool(true);
     ExprP hnew, cnew;
     if (cell_ == Cell::RNN) {
       hnew = activate(act[0], gate(0));
@@ -441,7 +451,9 @@ class UnrolledRnn {
       hnew = (cst(t_, 1) - z) * hh + z * hprev;
     } else {
       ExprP cprev = load(cslot, t_, {bj, j});
-      auto peep = [&](int k2) { return pslot >= 0 ? load(pslot, t_, {cidx(d), j + cidx(k2 * H)}) * cprev : cst(t_, 0); };
+      auto peep = [&](int k2) {
+        return pslot >= 0 ? load(pslot, t_, {cidx(d), j + cidx(k2 * H)}) * cprev : cst(t_, 0);
+      };
       ExprP i = activate(act[0], clip(load(0, t_, {bj, j}) + peep(0)));
       ExprP f = activate(act[0], clip(load(0, t_, {bj, j + cidx(2 * H)}) + peep(2)));
       ExprP cc = activate(act[1], gate(3));
@@ -459,8 +471,9 @@ class UnrolledRnn {
     // Y is 0 past a sequence's end: keep a masked copy for it.
     if (lslot < 0) return h2;
     int yv = c_.temp("rnn_y", t_, {s_.B, H});
-    c_.kernel(yv, {h2, in_.lens}, select(lt(cidx(time), cast(load(1, c_.g.v(in_.lens).dtype, {var(0)}), kIndexType)),
-                                         load(0, t_, {var(0), var(1)}), cst(t_, 0)));
+    c_.kernel(yv, {h2, in_.lens},
+              select(lt(cidx(time), cast(load(1, c_.g.v(in_.lens).dtype, {var(0)}), kIndexType)),
+                     load(0, t_, {var(0), var(1)}), cst(t_, 0)));
     return yv;
   }
 
@@ -471,7 +484,8 @@ class UnrolledRnn {
     for (int d = s_.D; d-- > 0;)
       for (int64_t time = s_.T; time-- > 0;) {
         ins.push_back(states[d][time]);
-        ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(3)}) : load((int)ins.size() - 1, t_, {var(2), var(3)});
+        ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(3)})
+                             : load((int)ins.size() - 1, t_, {var(2), var(3)});
         ExprP here = s_.layout1 ? land(bin(EOp::Eq, var(1), cidx(time)), bin(EOp::Eq, var(2), cidx(d)))
                                 : land(bin(EOp::Eq, var(0), cidx(time)), bin(EOp::Eq, var(1), cidx(d)));
         e = e ? select(here, v, e) : v;
@@ -486,7 +500,8 @@ class UnrolledRnn {
     std::vector<int> ins;
     for (int d = s_.D; d-- > 0;) {
       ins.push_back(vals[d]);
-      ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(2)}) : load((int)ins.size() - 1, t_, {var(1), var(2)});
+      ExprP v = s_.layout1 ? load((int)ins.size() - 1, t_, {var(0), var(2)})
+                           : load((int)ins.size() - 1, t_, {var(1), var(2)});
       e = e ? select(bin(EOp::Eq, s_.layout1 ? var(1) : var(0), cidx(d)), v, e) : v;
     }
     c_.kernel(out, ins, e);
@@ -505,7 +520,8 @@ void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
   Spec s = spec_of(n, c.g, cell);
   if (lower_rnn_dynamic(n, c, cell, s) || lower_rnn_loop(n, c, cell, s)) return;
   if (s.T * s.D > c.g.limits.max_expanded_nodes / 8)
-    fail_unsupported(n.where() + ": " + std::to_string(s.T) + " time steps exceed the unrolling limit (--max-expanded-nodes " +
+    fail_unsupported(n.where() + ": " + std::to_string(s.T) +
+                     " time steps exceed the unrolling limit (--max-expanded-nodes " +
                      std::to_string(c.g.limits.max_expanded_nodes) + ")");
   UnrolledRnn(n, c, cell, s).lower();
 }
@@ -550,7 +566,8 @@ Spec dq_lstm_spec(const Node &n, const Graph &g) {
     const Value &v = in_val(g, n, 8 + (size_t)k), &m = k < 2 ? W : R;
     DType want = k % 2 ? m.dtype : DType::F32;
     if (m.dtype != DType::I8 && m.dtype != DType::U8)
-      fail_invalid(n.where() + ": " + (k < 2 ? "W" : "R") + " has type " + dtype_name(m.dtype) + ", expected int8 or uint8");
+      fail_invalid(n.where() + ": " + (k < 2 ? "W" : "R") + " has type " + dtype_name(m.dtype) +
+                   ", expected int8 or uint8");
     if (v.dtype != want)
       fail_invalid(n.where() + ": " + names[k] + " has type " + dtype_name(v.dtype) + ", expected " + dtype_name(want));
     if (v.shape != Shape{s.D} && v.shape != Shape{s.D, GH})
@@ -566,7 +583,8 @@ Spec dq_lstm_spec(const Node &n, const Graph &g) {
 DynWeights dq_lstm_weights(const Node &n, const Graph &g, const Spec &s) {
   for (size_t k : {1, 2, 8, 9, 10, 11})
     if (!in_val(g, n, k).is_const())
-      fail_unsupported(n.where() + ": input " + std::to_string(k) + " (weights, scales, zero points) must be a constant");
+      fail_unsupported(n.where() + ": input " + std::to_string(k) +
+                       " (weights, scales, zero points) must be a constant");
   DynWeights q;
   int64_t GH = s.G * s.H;
   // Row (d, j) of the LSTM layout is column j of direction d here.
@@ -575,8 +593,8 @@ DynWeights dq_lstm_weights(const Node &n, const Graph &g, const Spec &s) {
     auto param = [&](int64_t row) { return S.numel() == s.D ? row / GH : row; };
     int8_rows(
         s.D * GH, K, [&](int64_t row, int64_t k) { return M.data->get_i((row / GH * K + k) * GH + row % GH); },
-        [&](int64_t row) { return S.data->get_f(param(row)); }, [&](int64_t row) { return Z.data->get_i(param(row)); }, out,
-        scale);
+        [&](int64_t row) { return S.data->get_f(param(row)); }, [&](int64_t row) { return Z.data->get_i(param(row)); },
+        out, scale);
   };
   rows(1, 8, 9, s.I, &q.w, &q.w_scale);
   rows(2, 10, 11, s.H, &q.r, &q.r_scale);

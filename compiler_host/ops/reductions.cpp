@@ -101,7 +101,8 @@ void def_reduce_logsumexp() {
   d.types = kFloat;
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
-    set_out(n, g, 0, x.dtype, plan_axes(x.shape, axes_from(n, g, x.rank(), n.opset >= 18), n.geti("keepdims", 1)).out_shape);
+    set_out(n, g, 0, x.dtype,
+            plan_axes(x.shape, axes_from(n, g, x.rank(), n.opset >= 18), n.geti("keepdims", 1)).out_shape);
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
@@ -196,8 +197,9 @@ void lower_softmax(LowerCtx &c, int x_id, int out, const std::vector<bool> &red,
   int ls = c.temp(x.name + "_logsum", t, keep.out_shape);
   std::vector<ExprP> mi;
   for (int i = 0; i < r; ++i) mi.push_back(red[i] ? cidx(0) : var(i));
-  c.kernel(ls, {x_id, mx},
-           un(EOp::Log, reduce(ReduceKind::Sum, keep.rvars, un(EOp::ExpNeg, load(1, t, mi) - load(0, t, keep.in_index)))));
+  c.kernel(
+      ls, {x_id, mx},
+      un(EOp::Log, reduce(ReduceKind::Sum, keep.rvars, un(EOp::ExpNeg, load(1, t, mi) - load(0, t, keep.in_index)))));
   c.kernel(out, {x_id, mx, ls}, shifted - load(2, t, keep.bcast));
 }
 
@@ -246,7 +248,8 @@ void def_arg(const std::string &name, bool is_max) {
     AxisPlan p = plan_axes(x.shape, red, n.geti("keepdims", 1));
     AxisPlan keep = plan_axes(x.shape, red, true);
     int best = c.temp(x.name + (is_max ? "_max" : "_min"), t, keep.out_shape);
-    c.kernel(best, {n.in[0]}, reduce(is_max ? ReduceKind::Max : ReduceKind::Min, keep.rvars, load(0, t, keep.in_index)));
+    c.kernel(best, {n.in[0]},
+             reduce(is_max ? ReduceKind::Max : ReduceKind::Min, keep.rvars, load(0, t, keep.in_index)));
     // The first (or last) index holding it.
     std::vector<ExprP> bi;
     int o = 0;
@@ -347,7 +350,8 @@ void def_topk() {
     // Ranks are a permutation, so the index is in range; clamp regardless.
     gi[axis] = emin(emax(load(1, kIndexType, out_vars(x.rank())), cidx(0)), cidx(len - 1));
     if (n.out[0] >= 0) c.kernel(n.out[0], {n.in[0], index}, load(0, t, gi));
-    if (n.out.size() > 1 && n.out[1] >= 0) c.kernel(n.out[1], {index}, cast(load(0, kIndexType, out_vars(x.rank())), DType::I64));
+    if (n.out.size() > 1 && n.out[1] >= 0)
+      c.kernel(n.out[1], {index}, cast(load(0, kIndexType, out_vars(x.rank())), DType::I64));
   };
   register_op(std::move(d));
 }
@@ -367,10 +371,13 @@ void register_reduction_ops() {
   def_reduce("ReduceMax", ReduceKind::Max, 18, kNumeric, id, keep);
   def_reduce("ReduceMin", ReduceKind::Min, 18, kNumeric, id, keep);
   def_reduce("ReduceProd", ReduceKind::Prod, 18, kNumeric, id, keep);
-  def_reduce("ReduceSumSquare", ReduceKind::Sum, 18, kNumeric, [](ExprP x) { return x * x; }, keep);
-  def_reduce("ReduceL1", ReduceKind::Sum, 18, kNumeric, [](ExprP x) { return un(EOp::Abs, x); }, keep);
-  def_reduce("ReduceL2", ReduceKind::Sum, 18, kFloat, [](ExprP x) { return x * x; },
-             [](ExprP r, int64_t) { return un(EOp::Sqrt, r); });
+  def_reduce(
+      "ReduceSumSquare", ReduceKind::Sum, 18, kNumeric, [](ExprP x) { return x * x; }, keep);
+  def_reduce(
+      "ReduceL1", ReduceKind::Sum, 18, kNumeric, [](ExprP x) { return un(EOp::Abs, x); }, keep);
+  def_reduce(
+      "ReduceL2", ReduceKind::Sum, 18, kFloat, [](ExprP x) { return x * x; },
+      [](ExprP r, int64_t) { return un(EOp::Sqrt, r); });
   def_reduce("ReduceLogSum", ReduceKind::Sum, 18, kFloat, id, [](ExprP r, int64_t) { return un(EOp::Log, r); });
   def_reduce_logsumexp();
   def_softmax("Softmax", SoftKind::Softmax);

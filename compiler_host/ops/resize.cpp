@@ -77,8 +77,8 @@ ResizeSpec resize_spec(const Node &n, const Graph &g) {
                      " gives no output dimension");
       r.out.push_back((int64_t)d);
     }
-  static const char *modes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  static const char *modes[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   bool known = false;
   for (const char *m : modes) known = known || r.coord == m;
   if (!known) fail_unsupported(n.where() + ": coordinate_transformation_mode '" + r.coord + "'");
@@ -121,10 +121,14 @@ std::vector<Tap> axis_taps(const ResizeSpec &r, int axis, int64_t in, int64_t ou
   auto clamp = [&](E i) { return emax(cidx(0), emin(cidx(in - 1), i)); };
   if (r.mode == "nearest") {
     E k;
-    if (r.nearest == "floor") k = un(EOp::Floor, xo);
-    else if (r.nearest == "ceil") k = un(EOp::Ceil, xo);
-    else if (r.nearest == "round_prefer_ceil") k = un(EOp::Floor, xo + d64(0.5));
-    else k = un(EOp::Ceil, xo - d64(0.5));  // round_prefer_floor
+    if (r.nearest == "floor")
+      k = un(EOp::Floor, xo);
+    else if (r.nearest == "ceil")
+      k = un(EOp::Ceil, xo);
+    else if (r.nearest == "round_prefer_ceil")
+      k = un(EOp::Floor, xo + d64(0.5));
+    else
+      k = un(EOp::Ceil, xo - d64(0.5));  // round_prefer_floor
     return {{clamp(cast(k, kIndexType)), d64(1)}};
   }
   E fl = un(EOp::Floor, xo);
@@ -165,8 +169,10 @@ void lower_resize(const Node &n, LowerCtx &c) {
   for (int i = 0; i < rank; ++i) {
     bool identity = r.out[i] == x.shape[i] && r.scales[i] == 1.0 && r.coord != "tf_crop_and_resize" &&
                     r.coord != "tf_half_pixel_for_nn";
-    if (identity) taps[i] = {{var(i), d64(1)}};
-    else taps[i] = axis_taps(r, i, x.shape[i], r.out[i], &outside);
+    if (identity)
+      taps[i] = {{var(i), d64(1)}};
+    else
+      taps[i] = axis_taps(r, i, x.shape[i], r.out[i], &outside);
   }
   // Sum over the product of the axes' taps: in float64 (exact for the
   // integer types, as the reference), in float32 for float32 data, whose
@@ -202,13 +208,10 @@ void def_resize(const std::string &name, int min_opset, std::vector<std::string>
   d.attrs = std::move(attrs);
   d.const_inputs = std::move(const_inputs);
   d.types = {DType::F32, DType::F64, DType::U8, DType::I8, DType::I32, DType::I64};
-  d.infer = [](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, resize_spec(n, g).out);
-  };
+  d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, resize_spec(n, g).out); };
   d.lower = lower_resize;
   register_op(std::move(d));
 }
-
 
 // ---------------------------------------------------------- GridSample --
 
@@ -237,7 +240,8 @@ void def_grid_sample() {
       fail_unsupported(n.where() + ": only 2-D sampling (X [N,C,H,W], grid [N,H,W,2])");
     std::string mode = n.gets("mode", "bilinear"), pad = n.gets("padding_mode", "zeros");
     if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") fail_invalid(n.where() + ": mode '" + mode + "'");
-    if (pad != "zeros" && pad != "border" && pad != "reflection") fail_invalid(n.where() + ": padding_mode '" + pad + "'");
+    if (pad != "zeros" && pad != "border" && pad != "reflection")
+      fail_invalid(n.where() + ": padding_mode '" + pad + "'");
     set_out(n, g, 0, x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]});
   };
   d.lower = [](const Node &n, LowerCtx &c) {
@@ -247,7 +251,8 @@ void def_grid_sample() {
     bool ac = n.geti("align_corners", 0);
     std::string mode = n.gets("mode", "bilinear"), pad = n.gets("padding_mode", "zeros");
     auto denorm = [&](E g, int64_t size) {
-      return ac ? (g + d64(1)) / d64(2) * d64((double)(size - 1)) : ((g + d64(1)) * d64((double)size) - d64(1)) / d64(2);
+      return ac ? (g + d64(1)) / d64(2) * d64((double)(size - 1))
+                : ((g + d64(1)) * d64((double)size) - d64(1)) / d64(2);
     };
     double lo_x = ac ? 0 : -0.5, hi_x = ac ? (double)(W - 1) : (double)W - 0.5;
     double lo_y = ac ? 0 : -0.5, hi_y = ac ? (double)(H - 1) : (double)H - 0.5;
@@ -307,7 +312,6 @@ void def_grid_sample() {
   register_op(std::move(d));
 }
 
-
 // ------------------------------------------------------------ RoiAlign --
 
 // Average (or max) of bilinear samples on a sampling grid per output bin,
@@ -317,7 +321,8 @@ void def_roi_align() {
   OpDef d;
   d.name = "RoiAlign";
   d.min_opset = 10;
-  d.attrs = {"coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"};
+  d.attrs = {
+      "coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"};
   auto grid_of = [](const Node &n, const Graph &g, int64_t *gh, int64_t *gw) {
     int64_t sr = n.geti("sampling_ratio", 0);
     if (sr > 0) {
@@ -335,8 +340,9 @@ void def_roi_align() {
     // the sums absurd).
     auto grid = [&](double size, int64_t out, int64_t *gv) {
       double v = std::ceil(std::max(size, 1.0) / (double)out);
-      if (!(v <= 65536)) fail_unsupported(n.where() + ": a roi of size " + std::to_string(size) + " needs " +
-                                          std::to_string(v) + " samples per bin (give sampling_ratio)");
+      if (!(v <= 65536))
+        fail_unsupported(n.where() + ": a roi of size " + std::to_string(size) + " needs " + std::to_string(v) +
+                         " samples per bin (give sampling_ratio)");
       *gv = std::max(*gv, (int64_t)v);
     };
     for (int64_t r = 0; r < rois.shape[0]; ++r) {
@@ -347,7 +353,8 @@ void def_roi_align() {
   d.types = {DType::F32, DType::F64};
   d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0), &rois = in_val(g, n, 1);
-    if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4) fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
+    if (x.rank() != 4 || rois.rank() != 2 || rois.shape[1] != 4)
+      fail_invalid(n.where() + ": X [N,C,H,W] and rois [R,4]");
     // batch_indices: one int64 per roi (the kernel loads it at [roi]).
     require_types(n, g, 1, {x.dtype});
     require_types(n, g, 2, {DType::I64});
@@ -407,7 +414,8 @@ void def_roi_align() {
     E b = cast(load(2, bi.dtype, {var(0)}), kIndexType);
     b = emax(cidx(0), emin(cidx(x.shape[0] - 1), b));
     auto px = [&](E r, E col) { return cast(load(0, t, {b, var(1), r, col}), DType::F64); };
-    E v1 = hy * hx * px(ylo, xlo), v2 = hy * lx * px(ylo, xhi), v3 = ly * hx * px(yhi, xlo), v4 = ly * lx * px(yhi, xhi);
+    E v1 = hy * hx * px(ylo, xlo), v2 = hy * lx * px(ylo, xhi), v3 = ly * hx * px(yhi, xlo),
+      v4 = ly * lx * px(yhi, xhi);
     std::vector<RVar> rv = {{kFirstReduceVar, gh}, {kFirstReduceVar + 1, gw}};
     E skip = bin(EOp::Or, outside, un(EOp::Not, in_grid));
     E y;

@@ -58,8 +58,7 @@ Shape reshape_shape(const Node &n, const Graph &g) {
       fail_invalid(n.where() + ": shape " + shape_str(req) + " has more elements than a 64-bit count holds");
   }
   if (infer >= 0) {
-    if (known == 0 || shape_numel(x) % known)
-      fail_invalid(n.where() + ": cannot infer -1 reshaping " + shape_str(x));
+    if (known == 0 || shape_numel(x) % known) fail_invalid(n.where() + ": cannot infer -1 reshaping " + shape_str(x));
     s[infer] = shape_numel(x) / known;
   }
   return s;
@@ -90,7 +89,8 @@ Shape squeeze_shape(const Node &n, const Graph &g) {
   } else {
     for (int64_t a : axes) {
       int k = norm_axis(a, (int)x.size(), n);
-      if (x[k] != 1) fail_invalid(n.where() + ": cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[k]));
+      if (x[k] != 1)
+        fail_invalid(n.where() + ": cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[k]));
       if (drop[k]) fail_invalid(n.where() + ": axis " + std::to_string(a) + " is named twice in axes");
       drop[k] = true;
     }
@@ -193,11 +193,11 @@ void def_concat() {
     s[axis] = 0;
     for (size_t k = 0; k < n.in.size(); ++k) {
       const Value &x = in_val(g, n, k);
-      if (x.rank() != x0.rank() || x.dtype != x0.dtype)
-        fail_invalid(n.where() + ": inputs differ in rank or type");
+      if (x.rank() != x0.rank() || x.dtype != x0.dtype) fail_invalid(n.where() + ": inputs differ in rank or type");
       for (int i = 0; i < x.rank(); ++i)
         if (i != axis && x.shape[i] != x0.shape[i])
-          fail_invalid(n.where() + ": input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ off the axis");
+          fail_invalid(n.where() + ": input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) +
+                       " differ off the axis");
       s[axis] += x.shape[axis];
     }
     set_out(n, g, 0, x0.dtype, s);
@@ -238,8 +238,10 @@ std::vector<int64_t> split_sizes(const Node &n, const Graph &g) {
   const Value &x = in_val(g, n, 0);
   int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
   std::vector<int64_t> sizes;
-  if (n.opset >= 13 && n.has_in(1)) sizes = const_ints(g, n, 1);
-  else if (n.opset < 13) sizes = n.getints("split");
+  if (n.opset >= 13 && n.has_in(1))
+    sizes = const_ints(g, n, 1);
+  else if (n.opset < 13)
+    sizes = n.getints("split");
   size_t outs = n.out.size();
   if (sizes.empty()) {
     int64_t dim = x.shape[axis];
@@ -250,8 +252,8 @@ std::vector<int64_t> split_sizes(const Node &n, const Graph &g) {
   for (int64_t s : sizes) {
     // Each in [0, dim] (so the sum of a bounded count cannot overflow).
     if (s < 0 || s > x.shape[axis])
-      fail_invalid(n.where() + ": split size " + std::to_string(s) + " outside [0, " +
-                   std::to_string(x.shape[axis]) + "]");
+      fail_invalid(n.where() + ": split size " + std::to_string(s) + " outside [0, " + std::to_string(x.shape[axis]) +
+                   "]");
     total += s;
   }
   if (sizes.size() != outs || total != x.shape[axis])
@@ -353,9 +355,7 @@ void def_slice() {
   d.name = "Slice";
   d.attrs = {"starts", "ends", "axes"};
   d.const_inputs = {1, 2, 3, 4};
-  d.infer = [](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, slice_spec(n, g).count);
-  };
+  d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, slice_spec(n, g).count); };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     SliceSpec s = slice_spec(n, c.g);
@@ -468,8 +468,8 @@ void def_gather() {
     const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
     int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
     if (x.shape[axis] == 0 && ix.numel() > 0)
-      fail_invalid(n.where() + ": gathers " + std::to_string(ix.numel()) + " indices from axis " + std::to_string(axis) +
-                   " of length 0");
+      fail_invalid(n.where() + ": gathers " + std::to_string(ix.numel()) + " indices from axis " +
+                   std::to_string(axis) + " of length 0");
     require_indices_in_range(n, g, 1, {x.shape[axis]});
     Shape s(x.shape.begin(), x.shape.begin() + axis);
     s.insert(s.end(), ix.shape.begin(), ix.shape.end());
@@ -594,9 +594,8 @@ void register_shape_ops() {
     std::vector<int64_t> v(x.begin() + b, x.begin() + e);
     return make_const_i64({(int64_t)v.size()}, v);
   });
-  def_folding("Size", {}, {}, [](const Node &n, const Graph &g) {
-    return make_const_i64({}, {in_val(g, n, 0).numel()});
-  });
+  def_folding("Size", {}, {},
+              [](const Node &n, const Graph &g) { return make_const_i64({}, {in_val(g, n, 0).numel()}); });
   def_folding("ConstantOfShape", {"value"}, {0}, [](const Node &n, const Graph &g) {
     std::vector<int64_t> s = const_ints(g, n, 0);
     ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
@@ -610,7 +609,7 @@ void register_shape_ops() {
     g.check_size(shape, n.where() + ": output");
     if (shape_numel(shape) * eb > g.limits.max_folded_bytes)
       fail_cap(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
-                       " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
+               " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
     Bytes b((size_t)(shape_numel(shape) * eb));
     for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);
     return make_const(v->dtype, shape, std::move(b));

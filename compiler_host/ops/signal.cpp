@@ -26,7 +26,7 @@ void check_folded(const Node &n, const Graph &g, const Shape &s) {
   int64_t bytes = shape_numel(s) * (int64_t)sizeof(double);
   if (bytes > g.limits.max_folded_bytes)
     fail_cap(n.where() + ": a constant of " + std::to_string(bytes) + " bytes exceeds --max-folded-bytes " +
-                     std::to_string(g.limits.max_folded_bytes));
+             std::to_string(g.limits.max_folded_bytes));
 }
 
 // A constant of `t` from doubles.
@@ -36,11 +36,27 @@ ConstP const_of(DType t, Shape shape, const std::vector<double> &v) {
   for (size_t i = 0; i < v.size(); ++i) {
     uint8_t *p = b.data() + i * eb;
     switch (t) {
-      case DType::F32: { float x = (float)v[i]; std::memcpy(p, &x, 4); break; }
+      case DType::F32: {
+        float x = (float)v[i];
+        std::memcpy(p, &x, 4);
+        break;
+      }
       case DType::F64: std::memcpy(p, &v[i], 8); break;
-      case DType::F16: { uint16_t h = float_to_half((float)v[i]); std::memcpy(p, &h, 2); break; }
-      case DType::I32: { int32_t x = (int32_t)v[i]; std::memcpy(p, &x, 4); break; }
-      case DType::I64: { int64_t x = (int64_t)v[i]; std::memcpy(p, &x, 8); break; }
+      case DType::F16: {
+        uint16_t h = float_to_half((float)v[i]);
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::I32: {
+        int32_t x = (int32_t)v[i];
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::I64: {
+        int64_t x = (int64_t)v[i];
+        std::memcpy(p, &x, 8);
+        break;
+      }
       case DType::U8: *p = (uint8_t)v[i]; break;
       case DType::I8: *p = (uint8_t)(int8_t)v[i]; break;
       default: fail_unsupported(std::string("output_datatype ") + dtype_name(t));
@@ -88,8 +104,8 @@ void def_mel_weight_matrix() {
     double lo = in_val(g, n, 3).data->get_f(0), hi = in_val(g, n, 4).data->get_f(0);
     if (mels < 0 || dft < 0 || rate < 1 || !std::isfinite(lo) || !std::isfinite(hi))
       fail_invalid(n.where() + ": num_mel_bins " + std::to_string(mels) + ", dft_length " + std::to_string(dft) +
-                   ", sample_rate " + std::to_string(rate) + ", edges " + std::to_string(lo) + " and " + std::to_string(hi) +
-                   ": counts must be >= 0, the rate >= 1, the edges finite");
+                   ", sample_rate " + std::to_string(rate) + ", edges " + std::to_string(lo) + " and " +
+                   std::to_string(hi) + ": counts must be >= 0, the rate >= 1, the edges finite");
     int64_t bins = dft / 2 + 1;
     check_folded(n, g, {bins, mels});
     double lo_mel = 2595 * std::log10(1 + lo / 700), hi_mel = 2595 * std::log10(1 + hi / 700);
@@ -108,7 +124,8 @@ void def_mel_weight_matrix() {
     };
     for (int64_t i = 0; i < mels; ++i) {
       int64_t l = f[i], c = f[i + 1], r = f[i + 2];
-      if (c - l == 0) at(c, i) = 1;
+      if (c - l == 0)
+        at(c, i) = 1;
       else
         for (int64_t j = l; j <= c; ++j) at(j, i) = (double)(j - l) / (double)(c - l);
       if (r - c > 0)
@@ -208,9 +225,12 @@ void def_stft() {
     if (x.rank() != 3) fail_invalid(n.where() + ": signal must be [batch, length, 1 or 2]");
     Geo r;
     r.step = scalar_int(g, n, 1);
-    if (n.has_in(3)) r.frame = scalar_int(g, n, 3);
-    else if (n.has_in(2) && in_val(g, n, 2).rank() == 1) r.frame = in_val(g, n, 2).shape[0];
-    else fail_invalid(n.where() + ": needs a 1-D window or a frame_length");
+    if (n.has_in(3))
+      r.frame = scalar_int(g, n, 3);
+    else if (n.has_in(2) && in_val(g, n, 2).rank() == 1)
+      r.frame = in_val(g, n, 2).shape[0];
+    else
+      fail_invalid(n.where() + ": needs a 1-D window or a frame_length");
     if (r.step < 1 || r.frame < 1 || r.frame > x.shape[1]) fail_invalid(n.where() + ": bad frame_step or frame_length");
     if (x.shape[2] != 1 && x.shape[2] != 2) fail_invalid(n.where() + ": signal must be [batch, length, 1 or 2]");
     if (n.has_in(2) && in_val(g, n, 2).shape != Shape{r.frame})  // read at each of the frame's positions

@@ -87,7 +87,6 @@ void kernel_output_layouts(Program &p) {
       if (carried) p.perm[k.out] = pv;
     }
   }
-
 }
 
 // Convolutions read channels-last inputs as contiguous rows: give their
@@ -133,7 +132,6 @@ void channels_last_conv_inputs(Program &p) {
     p.kernels.insert(p.kernels.begin() + (long)i, cp);
     ++i;
   }
-
 }
 
 // Row-major where memory is shared with the application, a view or a custom
@@ -180,8 +178,10 @@ void row_major_where_shared(Program &p) {
     }
   }
   for (auto &kv : p.alias) {
-    if (kv.second == p.root(kv.second)) kv.second = need_row_major(kv.second);
-    else need_row_major(kv.second);
+    if (kv.second == p.root(kv.second))
+      kv.second = need_row_major(kv.second);
+    else
+      need_row_major(kv.second);
   }
   for (int &o : g.outputs) {
     if (o == p.root(o)) {
@@ -192,7 +192,6 @@ void row_major_where_shared(Program &p) {
       need_row_major(o);
     }
   }
-
 }
 
 // Constants read by loop kernels: the vectorized axis innermost (row-major

@@ -68,10 +68,12 @@ bool fold_into_gemm(Graph &g, Node &gemm, const Node &bn) {
     const Value &c = g.v(gemm.in[2]);
     if (!c.is_const()) return false;
     double beta = gemm.getf("beta", 1.0f);
-    if (c.numel() == 1) cvec.assign(N, c.data->get_f(0) * beta);
+    if (c.numel() == 1)
+      cvec.assign(N, c.data->get_f(0) * beta);
     else if (c.numel() == N && c.shape.back() == N)
       for (int64_t n = 0; n < N; ++n) cvec[n] = c.data->get_f(n) * beta;
-    else return false;
+    else
+      return false;
   }
   std::vector<double> s, t;
   bn_affine(g, bn, s, t);
@@ -111,8 +113,10 @@ void fold_batchnorm(PassContext &c) {
     if (pi < 0 || uses[x] != 1 || g.is_graph_output(x)) continue;
     Node &prod = g.nodes[pi];
     bool ok = false;
-    if (prod.op == "Conv") ok = fold_into_conv(g, prod, bn);
-    else if (prod.op == "Gemm") ok = fold_into_gemm(g, prod, bn);
+    if (prod.op == "Conv")
+      ok = fold_into_conv(g, prod, bn);
+    else if (prod.op == "Gemm")
+      ok = fold_into_gemm(g, prod, bn);
     if (!ok) continue;
     prod.out[0] = bn.out[0];  // the producer now writes the BN's output
     drop[i] = true;

@@ -31,7 +31,7 @@ constexpr int64_t kMaxTable = int64_t(1) << 20;  // channels; larger stays as it
 struct EpilogueFolder {
   Graph &g;
   Kernel &k;
-  int cvar;     // the output channel's index variable
+  int cvar;  // the output channel's index variable
   int64_t channels;
   int tables = 0, requants = 0;
   std::map<const Expr *, bool> only_memo;

@@ -44,8 +44,9 @@ int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *singl
                  (double)std::max<int64_t>(1, shape_numel(vs));
   bool cheap = psize <= 6 && !has_costly_op(prod.expr);
   if (reads > 1.01 && !cheap) {
-    if (log) *log << "    keep " << prod.label << " (" << p.graph.v(v).name << ") in memory: " << reads
-                  << " reads per element in " << cons.label << "\n";
+    if (log)
+      *log << "    keep " << prod.label << " (" << p.graph.v(v).name << ") in memory: " << reads
+           << " reads per element in " << cons.label << "\n";
     return -1;
   }
   if (!inline_into(p, ki, ci, kMaxFusedExpr)) return -1;

@@ -87,7 +87,8 @@ void fuse_epilogues(PassContext &c) {
     const Kernel &k = p.kernels[ci];
     if (!absorbable_reader(p, p.kernels[gi], k)) return -1;
     if (widens_for_loops(p, readers, v, k.out)) {
-      if (c.log) *c.log << "    keep '" << p.graph.v(v).name << "' 8-bit: " << k.label << " widens it for loop kernels\n";
+      if (c.log)
+        *c.log << "    keep '" << p.graph.v(v).name << "' 8-bit: " << k.label << " widens it for loop kernels\n";
       return -1;
     }
     return ci;

@@ -153,9 +153,9 @@ std::vector<double> values(const Graph &g, int v) {
 // Ops that commute with increasing maps: they move, select or take the
 // maximum of elements, so they may work on the quantized integers.
 bool moves_elements(const Node &n) {
-  static const std::vector<std::string> ops = {"Concat",  "MaxPool", "GlobalMaxPool", "Reshape", "Flatten",
-                                               "Squeeze", "Unsqueeze", "Transpose",   "Identity", "Slice",
-                                               "SpaceToDepth", "DepthToSpace"};
+  static const std::vector<std::string> ops = {"Concat",   "MaxPool", "GlobalMaxPool", "Reshape",
+                                               "Flatten",  "Squeeze", "Unsqueeze",     "Transpose",
+                                               "Identity", "Slice",   "SpaceToDepth",  "DepthToSpace"};
   return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op) != ops.end() && n.out.size() == 1;
 }
 
@@ -305,9 +305,12 @@ void fuse_qdq(PassContext &c) {
       continue;
     }
     bool done = false;
-    if (n.domain.empty() && n.op == "Conv") done = rewrite_conv(g, p, n, r);
-    else if (n.domain.empty() && n.op == "ConvTranspose") done = rewrite_conv_transpose(g, p, n, r);
-    else if (n.domain.empty() && (n.op == "MatMul" || n.op == "Gemm")) done = rewrite_product(g, p, n, r);
+    if (n.domain.empty() && n.op == "Conv")
+      done = rewrite_conv(g, p, n, r);
+    else if (n.domain.empty() && n.op == "ConvTranspose")
+      done = rewrite_conv_transpose(g, p, n, r);
+    else if (n.domain.empty() && (n.op == "MatMul" || n.op == "Gemm"))
+      done = rewrite_product(g, p, n, r);
     if (!done) {
       out.push_back(n);
       continue;

@@ -125,16 +125,24 @@ bool has_costly_op(const ExprP &e) {
   bool costly = false;
   visit(e, [&](const Expr &x) {
     switch (x.op) {
-      case EOp::Exp: case EOp::Log: case EOp::Tanh: case EOp::Sigmoid: case EOp::Erf: case EOp::Sin:
-      case EOp::Cos: case EOp::Tan: case EOp::Atan: case EOp::ExpNeg: case EOp::Pow: case EOp::Sqrt: case EOp::Recip:
-      case EOp::Reduce:
-        costly = true;
-        break;
+      case EOp::Exp:
+      case EOp::Log:
+      case EOp::Tanh:
+      case EOp::Sigmoid:
+      case EOp::Erf:
+      case EOp::Sin:
+      case EOp::Cos:
+      case EOp::Tan:
+      case EOp::Atan:
+      case EOp::ExpNeg:
+      case EOp::Pow:
+      case EOp::Sqrt:
+      case EOp::Recip:
+      case EOp::Reduce: costly = true; break;
       case EOp::Div:  // index arithmetic divides by constants, cheaply
         costly = costly || dtype_is_float(x.type);
         break;
-      default:
-        break;
+      default: break;
     }
   });
   return costly;
@@ -145,8 +153,7 @@ double loads_per_element(const ExprP &e, int slot) {
   std::set<std::string> loads;  // outside reductions, one element read twice is read once
   std::function<double(const ExprP &, bool)> walk = [&](const ExprP &x, bool in_reduce) -> double {
     if (!seen.insert(x.get()).second) return 0;
-    if (x->op == EOp::Load)
-      return x->id == slot && (in_reduce || loads.insert(to_string(x)).second) ? 1 : 0;
+    if (x->op == EOp::Load) return x->id == slot && (in_reduce || loads.insert(to_string(x)).second) ? 1 : 0;
     double n = 0;
     for (const ExprP &a : x->a) n += walk(a, in_reduce || x->op == EOp::Reduce);
     if (x->op == EOp::Reduce)

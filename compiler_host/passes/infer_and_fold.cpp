@@ -32,9 +32,9 @@ class FoldCtx : public LowerCtx {
     const int64_t total = sat_add(*ops_, cost);
     if (total > g.limits.max_fold_ops)
       fail_cap(n_.where() + ": folding it on constant inputs would take " +
-                       (cost == INT64_MAX ? std::string("2^63 or more") : std::to_string(cost)) +
-                       " element operations, past the limit of " + std::to_string(g.limits.max_fold_ops) +
-                       " for the whole model (" + std::to_string(*ops_) + " used; --max-fold-ops)");
+               (cost == INT64_MAX ? std::string("2^63 or more") : std::to_string(cost)) +
+               " element operations, past the limit of " + std::to_string(g.limits.max_fold_ops) +
+               " for the whole model (" + std::to_string(*ops_) + " used; --max-fold-ops)");
     *ops_ = total;
     o.data = interpret(expr, o.dtype, o.shape, data);
   }
@@ -63,10 +63,13 @@ constexpr int64_t kMaxFoldElements = 1 << 22;
 void infer_custom_op(Node &n, Graph &g, const CustomOpDecl &d) {
   std::string decl = "--custom-op " + d.domain + "::" + d.op + "=" + d.symbol;
   for (size_t k = 0; k < n.in.size(); ++k)
-    if (n.in[k] < 0) fail_unsupported(n.where() + ": custom op input " + std::to_string(k) + " is omitted; calls take present inputs only");
+    if (n.in[k] < 0)
+      fail_unsupported(n.where() + ": custom op input " + std::to_string(k) +
+                       " is omitted; calls take present inputs only");
   if (n.out.empty()) fail_invalid(n.where() + ": custom op without outputs");
   for (size_t k = 0; k < n.out.size(); ++k) {
-    if (n.out[k] < 0) fail_unsupported(n.where() + ": custom op output " + std::to_string(k) + " is omitted; name every output");
+    if (n.out[k] < 0)
+      fail_unsupported(n.where() + ": custom op output " + std::to_string(k) + " is omitted; name every output");
     const Value &o = g.v(n.out[k]);
     auto it = g.declared.find(n.out[k]);
     if (k == 0 && d.same) {
@@ -223,7 +226,8 @@ void check_declarations(const Graph &g) {
     std::string decl = d.dtype == DType::Undefined ? std::string("?") : dtype_name(d.dtype);
     if (d.has_shape) {
       decl += "[";
-      for (size_t i = 0; i < d.dims.size(); ++i) decl += (i ? "," : "") + (d.dims[i] < 0 ? std::string("?") : std::to_string(d.dims[i]));
+      for (size_t i = 0; i < d.dims.size(); ++i)
+        decl += (i ? "," : "") + (d.dims[i] < 0 ? std::string("?") : std::to_string(d.dims[i]));
       decl += "]";
     }
     fail_invalid("value '" + v.name + "' is declared " + decl + " in the model, but its producer computes " +

@@ -30,7 +30,8 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
         start[(size_t)ch] -= (int32_t)(s.x_zero * v);
       }
     Bytes wb((const uint8_t *)out.data(), (const uint8_t *)(out.data() + out.size()));
-    s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I16, {(int64_t)out.size()}, std::move(wb)));
+    s.packed =
+        g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I16, {(int64_t)out.size()}, std::move(wb)));
     Bytes bb((const uint8_t *)start.data(), (const uint8_t *)(start.data() + start.size()));
     s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {Cp}, std::move(bb)));
     return;
@@ -105,7 +106,8 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
   r.packed_scale = g.add_const(g.fresh_name(w.name + "_scales"), make_const_f32({(int64_t)scale.size()}, scale));
   if (r.x_flip) {
     Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
-    r.packed_start = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
+    r.packed_start =
+        g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
   }
 }
 
@@ -180,7 +182,8 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
   Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
-  s.packed_bias = g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
+  s.packed_bias =
+      g.add_const(g.fresh_name(w.name + "_start"), make_const(DType::I32, {(int64_t)start.size()}, std::move(bb)));
 }
 
 // A product of two activations (GemmSpec::arena_weights, its tile chosen):
@@ -244,7 +247,8 @@ void pack_weights(PassContext &c) {
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
-      pack_depthwise(g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
+      pack_depthwise(g, s,
+                     int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
                      lanes, int8 && lanes != L);
       ++packed;
       continue;

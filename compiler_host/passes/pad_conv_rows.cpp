@@ -60,7 +60,8 @@ void pad_conv_rows(PassContext &c) {
       pad.expr = select(in_range(w, x.shape[2]), load(0, x.dtype, {var(0), var(1), w}), zp);
     } else {
       ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
-      pad.expr = select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}), zp);
+      pad.expr =
+          select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}), zp);
     }
     pad.label = "PadConvInput";
     pad.nodes = p.kernels[i].nodes;  // the convolution it serves

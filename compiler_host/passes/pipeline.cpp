@@ -6,7 +6,10 @@ namespace tinyrt {
 namespace {
 
 // A pass that reads no options.
-template <void (*F)(PassContext &)> void plain(PassContext &c, const PassOptions &) { F(c); }
+template <void (*F)(PassContext &)>
+void plain(PassContext &c, const PassOptions &) {
+  F(c);
+}
 
 }  // namespace
 
@@ -14,26 +17,32 @@ const std::vector<Pass> &pipeline() {
   static const std::vector<Pass> passes = {
       {"infer_and_fold", "validate ops, infer shapes, fold constant subgraphs",
        [](PassContext &c, const PassOptions &o) { infer_and_fold(c, o.infer_and_fold); }},
-      {"quantize_dynamic", "--quantize dynamic: float products and LSTMs as int8 weights, activations quantized at run time",
+      {"quantize_dynamic",
+       "--quantize dynamic: float products and LSTMs as int8 weights, activations quantized at run time",
        [](PassContext &c, const PassOptions &o) { quantize_dynamic(c, o.quantize); }},
-      {"quantize_static", "--quantize static: QuantizeLinear/DequantizeLinear from calibrated ranges around Conv, Gemm and MatMul",
+      {"quantize_static",
+       "--quantize static: QuantizeLinear/DequantizeLinear from calibrated ranges around Conv, Gemm and MatMul",
        [](PassContext &c, const PassOptions &o) { quantize_static(c, o.quantize); }},
       {"fuse_qdq", "quantized (QDQ) convolutions and products as integer ops", plain<fuse_qdq>},
       {"fold_batchnorm", "fold BatchNormalization into the preceding Conv/Gemm", plain<fold_batchnorm>},
       {"lower_to_kernels", "lower each op to element expressions (one kernel each)", plain<lower_to_kernels>},
       {"bypass_views", "readers of a view with its value's shape (Identity) read the value", plain<bypass_views>},
       {"fuse_epilogues", "fuse bias, activations and residual adds into GEMM/conv kernels", plain<fuse_epilogues>},
-      {"pad_conv_rows", "convolutions over few channels (int8; float on NEON) read padded channels-last rows", plain<pad_conv_rows>},
+      {"pad_conv_rows", "convolutions over few channels (int8; float on NEON) read padded channels-last rows",
+       plain<pad_conv_rows>},
       {"fuse_elementwise", "inline elementwise producers into their consumer", plain<fuse_elementwise>},
       {"fuse_residuals", "a residual add (quantized or float) into the GEMM/conv that feeds it", plain<fuse_residuals>},
-      {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables", plain<fold_epilogue_constants>},
-      {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table", plain<tabulate_byte_functions>},
+      {"fold_epilogue_constants", "requantize by multiply-add, per-channel constants as tables",
+       plain<fold_epilogue_constants>},
+      {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table",
+       plain<tabulate_byte_functions>},
       {"choose_layouts", "channels-last for convolutions, physical order of constants", plain<choose_layouts>},
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays",
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
       {"pack_weights", "choose register tiles and pack GEMM weights", plain<pack_weights>},
       {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", plain<split_recurrent>},
-      {"prove_bounds", "every load proved inside its tensor, scheduled kernels' geometry checked against their tensors", plain<prove_bounds>},
+      {"prove_bounds", "every load proved inside its tensor, scheduled kernels' geometry checked against their tensors",
+       plain<prove_bounds>},
       {"plan_memory", "liveness intervals -> arena offsets", plain<plan_memory>},
   };
   return passes;
@@ -65,11 +74,12 @@ void verify_program(const Program &p, const char *after) {
     // Generated code indexes with 32 bits: no tensor may outgrow that.
     for (int v : k.ins) p.graph.check_size(p.graph.v(v).shape, where + ": input '" + p.graph.v(v).name + "'");
     p.graph.check_size(p.graph.v(k.out).shape, where + ": output '" + p.graph.v(k.out).name + "'");
-    if (k.expr) visit(k.expr, [&](const Expr &e) {
-      if (e.op == EOp::Load && (e.id < 0 || e.id >= slots)) fail_internal(where + " loads a missing slot");
-      if (e.op == EOp::Load && (int)e.a.size() != p.graph.v(k.ins[e.id]).rank())
-        fail_internal(where + " loads with the wrong rank");
-    });
+    if (k.expr)
+      visit(k.expr, [&](const Expr &e) {
+        if (e.op == EOp::Load && (e.id < 0 || e.id >= slots)) fail_internal(where + " loads a missing slot");
+        if (e.op == EOp::Load && (int)e.a.size() != p.graph.v(k.ins[e.id]).rank())
+          fail_internal(where + " loads with the wrong rank");
+      });
     defined[p.root(k.out)] = true;
     for (int o : k.call.outs) {
       p.graph.check_size(p.graph.v(o).shape, where + ": output '" + p.graph.v(o).name + "'");

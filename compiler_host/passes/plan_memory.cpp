@@ -64,7 +64,8 @@ std::vector<int> last_uses(const Program &p, int end) {
   std::vector<int> last_use(g.values.size(), -1);
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     for (int v : p.kernels[i].ins) last_use[p.root(v)] = std::max(last_use[p.root(v)], (int)i + 1);
-    if (int e = guard_condition(g, p.kernels[i]); e >= 0) last_use[p.root(e)] = std::max(last_use[p.root(e)], (int)i + 1);
+    if (int e = guard_condition(g, p.kernels[i]); e >= 0)
+      last_use[p.root(e)] = std::max(last_use[p.root(e)], (int)i + 1);
   }
   for (int o : g.outputs) last_use[p.root(o)] = end;
   return last_use;
@@ -151,7 +152,7 @@ void plan_memory(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   size_t nv = g.values.size();
-  p.perm.resize(nv);  // values added since choose_layouts: row-major
+  p.perm.resize(nv);                    // values added since choose_layouts: row-major
   int end = (int)p.kernels.size() + 1;  // kernel i runs at step i + 1
   int in_place = 0;
   std::vector<int> owner = buffer_owners(p, last_uses(p, end), &in_place);

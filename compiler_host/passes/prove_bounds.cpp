@@ -43,9 +43,7 @@ constexpr Range kAny64{INT64_MIN, INT64_MAX};
 constexpr size_t kMaxVisits = 4000000;  // per kernel; a larger proof is refused
 constexpr int kMaxDepth = 256;          // recursion into index expressions and conditions
 
-int64_t sat(__int128 v) {
-  return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
-}
+int64_t sat(__int128 v) { return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v; }
 
 Range any_of(DType t) {
   switch (t) {
@@ -67,8 +65,10 @@ using Facts = std::map<std::string, Range>;
 
 void add_fact(Facts *f, const std::string &key, Range r) {
   auto it = f->find(key);
-  if (it == f->end()) (*f)[key] = r;
-  else it->second = meet(it->second, r);
+  if (it == f->end())
+    (*f)[key] = r;
+  else
+    it->second = meet(it->second, r);
 }
 
 class Prover {
@@ -114,8 +114,7 @@ class Prover {
   }
 
   void count() {
-    if (++visits_ > kMaxVisits)
-      fail_unsupported(where_ + ": its expression is too large to prove its loads in bounds");
+    if (++visits_ > kMaxVisits) fail_unsupported(where_ + ": its expression is too large to prove its loads in bounds");
   }
 
   // The context `ctx` plus what `cond` being `truth` establishes (one
@@ -217,7 +216,7 @@ class Prover {
       case EOp::Load: {
         const Value &v = g_.v(k_.ins[(size_t)e->id]);
         return v.is_const() && !dtype_is_float(v.dtype) && v.dtype != DType::Bool ? const_range(k_.ins[(size_t)e->id])
-                                                                                 : any_of(e->type);
+                                                                                  : any_of(e->type);
       }
       case EOp::Cast: {
         if (dtype_is_float(e->a[0]->type)) return any_of(e->type);  // saturating
@@ -233,22 +232,26 @@ class Prover {
         __int128 hi = std::max(-(__int128)a.lo, (__int128)a.hi);
         return fit(e, a.lo >= 0 ? a.lo : a.hi <= 0 ? -(__int128)a.hi : 0, hi);
       }
-      case EOp::Add: case EOp::Sub: case EOp::Mul: {
+      case EOp::Add:
+      case EOp::Sub:
+      case EOp::Mul: {
         Range a = range(e->a[0], ctx), b = range(e->a[1], ctx);
         if (e->op == EOp::Add) return fit(e, (__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
         if (e->op == EOp::Sub) return fit(e, (__int128)a.lo - b.hi, (__int128)a.hi - b.lo);
         __int128 c[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo, (__int128)a.hi * b.hi};
         return fit(e, *std::min_element(c, c + 4), *std::max_element(c, c + 4));
       }
-      case EOp::Min: case EOp::Max: {
+      case EOp::Min:
+      case EOp::Max: {
         Range a = range(e->a[0], ctx), b = range(e->a[1], ctx);
         if (e->op == EOp::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
         return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       }
-      case EOp::Div: case EOp::Rem: {
+      case EOp::Div:
+      case EOp::Rem: {
         Range a = range(e->a[0], ctx), b = range(e->a[1], ctx);
         if (b.lo <= 0) return any_of(e->type);  // a divisor that may be 0 or negative
-        if (e->op == EOp::Div) {  // truncating: the extremes are at the corners
+        if (e->op == EOp::Div) {                // truncating: the extremes are at the corners
           __int128 c[4] = {a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi};
           return fit(e, *std::min_element(c, c + 4), *std::max_element(c, c + 4));
         }
@@ -259,8 +262,7 @@ class Prover {
         Range a = range(e->a[1], narrowed(ctx, e->a[0], true)), b = range(e->a[2], narrowed(ctx, e->a[0], false));
         return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
       }
-      default:
-        return any_of(e->type);
+      default: return any_of(e->type);
     }
   }
 
@@ -278,7 +280,7 @@ class Prover {
         Facts vars;
         bool empty = false;
         for (const RVar &r : e->rvars) {
-          empty = empty || r.extent <= 0;  // a reduction over nothing reads nothing
+          empty = empty || r.extent <= 0;                  // a reduction over nothing reads nothing
           vars[to_string(var(r.id))] = {0, r.extent - 1};  // a temporary: not through the key cache
         }
         if (!empty) todo.push_back({e->a[0], with(ctx, vars)});

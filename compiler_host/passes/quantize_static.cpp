@@ -47,7 +47,8 @@ struct Builder {
   std::vector<Node> &out;
   int guard = -1;  // of the nodes added: the quantized value's producer's
 
-  int add(const std::string &op, const std::string &base, std::vector<int> ins, std::map<std::string, Attr> attrs = {}) {
+  int add(const std::string &op, const std::string &base, std::vector<int> ins,
+          std::map<std::string, Attr> attrs = {}) {
     int v = new_value(g, base);
     Node m = make_node(g, op, base, std::move(ins), {v});
     m.opset = std::max(g.opset, 13);
@@ -57,7 +58,9 @@ struct Builder {
     out.push_back(std::move(m));
     return v;
   }
-  int constant(const std::string &base, DType t, Shape s, Bytes b) { return g.add_const(g.fresh_name(base), make_const(t, std::move(s), std::move(b))); }
+  int constant(const std::string &base, DType t, Shape s, Bytes b) {
+    return g.add_const(g.fresh_name(base), make_const(t, std::move(s), std::move(b)));
+  }
 };
 
 // DQ(Q(x)) for activation x with range [lo, hi].
@@ -128,7 +131,8 @@ void quantize_static(PassContext &c, const QuantizeOptions &o) {
     if (quantizable(g, n)) {
       auto r = o.ranges->find(g.v(n.in[0]).name);
       if (r == o.ranges->end() || !std::isfinite(r->second.first) || !std::isfinite(r->second.second)) {
-        if (c.log) *c.log << "    " << n.where() << " stays float: no calibrated range for '" << g.v(n.in[0]).name << "'\n";
+        if (c.log)
+          *c.log << "    " << n.where() << " stays float: no calibrated range for '" << g.v(n.in[0]).name << "'\n";
         ++left;
       } else {
         // The activation's Q/DQ run where it is computed, so that every
@@ -136,13 +140,16 @@ void quantize_static(PassContext &c, const QuantizeOptions &o) {
         auto made = guard_of.find(n.in[0]);
         b.guard = made != guard_of.end() ? made->second : -1;
         auto it = dequantized.find(n.in[0]);
-        int x = it != dequantized.end() ? it->second : quantize_activation(b, n.in[0], r->second.first, r->second.second);
+        int x =
+            it != dequantized.end() ? it->second : quantize_activation(b, n.in[0], r->second.first, r->second.second);
         dequantized[n.in[0]] = x;
         bool tb = n.op == "Gemm" && n.geti("transB", 0);
         int axis = n.op == "Conv" || tb ? 0 : 1;
         n.in[1] = quantize_weight(b, n.in[1], axis);
         n.in[0] = x;
-        if (c.log) *c.log << "    " << n.where() << " quantized (activation range [" << r->second.first << ", " << r->second.second << "])\n";
+        if (c.log)
+          *c.log << "    " << n.where() << " quantized (activation range [" << r->second.first << ", "
+                 << r->second.second << "])\n";
         ++done;
       }
     }

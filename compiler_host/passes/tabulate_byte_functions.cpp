@@ -32,15 +32,25 @@ constexpr int kMinCost = 12;  // below this, computing is as cheap as a lookup
 
 int op_cost(EOp op) {
   switch (op) {
-    case EOp::Exp: case EOp::Log: case EOp::Tanh: case EOp::Sigmoid: case EOp::Erf: case EOp::Pow:
-    case EOp::Sin: case EOp::Cos: case EOp::Tan: case EOp::Atan: case EOp::ExpNeg: case EOp::Sqrt:
-      return 20;
-    case EOp::Div: case EOp::Rem: case EOp::Recip:
-      return 6;
-    case EOp::Const: case EOp::Var: case EOp::Load:
-      return 0;
-    default:
-      return 1;
+    case EOp::Exp:
+    case EOp::Log:
+    case EOp::Tanh:
+    case EOp::Sigmoid:
+    case EOp::Erf:
+    case EOp::Pow:
+    case EOp::Sin:
+    case EOp::Cos:
+    case EOp::Tan:
+    case EOp::Atan:
+    case EOp::ExpNeg:
+    case EOp::Sqrt: return 20;
+    case EOp::Div:
+    case EOp::Rem:
+    case EOp::Recip: return 6;
+    case EOp::Const:
+    case EOp::Var:
+    case EOp::Load: return 0;
+    default: return 1;
   }
 }
 

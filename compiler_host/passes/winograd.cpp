@@ -167,10 +167,10 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     int64_t IC = s.in_c, OC = s.out_c;
     transformed_bytes += a * a * OC * IC * (int64_t)sizeof(float);
     if (transformed_bytes > g.limits.weights_cap())
-      fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") +
-               ": its Winograd F(" + std::to_string(m) + ",3) weights bring the transformed weights to " +
-               std::to_string(transformed_bytes) + " bytes, more than the limit of " +
-               std::to_string(g.limits.weights_cap()) + " (--max-weights-bytes; --winograd off keeps "
+      fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") + ": its Winograd F(" +
+               std::to_string(m) + ",3) weights bring the transformed weights to " + std::to_string(transformed_bytes) +
+               " bytes, more than the limit of " + std::to_string(g.limits.weights_cap()) +
+               " (--max-weights-bytes; --winograd off keeps "
                "convolutions direct with their own weights)");
     const std::string &base = g.v(k.out).name;
     int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
@@ -207,9 +207,9 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     gs.epilogue = acc(DType::F32);
     int r = kFirstReduceVar;
     ExprP plane = bin(EOp::Div, var(1), cidx(OC));
-    mm.expr = reduce(ReduceKind::Sum, {{r, IC}},
-                     load(0, DType::F32, {var(0), plane * IC + var(r)}) *
-                         load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
+    mm.expr = reduce(
+        ReduceKind::Sum, {{r, IC}},
+        load(0, DType::F32, {var(0), plane * IC + var(r)}) * load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
     mm.nodes = k.nodes;
     mm.label = k.label + ".winograd_gemm";
     mm.guard = k.guard;

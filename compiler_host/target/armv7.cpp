@@ -49,14 +49,12 @@ Target armv7_target(const std::string &name) {
   // squeezenet1_1 0.892 (0.943), googlenet 0.968 (1.063).
   constexpr int64_t kAny = INT64_MAX;
   t.gemm_tile_table = {
-      {1, false, 16, 64, 4, 16, 5, 1},   {1, false, 16, 64, 64, kAny, 2, 4},
-      {3, false, 0, 16, 16, 64, 2, 2},   {3, false, 0, 16, 64, kAny, 4, 1},
-      {3, false, 16, 64, 64, kAny, 2, 2}, {4, false, 16, 64, 64, kAny, 7, 1},
-      {4, true, 0, 16, 0, 4, 2, 4},      {4, true, 0, 16, 16, 64, 7, 1},
-      {4, true, 0, 16, 64, kAny, 7, 1},  {4, true, 16, 64, 0, 4, 2, 4},
-      {4, true, 16, 64, 16, 64, 7, 1},   {4, true, 16, 64, 64, kAny, 7, 1},
-      {4, true, 64, kAny, 0, 4, 2, 4},   {4, true, 64, kAny, 4, 16, 6, 1},
-      {4, true, 64, kAny, 16, 64, 7, 1}, {4, true, 64, kAny, 64, kAny, 7, 1},
+      {1, false, 16, 64, 4, 16, 5, 1},     {1, false, 16, 64, 64, kAny, 2, 4}, {3, false, 0, 16, 16, 64, 2, 2},
+      {3, false, 0, 16, 64, kAny, 4, 1},   {3, false, 16, 64, 64, kAny, 2, 2}, {4, false, 16, 64, 64, kAny, 7, 1},
+      {4, true, 0, 16, 0, 4, 2, 4},        {4, true, 0, 16, 16, 64, 7, 1},     {4, true, 0, 16, 64, kAny, 7, 1},
+      {4, true, 16, 64, 0, 4, 2, 4},       {4, true, 16, 64, 16, 64, 7, 1},    {4, true, 16, 64, 64, kAny, 7, 1},
+      {4, true, 64, kAny, 0, 4, 2, 4},     {4, true, 64, kAny, 4, 16, 6, 1},   {4, true, 64, kAny, 16, 64, 7, 1},
+      {4, true, 64, kAny, 64, kAny, 7, 1},
   };
   t.gemm_unroll = 2;
   t.gemm_lane_mac = Target::LaneMac::Unfused;

@@ -27,8 +27,8 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, boo
   };
   if (!int8)
     for (const TileRule &r : gemm_tile_table)
-      if (r.ic_class == tile_ic_class(ic) && r.linear == linear && oc > r.min_oc && oc <= r.max_oc &&
-          row > r.min_row && row <= r.max_row) {
+      if (r.ic_class == tile_ic_class(ic) && r.linear == linear && oc > r.min_oc && oc <= r.max_oc && row > r.min_row &&
+          row <= r.max_row) {
         if (score_out) *score_out = score(r.mr, r.nv);
         return {r.mr, r.nv, gemm_unroll};
       }

@@ -13,13 +13,13 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   t.name = name;
   t.triple = "x86_64-pc-linux-gnu";
   t.arch = TINYRT_ARCH_X86_64;
-  t.isa = TINYRT_ISA_X86_AVX2 | TINYRT_ISA_X86_FMA | TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT;
+  t.isa = TINYRT_ISA_X86_AVX2 | TINYRT_ISA_X86_FMA | TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 |
+          TINYRT_ISA_X86_POPCNT;
   t.cpu = avx512 ? "skylake-avx512" : "haswell";
   t.features = "+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt";
   if (avx512) {
     t.features += ",+avx512f,+avx512bw,+avx512vl,+avx512dq,-prefer-256-bit";
-    t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512BW | TINYRT_ISA_X86_AVX512VL |
-             TINYRT_ISA_X86_AVX512DQ;
+    t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512BW | TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512DQ;
   }
   if (vnni) {  // Cascade Lake, Ice Lake, Zen 4 and later
     t.cpu = "cascadelake";
@@ -35,8 +35,10 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // slower than 12x2 on 56-pixel rows; 9x3, 6x4 and 5x4 lost on
   // mobilenet_v2 (4.9 -> 5.1-5.3 ms). AVX2 (16 registers) keeps 6x2, not
   // measured on an AVX2-only CPU.
-  if (avx512) t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
-  else t.gemm_tiles = {{6, 2}, {6, 1}};
+  if (avx512)
+    t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
+  else
+    t.gemm_tiles = {{6, 2}, {6, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98

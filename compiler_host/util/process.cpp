@@ -64,8 +64,10 @@ ProcessResult run_process(const std::vector<std::string> &argv, double timeout_s
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.exit_code = 128 + WTERMSIG(status);
   return r;
 }
 

@@ -38,8 +38,8 @@ int main(void) {
     if (p[i] > p[best]) best = i;
     printf(" %.4f", p[i]);
   }
-  printf("\nconsumer: class %u, arena %u bytes, max |diff| vs PyTorch %.2g\n", (unsigned)best,
-         (unsigned)sizeof arena, worst);
+  printf("\nconsumer: class %u, arena %u bytes, max |diff| vs PyTorch %.2g\n", (unsigned)best, (unsigned)sizeof arena,
+         worst);
   if (worst > 1e-5f) {
     printf("consumer: output differs from the reference\n");
     return 1;

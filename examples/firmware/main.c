@@ -51,10 +51,27 @@ static void no_heap(void) {
   board_puts("firmware: heap use detected\n");
   _exit(3);
 }
-void *__wrap_malloc(size_t n) { (void)n; no_heap(); return 0; }
-void *__wrap_calloc(size_t n, size_t m) { (void)n; (void)m; no_heap(); return 0; }
-void *__wrap_realloc(void *p, size_t n) { (void)p; (void)n; no_heap(); return 0; }
-void __wrap_free(void *p) { (void)p; no_heap(); }
+void *__wrap_malloc(size_t n) {
+  (void)n;
+  no_heap();
+  return 0;
+}
+void *__wrap_calloc(size_t n, size_t m) {
+  (void)n;
+  (void)m;
+  no_heap();
+  return 0;
+}
+void *__wrap_realloc(void *p, size_t n) {
+  (void)p;
+  (void)n;
+  no_heap();
+  return 0;
+}
+void __wrap_free(void *p) {
+  (void)p;
+  no_heap();
+}
 
 int main(void) {
   tinyrt_session s;

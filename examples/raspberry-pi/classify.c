@@ -43,8 +43,10 @@ static int cmp(const void *a, const void *b) {
 }
 
 static void print_ms(double ms) {
-  if (ms < 1) printf("%.1f us", ms * 1e3);
-  else printf("%.2f ms", ms);
+  if (ms < 1)
+    printf("%.1f us", ms * 1e3);
+  else
+    printf("%.2f ms", ms);
 }
 
 static int argmax(const float *p, int n) {
@@ -61,8 +63,8 @@ static void show(int pictures, const int *idx, int n, const unsigned char *pred,
   int k, r, c;
   if (!pictures) {
     for (k = 0; k < n; ++k)
-      printf("  image %3d: label %d, predicted %d (p = %.2f)%s\n", idx[k], demo_test_labels[idx[k]],
-             pred[idx[k]], prob[idx[k]], pred[idx[k]] == demo_test_labels[idx[k]] ? "" : "  WRONG");
+      printf("  image %3d: label %d, predicted %d (p = %.2f)%s\n", idx[k], demo_test_labels[idx[k]], pred[idx[k]],
+             prob[idx[k]], pred[idx[k]] == demo_test_labels[idx[k]] ? "" : "  WRONG");
     return;
   }
   printf(" ");
@@ -80,8 +82,7 @@ static void show(int pictures, const int *idx, int n, const unsigned char *pred,
   printf(" ");
   for (k = 0; k < n; ++k) printf("   label %d   ", demo_test_labels[idx[k]]);
   printf("\n ");
-  for (k = 0; k < n; ++k)
-    printf("   %-10s", pred[idx[k]] == demo_test_labels[idx[k]] ? "correct" : "WRONG");
+  for (k = 0; k < n; ++k) printf("   %-10s", pred[idx[k]] == demo_test_labels[idx[k]] ? "correct" : "WRONG");
   printf("\n ");
   for (k = 0; k < n; ++k) printf("   -> %d %.2f ", pred[idx[k]], prob[idx[k]]);
   printf("\n");
@@ -123,19 +124,18 @@ static int test_set(tinyrt_session *s, int threads, int pictures) {
   for (i = 0; i < DEMO_TEST_COUNT && shown < 6; ++i)
     if (i < 4 || pred[i] != demo_test_labels[i]) idx[shown++] = i;
   qsort(times, DEMO_TEST_COUNT, sizeof times[0], cmp);
-  printf("classify: %d held-back test images (sklearn's handwritten digits, 8x8), %d thread(s)\n",
-         DEMO_TEST_COUNT, threads);
+  printf("classify: %d held-back test images (sklearn's handwritten digits, 8x8), %d thread(s)\n", DEMO_TEST_COUNT,
+         threads);
   show(pictures, idx, shown, pred, prob);
   printf("  accuracy %.1f%% (%d/%d); PyTorch %.1f%%, same class as PyTorch for %d/%d\n",
-         100.0 * correct / DEMO_TEST_COUNT, correct, DEMO_TEST_COUNT,
-         100.0 * DEMO_TEST_TORCH_CORRECT / DEMO_TEST_COUNT, same, DEMO_TEST_COUNT);
+         100.0 * correct / DEMO_TEST_COUNT, correct, DEMO_TEST_COUNT, 100.0 * DEMO_TEST_TORCH_CORRECT / DEMO_TEST_COUNT,
+         same, DEMO_TEST_COUNT);
   printf("  latency per image: median ");
   print_ms(times[DEMO_TEST_COUNT / 2]);
   printf(", min ");
   print_ms(times[0]);
   printf("\n");
-  printf("  sizes: arena %u bytes, weights %u bytes", (unsigned)DEMO_ARENA_BYTES,
-         (unsigned)demo_model.weights_bytes);
+  printf("  sizes: arena %u bytes, weights %u bytes", (unsigned)DEMO_ARENA_BYTES, (unsigned)demo_model.weights_bytes);
 #ifdef DEMO_CODE_BYTES
   printf(", code %u bytes", (unsigned)DEMO_CODE_BYTES);
 #endif
@@ -153,11 +153,16 @@ int main(int argc, char **argv) {
   double times[1000];
   const float *p;
   for (i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--check")) check = 1;
-    else if (!strcmp(argv[i], "--test")) test = 1;
-    else if (!strcmp(argv[i], "--pictures")) pictures = 1;
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--check"))
+      check = 1;
+    else if (!strcmp(argv[i], "--test"))
+      test = 1;
+    else if (!strcmp(argv[i], "--pictures"))
+      pictures = 1;
     else {
       fprintf(stderr, "usage: classify [--threads N] [--runs N] [--check] [--test [--pictures]]\n");
       return 2;
@@ -201,8 +206,8 @@ int main(int argc, char **argv) {
   p = (const float *)out.data;
   if (!test) { /* the top classes of the reference image */
     int top[3] = {0, 0, 0}, k, j;
-    printf("classify: %s, %d thread(s), arena %u bytes: median %.3f ms, min %.3f ms over %d runs\n",
-           demo_model.name, threads, (unsigned)DEMO_ARENA_BYTES, times[runs / 2], times[0], runs);
+    printf("classify: %s, %d thread(s), arena %u bytes: median %.3f ms, min %.3f ms over %d runs\n", demo_model.name,
+           threads, (unsigned)DEMO_ARENA_BYTES, times[runs / 2], times[0], runs);
     for (k = 0; k < 3; ++k) {
       int b = -1;
       for (j = 0; j < (int)DEMO_OUTPUT_0_ELEMENTS; ++j)

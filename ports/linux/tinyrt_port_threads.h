@@ -21,9 +21,7 @@ static inline void tinyrt_port_mutex_unlock(tinyrt_port_mutex *m) { pthread_mute
 
 static inline void tinyrt_port_cond_init(tinyrt_port_cond *c) { pthread_cond_init(c, NULL); }
 static inline void tinyrt_port_cond_destroy(tinyrt_port_cond *c) { pthread_cond_destroy(c); }
-static inline void tinyrt_port_cond_wait(tinyrt_port_cond *c, tinyrt_port_mutex *m) {
-  pthread_cond_wait(c, m);
-}
+static inline void tinyrt_port_cond_wait(tinyrt_port_cond *c, tinyrt_port_mutex *m) { pthread_cond_wait(c, m); }
 static inline void tinyrt_port_cond_broadcast(tinyrt_port_cond *c) { pthread_cond_broadcast(c); }
 
 static inline int tinyrt_port_thread_create(tinyrt_port_thread *t, void *(*fn)(void *), void *arg) {

@@ -23,8 +23,10 @@ void OnnxBuilder::input(const std::string &name, std::vector<int64_t> dims, int 
   tt->set_elem_type(elem);
   auto *sh = tt->mutable_shape();
   for (int64_t d : dims) {
-    if (d < 0) sh->add_dim()->set_dim_param("batch");
-    else sh->add_dim()->set_dim_value(d);
+    if (d < 0)
+      sh->add_dim()->set_dim_param("batch");
+    else
+      sh->add_dim()->set_dim_value(d);
   }
 }
 
@@ -35,8 +37,10 @@ void OnnxBuilder::output(const std::string &name, std::vector<int64_t> dims, int
   tt->set_elem_type(elem);
   auto *sh = tt->mutable_shape();
   for (int64_t d : dims) {
-    if (d < 0) sh->add_dim()->set_dim_param("d" + std::to_string(sh->dim_size()));
-    else sh->add_dim()->set_dim_value(d);
+    if (d < 0)
+      sh->add_dim()->set_dim_param("d" + std::to_string(sh->dim_size()));
+    else
+      sh->add_dim()->set_dim_value(d);
   }
 }
 
@@ -56,8 +60,7 @@ void OnnxBuilder::init_i64(const std::string &name, std::vector<int64_t> dims, c
   for (int64_t x : v) t->add_int64_data(x);
 }
 
-onnx::NodeProto &OnnxBuilder::node(const std::string &op, std::vector<std::string> ins,
-                                   std::vector<std::string> outs) {
+onnx::NodeProto &OnnxBuilder::node(const std::string &op, std::vector<std::string> ins, std::vector<std::string> outs) {
   auto *n = m_.mutable_graph()->add_node();
   n->set_op_type(op);
   n->set_name(op + "_" + std::to_string(counter_++));

@@ -40,8 +40,7 @@ tinyrt_status my_cummax(const tinyrt_custom_call *c) {
   float *y;
   int64_t rows, n, r, i;
   if (!unary_f32(c) || c->inputs[0].rank < 1) return (tinyrt_status)101;
-  if (!same_str(c->node, "cummax_node") || !same_str(c->op, "my.ops::CumMax") ||
-      !same_str(c->outputs[0].name, "m"))
+  if (!same_str(c->node, "cummax_node") || !same_str(c->op, "my.ops::CumMax") || !same_str(c->outputs[0].name, "m"))
     return (tinyrt_status)102;
   x = (const float *)c->inputs[0].data;
   y = (float *)c->outputs[0].data;

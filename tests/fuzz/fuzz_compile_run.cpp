@@ -62,8 +62,8 @@ namespace fs = std::filesystem;
 namespace {
 
 bool g_trace = false;
-#define TRACE(...) \
-  do {             \
+#define TRACE(...)                             \
+  do {                                         \
     if (g_trace) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
@@ -110,7 +110,7 @@ struct Ctx {
   std::vector<DataTensor> data;
   int next = 0;
   bool accum = false, approx = false;
-  bool rough = false;  // values of the chain so far may have left the nice set (Added::rough)
+  bool rough = false;        // values of the chain so far may have left the nice set (Added::rough)
   bool no_extremes = false;  // specials only NaN, infinities and zeros (float Mod)
 
   explicit Ctx(FuzzedDataProvider &fdp) : f(fdp) {}
@@ -183,7 +183,9 @@ void fill(DataTensor &t, std::mt19937 &r, Mode m) {
   int64_t n = 1;
   for (int64_t d : t.shape) n *= d;
   t.bytes.clear();
-  auto put = [&](const void *p, size_t k) { t.bytes.insert(t.bytes.end(), (const uint8_t *)p, (const uint8_t *)p + k); };
+  auto put = [&](const void *p, size_t k) {
+    t.bytes.insert(t.bytes.end(), (const uint8_t *)p, (const uint8_t *)p + k);
+  };
   for (int64_t i = 0; i < n; ++i) {
     if (t.elem == F32) {
       float v = value(r, m);
@@ -266,7 +268,8 @@ struct Added {
 };
 
 Added unary_float(Ctx &c, const Val &x) {
-  static const char *exact[] = {"Relu", "Abs", "Neg", "Floor", "Ceil", "Round", "Sign", "Sqrt", "Reciprocal", "Identity"};
+  static const char *exact[] = {"Relu",  "Abs",  "Neg",  "Floor",      "Ceil",
+                                "Round", "Sign", "Sqrt", "Reciprocal", "Identity"};
   static const char *approx[] = {"Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Softsign", "HardSwish"};
   if (c.f.ConsumeBool()) {
     std::string op = exact[c.pick(10)];
@@ -305,8 +308,10 @@ Added unary_attr(Ctx &c, const Val &x) {
       std::string lo = c.chance(3) ? "" : c.floats({c.chance(6) ? NAN : (float)(c.pick(9) - 4) / 2}, true);
       std::string hi = c.chance(3) ? "" : c.floats({c.chance(6) ? NAN : (float)(c.pick(9) - 2) / 2}, true);
       std::vector<std::string> ins = {x.name, lo};
-      if (!hi.empty()) ins.push_back(hi);
-      else if (lo.empty()) ins.pop_back();
+      if (!hi.empty())
+        ins.push_back(hi);
+      else if (lo.empty())
+        ins.pop_back();
       return {c.node("Clip", ins).output(0), Exact};
     }
     default: {
@@ -323,8 +328,9 @@ Added binary(Ctx &c, const Val &x) {
   std::string y = c.tensor(ys, x.elem);
   std::vector<std::string> ins = swap ? std::vector<std::string>{y, x.name} : std::vector<std::string>{x.name, y};
   if (x.elem == F32) {
-    static const char *ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual",
-                                "GreaterOrEqual", "PRelu", "Pow", "Mod"};
+    static const char *ops[] = {
+        "Add",   "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+        "PRelu", "Pow", "Mod"};
     std::string op = ops[c.pick(14)];
     if (op == "PRelu") ins = {x.name, y};  // the slope broadcasts to x
     auto &n = c.node(op, ins);
@@ -351,8 +357,14 @@ Added where(Ctx &c, const Val &x) {
 }
 
 Added cast(Ctx &c, const Val &x) {
-  static const int to[] = {F32, I32, I64, BOOL, onnx::TensorProto::INT8, onnx::TensorProto::UINT8,
-                           onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16};
+  static const int to[] = {F32,
+                           I32,
+                           I64,
+                           BOOL,
+                           onnx::TensorProto::INT8,
+                           onnx::TensorProto::UINT8,
+                           onnx::TensorProto::DOUBLE,
+                           onnx::TensorProto::FLOAT16};
   int t = to[c.pick(8)];
   auto &n = c.node("Cast", {x.name});
   OnnxBuilder::attr(n, "to", (int64_t)t);
@@ -361,14 +373,15 @@ Added cast(Ctx &c, const Val &x) {
 }
 
 Added reduce(Ctx &c, const Val &x) {
-  static const char *ops[] = {"ReduceSum", "ReduceSumSquare", "ReduceL1", "ReduceMax", "ReduceMin", "ReduceMean",
-                              "ReduceProd", "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"};
+  static const char *ops[] = {"ReduceSum",  "ReduceSumSquare", "ReduceL1", "ReduceMax",       "ReduceMin",
+                              "ReduceMean", "ReduceProd",      "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"};
   static const Cls cls[] = {Accum, Accum, Accum, Exact, Exact, Approx, Approx, Approx, Approx, Approx};
   int k = c.pick(x.elem == F32 ? 10 : 5);
   if (x.elem != F32 && (k == 1 || k == 2)) k = 0;
   std::vector<int64_t> axes = some_axes(c, x.rank(), false);
   onnx::NodeProto *n;
-  if (k == 0) n = &c.node(ops[k], {x.name, c.ints(axes)});  // opset 13: axes as an input
+  if (k == 0)
+    n = &c.node(ops[k], {x.name, c.ints(axes)});  // opset 13: axes as an input
   else {
     n = &c.node(ops[k], {x.name});
     OnnxBuilder::attr(*n, "axes", axes);
@@ -464,7 +477,8 @@ Added shape_op(Ctx &c, const Val &x) {
       Shape s = x.shape;
       s[axis] = c.pick(4);
       std::string y = c.tensor(s, x.elem);
-      auto &n = c.node("Concat", c.f.ConsumeBool() ? std::vector<std::string>{x.name, y} : std::vector<std::string>{y, x.name, y});
+      auto &n = c.node(
+          "Concat", c.f.ConsumeBool() ? std::vector<std::string>{x.name, y} : std::vector<std::string>{y, x.name, y});
       OnnxBuilder::attr(n, "axis", (int64_t)(c.f.ConsumeBool() ? axis : axis - r));
       return {n.output(0)};
     }
@@ -505,10 +519,12 @@ Added shape_op(Ctx &c, const Val &x) {
       std::vector<int64_t> pads(2 * r);
       for (int i = 0; i < 2 * r; ++i) {
         int64_t d = x.shape[i % r];
-        pads[i] = mode == "reflect" ? c.pick((int)std::max<int64_t>(d, 1)) : c.pick(3) - (mode == "constant" && c.chance(4));
+        pads[i] =
+            mode == "reflect" ? c.pick((int)std::max<int64_t>(d, 1)) : c.pick(3) - (mode == "constant" && c.chance(4));
       }
       std::vector<std::string> ins = {x.name, c.ints(pads)};
-      if (mode == "constant" && x.elem == F32 && c.f.ConsumeBool()) ins.push_back(c.floats({c.chance(4) ? NAN : 1.5f}, true));
+      if (mode == "constant" && x.elem == F32 && c.f.ConsumeBool())
+        ins.push_back(c.floats({c.chance(4) ? NAN : 1.5f}, true));
       auto &n = c.node("Pad", ins);
       OnnxBuilder::attr(n, "mode", mode);
       return {n.output(0)};
@@ -698,7 +714,8 @@ Added add_op(Ctx &c, const Val &x) {
   }
   if (c.chance(12)) return branch(c, x);
   switch (c.pick(x.elem == F32 ? 10 : 6)) {
-    case 0: return x.elem == F32 ? unary_float(c, x) : Added{c.node(c.f.ConsumeBool() ? "Abs" : "Neg", {x.name}).output(0)};
+    case 0:
+      return x.elem == F32 ? unary_float(c, x) : Added{c.node(c.f.ConsumeBool() ? "Abs" : "Neg", {x.name}).output(0)};
     case 1: return binary(c, x);
     case 2: return reduce(c, x);
     case 3: return shape_op(c, x);
@@ -754,7 +771,9 @@ RunResult run_model(const tinyrt_model *m, const std::vector<DataTensor> &data, 
     for (const DataTensor &x : data)
       if (x.runtime && x.name == t.name) d = &x;
     if (!d) fuzz::finding(std::string("the artifact has an input the model does not: ") + t.name);
-    if (d->bytes.size() != t.bytes) fuzz::finding("input '" + d->name + "' has " + std::to_string(t.bytes) + " bytes, expected " + std::to_string(d->bytes.size()));
+    if (d->bytes.size() != t.bytes)
+      fuzz::finding("input '" + d->name + "' has " + std::to_string(t.bytes) + " bytes, expected " +
+                    std::to_string(d->bytes.size()));
     if (t.bytes) memcpy(t.data, d->bytes.data(), t.bytes);
   }
   st = tinyrt_session_run(&s);
@@ -772,16 +791,29 @@ RunResult run_model(const tinyrt_model *m, const std::vector<DataTensor> &data, 
 // ------------------------------------------------------------ compare --
 double as_double(const ConstData &c, const uint8_t *p, int64_t i) {
   switch (c.dtype) {
-    case DType::F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::F64: { double v; memcpy(&v, p + 8 * i, 8); return v; }
-    case DType::F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return half_to_float(h); }
+    case DType::F32: {
+      float v;
+      memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case DType::F64: {
+      double v;
+      memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
+    case DType::F16: {
+      uint16_t h;
+      memcpy(&h, p + 2 * i, 2);
+      return half_to_float(h);
+    }
     default: return 0;
   }
 }
 
 void compare(const std::string &what, const ConstData &ref, const Bytes &got, bool exact, const std::string &model) {
   if (got.size() != ref.bytes.size())
-    fuzz::finding(what + ": " + std::to_string(got.size()) + " bytes, the reference has " + std::to_string(ref.bytes.size()) + "\n" + model);
+    fuzz::finding(what + ": " + std::to_string(got.size()) + " bytes, the reference has " +
+                  std::to_string(ref.bytes.size()) + "\n" + model);
   int64_t n = shape_numel(ref.shape);
   if (!dtype_is_float(ref.dtype)) {
     if (!got.empty() && memcmp(got.data(), ref.bytes.data(), got.size()) != 0) {
@@ -789,8 +821,8 @@ void compare(const std::string &what, const ConstData &ref, const Bytes &got, bo
       for (int64_t i = 0; i < n; ++i)
         if (memcmp(got.data() + i * eb, ref.bytes.data() + i * eb, eb)) {
           ConstData g{ref.dtype, {1}, Bytes(got.begin() + i * eb, got.begin() + (i + 1) * eb)};
-          fuzz::finding(what + " element " + std::to_string(i) + ": " + std::to_string(g.get_i(0)) + ", the reference " +
-                        std::to_string(ref.get_i(i)) + "\n" + model);
+          fuzz::finding(what + " element " + std::to_string(i) + ": " + std::to_string(g.get_i(0)) +
+                        ", the reference " + std::to_string(ref.get_i(i)) + "\n" + model);
         }
     }
     return;
@@ -804,9 +836,12 @@ void compare(const std::string &what, const ConstData &ref, const Bytes &got, bo
   for (int64_t i = 0; i < n; ++i) {
     double r = as_double(ref, ref.bytes.data(), i), y = as_double(ref, got.data(), i);
     bool ok;
-    if (std::isnan(r)) ok = std::isnan(y);
-    else if (std::isinf(r) || exact) ok = y == r;
-    else ok = std::fabs(y - r) <= atol + 1e-3 * std::fabs(r);
+    if (std::isnan(r))
+      ok = std::isnan(y);
+    else if (std::isinf(r) || exact)
+      ok = y == r;
+    else
+      ok = std::fabs(y - r) <= atol + 1e-3 * std::fabs(r);
     if (!ok) {
       char buf[160];
       snprintf(buf, sizeof buf, " element %lld: %.9g, the reference %.9g (%s)", (long long)i, y, r,
@@ -899,8 +934,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
       ConstData v{(DType)t.elem, t.shape, t.bytes};
       fprintf(stderr, "%s %s%s:", t.runtime ? "input" : "weight", t.name.c_str(), shape_str(t.shape).c_str());
       for (int64_t i = 0; i < shape_numel(t.shape) && i < 64; ++i)
-        if (dtype_is_float(v.dtype)) fprintf(stderr, " %.9g", v.get_f(i));
-        else fprintf(stderr, " %lld", (long long)v.get_i(i));
+        if (dtype_is_float(v.dtype))
+          fprintf(stderr, " %.9g", v.get_f(i));
+        else
+          fprintf(stderr, " %lld", (long long)v.get_i(i));
       fprintf(stderr, "\n");
     }
   std::string model_bytes;
@@ -961,7 +998,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
 
   RunResult one = run_model(m, c.data, false), three = run_model(m, c.data, true);
   for (size_t k = 0; k < one.outputs.size(); ++k)
-    if (one.outputs[k] != three.outputs[k]) fuzz::finding("output " + std::to_string(k) + " differs between 1 and 3 threads (or depends on memory the model did not write)\n" + text);
+    if (one.outputs[k] != three.outputs[k])
+      fuzz::finding("output " + std::to_string(k) +
+                    " differs between 1 and 3 threads (or depends on memory the model did not write)\n" + text);
 
   if (have_ref) {
     if (ref.graph.outputs.size() != one.outputs.size()) fuzz::finding("output count differs from the reference");
@@ -972,8 +1011,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size) {
         continue;
       }
       if (v.dtype != art.outputs[k].dtype || v.shape != art.outputs[k].shape)
-        fuzz::finding("output " + std::to_string(k) + " is " + dtype_name(art.outputs[k].dtype) + shape_str(art.outputs[k].shape) +
-                      ", the reference " + dtype_name(v.dtype) + shape_str(v.shape) + "\n" + text);
+        fuzz::finding("output " + std::to_string(k) + " is " + dtype_name(art.outputs[k].dtype) +
+                      shape_str(art.outputs[k].shape) + ", the reference " + dtype_name(v.dtype) + shape_str(v.shape) +
+                      "\n" + text);
       compare("output " + std::to_string(k) + " '" + v.name + "'", *v.data, one.outputs[k], !c.approx, text);
     }
     TRACE("outputs match the reference (%s)\n", c.approx ? "tolerance" : "exact");

@@ -61,7 +61,8 @@ struct Gen {
         }
         if (elem == I64) {
           std::vector<int64_t> v;
-          for (int64_t i = 0; i < n; ++i) v.push_back(f.ConsumeIntegral<int64_t>() % (f.ConsumeBool() ? 70 : INT64_MAX));
+          for (int64_t i = 0; i < n; ++i)
+            v.push_back(f.ConsumeIntegral<int64_t>() % (f.ConsumeBool() ? 70 : INT64_MAX));
           b.init_i64(name, s, v);
         } else {
           std::vector<float> v;
@@ -85,9 +86,12 @@ struct Gen {
         auto *t = a->mutable_t();
         t->set_data_type(elem);
         t->add_dims(1);
-        if (elem == F32) t->add_float_data(f.ConsumeFloatingPoint<float>());
-        else if (elem == I64) t->add_int64_data(f.ConsumeIntegral<int64_t>());
-        else t->add_int32_data(f.ConsumeIntegral<int32_t>());
+        if (elem == F32)
+          t->add_float_data(f.ConsumeFloatingPoint<float>());
+        else if (elem == I64)
+          t->add_int64_data(f.ConsumeIntegral<int64_t>());
+        else
+          t->add_int32_data(f.ConsumeIntegral<int32_t>());
         return name;
       }
       default: {
@@ -122,14 +126,18 @@ struct Gen {
         if (f.ConsumeBool()) OnnxBuilder::attr(n, "transB", (int64_t)1);
         break;
       }
-      case 3: b.node("Pow", {x, constant(f.ConsumeBool() ? I64 : elem, f.ConsumeIntegralInRange<int>(0, 2))}, {y}); break;
+      case 3:
+        b.node("Pow", {x, constant(f.ConsumeBool() ? I64 : elem, f.ConsumeIntegralInRange<int>(0, 2))}, {y});
+        break;
       case 4: {
         static const char *ops[] = {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceLogSumExp", "ReduceL2"};
         auto &n = b.node(ops[f.ConsumeIntegralInRange<int>(0, 4)], {x}, {y});
         if (f.ConsumeBool()) OnnxBuilder::attr(n, "keepdims", (int64_t)0);
         break;
       }
-      case 5: OnnxBuilder::attr(b.node("CumSum", {x, constant(I64, 0)}, {y}), "reverse", (int64_t)f.ConsumeBool()); break;
+      case 5:
+        OnnxBuilder::attr(b.node("CumSum", {x, constant(I64, 0)}, {y}), "reverse", (int64_t)f.ConsumeBool());
+        break;
       case 6: {
         std::string vals = y, idx = fresh();
         y = fresh();
@@ -137,12 +145,16 @@ struct Gen {
         OnnxBuilder::attr(b.node("Cast", {idx}, {y}), "to", (int64_t)elem);
         break;
       }
-      case 7: OnnxBuilder::attr(b.node("Softmax", {x}, {y}), "axis", (int64_t)f.ConsumeIntegralInRange<int>(-2, 1)); break;
+      case 7:
+        OnnxBuilder::attr(b.node("Softmax", {x}, {y}), "axis", (int64_t)f.ConsumeIntegralInRange<int>(-2, 1));
+        break;
       case 8: b.node("Tile", {x, constant(I64, 1)}, {y}); break;
       case 9: b.node("Expand", {x, constant(I64, 1)}, {y}); break;
       case 10: b.node("Gather", {x, constant(I64, f.ConsumeIntegralInRange<int>(0, 2))}, {y}); break;
       case 11: OnnxBuilder::attr(b.node("Mod", {x, constant(elem, 1)}, {y}), "fmod", (int64_t)(elem == F32)); break;
-      case 12: b.node(f.ConsumeBool() ? "Div" : "Mul", {x, constant(elem, f.ConsumeIntegralInRange<int>(0, 3))}, {y}); break;
+      case 12:
+        b.node(f.ConsumeBool() ? "Div" : "Mul", {x, constant(elem, f.ConsumeIntegralInRange<int>(0, 3))}, {y});
+        break;
       default: {
         std::vector<int64_t> perm = {1, 0};
         OnnxBuilder::attr(b.node("Transpose", {x}, {y}), "perm", perm);
@@ -178,7 +190,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g.b.model().SerializeToString(&bytes);
   static const bool trace = getenv("TINYRT_FUZZ_TRACE") != nullptr;
   if (trace)
-    for (const auto &n : g.b.model().graph().node()) fprintf(stderr, "node %s (%s)\n", n.name().c_str(), n.op_type().c_str());
+    for (const auto &n : g.b.model().graph().node())
+      fprintf(stderr, "node %s (%s)\n", n.name().c_str(), n.op_type().c_str());
   CompileOptions opt;
   opt.target = "host";
   opt.import.limits = fuzz::fuzz_limits();

@@ -38,11 +38,11 @@ void check_plan(const Program &p, const Limits &lim) {
   auto name = [&](int v) { return "'" + p.graph.v(v).name + "'"; };
   for (const PlannedBuffer &b : st.buffers) {
     if (b.offset < 0 || b.offset % 64 || b.bytes < 0 || b.offset > arena || b.bytes > arena - b.offset)
-      fuzz::finding("buffer of " + name(b.value) + " at " + std::to_string(b.offset) + " + " +
-                    std::to_string(b.bytes) + " lies outside the arena of " + std::to_string(arena) +
-                    " bytes or is misaligned");
-    if (b.first > b.last) fuzz::finding("buffer of " + name(b.value) + " is live from step " +
-                                        std::to_string(b.first) + " to " + std::to_string(b.last));
+      fuzz::finding("buffer of " + name(b.value) + " at " + std::to_string(b.offset) + " + " + std::to_string(b.bytes) +
+                    " lies outside the arena of " + std::to_string(arena) + " bytes or is misaligned");
+    if (b.first > b.last)
+      fuzz::finding("buffer of " + name(b.value) + " is live from step " + std::to_string(b.first) + " to " +
+                    std::to_string(b.last));
   }
   // Buffers live at a common step must not overlap (quadratic: checked for
   // plans of up to 3000 buffers, which covers every model the fuzzer makes
@@ -51,8 +51,8 @@ void check_plan(const Program &p, const Limits &lim) {
     for (size_t i = 0; i < st.buffers.size(); ++i)
       for (size_t j = i + 1; j < st.buffers.size(); ++j) {
         const PlannedBuffer &a = st.buffers[i], &b = st.buffers[j];
-        if (a.first <= b.last && b.first <= a.last && a.offset < b.offset + b.bytes &&
-            b.offset < a.offset + a.bytes && a.bytes > 0 && b.bytes > 0)
+        if (a.first <= b.last && b.first <= a.last && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes &&
+            a.bytes > 0 && b.bytes > 0)
           fuzz::finding("buffers of " + name(a.value) + " and " + name(b.value) + " overlap while both are live");
       }
   // Every value the kernels read or write in the arena: its elements (by

@@ -57,8 +57,8 @@ namespace {
   fflush(stderr);
   abort();
 }
-#define EXPECT(cond, what)                                                   \
-  do {                                                                       \
+#define EXPECT(cond, what)                                                                           \
+  do {                                                                                               \
     if (!(cond)) finding(std::string(what) + " (" #cond ", line " + std::to_string(__LINE__) + ")"); \
   } while (0)
 
@@ -133,7 +133,7 @@ struct RunLog {
   const uint8_t *arena = nullptr;
   uint64_t arena_bytes = 0;  // the model's
   std::vector<std::pair<int32_t, int32_t>> ranges[kMaxSteps];
-  std::vector<int> order;  // steps in the order their first chunk ran
+  std::vector<int> order;                      // steps in the order their first chunk ran
   std::vector<std::pair<uint32_t, int>> hook;  // (step, begin)
 };
 
@@ -149,7 +149,8 @@ void kernel(uint8_t *arena, int32_t b, int32_t e) {
   // Generated code writes its arena: touch some of it (the model's size),
   // never the condition bytes.
   if (r->arena_bytes > kCondBytes)
-    for (int32_t t = b; t < e && t < b + 16; ++t) arena[kCondBytes + (uint64_t)t * 61 % (r->arena_bytes - kCondBytes)] ^= 1;
+    for (int32_t t = b; t < e && t < b + 16; ++t)
+      arena[kCondBytes + (uint64_t)t * 61 % (r->arena_bytes - kCondBytes)] ^= 1;
   std::lock_guard<std::mutex> lock(r->mu);
   if (r->ranges[I].empty()) r->order.push_back(I);
   r->ranges[I].push_back({b, e});
@@ -241,7 +242,11 @@ void fill_tensor(Model &md, FuzzedDataProvider &f, uint8_t *at, uint32_t stride,
     int64_t *dims = reinterpret_cast<int64_t *>(md.keep.back()->p);
     for (uint32_t k = 0; k < t.rank; ++k) {
       int d = f.ConsumeIntegralInRange(0, 20);
-      dims[k] = d < 16 ? d % 5 : d == 16 ? -1 : d == 17 ? INT64_MAX : d == 18 ? (INT64_C(1) << 32) : f.ConsumeIntegral<int64_t>();
+      dims[k] = d < 16    ? d % 5
+                : d == 16 ? -1
+                : d == 17 ? INT64_MAX
+                : d == 18 ? (INT64_C(1) << 32)
+                          : f.ConsumeIntegral<int64_t>();
       if (dims[k] >= 0 && !__builtin_mul_overflow(elems, (uint64_t)dims[k], &elems)) continue;
       overflow = true;
     }
@@ -283,8 +288,9 @@ void make_model(Model &md, FuzzedDataProvider &f) {
                                                   : f.ConsumeIntegral<uint32_t>();
   auto count = [&](uint32_t typical) -> uint32_t {
     int k = f.ConsumeIntegralInRange(0, 31);
-    return k < 29 ? (uint32_t)(k % (typical + 1)) : k == 29 ? kRefusedCount
-                                                 : f.ConsumeIntegralInRange<uint32_t>(kRefusedCount, UINT32_MAX);
+    return k < 29    ? (uint32_t)(k % (typical + 1))
+           : k == 29 ? kRefusedCount
+                     : f.ConsumeIntegralInRange<uint32_t>(kRefusedCount, UINT32_MAX);
   };
   m.num_inputs = count(3);
   m.num_outputs = count(3);
@@ -301,8 +307,11 @@ void make_model(Model &md, FuzzedDataProvider &f) {
   bool has_strides = m.desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof(uint32_t);
   auto stride = [&](uint32_t natural, uint32_t min) -> uint32_t {
     int k = f.ConsumeIntegralInRange(0, 15);
-    return k < 11 ? natural : k == 11 ? min : k == 12 ? natural + 8 : k == 13 ? kRefusedStride
-                                                                    : f.ConsumeIntegralInRange<uint32_t>(0, 2048);
+    return k < 11    ? natural
+           : k == 11 ? min
+           : k == 12 ? natural + 8
+           : k == 13 ? kRefusedStride
+                     : f.ConsumeIntegralInRange<uint32_t>(0, 2048);
   };
   m.tensor_desc_bytes = stride(sizeof(tinyrt_tensor_desc), sizeof(tinyrt_tensor_desc));
   m.step_desc_bytes = stride(sizeof(tinyrt_step_desc), TINYRT_STEP_DESC_1_1_BYTES);
@@ -317,9 +326,11 @@ void make_model(Model &md, FuzzedDataProvider &f) {
   m.steps = reinterpret_cast<const tinyrt_step_desc *>(steps);
   bool sized = m.num_inputs <= 4096 && m.num_outputs <= 4096 && md.tensor_stride < kRefusedStride;
   if (ins && sized && md.tensor_stride >= sizeof(const char *))
-    for (uint32_t i = 0; i < m.num_inputs; ++i) fill_tensor(md, f, ins + (size_t)i * md.tensor_stride, md.tensor_stride, m.arena_bytes, &md.in_names);
+    for (uint32_t i = 0; i < m.num_inputs; ++i)
+      fill_tensor(md, f, ins + (size_t)i * md.tensor_stride, md.tensor_stride, m.arena_bytes, &md.in_names);
   if (outs && sized && md.tensor_stride >= sizeof(const char *))
-    for (uint32_t i = 0; i < m.num_outputs; ++i) fill_tensor(md, f, outs + (size_t)i * md.tensor_stride, md.tensor_stride, m.arena_bytes, &md.out_names);
+    for (uint32_t i = 0; i < m.num_outputs; ++i)
+      fill_tensor(md, f, outs + (size_t)i * md.tensor_stride, md.tensor_stride, m.arena_bytes, &md.out_names);
   md.num_steps = m.num_steps <= kMaxSteps ? m.num_steps : 0;
   if (steps && m.num_steps <= kMaxSteps && md.step_stride < kRefusedStride)
     for (uint32_t i = 0; i < m.num_steps; ++i) {
@@ -327,7 +338,12 @@ void make_model(Model &md, FuzzedDataProvider &f) {
       tinyrt_step_desc s;
       memset(&s, 0, sizeof s);
       int t = f.ConsumeIntegralInRange(0, 15);
-      sp.tasks = t < 10 ? 1 + t * t : t == 10 ? 0 : t == 11 ? -1 : t == 12 ? INT32_MIN : t == 13 ? 4099 : f.ConsumeIntegralInRange(1, 1 << 16);
+      sp.tasks = t < 10    ? 1 + t * t
+                 : t == 10 ? 0
+                 : t == 11 ? -1
+                 : t == 12 ? INT32_MIN
+                 : t == 13 ? 4099
+                           : f.ConsumeIntegralInRange(1, 1 << 16);
       s.tasks = sp.tasks;
       int kind = f.ConsumeIntegralInRange(0, 15);
       sp.call = kind >= 12 && kind <= 14;
@@ -344,7 +360,9 @@ void make_model(Model &md, FuzzedDataProvider &f) {
         default: s.status_offset = m.arena_bytes >= 64 ? m.arena_bytes - 64 : 0;
       }
       sp.status_offset = s.status_offset;
-      sp.call_status = f.ConsumeIntegralInRange(0, 3) ? 0 : f.ConsumeIntegralInRange(0, 3) ? f.ConsumeIntegralInRange(1, 14) : f.ConsumeIntegral<int32_t>();
+      sp.call_status = f.ConsumeIntegralInRange(0, 3)   ? 0
+                       : f.ConsumeIntegralInRange(0, 3) ? f.ConsumeIntegralInRange(1, 14)
+                                                        : f.ConsumeIntegral<int32_t>();
       // Branches (ABI 1.3): a condition byte among the first kCondBytes of
       // the arena, or outside the arena (refused); branch errors with or
       // without code and guard.
@@ -378,7 +396,8 @@ void make_model(Model &md, FuzzedDataProvider &f) {
                m.weights_range_bytes >= sizeof(tinyrt_weights_range) && m.weights_range_bytes <= 1024 &&
                m.weights_range_bytes % alignof(tinyrt_weights_range) == 0;
   uint64_t h = 0xcbf29ce484222325ull, total = 0;
-  if (w && nw <= 4096 && m.weights_range_bytes < kRefusedStride && m.weights_range_bytes >= sizeof(tinyrt_weights_range))
+  if (w && nw <= 4096 && m.weights_range_bytes < kRefusedStride &&
+      m.weights_range_bytes >= sizeof(tinyrt_weights_range))
     for (uint32_t i = 0; i < nw; ++i) {
       tinyrt_weights_range r;
       size_t n = f.ConsumeIntegralInRange<size_t>(0, 300);
@@ -424,8 +443,8 @@ struct SessionSlot {
   std::unique_ptr<Buf> mem;  // the tinyrt_session's storage
   enum State { Fresh, Live, Failed, Copy, Clobbered } state = Fresh;
   const tinyrt_pool *pool = nullptr;  // the pool bound at init
-  int origin = -1;  // Live or Copy: the slot whose address the session holds
-  uint32_t live_magic = 0;  // the magic a successful init left
+  int origin = -1;                    // Live or Copy: the slot whose address the session holds
+  uint32_t live_magic = 0;            // the magic a successful init left
   uint8_t *arena = nullptr;
   size_t arena_bytes = 0;
   bool hook = false;
@@ -477,7 +496,8 @@ std::pair<std::vector<int>, int> expected_run(const Model &md, std::vector<uint8
     order.push_back((int)i);
     if (!sp.call) continue;
     for (uint64_t b = 0; b < 4; ++b)
-      if (sp.status_offset + b < cond.size()) cond[sp.status_offset + b] = (uint8_t)((uint32_t)sp.call_status >> (8 * b));
+      if (sp.status_offset + b < cond.size())
+        cond[sp.status_offset + b] = (uint8_t)((uint32_t)sp.call_status >> (8 * b));
     if (sp.call_status != TINYRT_OK) return {order, sp.call_status};
   }
   return {order, TINYRT_OK};
@@ -523,12 +543,15 @@ void hook(void *user, uint32_t step, int begin) {
   tinyrt_tensor t;
   switch (what) {
     case 1: EXPECT(fuzz_session_run(s) == TINYRT_ERR_BUSY, "run on a running session did not answer BUSY"); break;
-    case 2: EXPECT(tinyrt_session_verify(s) == TINYRT_ERR_BUSY, "verify on a running session did not answer BUSY"); break;
+    case 2:
+      EXPECT(tinyrt_session_verify(s) == TINYRT_ERR_BUSY, "verify on a running session did not answer BUSY");
+      break;
     case 3:
       EXPECT(tinyrt_session_input(s, 0, &t) == TINYRT_ERR_BUSY, "input() on a running session did not answer BUSY");
       break;
     case 4:
-      EXPECT(tinyrt_session_find_output(s, "y", &t) == TINYRT_ERR_BUSY, "find_output on a running session did not answer BUSY");
+      EXPECT(tinyrt_session_find_output(s, "y", &t) == TINYRT_ERR_BUSY,
+             "find_output on a running session did not answer BUSY");
       break;
     case 5:
       if (me.pool)
@@ -585,11 +608,13 @@ int do_run(World &w, int i) {
       if (st == TINYRT_ERR_BRANCH)
         EXPECT(strstr(tinyrt_session_message(slot.s()), "step ") != nullptr, "a branch error's message names no step");
       else if (st != TINYRT_OK)
-        EXPECT(strstr(tinyrt_session_message(slot.s()), "custom op node") != nullptr, "a failed call's message names no node");
+        EXPECT(strstr(tinyrt_session_message(slot.s()), "custom op node") != nullptr,
+               "a failed call's message names no node");
       if (slot.hook) check_hook_log(log);
       break;
     default:
-      EXPECT(st == TINYRT_ERR_NOT_INITIALIZED, "run on a session that is not initialized did not answer NOT_INITIALIZED");
+      EXPECT(st == TINYRT_ERR_NOT_INITIALIZED,
+             "run on a session that is not initialized did not answer NOT_INITIALIZED");
       EXPECT(log.order.empty(), "an uninitialized session ran kernels");
   }
   return st;
@@ -647,8 +672,7 @@ void op_init(World &w, FuzzedDataProvider &f) {
   if (st == TINYRT_OK) {
     EXPECT(model && claim >= model->arena_bytes, "init accepted an arena smaller than the model's");
     EXPECT(((uintptr_t)arena % TINYRT_ARENA_ALIGN) == 0, "init accepted a misaligned arena");
-    if (use_opt && pool >= 0)
-      EXPECT(w.pools[pool].state == PoolSlot::Live, "init accepted a pool that is not live");
+    if (use_opt && pool >= 0) EXPECT(w.pools[pool].state == PoolSlot::Live, "init accepted a pool that is not live");
     slot.state = SessionSlot::Live;
     slot.origin = i;
     slot.live_magic = s->magic;
@@ -659,7 +683,8 @@ void op_init(World &w, FuzzedDataProvider &f) {
     // The application's inputs: the condition bytes of the branches.
     uint64_t bits = f.ConsumeIntegral<uint64_t>();
     for (uint64_t b = 0; b < std::min<uint64_t>(claim, kCondBytes); ++b) arena[b] = (uint8_t)((bits >> b) & 1);
-    if (claim && f.ConsumeIntegralInRange(0, 7) == 0) arena[f.ConsumeIntegralInRange<uint64_t>(0, std::min<uint64_t>(claim, kCondBytes) - 1)] = 0xfe;
+    if (claim && f.ConsumeIntegralInRange(0, 7) == 0)
+      arena[f.ConsumeIntegralInRange<uint64_t>(0, std::min<uint64_t>(claim, kCondBytes) - 1)] = 0xfe;
     EXPECT(tinyrt_session_num_inputs(s) == model->num_inputs, "num_inputs differs from the descriptor");
     EXPECT(tinyrt_session_num_outputs(s) == model->num_outputs, "num_outputs differs from the descriptor");
   } else {
@@ -682,8 +707,10 @@ void op_view(World &w, FuzzedDataProvider &f, bool outputs, bool by_name) {
   std::string name;
   bool null_name = false;
   if (by_name) {
-    if (!names.empty() && f.ConsumeBool()) name = names[f.ConsumeIntegralInRange<size_t>(0, names.size() - 1)];
-    else name = fuzz_name(f);
+    if (!names.empty() && f.ConsumeBool())
+      name = names[f.ConsumeIntegralInRange<size_t>(0, names.size() - 1)];
+    else
+      name = fuzz_name(f);
     null_name = f.ConsumeIntegralInRange(0, 31) == 0;
     const char *np = null_name ? nullptr : name.c_str();
     st = outputs ? tinyrt_session_find_output(s, np, tp) : tinyrt_session_find_input(s, np, tp);
@@ -713,7 +740,8 @@ void op_view(World &w, FuzzedDataProvider &f, bool outputs, bool by_name) {
   }
   if (st != TINYRT_OK) return;
   const tinyrt_tensor_desc *d = reinterpret_cast<const tinyrt_tensor_desc *>(
-      reinterpret_cast<const uint8_t *>(outputs ? w.md.m->outputs : w.md.m->inputs) + (size_t)index * w.md.tensor_stride);
+      reinterpret_cast<const uint8_t *>(outputs ? w.md.m->outputs : w.md.m->inputs) +
+      (size_t)index * w.md.tensor_stride);
   EXPECT(t.data == slot.arena + d->arena_offset && t.bytes == d->bytes && t.rank == d->rank && t.dims == d->dims &&
              t.name == d->name,
          "a view differs from its descriptor entry");
@@ -757,7 +785,8 @@ void op_pool_create(World &w, FuzzedDataProvider &f) {
   static const int kThreads[] = {1, 2, 3, 4, 8, 0, -1, TINYRT_MAX_THREADS + 1, INT32_MIN};
   int threads = kThreads[f.ConsumeIntegralInRange<size_t>(0, sizeof kThreads / sizeof *kThreads - 1)];
   size_t need = tinyrt_pool_storage_bytes(threads > 0 && threads <= 8 ? threads : 1);
-  EXPECT(threads <= 0 || threads > TINYRT_MAX_THREADS || tinyrt_pool_storage_bytes(threads) <= TINYRT_POOL_STORAGE_BYTES(threads),
+  EXPECT(threads <= 0 || threads > TINYRT_MAX_THREADS ||
+             tinyrt_pool_storage_bytes(threads) <= TINYRT_POOL_STORAGE_BYTES(threads),
          "tinyrt_pool_storage_bytes exceeds TINYRT_POOL_STORAGE_BYTES");
   size_t have = f.ConsumeIntegralInRange(0, 7) ? need : f.ConsumeIntegralInRange<size_t>(0, need);
   size_t misalign = f.ConsumeIntegralInRange(0, 15) ? 0 : f.ConsumeIntegralInRange(1, 63);
@@ -794,7 +823,8 @@ void op_pool_destroy(World &w, FuzzedDataProvider &f) {
   int j = f.ConsumeIntegralInRange(0, kPools - 1);
   PoolSlot &p = w.pools[j];
   if (f.ConsumeIntegralInRange(0, 31) == 0) {
-    EXPECT(tinyrt_pool_destroy(nullptr) == TINYRT_ERR_INVALID_ARGUMENT, "pool_destroy(NULL) did not answer INVALID_ARGUMENT");
+    EXPECT(tinyrt_pool_destroy(nullptr) == TINYRT_ERR_INVALID_ARGUMENT,
+           "pool_destroy(NULL) did not answer INVALID_ARGUMENT");
     return;
   }
   if (p.state == PoolSlot::Empty) return;
@@ -813,12 +843,14 @@ void op_pool_destroy(World &w, FuzzedDataProvider &f) {
 void op_pool_misc(World &w, FuzzedDataProvider &f) {
   int j = f.ConsumeIntegralInRange(0, kPools - 1);
   PoolSlot &p = w.pools[j];
-  tinyrt_pool *pool = p.state == PoolSlot::Empty ? nullptr
+  tinyrt_pool *pool = p.state == PoolSlot::Empty  ? nullptr
                       : p.state == PoolSlot::Copy ? reinterpret_cast<tinyrt_pool *>(p.mem->p)
                                                   : p.pool;
   if (f.ConsumeBool()) {
     tinyrt_status st = tinyrt_pool_set_spin_us(pool, f.ConsumeIntegralInRange<uint32_t>(0, 100));
-    EXPECT(st == (p.state == PoolSlot::Live ? TINYRT_OK : pool ? TINYRT_ERR_NOT_INITIALIZED : TINYRT_ERR_INVALID_ARGUMENT),
+    EXPECT(st == (p.state == PoolSlot::Live ? TINYRT_OK
+                  : pool                    ? TINYRT_ERR_NOT_INITIALIZED
+                                            : TINYRT_ERR_INVALID_ARGUMENT),
            "pool_set_spin_us answered wrong");
   } else {
     int n = tinyrt_pool_threads(pool);
@@ -858,9 +890,9 @@ void op_session_copy(World &w, FuzzedDataProvider &f) {
   // A copy is refused, unless it lands back at the address it was made at
   // (then it is byte for byte that session, live if its magic is intact).
   if (src.state == SessionSlot::Live || src.state == SessionSlot::Copy || src.state == SessionSlot::Clobbered)
-    dst.state = src.origin != b                         ? SessionSlot::Copy
+    dst.state = src.origin != b                    ? SessionSlot::Copy
                 : dst.s()->magic == dst.live_magic ? SessionSlot::Live
-                                                    : SessionSlot::Clobbered;
+                                                   : SessionSlot::Clobbered;
 }
 
 void op_session_clobber(World &w, FuzzedDataProvider &f) {
@@ -876,7 +908,8 @@ void op_session_clobber(World &w, FuzzedDataProvider &f) {
   const size_t magic_end = offsetof(tinyrt_session, magic) + sizeof(uint32_t);
   const size_t self = offsetof(tinyrt_session, self);
   if (at >= self && at < self + sizeof(void *)) return;
-  bool was_live = slot.state == SessionSlot::Live || slot.state == SessionSlot::Clobbered || slot.state == SessionSlot::Copy;
+  bool was_live =
+      slot.state == SessionSlot::Live || slot.state == SessionSlot::Clobbered || slot.state == SessionSlot::Copy;
   if (was_live && at >= magic_end) return;
   p[at] ^= (uint8_t)f.ConsumeIntegralInRange(1, 255);
   trace("session_clobber %d byte %zu", i, at);
@@ -942,7 +975,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (slot.state != SessionSlot::Live) EXPECT(n == 0, "a session that is not live reports tensors");
         if (slot.state != SessionSlot::Fresh)
           EXPECT(strnlen(tinyrt_session_message(slot.s()), sizeof(tinyrt_session::message)) <
-                     sizeof(tinyrt_session::message) || slot.state == SessionSlot::Clobbered || slot.state == SessionSlot::Copy,
+                         sizeof(tinyrt_session::message) ||
+                     slot.state == SessionSlot::Clobbered || slot.state == SessionSlot::Copy,
                  "a session message is not terminated");
         break;
       }

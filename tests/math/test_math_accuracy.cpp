@@ -43,8 +43,8 @@ double ulp_of(float x) {
 
 // Compiles one model computing every function of `fns` over `xs` for the
 // target, runs it, and reports/validates the errors.
-bool check(const std::string &target, const std::string &work, const std::string &domain,
-           const std::vector<float> &xs, const std::vector<Fn> &fns) {
+bool check(const std::string &target, const std::string &work, const std::string &domain, const std::vector<float> &xs,
+           const std::vector<Fn> &fns) {
   int64_t n = (int64_t)xs.size();
   test::OnnxBuilder b;
   b.input("x", {n});
@@ -79,7 +79,8 @@ bool check(const std::string &target, const std::string &work, const std::string
       float rf = (float)ref;
       if (std::isnan(ref) || std::isinf(rf) || std::isnan(x) || std::isinf(x)) {
         bool same = std::isnan(ref) ? std::isnan(y) : y == rf;  // special values exactly
-        if (!same && special_bad++ < 3) std::cout << "  " << fn.op << "(" << x << ") = " << y << ", expected " << rf << "\n";
+        if (!same && special_bad++ < 3)
+          std::cout << "  " << fn.op << "(" << x << ") = " << y << ", expected " << rf << "\n";
         continue;
       }
       if (ref != 0 && std::fabs(ref) < FLT_MIN) continue;
@@ -98,8 +99,7 @@ bool check(const std::string &target, const std::string &work, const std::string
     std::cout << "  " << fn.op << ": max error " << worst_ulp << " ulp (at x = " << at << "), max abs " << worst_abs
               << "; bound " << fn.max_ulp << " ulp" << (fn.max_abs > 0 ? " or abs " : "");
     if (fn.max_abs > 0) std::cout << fn.max_abs;
-    std::cout
-              << "; " << counted << " points, " << over << " beyond the bound, " << special_bad
+    std::cout << "; " << counted << " points, " << over << " beyond the bound, " << special_bad
               << " wrong special values -> " << (pass ? "ok" : "EXCEEDED") << "\n";
   }
   return ok;

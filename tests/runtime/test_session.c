@@ -15,12 +15,12 @@
 #include "tinyrt.h"
 
 static int failures;
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                        \
-    }                                                                    \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 #define ARCH TINYRT_ARCH_NATIVE
@@ -63,8 +63,10 @@ static const tinyrt_tensor_desc kIn[1] = {{"x", kDims, TINYRT_DTYPE_FLOAT32, 1, 
 static const tinyrt_tensor_desc kOut[1] = {{"z", kDims, TINYRT_DTYPE_FLOAT32, 1, 8192, N * 4}};
 static const tinyrt_step_desc kSteps[2] = {{step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
 /* The same steps as an ABI 1.0/1.1 table (entries end at flags). */
-static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } kSteps_1_1[2] = {{step_scale, N, 0},
-                                                                                   {step_mirror, CHUNKS, 0}};
+static const struct {
+  tinyrt_kernel_fn fn;
+  int32_t tasks, flags;
+} kSteps_1_1[2] = {{step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
 
 static tinyrt_model good_model(void) {
   tinyrt_model m;
@@ -100,8 +102,7 @@ static int refused(const tinyrt_model *m, tinyrt_status st, const char *text) {
   tinyrt_session s;
   tinyrt_status got = init(&s, m);
   if (got != st || !strstr(tinyrt_session_message(&s), text)) {
-    fprintf(stderr, "  got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(&s),
-            (int)st, text);
+    fprintf(stderr, "  got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(&s), (int)st, text);
     return 0;
   }
   return tinyrt_session_run(&s) == TINYRT_ERR_NOT_INITIALIZED;
@@ -130,8 +131,8 @@ static void test_validation(void) {
   m.isa_required = ARCH == TINYRT_ARCH_X86_64 ? TINYRT_ISA_A64_ASIMD | TINYRT_ISA_A64_DOTPROD : TINYRT_ISA_X86_AVX512F;
   CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, ARCH == TINYRT_ARCH_X86_64 ? "asimd asimddp" : "avx512f"));
   if (ARCH != TINYRT_ARCH_X86_64) {
-    m.isa_required = TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 |
-                     TINYRT_ISA_X86_POPCNT | TINYRT_ISA_X86_AVX512VNNI;
+    m.isa_required = TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT |
+                     TINYRT_ISA_X86_AVX512VNNI;
     CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, "f16c bmi1 bmi2 popcnt avx512vnni"));
   }
 
@@ -154,8 +155,7 @@ static void test_validation(void) {
     static const int64_t big[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
     static const int64_t neg[1] = {-4};
     static const int64_t zero[2] = {0, 5};
-    static const int64_t many[TINYRT_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                      1, 1, 1, 1, 1, 1, 1, 1};
+    static const int64_t many[TINYRT_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     tinyrt_tensor_desc d = kOut[0];
     m = good_model();
     m.outputs = &d;
@@ -378,8 +378,7 @@ static void test_pool_misuse(void) {
   tinyrt_session_options opt;
   tinyrt_model m = good_model();
   int n;
-  for (n = 1; n <= TINYRT_MAX_THREADS; ++n)
-    CHECK(tinyrt_pool_storage_bytes(n) <= TINYRT_POOL_STORAGE_BYTES(n));
+  for (n = 1; n <= TINYRT_MAX_THREADS; ++n) CHECK(tinyrt_pool_storage_bytes(n) <= TINYRT_POOL_STORAGE_BYTES(n));
   CHECK(tinyrt_pool_create(pool_mem, 16, 1, &pool) == TINYRT_ERR_STORAGE_TOO_SMALL);
   CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, 0, &pool) == TINYRT_ERR_THREADS);
   CHECK(tinyrt_pool_create(pool_mem, sizeof pool_mem, TINYRT_MAX_THREADS + 1, &pool) == TINYRT_ERR_THREADS);
@@ -475,10 +474,8 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 /* verify fails with `st` and a message containing `text` (and `text2`). */
 static int verify_says(tinyrt_session *s, tinyrt_status st, const char *text, const char *text2) {
   tinyrt_status got = tinyrt_session_verify(s);
-  if (got != st || !strstr(tinyrt_session_message(s), text) ||
-      (text2 && !strstr(tinyrt_session_message(s), text2))) {
-    fprintf(stderr, "  verify: got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(s),
-            (int)st, text);
+  if (got != st || !strstr(tinyrt_session_message(s), text) || (text2 && !strstr(tinyrt_session_message(s), text2))) {
+    fprintf(stderr, "  verify: got %d '%s', wanted %d '%s'\n", (int)got, tinyrt_session_message(s), (int)st, text);
     return 0;
   }
   return 1;
@@ -491,8 +488,10 @@ struct wide_range {
 };
 
 static void test_verify(void) {
-  static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } steps_1_0[2] = {
-      {step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
+  static const struct {
+    tinyrt_kernel_fn fn;
+    int32_t tasks, flags;
+  } steps_1_0[2] = {{step_scale, N, 0}, {step_mirror, CHUNKS, 0}};
   static unsigned char w0[37], w1[1000];
   static tinyrt_weights_range ranges[3];
   static struct wide_range wide[2];
@@ -602,8 +601,7 @@ static void test_verify(void) {
   m.weights_checksum = 12345; /* not covered by desc_bytes: ignored */
   CHECK(init(&s, &m) == TINYRT_OK);
   CHECK(tinyrt_session_run(&s) == TINYRT_OK);
-  CHECK(verify_says(&s, TINYRT_ERR_UNSUPPORTED, "(ABI 1.1) records no weights checksum",
-                    "nothing verified"));
+  CHECK(verify_says(&s, TINYRT_ERR_UNSUPPORTED, "(ABI 1.1) records no weights checksum", "nothing verified"));
   m.desc_bytes = offsetof(tinyrt_model, tensor_desc_bytes); /* ABI 1.0 */
   m.abi_minor = 0;
   m.steps = (const tinyrt_step_desc *)steps_1_0; /* its table has the 1.0 entries */
@@ -691,11 +689,11 @@ static void test_threads(void) {
 #define COVER_ARENA (OFF_SUM + 4 * SUM_TASKS)
 static int range_errors;
 
-#define MARK_STEP(name, off, tasks, tag)                                           \
-  static void name(uint8_t *a, int32_t b, int32_t e) {                             \
-    uint32_t *o = (uint32_t *)(a + (off));                                         \
+#define MARK_STEP(name, off, tasks, tag)                                                        \
+  static void name(uint8_t *a, int32_t b, int32_t e) {                                          \
+    uint32_t *o = (uint32_t *)(a + (off));                                                      \
     if (b < 0 || b >= e || e > (tasks)) __atomic_add_fetch(&range_errors, 1, __ATOMIC_RELAXED); \
-    for (; b < e; ++b) o[b] = o[b] * 31u + 7u * (uint32_t)b + (tag);               \
+    for (; b < e; ++b) o[b] = o[b] * 31u + 7u * (uint32_t)b + (tag);                            \
   }
 MARK_STEP(mark_1, OFF_1, TASKS_1, 1u)
 MARK_STEP(mark_3, OFF_3, TASKS_3, 2u)
@@ -779,8 +777,8 @@ static void stress_step(uint8_t *a, int32_t b, int32_t e) {
 }
 
 static void test_stress(void) {
-  static const tinyrt_step_desc steps[] = {{stress_step, 64, 0}, {stress_step, 5, 0},
-                                           {stress_step, 2, 0},  {stress_step, 64, 0}};
+  static const tinyrt_step_desc steps[] = {
+      {stress_step, 64, 0}, {stress_step, 5, 0}, {stress_step, 2, 0}, {stress_step, 64, 0}};
   tinyrt_model m = good_model();
   tinyrt_pool *pool = NULL;
   tinyrt_session s;
@@ -876,9 +874,9 @@ static void test_busy(void) {
   CHECK(tinyrt_session_input(&held, 0, &t) == TINYRT_ERR_BUSY);
   CHECK(tinyrt_session_find_output(&held, "z", &t) == TINYRT_ERR_BUSY);
   CHECK(strstr(tinyrt_session_message(&held), "zzz") != NULL); /* BUSY left it alone */
-  CHECK(tinyrt_session_run(&other) == TINYRT_ERR_BUSY);          /* shares the pool */
+  CHECK(tinyrt_session_run(&other) == TINYRT_ERR_BUSY);        /* shares the pool */
   CHECK(strstr(tinyrt_session_message(&other), "pool") != NULL);
-  CHECK(tinyrt_session_input(&other, 0, &t) == TINYRT_OK);     /* lookups need no pool */
+  CHECK(tinyrt_session_input(&other, 0, &t) == TINYRT_OK); /* lookups need no pool */
   CHECK(tinyrt_pool_destroy(pool) == TINYRT_ERR_BUSY);
   CHECK(tinyrt_pool_threads(pool) == MAX_POOL_THREADS);
   CHECK(tinyrt_pool_set_spin_us(pool, 20) == TINYRT_OK);
@@ -909,12 +907,15 @@ static void *race_thread(void *p) {
   int i;
   for (i = 0; i < r->runs || r->until_refused; ++i) {
     tinyrt_status st = tinyrt_session_run(&r->s);
-    if (st == TINYRT_OK) ++r->ok;
-    else if (st == TINYRT_ERR_BUSY) ++r->busy;
+    if (st == TINYRT_OK)
+      ++r->ok;
+    else if (st == TINYRT_ERR_BUSY)
+      ++r->busy;
     else if (st == TINYRT_ERR_NOT_INITIALIZED) {
       ++r->refused;
       break;
-    } else ++r->bad;
+    } else
+      ++r->bad;
   }
   return NULL;
 }
@@ -941,8 +942,7 @@ static void test_shared_pool_race(void) {
     for (i = 0; i < 2; ++i) CHECK(pthread_create(&th[i], NULL, race_thread, &rc[i]) == 0);
     if (k == 1) {
       sleep_us(2000);
-      while (tinyrt_pool_destroy(pool) != TINYRT_OK) {
-      }
+      while (tinyrt_pool_destroy(pool) != TINYRT_OK) {}
     }
     for (i = 0; i < 2; ++i) pthread_join(th[i], NULL);
     for (total = 0, i = 0; i < 2; ++i) {
@@ -1005,8 +1005,10 @@ static void test_call_step(void) {
   st[1].tasks = 1;
   {
     /* A 1.1-sized table cannot hold the call fields. */
-    static const struct { tinyrt_kernel_fn fn; int32_t tasks, flags; } narrow[3] = {
-        {step_scale, N, 0}, {call_step, 1, TINYRT_STEP_CALL}, {step_mirror, CHUNKS, 0}};
+    static const struct {
+      tinyrt_kernel_fn fn;
+      int32_t tasks, flags;
+    } narrow[3] = {{step_scale, N, 0}, {call_step, 1, TINYRT_STEP_CALL}, {step_mirror, CHUNKS, 0}};
     m.steps = (const tinyrt_step_desc *)narrow;
     m.step_desc_bytes = sizeof narrow[0];
     CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "call step"));
@@ -1093,7 +1095,12 @@ static void test_branches(void) {
   m.step_desc_bytes = TINYRT_STEP_DESC_1_2_BYTES;
   {
     /* The same steps laid out as ABI 1.2 entries. */
-    static struct { tinyrt_kernel_fn fn; int32_t tasks, flags; const char *node; uint64_t status; } narrow[2];
+    static struct {
+      tinyrt_kernel_fn fn;
+      int32_t tasks, flags;
+      const char *node;
+      uint64_t status;
+    } narrow[2];
     narrow[0].fn = step_scale;
     narrow[0].tasks = N;
     narrow[1].fn = step_mirror;

@@ -18,15 +18,13 @@ void board_init(void);
 extern char __flash_start[], __flash_end[], __ram_start[], __ram_end[];
 
 #define SECTION 0x2u
-#define AP_FULL (3u << 10)                                   /* PL0/PL1 read-write */
-#define NORMAL_WB ((1u << 12) | (1u << 3) | (1u << 2))       /* TEX=001 C=1 B=1 */
-#define DEVICE_XN ((1u << 2) | (1u << 4))                    /* shareable Device, XN */
+#define AP_FULL (3u << 10)                             /* PL0/PL1 read-write */
+#define NORMAL_WB ((1u << 12) | (1u << 3) | (1u << 2)) /* TEX=001 C=1 B=1 */
+#define DEVICE_XN ((1u << 2) | (1u << 4))              /* shareable Device, XN */
 
 static uint32_t page_table[4096] __attribute__((aligned(16384)));
 
-static int inside(uintptr_t a, const char *lo, const char *hi) {
-  return a >= (uintptr_t)lo && a < (uintptr_t)hi;
-}
+static int inside(uintptr_t a, const char *lo, const char *hi) { return a >= (uintptr_t)lo && a < (uintptr_t)hi; }
 
 void board_init(void) {
   uint32_t i, sctlr;
@@ -36,15 +34,15 @@ void board_init(void) {
     page_table[i] = (uint32_t)base | SECTION | AP_FULL | (normal ? NORMAL_WB : DEVICE_XN);
   }
   __asm__ volatile("dsb" ::: "memory");
-  __asm__ volatile("mcr p15, 0, %0, c3, c0, 0" : : "r"(1u));  /* DACR: domain 0 client */
-  __asm__ volatile("mcr p15, 0, %0, c2, c0, 2" : : "r"(0u));  /* TTBCR: TTBR0, short descriptors */
+  __asm__ volatile("mcr p15, 0, %0, c3, c0, 0" : : "r"(1u)); /* DACR: domain 0 client */
+  __asm__ volatile("mcr p15, 0, %0, c2, c0, 2" : : "r"(0u)); /* TTBCR: TTBR0, short descriptors */
   __asm__ volatile("mcr p15, 0, %0, c2, c0, 0" : : "r"((uint32_t)(uintptr_t)page_table)); /* TTBR0 */
-  __asm__ volatile("mcr p15, 0, %0, c8, c7, 0" : : "r"(0u));  /* TLBIALL */
-  __asm__ volatile("mcr p15, 0, %0, c7, c5, 0" : : "r"(0u));  /* ICIALLU */
-  __asm__ volatile("mcr p15, 0, %0, c7, c5, 6" : : "r"(0u));  /* BPIALL */
+  __asm__ volatile("mcr p15, 0, %0, c8, c7, 0" : : "r"(0u));                              /* TLBIALL */
+  __asm__ volatile("mcr p15, 0, %0, c7, c5, 0" : : "r"(0u));                              /* ICIALLU */
+  __asm__ volatile("mcr p15, 0, %0, c7, c5, 6" : : "r"(0u));                              /* BPIALL */
   __asm__ volatile("dsb\n\tisb" ::: "memory");
   __asm__ volatile("mrc p15, 0, %0, c1, c0, 0" : "=r"(sctlr)); /* SCTLR */
-  sctlr |= (1u << 0) | (1u << 2) | (1u << 11) | (1u << 12);   /* M, C, Z, I */
-  sctlr &= ~((1u << 1) | (1u << 28) | (1u << 29));            /* A, TRE, AFE */
+  sctlr |= (1u << 0) | (1u << 2) | (1u << 11) | (1u << 12);    /* M, C, Z, I */
+  sctlr &= ~((1u << 1) | (1u << 28) | (1u << 29));             /* A, TRE, AFE */
   __asm__ volatile("mcr p15, 0, %0, c1, c0, 0\n\tisb" : : "r"(sctlr) : "memory");
 }

@@ -23,7 +23,8 @@ llvm::Function *copy_kernel(llvm::Module &m, bool constant) {
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt8PtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false);
   auto *f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "k", m);
   b.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", f));
-  llvm::Value *off = constant ? (llvm::Value *)b.getInt64(8) : b.CreateMul(b.CreateSExt(f->getArg(1), b.getInt64Ty()), b.getInt64(4));
+  llvm::Value *off =
+      constant ? (llvm::Value *)b.getInt64(8) : b.CreateMul(b.CreateSExt(f->getArg(1), b.getInt64Ty()), b.getInt64(4));
   auto at = [&](llvm::Value *bytes) {
     return b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), f->getArg(0), bytes), b.getFloatTy()->getPointerTo());
   };

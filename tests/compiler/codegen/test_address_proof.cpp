@@ -43,8 +43,8 @@ struct Kernel {
 TEST(AddressProof, TaskIndexBoundsTheAccess) {
   for (int64_t tasks : {8, 9}) {
     Kernel k;
-    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2),
-                      [&](llvm::Value *t) { k.copy(k.at(0, t), k.at(64, t)); }, "task");
+    emit_counted_loop(
+        k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) { k.copy(k.at(0, t), k.at(64, t)); }, "task");
     EXPECT_EQ(k.unproved(tasks), tasks == 8 ? 0 : 2) << tasks << " tasks";
   }
 }
@@ -73,13 +73,16 @@ TEST(AddressProof, PaddedCoordinateNeedsItsClamp) {
     auto *zeros = new llvm::GlobalVariable(k.m, llvm::ArrayType::get(k.b.getFloatTy(), 1), true,
                                            llvm::GlobalValue::PrivateLinkage,
                                            llvm::ConstantAggregateZero::get(llvm::ArrayType::get(k.b.getFloatTy(), 1)));
-    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-      llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(1));
-      llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
-      llvm::Value *p = k.at(0, clamp ? clamp_i32(k.b, i, 0, 7) : i);
-      llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
-      k.copy(k.b.CreateSelect(ok, p, z), k.at(64, t));
-    }, "task");
+    emit_counted_loop(
+        k.b, k.f->getArg(1), k.f->getArg(2),
+        [&](llvm::Value *t) {
+          llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(1));
+          llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
+          llvm::Value *p = k.at(0, clamp ? clamp_i32(k.b, i, 0, 7) : i);
+          llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
+          k.copy(k.b.CreateSelect(ok, p, z), k.at(64, t));
+        },
+        "task");
     EXPECT_EQ(k.unproved(8), clamp ? 0 : 1) << (clamp ? "clamped" : "not clamped");
   }
 }
@@ -87,11 +90,14 @@ TEST(AddressProof, PaddedCoordinateNeedsItsClamp) {
 TEST(AddressProof, QuotientAndRemainderOfOneIndex) {
   // Task t = 4q + r reads element 2r + q... of 8: q < 2, r < 4 for t < 8.
   Kernel k;
-  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-    llvm::Value *q = k.b.CreateUDiv(t, k.b.getInt32(4)), *r = k.b.CreateURem(t, k.b.getInt32(4));
-    llvm::Value *i = k.b.CreateAdd(k.b.CreateMul(r, k.b.getInt32(2)), q);
-    k.copy(k.at(0, i), k.at(64, t));
-  }, "task");
+  emit_counted_loop(
+      k.b, k.f->getArg(1), k.f->getArg(2),
+      [&](llvm::Value *t) {
+        llvm::Value *q = k.b.CreateUDiv(t, k.b.getInt32(4)), *r = k.b.CreateURem(t, k.b.getInt32(4));
+        llvm::Value *i = k.b.CreateAdd(k.b.CreateMul(r, k.b.getInt32(2)), q);
+        k.copy(k.at(0, i), k.at(64, t));
+      },
+      "task");
   EXPECT_EQ(k.unproved(8), 0);
 }
 
@@ -102,24 +108,28 @@ TEST(AddressProof, GatherLanesThroughVectorClampAndDivision) {
   // the 8 floats with the clamp, not without it (t = 0, lane 0 reads x[-1]).
   for (bool clamp : {false, true}) {
     Kernel k;
-    emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-      auto &b = k.b;
-      auto splat = [&](int v) { return b.CreateVectorSplat(4, b.getInt32(v)); };
-      llvm::Value *lane = llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)});
-      llvm::Value *v = b.CreateAdd(b.CreateVectorSplat(4, t), lane);
-      llvm::Value *i = b.CreateAdd(b.CreateMul(b.CreateSDiv(v, splat(2)), splat(2)), b.CreateSRem(v, splat(2)));
-      i = b.CreateSub(i, splat(1));
-      if (clamp) {
-        i = b.CreateSelect(b.CreateICmpSLT(splat(7), i), splat(7), i);
-        i = b.CreateSelect(b.CreateICmpSGT(splat(0), i), splat(0), i);
-      }
-      llvm::Value *base = b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), k.f->getArg(0), b.getInt64(0)),
-                                          b.getFloatTy()->getPointerTo());
-      llvm::Value *ptrs = b.CreateGEP(b.getFloatTy(), base, i);
-      llvm::Value *all = llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(b.getInt1Ty(), 4));
-      llvm::Value *g = b.CreateMaskedGather(llvm::FixedVectorType::get(b.getFloatTy(), 4), ptrs, llvm::Align(4), all);
-      b.CreateStore(b.CreateExtractElement(g, (uint64_t)0), k.at(64, t));
-    }, "task");
+    emit_counted_loop(
+        k.b, k.f->getArg(1), k.f->getArg(2),
+        [&](llvm::Value *t) {
+          auto &b = k.b;
+          auto splat = [&](int v) { return b.CreateVectorSplat(4, b.getInt32(v)); };
+          llvm::Value *lane = llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)});
+          llvm::Value *v = b.CreateAdd(b.CreateVectorSplat(4, t), lane);
+          llvm::Value *i = b.CreateAdd(b.CreateMul(b.CreateSDiv(v, splat(2)), splat(2)), b.CreateSRem(v, splat(2)));
+          i = b.CreateSub(i, splat(1));
+          if (clamp) {
+            i = b.CreateSelect(b.CreateICmpSLT(splat(7), i), splat(7), i);
+            i = b.CreateSelect(b.CreateICmpSGT(splat(0), i), splat(0), i);
+          }
+          llvm::Value *base = b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), k.f->getArg(0), b.getInt64(0)),
+                                              b.getFloatTy()->getPointerTo());
+          llvm::Value *ptrs = b.CreateGEP(b.getFloatTy(), base, i);
+          llvm::Value *all = llvm::Constant::getAllOnesValue(llvm::FixedVectorType::get(b.getInt1Ty(), 4));
+          llvm::Value *g =
+              b.CreateMaskedGather(llvm::FixedVectorType::get(b.getFloatTy(), 4), ptrs, llvm::Align(4), all);
+          b.CreateStore(b.CreateExtractElement(g, (uint64_t)0), k.at(64, t));
+        },
+        "task");
     EXPECT_EQ(k.unproved(8), clamp ? 0 : 1) << (clamp ? "clamped" : "not clamped");
   }
 }
@@ -130,14 +140,17 @@ TEST(AddressProof, NestedQuotientsOfTheTaskIndex) {
   // writes it): below 20 for every task. SCEV writes t % 4 as the low bits
   // of t, which must cancel against 4 * (t / 4) for the bound to be tight.
   Kernel k;
-  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-    auto &b = k.b;
-    llvm::Value *w = b.CreateURem(t, b.getInt32(4)), *t4 = b.CreateUDiv(t, b.getInt32(4));
-    llvm::Value *h = b.CreateURem(t4, b.getInt32(5)), *t20 = b.CreateUDiv(t4, b.getInt32(5));
-    llvm::Value *n = b.CreateSDiv(t20, b.getInt32(7));
-    llvm::Value *i = b.CreateAdd(b.CreateAdd(b.CreateMul(n, b.getInt32(360)), b.CreateMul(h, b.getInt32(4))), w);
-    b.CreateStore(b.CreateLoad(b.getFloatTy(), k.at(0, i)), k.at(0, i));
-  }, "task");
+  emit_counted_loop(
+      k.b, k.f->getArg(1), k.f->getArg(2),
+      [&](llvm::Value *t) {
+        auto &b = k.b;
+        llvm::Value *w = b.CreateURem(t, b.getInt32(4)), *t4 = b.CreateUDiv(t, b.getInt32(4));
+        llvm::Value *h = b.CreateURem(t4, b.getInt32(5)), *t20 = b.CreateUDiv(t4, b.getInt32(5));
+        llvm::Value *n = b.CreateSDiv(t20, b.getInt32(7));
+        llvm::Value *i = b.CreateAdd(b.CreateAdd(b.CreateMul(n, b.getInt32(360)), b.CreateMul(h, b.getInt32(4))), w);
+        b.CreateStore(b.CreateLoad(b.getFloatTy(), k.at(0, i)), k.at(0, i));
+      },
+      "task");
   k.b.CreateRetVoid();
   EXPECT_EQ(prove_addresses(*k.f, {{0, 80}}, 140).unproved.size(), 0u);
 }
@@ -146,28 +159,34 @@ TEST(AddressProof, WrappingArithmeticIsNotProved) {
   // Element t * 2^30 in int32 wraps: 0, 2^30, -2^31, -2^30, 0, ... for
   // t = 0..7, inside the 8 floats only for t = 0 and 4.
   Kernel k;
-  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-    llvm::Value *i = k.b.CreateMul(t, k.b.getInt32(1 << 30));
-    k.copy(k.at(0, i), k.at(64, k.b.getInt32(0)));
-  }, "task");
+  emit_counted_loop(
+      k.b, k.f->getArg(1), k.f->getArg(2),
+      [&](llvm::Value *t) {
+        llvm::Value *i = k.b.CreateMul(t, k.b.getInt32(1 << 30));
+        k.copy(k.at(0, i), k.at(64, k.b.getInt32(0)));
+      },
+      "task");
   EXPECT_EQ(k.unproved(8), 1);
 }
 
 TEST(AddressProof, UnsignedDivisionOfANegativeIndexIsNotProved) {
   // (t - 4) /u 2: huge for t < 4.
   Kernel k;
-  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) {
-    llvm::Value *i = k.b.CreateUDiv(k.b.CreateSub(t, k.b.getInt32(4)), k.b.getInt32(2));
-    k.copy(k.at(0, i), k.at(64, t));
-  }, "task");
+  emit_counted_loop(
+      k.b, k.f->getArg(1), k.f->getArg(2),
+      [&](llvm::Value *t) {
+        llvm::Value *i = k.b.CreateUDiv(k.b.CreateSub(t, k.b.getInt32(4)), k.b.getInt32(2));
+        k.copy(k.at(0, i), k.at(64, t));
+      },
+      "task");
   EXPECT_EQ(k.unproved(8), 1);
 }
 
 TEST(AddressProof, AnotherTensorOfTheArenaIsNotProved) {
   // Bytes 32..63 lie between the kernel's two slices (another tensor).
   Kernel k;
-  emit_counted_loop(k.b, k.f->getArg(1), k.f->getArg(2),
-                    [&](llvm::Value *t) { k.copy(k.at(32, t), k.at(64, t)); }, "task");
+  emit_counted_loop(
+      k.b, k.f->getArg(1), k.f->getArg(2), [&](llvm::Value *t) { k.copy(k.at(32, t), k.at(64, t)); }, "task");
   EXPECT_EQ(k.unproved(8), 1);
 }
 

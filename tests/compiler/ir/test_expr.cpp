@@ -35,14 +35,13 @@ TEST(Expr, RangesRemovePaddingChecksOfAValidConvolution) {
   // ih = oh + kh with oh < 6, kh < 3 always lies in [0, 8).
   ExprP ih = var(0) + var(kFirstReduceVar);
   ExprP cond = in_range(ih, 8);
-  ExprP s = simplify_with_ranges(reduce(ReduceKind::Sum, {{kFirstReduceVar, 3}}, select(cond, cst(DType::F32, 1), cst(DType::F32, 0))),
-                                 {{0, 6}});
+  ExprP s = simplify_with_ranges(
+      reduce(ReduceKind::Sum, {{kFirstReduceVar, 3}}, select(cond, cst(DType::F32, 1), cst(DType::F32, 0))), {{0, 6}});
   // The select disappears and the sum of a constant folds to a product.
   ASSERT_TRUE(s->is_const());
   EXPECT_EQ(s->fval, 3.0);
   // With padding it must stay.
-  ExprP padded = simplify_with_ranges(in_range(var(0) + var(kFirstReduceVar) - 1, 8),
-                                      {{0, 8}, {kFirstReduceVar, 3}});
+  ExprP padded = simplify_with_ranges(in_range(var(0) + var(kFirstReduceVar) - 1, 8), {{0, 8}, {kFirstReduceVar, 3}});
   EXPECT_FALSE(padded->is_const());
 }
 
@@ -74,12 +73,14 @@ TEST(Interp, TransposeAndReduce) {
   ConstP x = make_const_f32({2, 3}, {1, 2, 3, 4, 5, 6});
   ConstP t = interpret(load(0, DType::F32, {var(1), var(0)}), DType::F32, {3, 2}, {x});
   EXPECT_EQ(std::vector<float>(t->as<float>(), t->as<float>() + 6), (std::vector<float>{1, 4, 2, 5, 3, 6}));
-  ConstP s = interpret(reduce(ReduceKind::Sum, {{kFirstReduceVar, 3}}, load(0, DType::F32, {var(0), var(kFirstReduceVar)})),
-                       DType::F32, {2}, {x});
+  ConstP s =
+      interpret(reduce(ReduceKind::Sum, {{kFirstReduceVar, 3}}, load(0, DType::F32, {var(0), var(kFirstReduceVar)})),
+                DType::F32, {2}, {x});
   EXPECT_FLOAT_EQ(s->as<float>()[0], 6);
   EXPECT_FLOAT_EQ(s->as<float>()[1], 15);
-  ConstP m = interpret(reduce(ReduceKind::Max, {{kFirstReduceVar, 2}}, load(0, DType::F32, {var(kFirstReduceVar), var(0)})),
-                       DType::F32, {3}, {x});
+  ConstP m =
+      interpret(reduce(ReduceKind::Max, {{kFirstReduceVar, 2}}, load(0, DType::F32, {var(kFirstReduceVar), var(0)})),
+                DType::F32, {3}, {x});
   EXPECT_FLOAT_EQ(m->as<float>()[2], 6);
 }
 
@@ -95,6 +96,6 @@ TEST(Interp, SelectIsLazy) {
 TEST(Interp, IntegerSemantics) {
   EXPECT_EQ(eval_int_op(EOp::Add, 127, 1, DType::I8), -128);
   EXPECT_EQ(eval_int_op(EOp::Div, 7, 0, DType::I32), 0);  // defined, never a trap
-  EXPECT_EQ(eval_int_op(EOp::Lt, 1, -1, DType::U32), 1);   // -1 is 0xffffffff unsigned
+  EXPECT_EQ(eval_int_op(EOp::Lt, 1, -1, DType::U32), 1);  // -1 is 0xffffffff unsigned
   EXPECT_EQ(eval_float_op(EOp::Max, NAN, 1, DType::F32) != eval_float_op(EOp::Max, NAN, 1, DType::F32), true);
 }

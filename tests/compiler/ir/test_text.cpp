@@ -69,11 +69,11 @@ std::string error_of(const std::string &text) {
   return "";
 }
 
-#define EXPECT_ERROR(text, line, part)                                     \
-  do {                                                                     \
-    std::string msg_ = error_of(text);                                     \
-    EXPECT_NE(msg_.find("line " #line ":"), std::string::npos) << msg_;    \
-    EXPECT_NE(msg_.find(part), std::string::npos) << msg_;                 \
+#define EXPECT_ERROR(text, line, part)                                  \
+  do {                                                                  \
+    std::string msg_ = error_of(text);                                  \
+    EXPECT_NE(msg_.find("line " #line ":"), std::string::npos) << msg_; \
+    EXPECT_NE(msg_.find(part), std::string::npos) << msg_;              \
   } while (0)
 
 int id_of(const Graph &g, const std::string &name) {
@@ -395,8 +395,8 @@ TEST(IrTextErrors, DuplicateDefinition) {
   EXPECT_ERROR("graph g\ninput x: f32[2]\nx = Relu(x)\noutput x\n", 3, "value 'x' is already defined on line 2");
   EXPECT_ERROR("graph g\ninput x: f32[2]\nconst x: f32[1] = [1]\noutput x\n", 3, "already defined on line 2");
   EXPECT_ERROR("graph g\ninput x: f32[2]\na, a = Split(x)\noutput a\n", 3, "value 'a' is already defined on line 3");
-  EXPECT_ERROR("graph g\ninput c: bool[]\ny = If(c) {then_branch=graph {\n  input p, p\n  output p\n}}\noutput y\n",
-               4, "value 'p' is already defined in this subgraph");
+  EXPECT_ERROR("graph g\ninput c: bool[]\ny = If(c) {then_branch=graph {\n  input p, p\n  output p\n}}\noutput y\n", 4,
+               "value 'p' is already defined in this subgraph");
   EXPECT_ERROR("graph g\ninput x: f32[2]\ny = Relu(x) {alpha=1, alpha=2}\noutput y\n", 3,
                "attribute 'alpha' is given twice");
   EXPECT_ERROR("graph g domains ai.onnx=1,ai.onnx=2\ninput x: f32[2]\noutput x\n", 1, "listed twice");

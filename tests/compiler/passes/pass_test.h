@@ -74,7 +74,8 @@ inline int count_ops(const ExprP &e, EOp op) {
 }
 
 // The message of the CompileError that `f` throws, or "".
-template <class F> std::string error_of(F f) {
+template <class F>
+std::string error_of(F f) {
   try {
     f();
   } catch (const CompileError &e) {

@@ -11,20 +11,25 @@ namespace tinyrt::test {
 // next layer reads it), else float.
 inline std::string qdq_conv(int c, bool requantize) {
   std::string C = std::to_string(c);
-  std::string ir = "graph opset 17\n"
-                   "input x: f32[1," + C + ",12,12]\n"
-                   "const xs: f32[] = [0.05]\n"
-                   "const xz: u8[] = [128]\n"
-                   "const w: i8[8," + C + ",3,3] = random(1)\n"
-                   "const ws: f32[8] = fill(0.01)\n"
-                   "const wz: i8[8] = fill(0)\n"
-                   "const b: f32[8] = random(2)\n"
-                   "const ys: f32[] = [0.1]\n"
-                   "const yz: u8[] = [10]\n"
-                   "q = QuantizeLinear(x, xs, xz)\n"
-                   "dq = DequantizeLinear(q, xs, xz)\n"
-                   "dw = DequantizeLinear(w, ws, wz) {axis=0}\n"
-                   "c = Conv(dq, dw, b) {pads=[1,1,1,1]}\n";
+  std::string ir =
+      "graph opset 17\n"
+      "input x: f32[1," +
+      C +
+      ",12,12]\n"
+      "const xs: f32[] = [0.05]\n"
+      "const xz: u8[] = [128]\n"
+      "const w: i8[8," +
+      C +
+      ",3,3] = random(1)\n"
+      "const ws: f32[8] = fill(0.01)\n"
+      "const wz: i8[8] = fill(0)\n"
+      "const b: f32[8] = random(2)\n"
+      "const ys: f32[] = [0.1]\n"
+      "const yz: u8[] = [10]\n"
+      "q = QuantizeLinear(x, xs, xz)\n"
+      "dq = DequantizeLinear(q, xs, xz)\n"
+      "dw = DequantizeLinear(w, ws, wz) {axis=0}\n"
+      "c = Conv(dq, dw, b) {pads=[1,1,1,1]}\n";
   if (requantize) return ir + "qy = QuantizeLinear(c, ys, yz)\noutput qy\n";
   return ir + "output c\n";
 }

@@ -15,7 +15,8 @@ TEST(ChooseLayouts, ConvOutputsAreChannelsLastAndViewsRowMajor) {
     c = Conv(x, w)
     y = Flatten(c)
     output y
-  )", "choose_layouts");
+  )",
+                        "choose_layouts");
   ASSERT_EQ(p.kernels.size(), 3u);
   EXPECT_EQ(p.kernels[0].label, "ToChannelsLast");  // the application's NCHW input
   EXPECT_EQ(p.perm_of(p.kernels[0].out), (std::vector<int>{0, 2, 3, 1}));
@@ -32,7 +33,8 @@ TEST(ChooseLayouts, FewChannelInputNeedsNoCopy) {
     const w: f32[8,1,3,2] = random(2)
     y = Conv(x, w)
     output y
-  )", "choose_layouts");
+  )",
+                        "choose_layouts");
   EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);  // not mistaken for depthwise
   EXPECT_EQ(p.kernels[0].ins[0], p.graph.inputs[0]);
 }
@@ -47,7 +49,8 @@ TEST(ChooseLayouts, LoopKernelsCarryingChannelsInheritTheLayout) {
     m = MaxPool(c) {kernel_shape=[2,2]}
     y = Conv(m, w2)
     output y
-  )", "choose_layouts");
+  )",
+                        "choose_layouts");
   for (const Kernel &k : p.kernels)
     if (k.label == "MaxPool") EXPECT_EQ(p.perm_of(k.out), (std::vector<int>{0, 2, 3, 1}));
 }

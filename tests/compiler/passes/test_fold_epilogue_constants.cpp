@@ -20,7 +20,8 @@ TEST(FoldEpilogueConstants, RequantizationBecomesAMultiplyAdd) {
   Program p = run_until(qdq_conv(8, true), "fold_epilogue_constants");
   EXPECT_EQ(count_ops(qgemm(p).gemm.epilogue, EOp::Div), 0);
   // The per-channel multiplier is one table read, not a product of scales.
-  int loads = count_ops(qgemm(p).gemm.epilogue, EOp::Load), before_loads = count_ops(qgemm(before).gemm.epilogue, EOp::Load);
+  int loads = count_ops(qgemm(p).gemm.epilogue, EOp::Load),
+      before_loads = count_ops(qgemm(before).gemm.epilogue, EOp::Load);
   EXPECT_LE(loads, before_loads);
 }
 

@@ -16,7 +16,8 @@ TEST(FuseElementwise, ChainsBecomeOneLoopKernel) {
     m = Mul(s, x)
     y = Add(m, c)
     output y
-  )", "fuse_elementwise");
+  )",
+                        "fuse_elementwise");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].label, "Sigmoid+Mul+Add");
   EXPECT_EQ(p.kernels[0].ins.size(), 2u);  // x (deduplicated) and c
@@ -33,7 +34,8 @@ TEST(FuseElementwise, CostlyProducerIsNotRecomputedPerWindow) {
     m = Mul(c, s)
     y = MaxPool(m) {kernel_shape=[3,3]}
     output y
-  )", "fuse_elementwise");
+  )",
+                        "fuse_elementwise");
   EXPECT_EQ(labels(p), (std::vector<std::string>{"Conv+Sigmoid+Mul", "MaxPool"}));
 }
 
@@ -44,7 +46,8 @@ TEST(FuseElementwise, CheapProducersInlineIntoTheWindow) {
     n = Neg(x)
     y = MaxPool(n) {kernel_shape=[3,3]}
     output y
-  )", "fuse_elementwise");
+  )",
+                        "fuse_elementwise");
   EXPECT_EQ(labels(p), (std::vector<std::string>{"Neg+MaxPool"}));
 }
 

@@ -17,7 +17,8 @@ TEST(FuseEpilogues, ConvBiasResidualReluIsOneKernel) {
     a = Add(c, x)
     y = Relu(a)
     output y
-  )", "fuse_epilogues");
+  )",
+                        "fuse_epilogues");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);
   EXPECT_EQ(p.kernels[0].label, "Conv+Add+Relu");
@@ -65,7 +66,8 @@ TEST(FuseEpilogues, GeluSubgraphBecomesTheEpilogue) {
     m = Mul(c, a)
     y = Mul(m, half)
     output y
-  )", "fuse_epilogues");
+  )",
+                        "fuse_epilogues");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].label, "Conv+Div+Erf+Add+Mul+Mul");
 }
@@ -78,7 +80,8 @@ TEST(FuseEpilogues, AGraphOutputIsNotAbsorbedFrom) {
     c = Conv(x, w)
     y = Relu(c)
     output y, c
-  )", "fuse_epilogues");
+  )",
+                        "fuse_epilogues");
   EXPECT_EQ(labels(p), (std::vector<std::string>{"Conv", "Relu"}));
 }
 

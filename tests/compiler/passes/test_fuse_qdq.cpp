@@ -21,7 +21,8 @@ TEST(FuseQdq, ConvOfDequantizedOperandsBecomesConvInteger) {
     dw = DequantizeLinear(w, ws, wz) {axis=0}
     y = Conv(dq, dw) {pads=[1,1,1,1]}
     output y
-  )", "fuse_qdq");
+  )",
+                        "fuse_qdq");
   EXPECT_EQ(count_nodes(p.graph, "ConvInteger"), 1);
   EXPECT_EQ(count_nodes(p.graph, "Conv"), 0);
   // The weights' DQ is gone; the activation's zero point feeds the op.
@@ -43,7 +44,8 @@ TEST(FuseQdq, MaxPoolBetweenDqAndQRunsOnTheIntegers) {
     m = MaxPool(dq) {kernel_shape=[2,2], strides=[2,2]}
     y = QuantizeLinear(m, s, z)
     output y
-  )", "fuse_qdq");
+  )",
+                        "fuse_qdq");
   ASSERT_EQ(p.graph.nodes.size(), 1u);
   EXPECT_EQ(p.graph.nodes[0].op, "MaxPool");
   EXPECT_EQ(p.graph.v(p.graph.nodes[0].in[0]).dtype, DType::U8);
@@ -60,7 +62,8 @@ TEST(FuseQdq, DifferentScalesStayFloat) {
     m = MaxPool(dq) {kernel_shape=[2,2], strides=[2,2]}
     y = QuantizeLinear(m, s2, z)
     output y
-  )", "fuse_qdq");
+  )",
+                        "fuse_qdq");
   EXPECT_EQ(count_nodes(p.graph, "DequantizeLinear"), 1);
   EXPECT_EQ(count_nodes(p.graph, "QuantizeLinear"), 1);
 }

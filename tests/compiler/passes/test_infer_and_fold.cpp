@@ -14,7 +14,8 @@ TEST(InferAndFold, InfersConvolutionShapes) {
     const w: f32[4,3,3,3] = random(1)
     y = Conv(x, w) {pads=[1,1,1,1], strides=[2,2]}
     output y
-  )", "infer_and_fold");
+  )",
+                        "infer_and_fold");
   const Value &y = p.graph.v(p.graph.outputs[0]);
   EXPECT_TRUE(y.shape_known);
   EXPECT_EQ(y.dtype, DType::F32);
@@ -36,7 +37,8 @@ TEST(InferAndFold, FoldsConstantSubgraphs) {
     shape = Concat(n1, minus1) {axis=0}
     y = Reshape(x, shape)
     output y
-  )", "infer_and_fold");
+  )",
+                        "infer_and_fold");
   ASSERT_EQ(p.graph.nodes.size(), 1u);
   const Node &r = p.graph.nodes[0];
   EXPECT_EQ(r.op, "Reshape");
@@ -57,7 +59,8 @@ TEST(InferAndFold, SplicesTheTakenBranchOfAConstantIf) {
                                output e }
     }
     output y
-  )", "infer_and_fold");
+  )",
+                        "infer_and_fold");
   EXPECT_EQ(count_nodes(p.graph, "If"), 0);
   EXPECT_EQ(count_nodes(p.graph, "Neg"), 0);
   EXPECT_EQ(count_nodes(p.graph, "Abs"), 1);
@@ -76,7 +79,8 @@ TEST(InferAndFold, UnrollsACountedLoop) {
                         output c2, next }
     }
     output y
-  )", "infer_and_fold");
+  )",
+                        "infer_and_fold");
   EXPECT_EQ(count_nodes(p.graph, "Loop"), 0);
   EXPECT_EQ(count_nodes(p.graph, "Add"), 4);
 }
@@ -88,7 +92,8 @@ TEST(InferAndFold, RefusesADeclarationInferenceContradicts) {
       input x: f32[2,3]
       y: f32[3,2] = Relu(x)
       output y
-    )", "infer_and_fold");
+    )",
+              "infer_and_fold");
   });
   EXPECT_NE(msg.find("'y'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[3,2]"), std::string::npos) << msg;
@@ -101,7 +106,8 @@ TEST(InferAndFold, NamesAnUnsupportedOp) {
       input x: f32[2]
       y = NoSuchOp(x)
       output y
-    )", "infer_and_fold");
+    )",
+              "infer_and_fold");
   });
   EXPECT_NE(msg.find("NoSuchOp"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not supported"), std::string::npos) << msg;

@@ -19,7 +19,8 @@ TEST(LowerToKernels, EachOpItsFamily) {
     r = Relu(d)
     y = Reshape(r, shape)
     output y
-  )", "lower_to_kernels");
+  )",
+                        "lower_to_kernels");
   ASSERT_EQ(p.kernels.size(), 3u);
   EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);
   EXPECT_EQ(p.kernels[1].kind, KernelKind::Depthwise);
@@ -39,7 +40,8 @@ TEST(LowerToKernels, ElementExpressionOfAnElementwiseOp) {
     input b: f32[5]
     y = Add(a, b)
     output y
-  )", "lower_to_kernels");
+  )",
+                        "lower_to_kernels");
   ASSERT_EQ(p.kernels.size(), 1u);
   const Kernel &k = p.kernels[0];
   EXPECT_EQ(count_ops(k.expr, EOp::Add), 1);
@@ -54,7 +56,8 @@ TEST(LowerToKernels, MatMulIsAGemmOverItsRows) {
     const w: f32[16,10] = random(3)
     y = MatMul(x, w)
     output y
-  )", "lower_to_kernels");
+  )",
+                        "lower_to_kernels");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].kind, KernelKind::Gemm);
   EXPECT_EQ(p.kernels[0].gemm.in_c, 16);

@@ -35,7 +35,8 @@ void expect_valid(const std::vector<BufferRequest> &req, const BufferPlan &plan,
     EXPECT_LE(plan.offsets[i] + plan.bytes[i], plan.arena) << "buffer " << i;
     for (size_t j = 0; j < i; ++j) {
       bool together = req[i].first <= req[j].last && req[j].first <= req[i].last;
-      bool disjoint = plan.offsets[i] + plan.bytes[i] <= plan.offsets[j] || plan.offsets[j] + plan.bytes[j] <= plan.offsets[i];
+      bool disjoint =
+          plan.offsets[i] + plan.bytes[i] <= plan.offsets[j] || plan.offsets[j] + plan.bytes[j] <= plan.offsets[i];
       EXPECT_TRUE(!together || disjoint) << "buffers " << j << " and " << i << " live together and overlap";
     }
   }

@@ -11,7 +11,8 @@ namespace {
 
 TEST(Pipeline, EveryPassHasItsTests) {
   for (const Pass &pass : pipeline()) {
-    std::filesystem::path f = std::filesystem::path(TINYRT_UNIT_TEST_DIR) / "passes" / ("test_" + std::string(pass.name) + ".cpp");
+    std::filesystem::path f =
+        std::filesystem::path(TINYRT_UNIT_TEST_DIR) / "passes" / ("test_" + std::string(pass.name) + ".cpp");
     EXPECT_TRUE(std::filesystem::exists(f)) << pass.name << " has no " << f;
   }
 }

@@ -62,10 +62,12 @@ TEST(PlanMemory, ElementwiseKernelsWriteOverDyingInputs) {
     h = MatMul(x, w)
     y = Softmax(h) {axis=1}
     output y
-  )", "plan_memory");
+  )",
+                        "plan_memory");
   int h = p.kernels[0].out, ex = -1;
   for (const Kernel &k : p.kernels)
-    if (k.label == "Softmax" && k.ins.size() == 2 && k.ins[0] == h && p.graph.v(k.out).shape == Shape{4, 64}) ex = k.out;
+    if (k.label == "Softmax" && k.ins.size() == 2 && k.ins[0] == h && p.graph.v(k.out).shape == Shape{4, 64})
+      ex = k.out;
   ASSERT_GE(ex, 0);
   EXPECT_EQ(p.storage[ex].offset, p.storage[h].offset);
   EXPECT_LE(p.stats.arena_bytes, p.stats.lower_bound_bytes);
@@ -77,7 +79,8 @@ TEST(PlanMemory, GraphInputsAreNeverWrittenOver) {
     input x: f32[64]
     y = Neg(x)
     output y
-  )", "plan_memory");
+  )",
+                        "plan_memory");
   EXPECT_NE(p.storage[p.graph.inputs[0]].offset, p.storage[p.graph.outputs[0]].offset);
 }
 

@@ -12,9 +12,7 @@ namespace {
 struct ProveCase {
   Program p;
   Target t = resolve_target("x86-64-avx2");
-  ProveCase() {
-    p = run_until("graph opset 17\ninput x: f32[2,5]\ny = Relu(x)\noutput y\n", "split_recurrent");
-  }
+  ProveCase() { p = run_until("graph opset 17\ninput x: f32[2,5]\ny = Relu(x)\noutput y\n", "split_recurrent"); }
   // The proof's message, or "" when it holds.
   std::string prove(ExprP e, std::vector<int> extra_ins = {}) {
     Kernel &k = p.kernels.at(0);

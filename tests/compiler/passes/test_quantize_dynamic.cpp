@@ -51,7 +51,8 @@ TEST(QuantizeDynamic, LstmWithConstantWeights) {
     const r: f32[1,64,16] = random(4)
     y, h, c = LSTM(x, w, r) {hidden_size=16}
     output y
-  )", "quantize_dynamic", "x86-64-avx2", dynamic());
+  )",
+                        "quantize_dynamic", "x86-64-avx2", dynamic());
   EXPECT_EQ(count_nodes(p.graph, "com.microsoft::DynamicQuantizeLSTM"), 1);
   EXPECT_EQ(count_nodes(p.graph, "LSTM"), 0);
 }

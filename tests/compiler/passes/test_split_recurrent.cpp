@@ -11,9 +11,15 @@ std::string lstm(int hidden) {
   std::string H = std::to_string(hidden), G = std::to_string(4 * hidden);
   return "graph opset 17\n"
          "input x: f32[6,1,16]\n"
-         "const w: f32[1," + G + ",16] = random(1)\n"
-         "const r: f32[1," + G + "," + H + "] = random(2)\n"
-         "y, h, c = LSTM(x, w, r) {hidden_size=" + H + "}\n"
+         "const w: f32[1," +
+         G +
+         ",16] = random(1)\n"
+         "const r: f32[1," +
+         G + "," + H +
+         "] = random(2)\n"
+         "y, h, c = LSTM(x, w, r) {hidden_size=" +
+         H +
+         "}\n"
          "output y\n";
 }
 

@@ -16,7 +16,8 @@ std::string sigmoid_between_qdq(const std::string &op) {
     const ys: f32[] = [0.004]
     const yz: u8[] = [0]
     dq = DequantizeLinear(x, s, z)
-    f = )" + op + R"((dq)
+    f = )" +
+         op + R"((dq)
     y = QuantizeLinear(f, ys, yz)
     output y
   )";
@@ -47,7 +48,8 @@ TEST(TabulateByteFunctions, CheapFunctionsStayExpressions) {
     const one: u8[] = [1]
     y = Add(x, one)
     output y
-  )", "tabulate_byte_functions");
+  )",
+                        "tabulate_byte_functions");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_FALSE(reads_a_table(p, p.kernels[0]));
 }
@@ -65,7 +67,8 @@ TEST(TabulateByteFunctions, FunctionsOfTwoTensorsStayExpressions) {
     t = Tanh(e)
     y = QuantizeLinear(t, s, zp)
     output y
-  )", "tabulate_byte_functions");
+  )",
+                        "tabulate_byte_functions");
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_FALSE(reads_a_table(p, p.kernels[0]));
   EXPECT_EQ(count_ops(p.kernels[0].expr, EOp::Tanh), 1);
