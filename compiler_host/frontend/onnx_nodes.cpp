@@ -20,9 +20,18 @@ void check_attribute_name(const Node &n, const std::string &name) {
 Attr convert_attr(const onnx::AttributeProto &a, const std::string &where, int depth) {
   Attr r;
   switch (a.type()) {
-    case onnx::AttributeProto::INT: r.kind = Attr::Kind::Int; r.i = a.i(); break;
-    case onnx::AttributeProto::FLOAT: r.kind = Attr::Kind::Float; r.f = a.f(); break;
-    case onnx::AttributeProto::STRING: r.kind = Attr::Kind::String; r.s = a.s(); break;
+    case onnx::AttributeProto::INT:
+      r.kind = Attr::Kind::Int;
+      r.i = a.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      r.kind = Attr::Kind::Float;
+      r.f = a.f();
+      break;
+    case onnx::AttributeProto::STRING:
+      r.kind = Attr::Kind::String;
+      r.s = a.s();
+      break;
     case onnx::AttributeProto::INTS:
       r.kind = Attr::Kind::Ints;
       r.ints.assign(a.ints().begin(), a.ints().end());
@@ -50,7 +59,6 @@ Attr convert_attr(const onnx::AttributeProto &a, const std::string &where, int d
   return r;
 }
 
-
 }  // namespace
 
 Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int> &ids, const std::string &prefix,
@@ -70,15 +78,7 @@ Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int
       n.attrs[a.name()].graph = sub;
     }
   }
-  for (auto &in : np.input()) {
-    if (in.empty()) {
-      n.in.push_back(-1);
-      continue;
-    }
-    auto it = ids.find(in);
-    if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
-    n.in.push_back(it->second);
-  }
+  for (auto &in : np.input()) n.in.push_back(resolve_input(n, in, ids));
   if (g.dialect) g.dialect->check_node(n);
   for (auto &out : np.output()) {
     if (out.empty()) {
@@ -93,7 +93,6 @@ Node convert_node(const onnx::NodeProto &np, Graph &g, std::map<std::string, int
   }
   return n;
 }
-
 
 std::shared_ptr<const Subgraph> convert_subgraph(const onnx::GraphProto &gp, int depth) {
   auto sub = std::make_shared<Subgraph>();

@@ -76,15 +76,7 @@ Node splice_step(const Subgraph::Step &st, Graph &g, std::map<std::string, int> 
     }
     n.attrs[kv.first] = std::move(a);
   }
-  for (auto &in : st.in) {
-    if (in.empty()) {
-      n.in.push_back(-1);
-      continue;
-    }
-    auto it = ids.find(in);
-    if (it == ids.end()) fail_invalid(n.where() + ": input '" + in + "' is not produced before use");
-    n.in.push_back(it->second);
-  }
+  for (auto &in : st.in) n.in.push_back(resolve_input(n, in, ids));
   for (auto &out : st.out) {
     if (out.empty()) {
       n.out.push_back(-1);
@@ -100,6 +92,13 @@ Node splice_step(const Subgraph::Step &st, Graph &g, std::map<std::string, int> 
 }
 
 }  // namespace
+
+int resolve_input(const Node &n, const std::string &name, const std::map<std::string, int> &ids) {
+  if (name.empty()) return -1;
+  auto it = ids.find(name);
+  if (it == ids.end()) fail_invalid(n.where() + ": input '" + name + "' is not produced before use");
+  return it->second;
+}
 
 Scope body_scope(const Graph &g, const Subgraph &body) {
   std::set<std::string> wanted;

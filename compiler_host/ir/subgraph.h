@@ -43,6 +43,9 @@ struct InlinedGraph {
 // adds are not in scope of the next.
 using Scope = std::map<std::string, int>;
 Scope body_scope(const Graph &g, const Subgraph &body);
+// The value node n's input `name` denotes in `ids` (-1 for "": omitted);
+// throws when no value of that name is defined before the node.
+int resolve_input(const Node &n, const std::string &name, const std::map<std::string, int> &ids);
 // Rewrites the names `sub` reads from its enclosing graphs to the names of
 // the values they denote in `ids` (when the enclosing steps are spliced).
 void rename_free_names(Subgraph &sub, const std::map<std::string, int> &ids, const Graph &g);
