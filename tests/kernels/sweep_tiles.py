@@ -7,23 +7,49 @@ for ARM) against their references, the way XNNPACK's microkernel testers
 run every variant. A tile that is never chosen for the zoo's shapes is
 still tested on odd ones.
 
-  sweep_tiles.py TINYRT_COMPILE TINYRT_ONNX_TEST TARGET KERNEL_CASES
+  sweep_tiles.py TINYRT_COMPILE TINYRT_ONNX_TEST TARGET KERNEL_CASES [--only float|int8]
+                 [--unless-same-as OTHER_TARGET]
+
+--only: one kind of tile (aarch64-neon-dot's float code is aarch64-neon's);
+--unless-same-as: nothing to do when TARGET lists the same tiles as
+OTHER_TARGET, whose sweep runs them (host on an AVX2-only machine).
 """
+import argparse
 import subprocess
 import sys
 
 
-def main():
-    compile_tool, onnx_test, target, cases = sys.argv[1:5]
+def list_tiles(compile_tool, target):
     listed = subprocess.run([compile_tool, "--list-tiles", "--target", target], check=True,
                             capture_output=True, text=True).stdout.split()
-    tiles = list(zip(listed[0::2], listed[1::2]))
+    return list(zip(listed[0::2], listed[1::2]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("compile_tool")
+    ap.add_argument("onnx_test")
+    ap.add_argument("target")
+    ap.add_argument("cases")
+    ap.add_argument("--only", choices=["float", "int8"])
+    ap.add_argument("--unless-same-as")
+    a = ap.parse_args()
+    compile_tool, onnx_test, target, cases = a.compile_tool, a.onnx_test, a.target, a.cases
+    tiles = list_tiles(compile_tool, target)
+    if a.unless_same_as and tiles == list_tiles(compile_tool, a.unless_same_as):
+        print(f"{target}: the same tiles as {a.unless_same_as}, whose sweep runs them")
+        return
+    if a.only:
+        tiles = [t for t in tiles if t[0] == a.only]
     if not tiles:
         sys.exit(f"{target}: --list-tiles listed no tiles")
     runs = {
-        # Float: every convolution (direct: Winograd would hide the tile)
-        # and matrix product.
-        "float": ([f"{cases}/conv", f"{cases}/matmul"], ["--winograd", "off"]),
+        # Float: every convolution through the GEMM (direct: Winograd
+        # would hide the tile; depthwise has no GEMM tile) and matrix product.
+        "float": ([f"{cases}/conv", f"{cases}/matmul"],
+                  ["--winograd", "off", "--filter", "conv_c", "conv_conv", "conv_dilation", "conv_few", "conv_grouped",
+                   "conv_non", "conv_one", "conv_pads", "conv_prime", "conv_stride", "conv_valid", "convtranspose",
+                   "epilogue", "matmul"]),
         # int8: the integer convolutions and products, exactly as ONNX.
         "int8": ([f"{cases}/quant/exact"], ["--rtol", "0", "--atol", "0", "--filter", "convinteger", "matmulinteger",
                                              "qlinearconv", "qlinearmatmul"]),
