@@ -44,15 +44,18 @@ def main():
     if not tiles:
         sys.exit(f"{target}: --list-tiles listed no tiles")
     runs = {
-        # Float: every convolution through the GEMM (direct: Winograd
-        # would hide the tile; depthwise has no GEMM tile) and matrix product.
+        # Float: convolutions through the GEMM (direct: Winograd would hide
+        # the tile) and products whose shapes leave partial tiles every way
+        # (odd channels, prime widths, few rows, strides, dilations, pads
+        # past the kernel, a transposed convolution, an epilogue).
         "float": ([f"{cases}/conv", f"{cases}/matmul"],
-                  ["--winograd", "off", "--filter", "conv_c", "conv_conv", "conv_dilation", "conv_few", "conv_grouped",
-                   "conv_non", "conv_one", "conv_pads", "conv_prime", "conv_stride", "conv_valid", "convtranspose",
-                   "epilogue", "matmul"]),
-        # int8: the integer convolutions and products, exactly as ONNX.
-        "int8": ([f"{cases}/quant/exact"], ["--rtol", "0", "--atol", "0", "--filter", "convinteger", "matmulinteger",
-                                             "qlinearconv", "qlinearmatmul"]),
+                  ["--winograd", "off", "--filter", "conv_one_by_one_odd", "conv_prime_width", "conv_non_square",
+                   "conv_grouped", "conv_c3_7x7_s2", "conv_valid_c5_k7", "conv_conv1d_long_row", "conv_few_rows_batch2",
+                   "conv_stride3", "conv_pads_beyond_kernel", "conv_dilation2", "convtranspose_3x3_s2_pad_opad",
+                   "epilogue_silu", "matmul_rank3_odd", "matmul_one_row", "matmul_attention_scores"]),
+        # int8: the integer convolutions and products (every signedness and
+        # zero point), exactly as ONNX.
+        "int8": ([f"{cases}/quant/exact"], ["--rtol", "0", "--atol", "0", "--filter", "convinteger", "matmulinteger"]),
     }
     failed = []
     for kind, tile in tiles:
