@@ -71,11 +71,12 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
     }
     case DotI8::Widen: break;
   }
-  // Products fit in 16 bits (|u8 x s8| <= 32640); sums of 4 need 32.
+  // Products in 32 bits of 16-bit operands, summed in pairs: the form x86
+  // lowers to vpmaddwd (16-bit products, pairs summed into 32-bit lanes).
   auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
   Value *xb = b.CreateBitCast(xv, wv);
   Value *x16 = x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
-  Value *prod = b.CreateSExt(b.CreateMul(x16, b.CreateSExt(w.lo, v16)), v32);
+  Value *prod = b.CreateMul(b.CreateSExt(x16, v32), b.CreateSExt(b.CreateSExt(w.lo, v16), v32));
   auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
     std::vector<int> ev, od;
     for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
