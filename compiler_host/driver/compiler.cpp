@@ -388,16 +388,16 @@ PassOptions pass_options(const CompileOptions &opt) {
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
                 const std::function<void(const std::string &)> &report) {
   PassContext ctx{p, t, opt.log};
-  PassOptions po = pass_options(opt);
-  for (const Pass &pass : pipeline()) {
-    report(std::string("pass ") + pass.name);
-    auto ps = std::chrono::steady_clock::now();
-    pass.run(ctx, po);
-    verify_program(p, pass.name);
-    if (opt.log)
-      *opt.log << "  " << pass.name << ": "
-               << std::chrono::duration<double>(std::chrono::steady_clock::now() - ps).count() << " s\n";
-  }
+  auto ps = std::chrono::steady_clock::now();
+  run_pipeline(ctx, pass_options(opt), "", [&](const char *name, bool done) {
+    if (!done) {
+      report(std::string("pass ") + name);
+      ps = std::chrono::steady_clock::now();
+    } else if (opt.log) {
+      *opt.log << "  " << name << ": " << std::chrono::duration<double>(std::chrono::steady_clock::now() - ps).count()
+               << " s\n";
+    }
+  });
 }
 
 }  // namespace
@@ -430,12 +430,7 @@ std::string quantized_onnx(const std::string &onnx_path, const CompileOptions &o
   p.graph = import_onnx_file(onnx_path, opt.import).graph;
   p.custom_ops = opt.custom_ops;
   PassContext ctx{p, t, opt.log};
-  PassOptions po = pass_options(opt);
-  for (const Pass &pass : pipeline()) {
-    pass.run(ctx, po);
-    verify_program(p, pass.name);
-    if (std::string(pass.name) == "quantize_static") break;
-  }
+  run_pipeline(ctx, pass_options(opt), "quantize_static");
   for (const Guard &gd : p.graph.guards)
     if (!gd.failure.empty())
       fail_unsupported("--emit-qdq: the " + gd.what + " cannot be compiled for the model's input shapes (" +

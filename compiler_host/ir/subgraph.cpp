@@ -52,9 +52,6 @@ void rename_free_names(Subgraph &sub, const std::map<std::string, int> &ids, con
 
 namespace {
 
-// A copy of a constant: each splice owns its constants, as each value does.
-ConstP copy_const(const ConstP &c) { return make_const(c->dtype, c->shape, c->bytes); }
-
 // One step as a node of `g`: inputs resolved through `ids`, outputs new
 // values named prefix + name (unique when a subgraph is spliced more than
 // once), added to `ids`.
@@ -68,7 +65,6 @@ Node splice_step(const Subgraph::Step &st, Graph &g, std::map<std::string, int> 
   n.opset = dom != g.domain_opsets.end() ? dom->second : g.opset;
   for (auto &kv : st.attrs) {
     Attr a = kv.second;
-    if (a.t) a.t = copy_const(a.t);
     if (a.graph && !prefix.empty()) {
       auto sub = std::make_shared<Subgraph>(*a.graph);
       rename_free_names(*sub, ids, g);
@@ -114,9 +110,10 @@ InlinedGraph inline_subgraph(Graph &g, const Subgraph &body, const std::vector<i
   if (inputs.size() != body.inputs.size())
     fail_invalid("subgraph '" + body.name + "' takes " + std::to_string(body.inputs.size()) + " inputs, got " +
                  std::to_string(inputs.size()));
-  // Names in scope: the outer values the body reads, then the body's own.
+  // Names in scope: the outer values the body reads, then the body's own
+  // (its constants shared by every splice: ConstData is immutable).
   std::map<std::string, int> ids = outer ? *outer : body_scope(g, body);
-  for (auto &t : body.initializers) ids[t.first] = g.add_const(prefix + t.first, copy_const(t.second));
+  for (auto &t : body.initializers) ids[t.first] = g.add_const(prefix + t.first, t.second);
   for (size_t i = 0; i < body.inputs.size(); ++i) ids[body.inputs[i]] = inputs[i];
   InlinedGraph r;
   int unnamed = 0;

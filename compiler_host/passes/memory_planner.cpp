@@ -95,7 +95,7 @@ const Less kOrders[] = {
 }  // namespace
 
 BufferPlan plan_buffers(const std::vector<BufferRequest> &requests, int64_t align, size_t max_tried) {
-  auto round_up = [&](int64_t x) { return (x + align - 1) / align * align; };
+  auto round_up = [&](int64_t x) { return align_up(x, align); };
   std::vector<Buffer> bufs;
   int lo = 0, hi = -1;
   for (const BufferRequest &r : requests) {

@@ -23,6 +23,9 @@ struct BufferPlan {
   int64_t lower_bound = 0;       // the most bytes live at one step: no plan needs less
 };
 
+// x rounded up to a multiple of `align`.
+inline int64_t align_up(int64_t x, int64_t align) { return (x + align - 1) / align * align; }
+
 // Greedy placement: the buffers (sizes rounded up to `align`) in a few
 // orders (largest, largest area, longest-lived, first used), each placed by
 // one of three policies among the offsets where it overlaps no placed

@@ -65,6 +65,14 @@ struct Pass {
 // The passes, in the order they run.
 const std::vector<Pass> &pipeline();
 
+// Runs the pipeline on c.program, each pass followed by verify_program,
+// up to and including the pass named `last` (every pass when empty; an
+// unknown name is an internal error). `observe`, when given, is called with
+// each pass's name before it runs (done false) and after (done true):
+// progress and timing.
+void run_pipeline(PassContext &c, const PassOptions &o, const std::string &last = "",
+                  const std::function<void(const char *name, bool done)> &observe = nullptr);
+
 // Structural checks of the kernel-level IR (every kernel input is defined
 // before use, slots are in range, ...). Throws an internal error.
 void verify_program(const Program &p, const char *after_pass);

@@ -48,6 +48,18 @@ const std::vector<Pass> &pipeline() {
   return passes;
 }
 
+void run_pipeline(PassContext &c, const PassOptions &o, const std::string &last,
+                  const std::function<void(const char *name, bool done)> &observe) {
+  for (const Pass &pass : pipeline()) {
+    if (observe) observe(pass.name, false);
+    pass.run(c, o);
+    verify_program(c.program, pass.name);
+    if (observe) observe(pass.name, true);
+    if (last == pass.name) return;
+  }
+  if (!last.empty()) fail_internal("run_pipeline: no pass named '" + last + "'");
+}
+
 void verify_program(const Program &p, const char *after) {
   if (p.kernels.empty() && p.graph.nodes.empty()) return;
   std::vector<bool> defined(p.graph.values.size(), false);

@@ -18,8 +18,6 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
-int64_t round_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-
 // Can kernel k (at step t) write its output over input slot s?
 bool can_write_over(const Program &p, const Kernel &k, size_t s, const std::vector<int> &last_use,
                     const std::vector<bool> &viewed, int t) {
@@ -177,7 +175,7 @@ void plan_memory(PassContext &c) {
   p.stats.call_status_offset = -1;
   for (const Kernel &k : p.kernels)
     if (k.kind == KernelKind::Call) {
-      p.stats.call_status_offset = round_up(arena);
+      p.stats.call_status_offset = align_up(arena, kAlign);
       arena = p.stats.call_status_offset + 64;
       bound += 64;
       break;

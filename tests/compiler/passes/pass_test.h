@@ -23,16 +23,7 @@ inline Program run_until(const std::string &ir, const std::string &last, const s
   Program p;
   p.graph = parse_graph(ir);
   PassContext c{p, it->second, log};
-  bool found = false;
-  for (const Pass &pass : pipeline()) {
-    pass.run(c, options);
-    verify_program(p, pass.name);
-    if (last == pass.name) {
-      found = true;
-      break;
-    }
-  }
-  EXPECT_TRUE(found) << "no pass named " << last;
+  run_pipeline(c, options, last);
   return p;
 }
 
