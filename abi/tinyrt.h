@@ -84,8 +84,10 @@ typedef enum tinyrt_status {
   TINYRT_ERR_BUSY = 12,             /* session or pool in use by another call */
   TINYRT_ERR_CORRUPT = 13,          /* weights differ from what the compiler wrote */
   TINYRT_ERR_UNSUPPORTED = 14,      /* the model's descriptor predates the call */
-  TINYRT_ERR_BRANCH = 15            /* the inputs take a branch of the model that was
+  TINYRT_ERR_BRANCH = 15,           /* the inputs take a branch of the model that was
                                        not compiled (the message says which and why) */
+  TINYRT_ERR_SHAPE = 16             /* input dimensions outside the model's bounds, or two
+                                       that must agree differ (the message says which) */
 } tinyrt_status;
 
 /* A static English description of a status, never NULL. */
@@ -187,6 +189,21 @@ uint32_t tinyrt_session_num_outputs(const tinyrt_session *session);
 
 tinyrt_status tinyrt_session_input(tinyrt_session *session, uint32_t index, tinyrt_tensor *out_tensor);
 tinyrt_status tinyrt_session_output(tinyrt_session *session, uint32_t index, tinyrt_tensor *out_tensor);
+
+/* Run-time dimensions (ABI 1.4; docs/ABI.md). A model compiled with ranges
+ * (tinyrt-compile --input-shape x=1,1:128,40, --dim T=1:128) takes, per run,
+ * any input dimensions within its bounds. Sets input `index`'s dimensions
+ * (`rank` of them) for the next runs: each must lie within its bounds
+ * (a fixed dimension: equal it), else TINYRT_ERR_SHAPE names the input,
+ * the axis and the range. Afterwards tinyrt_session_input() reports those
+ * dims and the bytes they take: write the input densely (row-major) in
+ * them. After a run, tinyrt_session_output() reports each output's actual
+ * dims and bytes, its data dense. Until set, an input has its upper
+ * bounds. Dimensions of one name (dim_ids) in several inputs must agree
+ * when the run starts (TINYRT_ERR_SHAPE otherwise). A model without
+ * run-time dimensions accepts exactly its own dims. */
+tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *session, uint32_t index, const int64_t *dims,
+                                            uint32_t rank);
 
 /* Looks up by the ONNX graph input/output name. */
 tinyrt_status tinyrt_session_find_input(tinyrt_session *session, const char *name, tinyrt_tensor *out_tensor);

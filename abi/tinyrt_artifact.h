@@ -38,7 +38,7 @@ extern "C" {
 
 #define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
 #define TINYRT_ABI_MAJOR 1
-#define TINYRT_ABI_MINOR 3
+#define TINYRT_ABI_MINOR 4
 
 /* Element types. Values match ONNX TensorProto.DataType. */
 typedef enum tinyrt_dtype {
@@ -133,12 +133,22 @@ typedef struct tinyrt_step_desc {
 /* A graph input or output: row-major, dense, at a fixed arena offset. */
 typedef struct tinyrt_tensor_desc {
   const char *name;
-  const int64_t *dims; /* `rank` entries */
+  const int64_t *dims; /* `rank` entries; a run-time dimension's upper bound */
   uint32_t dtype;      /* tinyrt_dtype */
   uint32_t rank;
   uint64_t arena_offset; /* bytes from the arena start, 64-byte aligned */
-  uint64_t bytes;
+  uint64_t bytes;        /* at the upper bounds */
+  /* ABI 1.3 entries end here. ABI 1.4: run-time dimensions (docs/ABI.md,
+   * "Run-time dimensions"). With dims_min NULL every dimension is fixed. */
+  const int64_t *dims_min; /* per axis, the lower bound (dims: the upper) */
+  const int32_t *dim_ids;  /* per axis, -1 (fixed) or the model's run-time
+                              dimension it is: axes of one id take one value */
+  uint64_t dims_offset;    /* arena offset of the actual dimensions, an
+                              int64 per axis (8-byte aligned): the runtime
+                              writes an input's, the last step an output's */
 } tinyrt_tensor_desc;
+/* The size of a tensor entry up to ABI 1.3. */
+#define TINYRT_TENSOR_DESC_1_3_BYTES offsetof(tinyrt_tensor_desc, dims_min)
 
 /* Where part of the weights lives (ABI 1.2): one constant array the
  * generated code reads. The descriptor lists them all; together they hold

@@ -7,6 +7,10 @@
  *                 [--runs N] [--warmup N] [--compare-threads N] [--verify]
  *
  * --in: inputs concatenated in descriptor order (absent: zeros).
+ * --dims "D0,D1,...;D0,...;...": every input's dimensions, in descriptor
+ *   order (a model with run-time dimensions; tinyrt_session_set_input_dims):
+ *   the --in file then holds each input dense at these dims, and the
+ *   outputs' dims are printed, "dims K: D0,D1,...", output K's after the run.
  * --out: outputs concatenated in descriptor order.
  * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y p90_ms=A
  *   p99_ms=B runs=N threads=T".
@@ -114,9 +118,34 @@ static void runner_free(runner *r) {
   free(r->arena);
 }
 
+static const char *g_dims; /* --dims */
+
+/* Sets every input's dims from --dims. */
+static int set_dims(runner *r) {
+  uint32_t i;
+  const char *p = g_dims;
+  if (!p) return 0;
+  for (i = 0; i < tinyrt_session_num_inputs(&r->session); ++i) {
+    int64_t dims[TINYRT_MAX_RANK];
+    uint32_t n = 0;
+    tinyrt_status st;
+    while (*p && *p != ';' && n < TINYRT_MAX_RANK) {
+      char *end;
+      dims[n++] = strtoll(p, &end, 10);
+      if (end == p) return fail("bad --dims", g_dims);
+      p = *end == ',' ? end + 1 : end;
+    }
+    if (*p == ';') ++p;
+    st = tinyrt_session_set_input_dims(&r->session, i, dims, n);
+    if (st != TINYRT_OK) return fail(tinyrt_status_string(st), tinyrt_session_message(&r->session));
+  }
+  return 0;
+}
+
 static int load_inputs(runner *r, const char *path) {
   uint32_t i;
   FILE *f;
+  if (set_dims(r)) return 1;
   if (!path) return 0;
   f = fopen(path, "rb");
   if (!f) return fail("cannot open input file", path);
@@ -197,6 +226,8 @@ int main(int argc, char **argv) {
       in = v;
     else if (!strcmp(a, "--out"))
       out = v;
+    else if (!strcmp(a, "--dims"))
+      g_dims = v;
     else if (!strcmp(a, "--threads"))
       threads = atoi(v);
     else if (!strcmp(a, "--runs"))
@@ -299,6 +330,16 @@ int main(int argc, char **argv) {
       if (memcmp(a.data, b.data, a.bytes) != 0) return fail("outputs differ between thread counts for", a.name);
     }
     runner_free(&r2);
+  }
+  if (g_dims) {
+    uint32_t k, a;
+    for (k = 0; k < tinyrt_session_num_outputs(&r.session); ++k) {
+      tinyrt_tensor t;
+      tinyrt_session_output(&r.session, k, &t);
+      printf("dims %u:", k);
+      for (a = 0; a < t.rank; ++a) printf("%s%lld", a ? "," : " ", (long long)t.dims[a]);
+      printf("\n");
+    }
   }
   if (out) {
     uint32_t k;

@@ -95,8 +95,14 @@ static int mul_ok(uint64_t *p, uint64_t d) {
 /* Bytes per element of the dtypes whose size the runtime knows (0: not). */
 static const unsigned char kDtypeBytes[17] = {0, 4, 1, 1, 2, 2, 4, 8, 0, 1, 2, 8, 4, 8, 0, 0, 2};
 
+/* Does the tensor entry (of a table `stride` bytes apart) have run-time
+ * dimensions (ABI 1.4)? */
+static int has_dims(const tinyrt_tensor_desc *t, uint32_t stride) {
+  return stride >= sizeof(tinyrt_tensor_desc) && t->dims_min != NULL;
+}
+
 /* NULL if the input/output descriptor is sound, else what is wrong. */
-static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena_bytes) {
+static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint32_t stride, uint64_t arena_bytes) {
   uint64_t known = t->dtype < sizeof kDtypeBytes ? kDtypeBytes[t->dtype] : 0;
   uint64_t n = known ? known : 1;
   uint32_t k;
@@ -106,7 +112,15 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint64_t arena
     return "lies outside its arena";
   for (k = 0; k < t->rank; ++k)
     if (t->dims[k] < 0 || !mul_ok(&n, (uint64_t)t->dims[k])) return "has a bad dim";
-  return known && n != t->bytes ? "has bytes that disagree with its dims" : NULL;
+  if (known && n != t->bytes) return "has bytes that disagree with its dims";
+  if (has_dims(t, stride)) {
+    if (!known || !t->dim_ids || t->rank == 0 || t->dims_offset % 8 || t->dims_offset > arena_bytes ||
+        arena_bytes - t->dims_offset < 8u * t->rank)
+      return "has run-time dimensions without their bounds or arena slot";
+    for (k = 0; k < t->rank; ++k)
+      if (t->dims_min[k] < 0 || t->dims_min[k] > t->dims[k]) return "has a run-time dimension with bad bounds";
+  }
+  return NULL;
 }
 
 /* Alignments of the table entries. */
@@ -142,7 +156,8 @@ static tinyrt_status check_tensors(tinyrt_session *s, const tinyrt_model *m, int
   const char *err;
   msg_writer w;
   for (i = 0; i < n; ++i)
-    if ((err = tensor_desc_error((const tinyrt_tensor_desc *)AT(base, s->tensor_stride, i), m->arena_bytes)) != NULL) {
+    if ((err = tensor_desc_error((const tinyrt_tensor_desc *)AT(base, s->tensor_stride, i), s->tensor_stride,
+                                 m->arena_bytes)) != NULL) {
       w = session_msg(s);
       msg_str(&w, outputs ? "model output " : "model input ");
       msg_u64(&w, i, 10);
@@ -175,7 +190,7 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
   /* ABI 1.0 ends at tensor_desc_bytes; its tables hold the 1.0 structs. */
   if (m->desc_bytes < offsetof(tinyrt_model, tensor_desc_bytes))
     return fail(s, TINYRT_ERR_BAD_MODEL, "model descriptor is truncated");
-  s->tensor_stride = sizeof(tinyrt_tensor_desc);
+  s->tensor_stride = TINYRT_TENSOR_DESC_1_3_BYTES; /* the 1.0 entry */
   s->step_stride = TINYRT_STEP_DESC_1_1_BYTES;
   if (m->desc_bytes >= offsetof(tinyrt_model, step_desc_bytes) + sizeof m->step_desc_bytes) {
     s->tensor_stride = m->tensor_desc_bytes;
@@ -203,9 +218,9 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
       return TINYRT_ERR_CPU_UNSUPPORTED;
     }
   }
-  if (!table_ok(m->inputs, m->num_inputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
+  if (!table_ok(m->inputs, m->num_inputs, s->tensor_stride, TINYRT_TENSOR_DESC_1_3_BYTES,
                 offsetof(struct tensor_align, d)) ||
-      !table_ok(m->outputs, m->num_outputs, s->tensor_stride, sizeof(tinyrt_tensor_desc),
+      !table_ok(m->outputs, m->num_outputs, s->tensor_stride, TINYRT_TENSOR_DESC_1_3_BYTES,
                 offsetof(struct tensor_align, d)) ||
       !table_ok(m->steps, m->num_steps, s->step_stride, TINYRT_STEP_DESC_1_1_BYTES,
                 s->step_stride >= sizeof(tinyrt_step_desc) ? offsetof(struct step_align, d)
@@ -241,6 +256,110 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
       return fail(s, TINYRT_ERR_BAD_MODEL, "model call step without a status slot in the arena");
   }
   return TINYRT_OK;
+}
+
+/* ------------------------------------------------- run-time dimensions -- */
+
+static const tinyrt_tensor_desc *desc_at(const tinyrt_session *s, int outputs, uint32_t i) {
+  return (const tinyrt_tensor_desc *)AT(outputs ? (const void *)s->model->outputs : (const void *)s->model->inputs,
+                                        s->tensor_stride, i);
+}
+
+/* The actual dimensions of a tensor with run-time dimensions (in the arena). */
+static int64_t *actual_dims(const tinyrt_session *s, const tinyrt_tensor_desc *d) {
+  return (int64_t *)(void *)(s->arena + d->dims_offset);
+}
+
+/* Every input and output takes its upper bounds (init). */
+static void reset_dims(tinyrt_session *s) {
+  uint32_t i, k;
+  int outputs;
+  for (outputs = 0; outputs < 2; ++outputs)
+    for (i = 0; i < (outputs ? s->model->num_outputs : s->model->num_inputs); ++i) {
+      const tinyrt_tensor_desc *d = desc_at(s, outputs, i);
+      if (has_dims(d, s->tensor_stride))
+        for (k = 0; k < d->rank; ++k) actual_dims(s, d)[k] = d->dims[k];
+    }
+}
+
+/* Moves a tensor's rows between its dense layout at its actual dims and
+ * the layout of its upper bounds (the one the generated code uses), in
+ * place: to_bounds for an input before a run (rows from the last, each
+ * moving up), else for an output after it (rows from the first). */
+static void relayout(uint8_t *data, const tinyrt_tensor_desc *d, const int64_t *dims, int to_bounds) {
+  uint64_t dstride[TINYRT_MAX_RANK], pstride[TINYRT_MAX_RANK], idx[TINYRT_MAX_RANK], rows = 1, r, row_bytes;
+  uint32_t k, n = d->rank;
+  int differ = 0;
+  uint64_t e = kDtypeBytes[d->dtype];
+  if (n < 2) return; /* one axis: the same layout */
+  dstride[n - 1] = pstride[n - 1] = e;
+  for (k = n - 1; k-- > 0;) {
+    dstride[k] = dstride[k + 1] * (uint64_t)dims[k + 1];
+    pstride[k] = pstride[k + 1] * (uint64_t)d->dims[k + 1];
+    differ |= dims[k] > 1 && dstride[k] != pstride[k];
+  }
+  for (k = 0; k + 1 < n; ++k) rows *= (uint64_t)dims[k];
+  if (!differ || rows == 0) return;
+  row_bytes = (uint64_t)dims[n - 1] * e;
+  for (r = 0; r < rows; ++r) {
+    uint64_t q = to_bounds ? rows - 1 - r : r, dense = 0, padded = 0;
+    for (k = n - 1; k-- > 0;) {
+      idx[k] = q % (uint64_t)dims[k];
+      q /= (uint64_t)dims[k];
+      dense += idx[k] * dstride[k];
+      padded += idx[k] * pstride[k];
+    }
+    if (to_bounds)
+      memmove(data + padded, data + dense, (size_t)row_bytes);
+    else
+      memmove(data + dense, data + padded, (size_t)row_bytes);
+  }
+}
+
+/* Before a run: the inputs' dims agree where they are one dimension, and
+ * their elements move to the layout of their bounds. */
+static tinyrt_status prepare_inputs(tinyrt_session *s) {
+  uint32_t i, j, k, l;
+  for (i = 0; i < s->model->num_inputs; ++i) {
+    const tinyrt_tensor_desc *a = desc_at(s, 0, i);
+    if (!has_dims(a, s->tensor_stride)) continue;
+    for (j = 0; j <= i; ++j) {
+      const tinyrt_tensor_desc *b = desc_at(s, 0, j);
+      if (!has_dims(b, s->tensor_stride)) continue;
+      for (k = 0; k < a->rank; ++k)
+        for (l = 0; l < b->rank; ++l)
+          if (a->dim_ids[k] >= 0 && a->dim_ids[k] == b->dim_ids[l] && actual_dims(s, a)[k] != actual_dims(s, b)[l]) {
+            msg_writer w = session_msg(s);
+            msg_str(&w, "input '");
+            msg_str(&w, a->name);
+            msg_str(&w, "' axis ");
+            msg_u64(&w, k, 10);
+            msg_str(&w, " is ");
+            msg_u64(&w, (uint64_t)actual_dims(s, a)[k], 10);
+            msg_str(&w, " but input '");
+            msg_str(&w, b->name);
+            msg_str(&w, "' axis ");
+            msg_u64(&w, l, 10);
+            msg_str(&w, ", the same dimension, is ");
+            msg_u64(&w, (uint64_t)actual_dims(s, b)[l], 10);
+            return TINYRT_ERR_SHAPE;
+          }
+    }
+  }
+  for (i = 0; i < s->model->num_inputs; ++i) {
+    const tinyrt_tensor_desc *a = desc_at(s, 0, i);
+    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), 1);
+  }
+  return TINYRT_OK;
+}
+
+/* After a run: the outputs' elements, dense at their actual dims. */
+static void finish_outputs(tinyrt_session *s) {
+  uint32_t i;
+  for (i = 0; i < s->model->num_outputs; ++i) {
+    const tinyrt_tensor_desc *a = desc_at(s, 1, i);
+    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), 0);
+  }
 }
 
 /* -------------------------------------------------------------- API -- */
@@ -306,6 +425,7 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model, 
   s->model = model;
   s->arena = (uint8_t *)arena;
   s->arena_bytes = arena_bytes;
+  reset_dims(s);
   s->pool = pool;
   s->on_step = options ? options->on_step : NULL;
   s->on_step_user = options ? options->on_step_user : NULL;
@@ -326,6 +446,11 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     return st;
   }
   m = s->model;
+  if ((st = prepare_inputs(s)) != TINYRT_OK) {
+    if (s->pool) tinyrt_internal_pool_release(s->pool);
+    TINYRT_UNLOCK(&s->busy);
+    return st;
+  }
   for (i = 0; i < m->num_steps; ++i) {
     const tinyrt_step_desc *d = (const tinyrt_step_desc *)AT(m->steps, s->step_stride, i);
     /* A step of a branch not taken is skipped (no hook call). */
@@ -366,6 +491,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     if (s->on_step) s->on_step(s->on_step_user, i, 0);
   }
   if (s->pool) tinyrt_internal_pool_release(s->pool);
+  finish_outputs(s);
   s->message[0] = '\0';
   TINYRT_UNLOCK(&s->busy);
   return TINYRT_OK;
@@ -375,11 +501,6 @@ uint32_t tinyrt_session_num_inputs(const tinyrt_session *s) { return s && sessio
 
 uint32_t tinyrt_session_num_outputs(const tinyrt_session *s) {
   return s && session_valid(s) ? s->model->num_outputs : 0;
-}
-
-static const tinyrt_tensor_desc *desc_at(const tinyrt_session *s, int outputs, uint32_t i) {
-  return (const tinyrt_tensor_desc *)AT(outputs ? (const void *)s->model->outputs : (const void *)s->model->inputs,
-                                        s->tensor_stride, i);
 }
 
 /* The tensor `index` of the inputs/outputs, or if name != NULL the one of
@@ -418,6 +539,12 @@ static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
     t->rank = d->rank;
     t->dtype = (tinyrt_dtype)d->dtype;
     t->bytes = (size_t)d->bytes;
+    if (has_dims(d, s->tensor_stride)) { /* the actual dims, and their bytes */
+      uint32_t k;
+      t->dims = actual_dims(s, d);
+      t->bytes = kDtypeBytes[d->dtype];
+      for (k = 0; k < d->rank; ++k) t->bytes *= (size_t)t->dims[k];
+    }
     s->message[0] = '\0';
   }
   TINYRT_UNLOCK(&s->busy);
@@ -430,6 +557,64 @@ tinyrt_status tinyrt_session_input(tinyrt_session *s, uint32_t index, tinyrt_ten
 
 tinyrt_status tinyrt_session_output(tinyrt_session *s, uint32_t index, tinyrt_tensor *t) {
   return tensor_view(s, 1, index, NULL, t);
+}
+
+tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, const int64_t *dims, uint32_t rank) {
+  const tinyrt_tensor_desc *d;
+  tinyrt_status st;
+  msg_writer w;
+  uint32_t k;
+  if (!s || (!dims && rank)) return TINYRT_ERR_INVALID_ARGUMENT;
+  if ((st = enter(s)) != TINYRT_OK) return st;
+  if (index >= s->model->num_inputs) {
+    w = session_msg(s);
+    msg_str(&w, "input index ");
+    msg_u64(&w, index, 10);
+    msg_str(&w, " out of range: the model has ");
+    msg_u64(&w, s->model->num_inputs, 10);
+    TINYRT_UNLOCK(&s->busy);
+    return TINYRT_ERR_INVALID_ARGUMENT;
+  }
+  d = desc_at(s, 0, index);
+  st = TINYRT_OK;
+  w = session_msg(s);
+  if (rank != d->rank) {
+    msg_str(&w, "input '");
+    msg_str(&w, d->name);
+    msg_str(&w, "' has rank ");
+    msg_u64(&w, d->rank, 10);
+    msg_str(&w, ", got ");
+    msg_u64(&w, rank, 10);
+    msg_str(&w, " dims");
+    st = TINYRT_ERR_SHAPE;
+  }
+  for (k = 0; st == TINYRT_OK && k < rank; ++k) {
+    int64_t lo = has_dims(d, s->tensor_stride) ? d->dims_min[k] : d->dims[k], hi = d->dims[k];
+    if (dims[k] < lo || dims[k] > hi) {
+      msg_str(&w, "input '");
+      msg_str(&w, d->name);
+      msg_str(&w, "' axis ");
+      msg_u64(&w, k, 10);
+      msg_str(&w, ": ");
+      if (dims[k] < 0) {
+        msg_str(&w, "-");
+        msg_u64(&w, (uint64_t)0 - (uint64_t)dims[k], 10);
+      } else {
+        msg_u64(&w, (uint64_t)dims[k], 10);
+      }
+      msg_str(&w, lo == hi ? " is not the model's " : " is outside the model's range ");
+      msg_u64(&w, (uint64_t)lo, 10);
+      if (lo != hi) {
+        msg_str(&w, ":");
+        msg_u64(&w, (uint64_t)hi, 10);
+      }
+      st = TINYRT_ERR_SHAPE;
+    }
+  }
+  if (st == TINYRT_OK && has_dims(d, s->tensor_stride))
+    for (k = 0; k < rank; ++k) actual_dims(s, d)[k] = dims[k];
+  TINYRT_UNLOCK(&s->busy);
+  return st;
 }
 
 tinyrt_status tinyrt_session_find_input(tinyrt_session *s, const char *name, tinyrt_tensor *t) {

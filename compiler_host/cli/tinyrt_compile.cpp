@@ -17,6 +17,7 @@
 #include "cli/limit_options.h"
 #include "cli/quantize_option.h"
 #include "cli/codegen_options.h"
+#include "cli/shape_options.h"
 #include "cli/tool_common.h"
 
 // Every ai.onnx operator of the onnx library's registry with its status in
@@ -88,7 +89,8 @@ int main(int argc, char **argv) {
   app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
       ->capture_default_str();
   app.add_option("--name", name, "C identifier of the model (default: file name)");
-  app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
+  std::vector<std::string> dim_ranges;
+  tinyrt::add_input_shape_options(app, shapes, dim_ranges);
   app.add_option("--bind", binds, "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant");
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
@@ -164,7 +166,7 @@ int main(int argc, char **argv) {
     opt.log = verbose ? &std::cerr : nullptr;
     opt.import.limits = limits;
     tinyrt::apply_custom_op_options(custom, opt);
-    for (auto &s : shapes) opt.import.input_shapes.insert(tinyrt::parse_input_shape(s));
+    tinyrt::add_shape_options(opt.import, shapes, dim_ranges);
     for (auto &b : binds) opt.import.bindings.insert(tinyrt::parse_binding(b));
     if (opt.quantize == tinyrt::Quantize::Static)
       opt.calibration = tinyrt::calibrate(model, opt, quantize.calibration, quantize.percentile, &std::cerr);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "custom_op_options.h"
 #include "quantize_option.h"
 #include "codegen_options.h"
+#include "shape_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -39,7 +41,8 @@ struct Options {
   bool check_addresses = false;
   int64_t serial_step_ops = -1;
   std::vector<std::string> filter;
-  CompileOptions custom;  // custom_ops and link_sources (--custom-op, --custom-op-source)
+  std::vector<std::string> shapes, dims;  // --input-shape (ranges allowed), --dim
+  CompileOptions custom;                  // custom_ops and link_sources (--custom-op, --custom-op-source)
 };
 
 struct DataSet {
@@ -170,7 +173,22 @@ class CaseRunner {
   CaseRunner(const Options &o) : o_(o) {}
 
   // The compile options every case takes from the command line.
-  CompileOptions compile_options() const {
+  // The options for case `dir`: the tool's, and the case's own ranges
+  // (tinyrt_dims.txt, a line each: "--dim NAME=MIN:MAX" or "--input-shape
+  // NAME=D0,MIN:MAX,...").
+  CompileOptions compile_options(const fs::path &dir) const {
+    std::vector<std::string> shapes = o_.shapes, dims = o_.dims;
+    std::ifstream f(dir / "tinyrt_dims.txt");
+    std::string line;
+    while (std::getline(f, line)) {
+      std::istringstream ls(line);
+      std::string opt, val;
+      if (!(ls >> opt)) continue;
+      if (!(ls >> val) || (opt != "--dim" && opt != "--input-shape"))
+        fail_usage((dir / "tinyrt_dims.txt").string() + ": '" + line +
+                   "' is neither --dim NAME=MIN:MAX nor --input-shape NAME=D0,...");
+      (opt == "--dim" ? dims : shapes).push_back(val);
+    }
     CompileOptions co;
     co.target = o_.target;
     co.name = "m";
@@ -182,6 +200,7 @@ class CaseRunner {
     co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;
     co.serial_step_ops = o_.serial_step_ops;
+    add_shape_options(co.import, shapes, dims);
     return co;
   }
 
@@ -215,7 +234,7 @@ class CaseRunner {
     } catch (const CompileError &) {
       // Data that is not tensors (sequences, optionals) belongs to models
       // the compiler rejects; let it say why.
-      build_model(model.string(), compile_options(), (fs::path(work) / "probe").string());
+      build_model(model.string(), compile_options(dir), (fs::path(work) / "probe").string());
       throw;
     }
     if (sets.empty()) return {Outcome::Unsupported, "no test data sets"};
@@ -236,11 +255,15 @@ class CaseRunner {
         stale = stale || !t || t->bytes != bound_values[name];
       }
       for (int attempt = 0; stale; ++attempt) {
-        CompileOptions co = compile_options();
+        CompileOptions co = compile_options(dir);
         for (auto &name : bound_names) co.import.bindings[name].tensor = tensor_of(name);
-        // Dynamic dimensions take the data set's shapes.
+        // Dynamic dimensions take the data set's shapes, unless the model
+        // is compiled for ranges (--input-shape with MIN:MAX, --dim): then
+        // once, and each data set runs at its own shapes.
+        const bool ranged = !co.import.dim_ranges.empty() || !co.import.input_shape_mins.empty();
         for (auto &kv : ds.inputs)
-          if (!bound_names.count(kv.first) && std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
+          if (!ranged && !co.import.input_shapes.count(kv.first) && !bound_names.count(kv.first) &&
+              std::find(in_names.begin(), in_names.end(), kv.first) != in_names.end())
             co.import.input_shapes[kv.first] = kv.second->shape;
         // --quantize static: calibrated on --calibration DIR, or on the
         // case's own data sets.
@@ -269,18 +292,28 @@ class CaseRunner {
       const Artifact &a = built->artifact;
       std::string in_path = (fs::path(work) / ("in" + std::to_string(si) + ".bin")).string();
       std::string out_path = (fs::path(work) / ("out" + std::to_string(si) + ".bin")).string();
+      bool dynamic = false;
+      std::string dims_arg;  // every input's dims, for a model with run-time dimensions
       {
         std::ofstream f(in_path, std::ios::binary);
         for (auto &ti : a.inputs) {
           ConstP t = as_bf16_if_needed(tensor_of(ti.name), ti.dtype);
           if (!t) return {Outcome::Fail, "data set " + std::to_string(si) + " has no input '" + ti.name + "'"};
-          if (t->dtype != ti.dtype || t->shape != ti.shape)
+          bool fits = t->dtype == ti.dtype && t->shape.size() == ti.shape.size();
+          for (size_t k = 0; fits && k < ti.shape.size(); ++k)
+            fits = t->shape[k] <= ti.shape[k] && t->shape[k] >= (ti.dynamic() ? ti.min[k] : ti.shape[k]);
+          if (!fits)
             return {Outcome::Fail, "input '" + ti.name + "' is " + dtype_name(t->dtype) + shape_str(t->shape) +
-                                       ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape)};
+                                       ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape) +
+                                       (ti.dynamic() ? " or less, down to " + shape_str(ti.min) : "")};
+          dynamic = dynamic || ti.dynamic();
+          dims_arg += (dims_arg.empty() ? "" : ";");
+          for (size_t k = 0; k < t->shape.size(); ++k) dims_arg += (k ? "," : "") + std::to_string(t->shape[k]);
           f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
         }
       }
       std::vector<std::string> args = {"--in", in_path, "--out", out_path, "--threads", std::to_string(o_.threads)};
+      if (dynamic) args.insert(args.end(), {"--dims", dims_arg});
       if (o_.compare_threads) args.insert(args.end(), {"--compare-threads", "2"});
       ProcessResult pr = run_runner(a.target, *built, args);
       if (!ds.expected_error.empty()) {
@@ -297,19 +330,38 @@ class CaseRunner {
       if (ds.outputs.size() != a.outputs.size())
         return {Outcome::Fail, "data set has " + std::to_string(ds.outputs.size()) + " outputs, model " +
                                    std::to_string(a.outputs.size())};
+      // The outputs' actual dims, as the runner printed them ("dims K: D0,...").
+      std::map<size_t, Shape> out_dims;
+      if (dynamic) {
+        std::istringstream lines(pr.output);
+        std::string line;
+        while (std::getline(lines, line)) {
+          unsigned k = 0;
+          int at = 0;
+          if (sscanf(line.c_str(), "dims %u:%n", &k, &at) != 1 || at == 0) continue;
+          Shape sh;
+          std::stringstream ds_(line.substr((size_t)at));
+          std::string tok;
+          while (std::getline(ds_, tok, ',')) sh.push_back(strtoll(tok.c_str(), nullptr, 10));
+          out_dims[k] = sh;
+        }
+      }
       size_t off = 0;
       for (size_t k = 0; k < a.outputs.size(); ++k) {
         const TensorInfo &ti = a.outputs[k];
         ConstP ref_p = as_bf16_if_needed(ds.outputs[k], ti.dtype);
         const ConstData &ref = *ref_p;
-        if (ref.dtype != ti.dtype || ref.shape != ti.shape)
-          return {Outcome::Fail, "output '" + ti.name + "' is " + dtype_name(ti.dtype) + shape_str(ti.shape) +
+        Shape shape = ti.shape;
+        if (dynamic && out_dims.count(k)) shape = out_dims[k];
+        if (ref.dtype != ti.dtype || ref.shape != shape)
+          return {Outcome::Fail, "output '" + ti.name + "' is " + dtype_name(ti.dtype) + shape_str(shape) +
                                      ", expected " + dtype_name(ref.dtype) + shape_str(ref.shape)};
-        if (got.size() < off + (size_t)ti.bytes) return {Outcome::Fail, "runner wrote too few output bytes"};
+        const size_t bytes = (size_t)shape_numel(shape) * (size_t)dtype_bytes(ti.dtype);
+        if (got.size() < off + bytes) return {Outcome::Fail, "runner wrote too few output bytes"};
         std::string why;
         if (!compare(ref, reinterpret_cast<const uint8_t *>(got.data()) + off, o_, &why))
           return {Outcome::Fail, "output '" + ti.name + "' data set " + std::to_string(si) + ": " + why};
-        off += (size_t)ti.bytes;
+        off += bytes;
       }
     }
     std::string note;
@@ -372,6 +424,7 @@ int main(int argc, char **argv) {
   app.add_option("-j,--jobs", jobs, "cases run in parallel")->capture_default_str();
   app.add_option("--shard", shard, "K/N: run the K-th of N interleaved slices of the cases");
   app.add_option("--filter", o.filter, "only cases whose name contains this (repeatable: any)");
+  add_input_shape_options(app, o.shapes, o.dims);
   app.add_flag("--function-bodies", o.function_bodies,
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);

@@ -19,6 +19,7 @@
 #include "custom_op_options.h"
 #include "quantize_option.h"
 #include "codegen_options.h"
+#include "shape_options.h"
 
 namespace fs = std::filesystem;
 using namespace tinyrt;
@@ -226,7 +227,8 @@ int main(int argc, char **argv) {
   app.add_option("--threads", threads, "threads of the runtime pool")->capture_default_str();
   app.add_option("--runs", runs, "timed runs")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
-  app.add_option("--input-shape", shapes, "NAME=D0,D1,... static shape for a graph input");
+  std::vector<std::string> dim_ranges;
+  tinyrt::add_input_shape_options(app, shapes, dim_ranges);
   std::vector<std::string> binds;
   app.add_option("--bind", binds,
                  "NAME=V0,V1,... or NAME=@tensor.pb: freeze a graph input to a constant (as tinyrt-compile)");
@@ -264,7 +266,7 @@ int main(int argc, char **argv) {
     co.serial_step_ops = serial_step_ops;
     check_quantize_args(quantize);
     co.quantize = quantize.mode;
-    for (auto &s : shapes) co.import.input_shapes.insert(parse_input_shape(s));
+    tinyrt::add_shape_options(co.import, shapes, dim_ranges);
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
     if (co.quantize == Quantize::Static)
       co.calibration = calibrate(model, co, quantize.calibration, quantize.percentile);

@@ -180,6 +180,9 @@ VVal ExprEmitter::emit_uncached(const Expr &e, const ExprP &ep) {
     case EOp::Acc:
       if (!acc_.v) fail_internal("accumulator outside an epilogue");
       return acc_;
+    case EOp::Dim:
+      if (!dims_) fail_internal("a run-time extent in a kernel that does not load them");
+      return uniform(dims_(e.id));
     case EOp::Load: return emit_load(e);
     case EOp::Cast: return emit_cast(e);
     case EOp::Select: return emit_select(e);
@@ -782,7 +785,8 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
   // A reduction with the same value in every lane (the output computed one
   // element at a time) runs its innermost variable `lanes_` at a time.
-  bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_;
+  bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_ &&
+                      !e.rvars.back().n;
   Value *r = reduce_loops(e, 0, init_v, vary, inner_vector);
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
@@ -846,13 +850,15 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
     }
     acc = scalar_or_vec_op(comb, e.type, acc, folded, nullptr);
   }
-  return carried_loop(
-      b_, main, rv.extent, 1, {acc},
-      [&](Value *i, const Values &a) -> Values {
-        bind(rv.id, uniform(i));
-        return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
-      },
-      "red.loop")[0];
+  auto step = [&](Value *i, const Values &a) -> Values {
+    bind(rv.id, uniform(i));
+    return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
+  };
+  if (rv.n) {  // a run-time extent
+    Value *n = emit(rv.n).v;
+    return carried_loop(b_, b_.getInt32((int32_t)main), n, {acc}, step, "red.dyn")[0];
+  }
+  return carried_loop(b_, main, rv.extent, 1, {acc}, step, "red.loop")[0];
 }
 
 }  // namespace tinyrt

@@ -11,6 +11,7 @@
 // scalar.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -58,6 +59,9 @@ class ExprEmitter {
     vars_[var_id] = v;
   }
   void set_acc(VVal v) { acc_ = v; }
+  // Where the run-time extents (Dim leaves) come from: extent `sym` as an
+  // i32 (the kernel loads them from the arena once, at its entry).
+  void set_dims(std::function<llvm::Value *(int sym)> f) { dims_ = std::move(f); }
   // Active lanes (<lanes x i1>) for a partial vector; nullptr = all lanes.
   void set_mask(llvm::Value *m) { mask_ = m; }
   void clear_cache() { cache_.assign(1, {}); }
@@ -144,6 +148,7 @@ class ExprEmitter {
   std::vector<SlotRef> slots_;
   std::map<int, VVal> vars_;
   VVal acc_;
+  std::function<llvm::Value *(int)> dims_;
   bool vector_reductions_ = false;
   llvm::Value *mask_ = nullptr;
   bool split_offsets_;  // set_split_offsets

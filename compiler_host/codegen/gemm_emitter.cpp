@@ -41,6 +41,7 @@
 // dense channels-last X (an STFT's 400 taps of one channel: 100 lane
 // quads on NEON instead of 400 one-channel steps).
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "codegen/int8_dot.h"
@@ -78,6 +79,7 @@ struct GemmEmitter {
   // Linear mode: the output's pixels are dense and the epilogue reads only
   // the channel index, so a pixel's linear index addresses it.
   bool flat_pixels = false;
+  std::map<int, Value *> dimv_;  // run-time extents, loaded at the entry
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
   llvm::Type *xel;   // element of X: float or i8
@@ -316,6 +318,7 @@ struct GemmEmitter {
     // Epilogue and store.
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
+    if (!dimv_.empty()) em.set_dims([&](int sym) { return dimv_.at(sym); });
     for (int i = 0; i < m; ++i) {
       Value *n, *oh, *ow;
       coords(t, i, &n, &oh, &ow);
@@ -432,6 +435,45 @@ struct GemmEmitter {
     return a;
   }
 
+  // Linear tiles over P (run-time) pixels, for the task's block [u_begin,
+  // u_end) of the bounds' `units` tiles: the blocks share the actual tiles
+  // evenly (tiles [u_begin * U / units, u_end * U / units) of the U =
+  // ceil(P / mr) there are), the last of which has P % mr pixels: one
+  // branch per possible width.
+  void dynamic_tiles(Value *u_begin, Value *u_end, int64_t units, Value *p_dyn, Value *g, Value *wtile, Value *oc0,
+                     int nvv, int lanes_last) {
+    Value *full = b.CreateUDiv(p_dyn, i32(mr));
+    Value *rem = b.CreateURem(p_dyn, i32(mr));
+    Value *actual = b.CreateAdd(full, b.CreateZExt(b.CreateICmpNE(rem, i32(0)), b.getInt32Ty()));
+    llvm::Type *wide = units <= 46340 ? b.getInt32Ty() : b.getInt64Ty();  // u * U without wrapping
+    auto share = [&](Value *u) {
+      Value *x = b.CreateMul(b.CreateZExtOrTrunc(u, wide), b.CreateZExtOrTrunc(actual, wide));
+      return b.CreateZExtOrTrunc(b.CreateUDiv(x, llvm::ConstantInt::get(wide, units)), b.getInt32Ty());
+    };
+    Value *ub = share(u_begin), *ue = share(u_end);
+    const int64_t full_bound = s.batch * s.out_h * s.out_w / mr;
+    Value *full_end = b.CreateSelect(b.CreateICmpULT(ue, full), ue, full);
+    if (full_bound > 0)
+      emit_counted_loop(
+          b, ub, full_end,
+          [&](Value *it) {
+            Value *itc = clamp_i32(b, it, 0, full_bound - 1);
+            tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv,
+                 lanes_last);
+          },
+          "ptile");
+    // The partial tile: in this block when the block ends past the full ones.
+    Value *has_tail = b.CreateAnd(b.CreateICmpUGT(ue, full), b.CreateICmpNE(rem, i32(0)));
+    for (int r = 1; r < mr; ++r)
+      emit_branch(
+          b, b.CreateAnd(has_tail, b.CreateICmpEQ(rem, i32(r))),
+          [&] {
+            Value *p0 = clamp_i32(b, b.CreateMul(full, i32(mr)), 0, s.batch * s.out_h * s.out_w - r);
+            tile({Mode::Linear, r, nullptr, nullptr, nullptr, p0}, g, wtile, oc0, nvv, lanes_last);
+          },
+          [] {}, "ptail");
+  }
+
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
@@ -475,6 +517,24 @@ struct GemmEmitter {
     // Linear addressing (the geometry gemm_tile_shape chose the tile for,
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
+    // Run-time pixels (gemm_dynamic_role): the first P of the bounds'
+    // layout, P = the role's extent times the pixels of the roles inside it.
+    Value *p_dyn = nullptr;
+    const tinyrt::Value &ov = env.program.graph.v(k.out);
+    if (ov.is_dynamic()) {
+      // Dense pixels, roles of one pixel ignored.
+      linear = gemm_tile_shape(s).linear && (s.in_h == 1 || xs[2] == s.in_w * xs[3]) &&
+               (s.batch == 1 || xs[0] == s.in_h * s.in_w * xs[3]);
+      const int role = gemm_dynamic_role(s, ov);
+      TINYRT_CHECK(role >= 0 && linear, "a GEMM with run-time extents outside its linear mode");
+      dimv_ = load_dims(env, b, arena);
+      ExprEmitter em(b, T, 1);
+      em.set_dims([&](int sym) { return dimv_.at(sym); });
+      ExprP e = env.program.graph.extent(k.out, s.out_axis[role]);
+      p_dyn = em.emit(e).v;
+      if (role == 0) p_dyn = b.CreateMul(p_dyn, i32(s.out_h * s.out_w));
+      if (role == 2) p_dyn = b.CreateMul(p_dyn, i32(s.out_w));
+    }
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
     // Tasks are (pixel block, group, oc tile) triples: about 64, or 8
     // pixel blocks of every group and oc tile when pixel blocks go first.
@@ -517,6 +577,10 @@ struct GemmEmitter {
             Value *wtile = b.CreateGEP(
                 xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
             Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
+            if (p_dyn) {
+              dynamic_tiles(u_begin, u_end, units, p_dyn, g, wtile, oc0, nvv, lanes_last);
+              return;
+            }
             if (linear) {
               // Tiles of mr pixels; only the very last one may be shorter.
               int rem = (int)(P % mr);

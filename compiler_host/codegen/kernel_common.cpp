@@ -3,6 +3,8 @@
 // families' slots and epilogue.
 #include "codegen/kernel_emitters.h"
 
+#include <map>
+
 #include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
@@ -92,6 +94,41 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
   b.CreateCondBr(b.CreateICmpSLT(inext, b.getInt32((int32_t)(begin + trips * step))), header, exit);
   b.SetInsertPoint(exit);
   return next;
+}
+
+Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
+  auto &C = b.getContext();
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(C, name, f);
+  auto *exit = llvm::BasicBlock::Create(C, std::string(name) + ".exit", f);
+  b.CreateCondBr(b.CreateICmpSLT(begin, end), header, exit);
+  b.SetInsertPoint(header);
+  llvm::PHINode *iv = b.CreatePHI(b.getInt32Ty(), 2);
+  iv->addIncoming(begin, pre);
+  std::vector<llvm::PHINode *> phis;
+  Values cur;
+  for (llvm::Value *v : init) {
+    phis.push_back(b.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    cur.push_back(phis.back());
+  }
+  Values next = body(iv, cur);
+  llvm::BasicBlock *latch = b.GetInsertBlock();
+  llvm::Value *inext = b.CreateNSWAdd(iv, b.getInt32(1));  // end is an extent's bound: never wraps
+  iv->addIncoming(inext, latch);
+  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
+  b.CreateCondBr(b.CreateICmpSLT(inext, end), header, exit);
+  b.SetInsertPoint(exit);
+  Values out;
+  for (size_t k = 0; k < init.size(); ++k) {
+    llvm::PHINode *phi = b.CreatePHI(init[k]->getType(), 2);
+    phi->addIncoming(init[k], pre);
+    phi->addIncoming(next[k], latch);
+    out.push_back(phi);
+  }
+  return out;
 }
 
 void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
@@ -245,6 +282,23 @@ void for_unit_runs(llvm::IRBuilder<> &b, const GemmSpec &s, const RowUnits &u, l
 llvm::Value *clamp_i32(llvm::IRBuilder<> &b, llvm::Value *i, int64_t lo, int64_t hi) {
   llvm::Value *up = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i, b.getInt32((int32_t)lo));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, up, b.getInt32((int32_t)std::max(lo, hi)));
+}
+
+std::map<int, llvm::Value *> load_dims(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena) {
+  std::map<int, llvm::Value *> dims;
+  const Graph &g = env.program.graph;
+  for (size_t s = 0; s < g.syms.size(); ++s) {
+    if (g.syms[s].def) continue;
+    int64_t off = env.program.stats.sym_offsets.at(s);
+    TINYRT_CHECK(off >= 0, "a run-time extent without its arena slot");
+    llvm::Value *p =
+        b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(off)), b.getInt64Ty()->getPointerTo());
+    llvm::Value *v = b.CreateTrunc(b.CreateAlignedLoad(b.getInt64Ty(), p, llvm::Align(8)), b.getInt32Ty());
+    // The runtime checked the extent against its bounds; the clamp makes
+    // them known to the bounds proof (and keeps a corrupted arena inside).
+    dims[(int)s] = clamp_i32(b, v, g.syms[s].lo, g.syms[s].hi);
+  }
+  return dims;
 }
 
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {

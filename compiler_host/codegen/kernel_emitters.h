@@ -12,9 +12,12 @@
 //                     convolution (vectors of channels, one tile at a time).
 //   call_emitter.cpp  custom ops: one call of the declared C function with
 //                     views of the node's inputs and outputs.
+//   output_dims_emitter.cpp  the outputs' run-time dimensions, after the
+//                     kernels of a model with run-time extents.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include <llvm/IR/IRBuilder.h>
@@ -53,6 +56,11 @@ EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::st
 EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // A custom op's call of its C function (call_emitter.cpp).
 EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// The step after the kernels of a model whose outputs have run-time
+// extents: writes their actual dimensions (output_dims_emitter.cpp).
+EmittedKernel emit_output_dims_kernel(EmitEnv &env, const std::string &name);
+// Does the program need that step?
+bool has_output_dims_step(const Program &p);
 
 // <L x i1> with the first `lanes` lanes set.
 llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes);
@@ -84,6 +92,11 @@ int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t ro
                              const std::function<void(llvm::Value *, llvm::Value *)> &fn);
 
 // ---- the scheduled families (GemmSpec) share these ----
+
+// The base run-time extents (ir/graph.h DimSym) loaded from the arena at
+// the builder's position (a kernel's entry), each clamped into its bounds
+// (i32), by extent id: what ExprEmitter::set_dims reads Dim leaves from.
+std::map<int, llvm::Value *> load_dims(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena);
 
 // i (i32) clamped into [lo, hi]. An input coordinate is clamped where its
 // pointer is formed, also where the emitter's own test (window_interior, a

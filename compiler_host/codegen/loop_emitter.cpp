@@ -344,6 +344,7 @@ class LoopKernel {
     }
     for (int v : k_.ins) slots_.push_back(slot_for(env_, b_, arena, v));
     out_slot_ = slot_for(env_, b_, arena, k_.out);
+    if (dynamic_) load_extents(arena);
     plan_rows();
     result.tasks = tasks_;
     if (interleaved_rows()) {
@@ -357,10 +358,28 @@ class LoopKernel {
       visit(expr_, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
       if (reduces) wide_ = inner_ >= 4 * L_ ? 4 : inner_ >= 2 * L_ ? 2 : 1;
     }
-    segments_ = inner_axis_ >= 0 ? row_segments(expr_, inner_axis_, inner_, extents_)
-                                 : std::vector<Segment>{{0, inner_, expr_}};
+    segments_ = inner_axis_ >= 0 && !inner_dyn() ? row_segments(expr_, inner_axis_, inner_, extents_)
+                                                 : std::vector<Segment>{{0, inner_, expr_}};
+    llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
+    if (dynamic_) {
+      // The tasks (their count fixed, from the bounds) share the actual
+      // rows evenly: tasks [begin, end) compute rows [begin * A / N,
+      // end * A / N) of the A there are, so that every thread gets its
+      // share of a short run too.
+      // (In 32 bits where t * A cannot wrap: no 64-bit division on ARMv7.)
+      llvm::Type *wide = tasks_ <= 46340 ? b_.getInt32Ty() : b_.getInt64Ty();
+      llvm::Value *rows = llvm::ConstantInt::get(wide, 1);
+      for (size_t i = 0; i + row_axes_ < phys_.size(); ++i)
+        rows = b_.CreateMul(rows, b_.CreateZExtOrTrunc(extent_of(phys_[i]), wide));
+      auto share = [&](llvm::Value *t) {
+        llvm::Value *x = b_.CreateMul(b_.CreateZExtOrTrunc(t, wide), rows);
+        return b_.CreateZExtOrTrunc(b_.CreateUDiv(x, llvm::ConstantInt::get(wide, tasks_)), b_.getInt32Ty());
+      };
+      begin = share(begin);
+      end = share(end);
+    }
     emit_counted_loop(
-        b_, f->getArg(1), f->getArg(2), [&](llvm::Value *t) { task(t); }, "task");
+        b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
     b_.CreateRetVoid();
     return result;
   }
@@ -369,6 +388,7 @@ class LoopKernel {
   // Physical order without size-1 axes: the last one is vectorized; a task
   // per index of the others.
   void plan_axes() {
+    dynamic_ = out_.is_dynamic() || has_dims(k_.expr);
     std::vector<int> perm = p_.perm_of(k_.out);
     if (perm.empty())
       for (int a = 0; a < r_; ++a) perm.push_back(a);
@@ -380,6 +400,26 @@ class LoopKernel {
     for (size_t i = 0; i + 1 < phys_.size(); ++i) tasks_ *= out_.shape[phys_[i]];
     for (int a = 0; a < r_; ++a) extents_[a] = out_.shape[a];
     expr_ = simplify_with_ranges(k_.expr, extents_);
+  }
+
+  // Run-time extents: the base ones loaded at the kernel's entry, and each
+  // output axis's extent (derived ones computed there too).
+  void load_extents(llvm::Value *arena) {
+    dimv_ = load_dims(env_, b_, arena);
+    ExprEmitter em(b_, T_, 1);
+    em.set_dims([this](int s) { return dimv_.at(s); });
+    for (int a = 0; a < r_; ++a) {
+      ExprP e = p_.graph.extent(k_.out, a);
+      ext_[(size_t)a] = em.emit(e).v;
+      em.clear_cache();  // the emitter caches by node address, and `e` dies here
+    }
+  }
+  bool axis_dyn(int a) const { return out_.dim(a) >= 0; }
+  bool inner_dyn() const { return inner_axis_ >= 0 && axis_dyn(inner_axis_); }
+  llvm::Value *extent_of(int a) { return axis_dyn(a) ? ext_[(size_t)a] : b_.getInt32((int32_t)out_.shape[(size_t)a]); }
+  // An emitter for the kernel's expression: its Dim leaves read the loaded extents.
+  void attach_dims(ExprEmitter &em) {
+    if (dynamic_) em.set_dims([this](int s) { return dimv_.at(s); });
   }
 
   // Short rows (a channels-last tensor of few channels) merge with the
@@ -394,6 +434,7 @@ class LoopKernel {
       if (by_reduction_) break;
       if (row_axes_ == 0 || row_axes_ >= phys_.size() || inner_ >= kMinRow) break;
       std::vector<int> axes(phys_.end() - (long)row_axes_ - 1, phys_.end());
+      if (axis_dyn(axes.front()) || inner_dyn()) break;  // a row's length is fixed
       std::set<int64_t> cmp;
       for (int a : axes) split_points(expr_, a, &cmp);
       if (!cmp.empty() || !can_flatten(expr_, axes, slots_, out_slot_, out_.shape)) break;
@@ -410,9 +451,9 @@ class LoopKernel {
   // the vectors are interleaved into one contiguous store.
   bool interleaved_rows() const {
     int w_axis = phys_.size() >= 2 ? phys_[phys_.size() - 2] : -1;
-    return !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 && out_.dtype != DType::Bool &&
-           out_slot_.strides[(size_t)inner_axis_] == 1 && out_slot_.strides[(size_t)w_axis] == inner_ &&
-           out_.shape[(size_t)w_axis] >= L_;
+    return !dynamic_ && !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
+           out_.dtype != DType::Bool && out_slot_.strides[(size_t)inner_axis_] == 1 &&
+           out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
   }
 
   // Binds the output's axes for the elements from j of a segment (a vector
@@ -438,6 +479,7 @@ class LoopKernel {
     em.set_slots(slots_);
     em.set_mask(mask);
     em.set_split_offsets(true);
+    attach_dims(em);
     std::vector<VVal> idx = bind_row(em, seg, j, false);
     em.store(out_slot_, idx, em.emit(seg.expr), out_.dtype);
   }
@@ -448,7 +490,7 @@ class LoopKernel {
     for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
     llvm::Value *rem = t;
     for (size_t i = phys_.size() - row_axes_; i-- > 0;) {
-      llvm::Value *ext = b_.getInt32((int32_t)out_.shape[phys_[i]]);
+      llvm::Value *ext = extent_of(phys_[i]);
       outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
       if (i > 0) rem = b_.CreateUDiv(rem, ext);
     }
@@ -474,6 +516,7 @@ class LoopKernel {
       ExprEmitter &em = *ems.back();
       em.set_slots(slots_);
       em.set_vector_reductions(true);
+      attach_dims(em);
       std::vector<VVal> idx = bind_row(em, seg, b_.CreateAdd(j, b_.getInt32(g)), true);
       done.push_back({idx, em.emit(seg.expr)});
     }
@@ -482,6 +525,11 @@ class LoopKernel {
   }
 
   void reduction_row(const Segment &seg) {
+    if (inner_dyn()) {  // a run-time row: one element at a time
+      emit_counted_loop(
+          b_, b_.getInt32(0), ext_[(size_t)inner_axis_], [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+      return;
+    }
     int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
     if (main > 0)
       emit_counted_loop(
@@ -498,6 +546,10 @@ class LoopKernel {
   // target has cheap masked stores, else one element at a time).
   void vector_row(const Segment &seg) {
     int L = L_;
+    if (inner_dyn()) {
+      dynamic_row(seg);
+      return;
+    }
     int64_t n = seg.end - seg.begin;
     // Rows that reduce per element: several vectors at once (one vector
     // `wide` times wider, which LLVM splits into registers), so that each
@@ -529,6 +581,34 @@ class LoopKernel {
     }
   }
 
+  // A row of run-time length n: vectors of L, then the n % L left, under
+  // a mask made at run time (targets with cheap masked access) or one at a time.
+  void dynamic_row(const Segment &seg) {
+    int L = L_;
+    llvm::Value *n = ext_[(size_t)inner_axis_];
+    llvm::Value *main = b_.CreateUDiv(n, b_.getInt32(L));
+    emit_counted_loop(
+        b_, b_.getInt32(0), main, [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); },
+        "vec");
+    llvm::Value *done = b_.CreateMul(main, b_.getInt32(L));
+    if (L == 1) return;
+    if (T_.masked_tail) {
+      llvm::Value *left = b_.CreateSub(n, done);
+      emit_branch(
+          b_, b_.CreateICmpNE(left, b_.getInt32(0)),
+          [&] {
+            std::vector<llvm::Constant *> iota;
+            for (int i = 0; i < L; ++i) iota.push_back(b_.getInt32(i));
+            llvm::Value *mask = b_.CreateICmpULT(llvm::ConstantVector::get(iota), b_.CreateVectorSplat(L, left));
+            run(seg, L, done, mask);
+          },
+          [] {}, "tail");
+    } else {
+      emit_counted_loop(
+          b_, done, n, [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
+    }
+  }
+
   EmitEnv &env_;
   const Kernel &k_;
   const Program &p_;
@@ -546,6 +626,9 @@ class LoopKernel {
   size_t row_axes_ = 0;
   int L_ = 1, wide_ = 1;
   bool by_reduction_ = false;
+  bool dynamic_ = false;  // run-time extents (the output's, or the expression's)
+  std::map<int, llvm::Value *> dimv_;
+  std::vector<llvm::Value *> ext_ = std::vector<llvm::Value *>(16, nullptr);  // per output axis, when dynamic_
   std::vector<Segment> segments_;
   std::map<int, llvm::Value *> outer_;
 };

@@ -18,6 +18,9 @@ using Values = std::vector<llvm::Value *>;
 // bounds (i32); returns the final values. One trip is emitted inline.
 Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
                     const std::function<Values(llvm::Value *, const Values &)> &body, const char *name);
+// The same over [begin, end) with run-time bounds (i32), step 1.
+Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name);
 // if (cond) then_fn() else else_fn()
 void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
                  const std::function<void()> &else_fn, const char *name);

@@ -91,7 +91,10 @@ struct DescriptorBuilder {
     i64 = llvm::Type::getInt64Ty(C);
     fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), {i8p, i32, i32}, false)->getPointerTo();
     // Field order and types mirror abi/tinyrt_artifact.h.
-    tensor_ty = llvm::StructType::create(C, {i8p, i64->getPointerTo(), i32, i32, i64, i64}, "tinyrt_tensor_desc");
+    // 1.4: dims_min, dim_ids, dims_offset
+    tensor_ty = llvm::StructType::create(
+        C, {i8p, i64->getPointerTo(), i32, i32, i64, i64, i64->getPointerTo(), i32->getPointerTo(), i64},
+        "tinyrt_tensor_desc");
     // 1.2: call_node, status_offset; 1.3: cond_offset, cond_expect
     step_ty = llvm::StructType::create(C, {fn_ty, i32, i32, i8p, i64, i64, i32}, "tinyrt_step_desc");
     range_ty = llvm::StructType::create(C, {i8p, i64}, "tinyrt_weights_range");
@@ -110,7 +113,16 @@ struct DescriptorBuilder {
     return llvm::ConstantExpr::getBitCast(g, i8p);
   }
 
-  llvm::Constant *tensors(const std::vector<int> &vals, const std::string &tag) {
+  // An array constant of `v` (int64 or int32 elements).
+  template <class T>
+  llvm::Constant *array(const std::vector<T> &v, llvm::Type *elem, const std::string &name) {
+    auto *da = llvm::ConstantDataArray::get(C, v);
+    auto *dg = new llvm::GlobalVariable(m, da->getType(), true, llvm::GlobalValue::PrivateLinkage, da, name);
+    return llvm::ConstantExpr::getBitCast(dg, elem->getPointerTo());
+  }
+
+  llvm::Constant *tensors(const std::vector<int> &vals, const std::vector<int64_t> &dims_offsets,
+                          const std::string &tag) {
     if (vals.empty()) return llvm::ConstantPointerNull::get(tensor_ty->getPointerTo());
     std::vector<llvm::Constant *> elems;
     for (size_t i = 0; i < vals.size(); ++i) {
@@ -124,11 +136,28 @@ struct DescriptorBuilder {
                                             tag + ".dims" + std::to_string(i));
         dptr = llvm::ConstantExpr::getBitCast(dg, i64->getPointerTo());
       }
+      // Run-time dimensions: their lower bounds, which extent each is,
+      // and where the actual ones are.
+      llvm::Constant *mins = llvm::ConstantPointerNull::get(i64->getPointerTo());
+      llvm::Constant *ids = llvm::ConstantPointerNull::get(i32->getPointerTo());
+      const int64_t doff = i < dims_offsets.size() ? dims_offsets[i] : -1;
+      if (doff >= 0) {
+        std::vector<uint64_t> lo;
+        std::vector<uint32_t> id;
+        for (int a = 0; a < v.rank(); ++a) {
+          int s = v.dim(a);
+          lo.push_back(s >= 0 ? (uint64_t)p.graph.syms[(size_t)s].lo : (uint64_t)v.shape[(size_t)a]);
+          id.push_back(s >= 0 ? (uint32_t)s : UINT32_MAX);
+        }
+        mins = array(lo, i64, tag + ".dims_min" + std::to_string(i));
+        ids = array(id, i32, tag + ".dim_ids" + std::to_string(i));
+      }
       elems.push_back(llvm::ConstantStruct::get(
           tensor_ty,
           {str(v.name, tag + ".name" + std::to_string(i)), dptr, llvm::ConstantInt::get(i32, (uint64_t)v.dtype),
            llvm::ConstantInt::get(i32, dims.size()), llvm::ConstantInt::get(i64, st.offset),
-           llvm::ConstantInt::get(i64, v.numel() * dtype_bytes(v.dtype))}));
+           llvm::ConstantInt::get(i64, v.numel() * dtype_bytes(v.dtype)), mins, ids,
+           llvm::ConstantInt::get(i64, doff >= 0 ? (uint64_t)doff : 0)}));
     }
     auto *at = llvm::ArrayType::get(tensor_ty, elems.size());
     auto *g = new llvm::GlobalVariable(m, at, true, llvm::GlobalValue::PrivateLinkage,
@@ -198,7 +227,8 @@ struct DescriptorBuilder {
       // Custom-op calls (KernelKind::Call) are flagged with their node and
       // status slot, steps of a branch with their guard's condition byte,
       // branch errors with their message.
-      const Kernel &k = p.kernels.at(i);
+      static const Kernel plain;  // the output dims step, after the kernels
+      const Kernel &k = i < p.kernels.size() ? p.kernels[i] : plain;
       uint32_t flags = 0;
       llvm::Constant *text = no_text;
       uint64_t status = 0, cond = 0, expect = 0;
@@ -247,8 +277,8 @@ struct DescriptorBuilder {
                    llvm::ConstantInt::get(i64, p.stats.arena_bytes),
                    llvm::ConstantInt::get(i64, 0),
                    llvm::ConstantInt::get(i64, o.checksum),
-                   tensors(p.graph.inputs, name + ".inputs"),
-                   tensors(p.graph.outputs, name + ".outputs"),
+                   tensors(p.graph.inputs, p.stats.input_dims, name + ".inputs"),
+                   tensors(p.graph.outputs, p.stats.output_dims, name + ".outputs"),
                    steps_ptr,
                    str(TINYRT_VERSION, name + ".compiler_version"),
                    llvm::ConstantInt::get(i32, m.getDataLayout().getTypeAllocSize(tensor_ty)),
@@ -273,6 +303,9 @@ ArenaRanges arena_ranges(const Program &p, const Kernel &k) {
   for (int v : vals)
     if (v >= 0 && p.storage.at(v).where == Storage::Where::Arena)
       out.push_back({p.storage[v].offset, p.storage[v].offset + p.span_bytes(v)});
+  // The run-time extents every kernel may load (codegen/kernel_common.cpp, load_dims).
+  for (int64_t off : p.stats.sym_offsets)
+    if (off >= 0) out.push_back({off, off + 8});
   return out;
 }
 
@@ -478,6 +511,15 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
     res.serial.push_back(serial && run_serially(env, ks.back(), fname));
+  }
+  if (has_output_dims_step(p)) {  // the outputs' actual dimensions, last
+    ks.push_back(emit_output_dims_kernel(env, o.model_name + ".output_dims"));
+    res.tasks.push_back(1);
+    res.ops.push_back(0);
+    res.accesses.push_back(0);
+    res.accesses_unproved.push_back(0);
+    res.address_checks.push_back(0);
+    res.serial.push_back(false);
   }
   DescriptorBuilder desc(m, p);
   desc.build(o.model_name, t, ks, o);

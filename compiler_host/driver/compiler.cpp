@@ -130,9 +130,17 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "\nname=" << name << "\n";
   for (const auto &kv : opt.import.input_shapes) {
     o << "input_shape=" << c_string(kv.first) << "=";
-    dims(kv.second);
+    auto mins = opt.import.input_shape_mins.find(kv.first);
+    for (size_t k = 0; k < kv.second.size(); ++k) {
+      o << (k ? "," : "");
+      if (mins != opt.import.input_shape_mins.end() && k < mins->second.size() && mins->second[k] < kv.second[k])
+        o << mins->second[k] << ":";
+      o << kv.second[k];
+    }
     o << "\n";
   }
+  for (const auto &kv : opt.import.dim_ranges)
+    o << "dim=" << c_string(kv.first) << "=" << kv.second.first << ":" << kv.second.second << "\n";
   for (const auto &kv : opt.import.bindings) {
     o << "bind=" << c_string(kv.first) << "=";
     if (kv.second.tensor) {
@@ -202,6 +210,17 @@ std::string make_header(const Artifact &a) {
       if (t.shape.empty()) h << "1";
       h << "}\n#define " << p << "_ELEMENTS " << shape_numel(t.shape) << "\n"
         << "#define " << p << "_BYTES " << t.bytes << "\n";
+      // Run-time dimensions: DIMS, ELEMENTS and BYTES are the upper bounds.
+      if (t.dynamic()) {
+        h << "#define " << p << "_DIMS_MIN {";
+        for (size_t k = 0; k < t.min.size(); ++k) h << (k ? ", " : "") << t.min[k];
+        h << "}\n";
+        for (size_t k = 0; k < t.min.size(); ++k)
+          if (!t.dim_names[k].empty())
+            h << "/* axis " << k << ": the run-time dimension " << t.dim_names[k] << " */\n"
+              << "#define " << p << "_DIM" << k << "_MIN " << t.min[k] << "\n"
+              << "#define " << p << "_DIM" << k << "_MAX " << t.shape[k] << "\n";
+      }
     }
   };
   tensors(a.inputs, "INPUT");
@@ -241,12 +260,17 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["compile_seconds"] = a.compile_seconds;
   auto tinfo = [](const std::vector<TensorInfo> &ts) {
     json arr = json::array();
-    for (auto &t : ts)
+    for (auto &t : ts) {
       arr.push_back({{"name", t.name},
                      {"dtype", dtype_name(t.dtype)},
                      {"shape", t.shape},
                      {"arena_offset", t.offset},
                      {"bytes", t.bytes}});
+      if (t.dynamic()) {  // run-time dimensions: shape holds the upper bounds
+        arr.back()["shape_min"] = t.min;
+        arr.back()["dim_names"] = t.dim_names;
+      }
+    }
     return arr;
   };
   j["inputs"] = tinfo(a.inputs);
@@ -288,6 +312,16 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
       gj["address_checks"] = {{"tested", mr.address_checks[i]}, {"not_proved", mr.address_checks_left[i]}};
     groups.push_back(gj);
   }
+  // A model with run-time dimensions ends with the step writing its
+  // outputs' actual dimensions.
+  for (size_t i = p.kernels.size(); i < tasks.size(); ++i)
+    groups.push_back({{"kernel", i},
+                      {"label", "output dims"},
+                      {"family", "output_dims"},
+                      {"nodes", json::array()},
+                      {"tasks", tasks[i]},
+                      {"serial", false},
+                      {"ops", 0}});
   j["ops"] = ops;
   j["fusion_groups"] = groups;
   j["warnings"] = a.warnings;
@@ -525,7 +559,14 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   a.stats.weights_bytes = mr.weights_bytes;
   auto info = [&](int v) {
     const Value &val = p.graph.v(v);
-    return TensorInfo{val.name, val.dtype, val.shape, p.storage[v].offset, val.numel() * dtype_bytes(val.dtype)};
+    TensorInfo t{val.name, val.dtype, val.shape, p.storage[v].offset, val.numel() * dtype_bytes(val.dtype), {}, {}};
+    if (val.is_dynamic())
+      for (int k = 0; k < val.rank(); ++k) {
+        int d = val.dim(k);
+        t.min.push_back(d >= 0 ? p.graph.syms[(size_t)d].lo : val.shape[(size_t)k]);
+        t.dim_names.push_back(d >= 0 ? p.graph.syms[(size_t)d].name : std::string());
+      }
+    return t;
   };
   for (int v : p.graph.inputs) a.inputs.push_back(info(v));
   for (int v : p.graph.outputs) a.outputs.push_back(info(v));

@@ -50,8 +50,13 @@ struct CompileOptions {
 struct TensorInfo {
   std::string name;
   DType dtype;
-  Shape shape;
+  Shape shape;  // a run-time dimension's upper bound
   int64_t offset, bytes;
+  // Run-time dimensions: per axis the lower bound and the extent's name
+  // ("" for a fixed axis); empty when every dimension is fixed.
+  Shape min;
+  std::vector<std::string> dim_names;
+  bool dynamic() const { return !min.empty(); }
 };
 
 struct Artifact {

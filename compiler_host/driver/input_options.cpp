@@ -8,19 +8,58 @@
 
 namespace tinyrt {
 
-std::pair<std::string, Shape> parse_input_shape(const std::string &arg) {
+// A dimension "D" or a range "MIN:MAX" (0 <= MIN <= MAX); false when malformed.
+static bool parse_dim_or_range(const std::string &tok, int64_t *lo, int64_t *hi) {
+  auto num = [](const std::string &t, int64_t *v) {
+    if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    *v = std::stoll(t);
+    return true;
+  };
+  size_t colon = tok.find(':');
+  if (colon == std::string::npos) return num(tok, lo) && num(tok, hi);
+  return num(tok.substr(0, colon), lo) && num(tok.substr(colon + 1), hi) && *lo <= *hi;
+}
+
+InputShapeArg parse_input_shape(const std::string &arg) {
   size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0) fail_usage("--input-shape expects NAME=D0,D1,..., got '" + arg + "'");
-  Shape s;
+  if (eq == std::string::npos || eq == 0)
+    fail_usage("--input-shape expects NAME=D0,D1,... (a dimension may be a range MIN:MAX), got '" + arg + "'");
+  InputShapeArg r;
+  r.name = arg.substr(0, eq);
   std::stringstream ss(arg.substr(eq + 1));
   std::string tok;
   while (std::getline(ss, tok, ',')) {
-    char *end = nullptr;
-    long long d = strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || *end || d < 0) fail_usage("--input-shape " + arg + ": '" + tok + "' is not a dimension");
-    s.push_back(d);
+    int64_t lo = 0, hi = 0;
+    if (!parse_dim_or_range(tok, &lo, &hi))
+      fail_usage("--input-shape " + arg + ": '" + tok + "' is not a dimension (D, or a range MIN:MAX with MIN <= MAX)");
+    r.lo.push_back(lo);
+    r.hi.push_back(hi);
   }
-  return {arg.substr(0, eq), s};
+  return r;
+}
+
+std::pair<std::string, std::pair<int64_t, int64_t>> parse_dim_range(const std::string &arg) {
+  size_t eq = arg.find('=');
+  int64_t lo = 0, hi = 0;
+  if (eq == std::string::npos || eq == 0 || arg.find(':', eq) == std::string::npos ||
+      !parse_dim_or_range(arg.substr(eq + 1), &lo, &hi))
+    fail_usage("--dim expects NAME=MIN:MAX (0 <= MIN <= MAX), got '" + arg + "'");
+  return {arg.substr(0, eq), {lo, hi}};
+}
+
+void add_shape_options(ImportOptions &opt, const std::vector<std::string> &shapes,
+                       const std::vector<std::string> &dims) {
+  for (const std::string &s : shapes) {
+    InputShapeArg a = parse_input_shape(s);
+    if (opt.input_shapes.count(a.name)) fail_usage("--input-shape gives input '" + a.name + "' twice");
+    opt.input_shapes[a.name] = a.hi;
+    if (a.ranged()) opt.input_shape_mins[a.name] = a.lo;
+  }
+  for (const std::string &d : dims) {
+    auto r = parse_dim_range(d);
+    if (opt.dim_ranges.count(r.first)) fail_usage("--dim gives dimension '" + r.first + "' twice");
+    opt.dim_ranges[r.first] = r.second;
+  }
 }
 
 std::pair<std::string, Binding> parse_binding(const std::string &arg) {

@@ -111,11 +111,23 @@ static void validate_tensors(const google::protobuf::RepeatedPtrField<onnx::Node
     }
 }
 
-static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s) {
+// Sets an input's shape; a dimension whose lower bound (mins, when given)
+// is below its upper one becomes the symbolic dimension "NAME[axis]" with
+// that range in `ranges`.
+static void set_input_shape(onnx::ValueInfoProto *vi, const Shape &s, const Shape *mins,
+                            std::map<std::string, std::pair<int64_t, int64_t>> *ranges) {
   auto *tt = vi->mutable_type()->mutable_tensor_type();
   auto *sh = tt->mutable_shape();
   sh->clear_dim();
-  for (int64_t d : s) sh->add_dim()->set_dim_value(d);
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (mins && k < mins->size() && (*mins)[k] < s[k]) {
+      std::string name = vi->name() + "[" + std::to_string(k) + "]";
+      sh->add_dim()->set_dim_param(name);
+      (*ranges)[name] = {(*mins)[k], s[k]};
+    } else {
+      sh->add_dim()->set_dim_value(s[k]);
+    }
+  }
 }
 
 static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, const ImportOptions &opt);
@@ -139,13 +151,15 @@ static Limits resolve_limits(Limits lim, int64_t file_bytes) {
 
 // --input-shape and --bind, applied to the graph's declared inputs before
 // anything reads them; returns the names of the bound inputs.
-static std::set<std::string> apply_input_options(onnx::GraphProto *gp, const ImportOptions &opt) {
+static std::set<std::string> apply_input_options(onnx::GraphProto *gp, const ImportOptions &opt,
+                                                 std::map<std::string, std::pair<int64_t, int64_t>> *ranges) {
   std::set<std::string> bound;
   for (auto &kv : opt.input_shapes) {
     bool found = false;
+    auto mins = opt.input_shape_mins.find(kv.first);
     for (auto &vi : *gp->mutable_input())
       if (vi.name() == kv.first) {
-        set_input_shape(&vi, kv.second);
+        set_input_shape(&vi, kv.second, mins == opt.input_shape_mins.end() ? nullptr : &mins->second, ranges);
         found = true;
       }
     if (!found) fail_usage("--input-shape names '" + kv.first + "', which is not a graph input");
@@ -205,7 +219,9 @@ static void check_declared_sizes(const onnx::GraphProto &gp, const Limits &lim) 
 
 // The graph's inputs as values (bound ones as constants), in `ids`.
 static void convert_inputs(const onnx::GraphProto &gp, const ImportOptions &opt, const std::set<std::string> &bound,
-                           Graph &g, std::map<std::string, int> &ids) {
+                           const std::map<std::string, std::pair<int64_t, int64_t>> &ranges, Graph &g,
+                           std::map<std::string, int> &ids) {
+  std::set<std::string> used_ranges;
   std::set<std::string> init_names;
   for (auto &t : gp.initializer()) init_names.insert(t.name());
   for (auto &vi : gp.input()) {
@@ -222,21 +238,42 @@ static void convert_inputs(const onnx::GraphProto &gp, const ImportOptions &opt,
     if (dt == DType::String) fail_unsupported("graph input '" + name + "' holds strings: out of scope (strings)");
     if (!dtype_supported(dt)) fail_unsupported("graph input '" + name + "' has unsupported type " + dtype_name(dt));
     Shape s;
+    std::vector<int> dims;
     if (!tt.has_shape())
       fail_usage("graph input '" + name + "' has no shape; pass --input-shape " + name + "=D0,D1,...");
     for (auto &d : tt.shape().dim()) {
       if (d.has_dim_value() && d.dim_value() < 0)
         fail_invalid("graph input '" + name + "' has a negative dimension " + std::to_string(d.dim_value()));
+      auto range = d.has_dim_value() ? ranges.end() : ranges.find(d.dim_param());
+      if (range != ranges.end()) {  // a run-time extent
+        used_ranges.insert(range->first);
+        if (range->second.second > g.limits.max_tensor_elements)
+          fail_unsupported("dimension " + range->first + " may be " + std::to_string(range->second.second) +
+                           ", more than the " + std::to_string(g.limits.max_tensor_elements) +
+                           " elements tinyrt allows per tensor");
+        int sym = range->second.first == range->second.second
+                      ? -1
+                      : g.base_sym(range->first, range->second.first, range->second.second);
+        s.push_back(range->second.second);
+        dims.push_back(sym);
+        continue;
+      }
       if (!d.has_dim_value())
         fail_usage("graph input '" + name + "' has a dynamic dimension '" + d.dim_param() + "'; pass --input-shape " +
-                   name + "=D0,D1,...");
+                   name + "=D0,D1,... (a dimension may be a range MIN:MAX)" +
+                   (d.dim_param().empty() ? std::string() : " or --dim " + d.dim_param() + "=MIN:MAX"));
       s.push_back(d.dim_value());
+      dims.push_back(-1);
     }
     g.check_size(s, "graph input '" + name + "'");
     int id = g.add_value(name, dt, s);
+    g.v(id).dims = dims;
+    if (!g.v(id).is_dynamic()) g.v(id).dims.clear();
     ids[name] = id;
     g.inputs.push_back(id);
   }
+  for (auto &kv : opt.dim_ranges)
+    if (!used_ranges.count(kv.first)) fail_usage("--dim names '" + kv.first + "', which no graph input has");
 }
 
 // The main graph's nodes, with what the model declares for their outputs.
@@ -305,7 +342,8 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, co
   opt.limits = resolve_limits(opt_in.limits, file_bytes);
   onnx::GraphProto *gp = model.mutable_graph();
 
-  std::set<std::string> bound = apply_input_options(gp, opt);
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges = opt.dim_ranges;
+  std::set<std::string> bound = apply_input_options(gp, opt, &ranges);
 
   // Model-local functions become their bodies first (with their opset
   // imports), checked for recursion, depth and size before anything else
@@ -341,7 +379,7 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, co
   }
   if (gp->sparse_initializer_size() > 0) fail_unsupported("sparse initializers");
 
-  convert_inputs(*gp, opt, bound, g, ids);
+  convert_inputs(*gp, opt, bound, ranges, g, ids);
   convert_nodes(*gp, opt, g, ids);
   convert_outputs(*gp, opt, g, ids);
   return res;

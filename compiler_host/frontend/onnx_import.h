@@ -22,6 +22,14 @@ struct Binding {
 struct ImportOptions {
   // Static shapes for graph inputs with symbolic or unknown dimensions.
   std::map<std::string, Shape> input_shapes;
+  // Dimensions given as ranges (--input-shape NAME=1,1:128,40): their lower
+  // bounds (here [1,1,40]; input_shapes holds the upper ones, [1,128,40]).
+  // Such a dimension is a run-time extent (ir/graph.h, DimSym) named
+  // "NAME[axis]".
+  std::map<std::string, Shape> input_shape_mins;
+  // Ranges of the model's symbolic dimensions by name (--dim T=1:128):
+  // every input dimension of that name is one run-time extent.
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
   std::map<std::string, Binding> bindings;
   Limits limits;  // caps on sizes (ir/limits.h); copied into the Graph
   // Tensors made graph outputs after the model's own (calibration for

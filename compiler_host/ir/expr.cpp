@@ -57,6 +57,25 @@ ExprP load(int slot, DType t, std::vector<ExprP> idx) {
 
 ExprP acc(DType t) { return mk(node(EOp::Acc, t)); }
 
+ExprP dim_leaf(int sym, int64_t lo, int64_t hi) {
+  TINYRT_CHECK(sym >= 0 && 0 <= lo && lo <= hi, "dim_leaf bounds");
+  if (lo == hi) return cidx(lo);
+  Expr e = node(EOp::Dim, kIndexType);
+  e.id = sym;
+  e.ival = lo;
+  e.hi = hi;
+  return mk(e);
+}
+
+bool has_dims(const ExprP &e) {
+  bool r = false;
+  visit(e, [&](const Expr &x) {
+    r = r || x.op == EOp::Dim;
+    for (const RVar &v : x.rvars) r = r || (v.n && has_dims(v.n));
+  });
+  return r;
+}
+
 bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
 bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Shr; }
 bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
@@ -145,6 +164,12 @@ ExprP bin(EOp op, ExprP x, ExprP y) {
     if ((op == EOp::Mul || op == EOp::Div) && y->is_const_int(1)) return x;
     if (op == EOp::Mul && (x->is_const_int(0) || y->is_const_int(0))) return cst(t, 0);
     if (op == EOp::Rem && y->is_const_int(1)) return cst(t, 0);
+    // (a * c) / c -> a: a dimension's product taken apart again (a
+    // Reshape of [T, 40] to [T * 40] and back); index arithmetic does not
+    // wrap (the bounds proof checks it).
+    if (idx && op == EOp::Div && y->is_const() && y->ival > 0 && x->op == EOp::Mul && x->a[1]->is_const() &&
+        x->a[1]->ival == y->ival)
+      return x->a[0];
     // (a + c1) + c2 -> a + (c1 + c2)
     if (idx && (op == EOp::Add || op == EOp::Sub) && y->is_const() && x->op == EOp::Add && x->a[1]->is_const()) {
       int64_t c = x->a[1]->ival + (op == EOp::Add ? y->ival : -y->ival);
@@ -171,9 +196,15 @@ ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body) {
   std::vector<RVar> kept;
   std::map<int, bool> unit;
   int64_t count = 1;
-  for (const RVar &v : vars) {
+  bool dynamic = false;
+  for (RVar v : vars) {
     TINYRT_CHECK(v.extent >= 0, "reduce extent");
-    if (v.extent == 1)
+    if (v.n && v.n->is_const()) {
+      v.extent = v.n->ival;
+      v.n = nullptr;
+    }
+    dynamic = dynamic || v.n;
+    if (v.extent == 1 && !v.n)
       unit[v.id] = true;
     else
       kept.push_back(v);
@@ -183,7 +214,7 @@ ExprP reduce(ReduceKind k, std::vector<RVar> vars, ExprP body) {
     body = rewrite(body,
                    [&](const ExprP &x) -> ExprP { return x->op == EOp::Var && unit.count(x->id) ? cidx(0) : nullptr; });
   if (kept.empty()) return body;
-  if (body->is_const() && count > 0) {
+  if (body->is_const() && count > 0 && !dynamic) {
     if (k == ReduceKind::Sum && dtype_is_float(body->type)) return cst(body->type, body->fval * (double)count);
     if (k == ReduceKind::Max || k == ReduceKind::Min) return body;
   }
@@ -248,11 +279,11 @@ ExprP reduce_init_cst(ReduceKind k, DType t) {
 }
 
 const char *eop_name(EOp op) {
-  static const char *names[] = {"const", "var",     "load",   "acc",   "neg",  "abs",   "sqrt",   "exp",   "log",
-                                "tanh",  "sigmoid", "erf",    "floor", "ceil", "round", "recip",  "sin",   "cos",
-                                "tan",   "atan",    "expneg", "not",   "cast", "add",   "sub",    "mul",   "div",
-                                "rem",   "min",     "max",    "pow",   "eq",   "ne",    "lt",     "le",    "gt",
-                                "ge",    "and",     "or",     "xor",   "shl",  "shr",   "select", "reduce"};
+  static const char *names[] = {"const", "var",  "load",    "acc",    "dim",   "neg",  "abs",   "sqrt",   "exp",
+                                "log",   "tanh", "sigmoid", "erf",    "floor", "ceil", "round", "recip",  "sin",
+                                "cos",   "tan",  "atan",    "expneg", "not",   "cast", "add",   "sub",    "mul",
+                                "div",   "rem",  "min",     "max",    "pow",   "eq",   "ne",    "lt",     "le",
+                                "gt",    "ge",   "and",     "or",     "xor",   "shl",  "shr",   "select", "reduce"};
   return names[(int)op];
 }
 
@@ -425,6 +456,7 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
       if (it == ext.end() || it->second <= 0) return unknown;
       return known(0, (__int128)it->second - 1);
     }
+    case EOp::Dim: return known(e->ival, e->hi);
     case EOp::Add:
     case EOp::Sub:
     case EOp::Mul:
@@ -487,6 +519,8 @@ std::string to_string(const ExprP &e) {
     case EOp::Const: return dtype_is_float(e->type) ? std::to_string(e->fval) : std::to_string(e->ival);
     case EOp::Var: return (e->id >= kFirstReduceVar ? "r" : "i") + std::to_string(e->id);
     case EOp::Acc: return "acc";
+    case EOp::Dim:
+      return "d" + std::to_string(e->id) + "<" + std::to_string(e->ival) + ":" + std::to_string(e->hi) + ">";
     case EOp::Load: {
       std::string s = "in" + std::to_string(e->id) + "[";
       for (size_t k = 0; k < e->a.size(); ++k) s += (k ? "," : "") + to_string(e->a[k]);
@@ -496,7 +530,8 @@ std::string to_string(const ExprP &e) {
     case EOp::Reduce: {
       static const char *k[] = {"sum", "max", "min", "prod"};
       std::string s = std::string(k[(int)e->rk]) + "{";
-      for (auto &r : e->rvars) s += "r" + std::to_string(r.id) + "<" + std::to_string(r.extent) + " ";
+      for (auto &r : e->rvars)
+        s += "r" + std::to_string(r.id) + "<" + (r.n ? to_string(r.n) : std::to_string(r.extent)) + " ";
       return s + "}(" + to_string(e->a[0]) + ")";
     }
     default: {

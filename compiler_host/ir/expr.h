@@ -27,6 +27,7 @@ enum class EOp : uint8_t {
   Var,    // index variable `id` (kIndexType)
   Load,   // input slot `id`, operands = indices (kIndexType)
   Acc,    // accumulator placeholder in a scheduled kernel's epilogue
+  Dim,    // run-time extent `id` (Graph::syms, a base one), in [ival, hi] (kIndexType)
   // unary, result type = operand type unless noted
   Neg,
   Abs,
@@ -73,9 +74,13 @@ enum class EOp : uint8_t {
 
 enum class ReduceKind : uint8_t { Sum, Max, Min, Prod };
 
+// A reduction variable over [0, extent), or over [0, n) when `n` is set
+// (a run-time extent, an index expression over Dim leaves; `extent` is
+// then its upper bound).
 struct RVar {
   int id;
   int64_t extent;
+  std::shared_ptr<const struct Expr> n = nullptr;
 };
 
 struct Expr;
@@ -87,7 +92,8 @@ struct Expr {
   std::vector<ExprP> a;
   double fval = 0;
   int64_t ival = 0;
-  int id = -1;  // Var id, Load slot
+  int id = -1;     // Var id, Load slot, Dim extent
+  int64_t hi = 0;  // Dim: the extent's upper bound (ival: its lower one)
   ReduceKind rk = ReduceKind::Sum;
   std::vector<RVar> rvars;
 
@@ -105,6 +111,10 @@ ExprP cbool(bool v);
 ExprP var(int id);
 ExprP load(int slot, DType t, std::vector<ExprP> idx);
 ExprP acc(DType t);
+// The run-time extent `sym` (a base entry of Graph::syms), in [lo, hi].
+ExprP dim_leaf(int sym, int64_t lo, int64_t hi);
+// Does `e` read a run-time extent (a Dim leaf, or a reduction over one)?
+bool has_dims(const ExprP &e);
 ExprP un(EOp op, ExprP x);
 ExprP cast(ExprP x, DType to);
 ExprP bin(EOp op, ExprP x, ExprP y);

@@ -110,6 +110,45 @@ std::vector<float> Node::getfloats(const std::string &a, const std::vector<float
 }
 std::string Node::where() const { return "node '" + name + "' (" + op + ")"; }
 
+int Graph::base_sym(const std::string &name, int64_t lo, int64_t hi) {
+  if (lo < 0 || lo > hi)
+    fail_usage("dimension " + name + ": the range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
+  for (size_t i = 0; i < syms.size(); ++i)
+    if (syms[i].name == name && !syms[i].def) {
+      if (syms[i].lo != lo || syms[i].hi != hi)
+        fail_usage("dimension " + name + " is given two ranges, " + std::to_string(syms[i].lo) + ":" +
+                   std::to_string(syms[i].hi) + " and " + std::to_string(lo) + ":" + std::to_string(hi));
+      return (int)i;
+    }
+  syms.push_back({name, lo, hi, nullptr});
+  return (int)syms.size() - 1;
+}
+
+int Graph::derived_sym(const ExprP &def, const std::string &name) {
+  if (def->is_const()) return -1;
+  if (def->op == EOp::Dim) return def->id;
+  std::string key = to_string(def);
+  for (size_t i = 0; i < syms.size(); ++i)
+    if (syms[i].def && to_string(syms[i].def) == key) return (int)i;
+  Interval r = index_range(def, {});
+  if (!r.known || r.lo < 0 || r.hi > limits.max_tensor_elements)
+    fail_unsupported("the dimension " + name + " = " + key + " has no bounds within [0, " +
+                     std::to_string(limits.max_tensor_elements) + "] for the inputs' ranges");
+  syms.push_back({name, r.lo, r.hi, def});
+  return (int)syms.size() - 1;
+}
+
+ExprP Graph::sym_expr(int sym) const {
+  const DimSym &d = syms.at((size_t)sym);
+  return d.def ? d.def : dim_leaf(sym, d.lo, d.hi);
+}
+
+ExprP Graph::extent(int v, int axis) const {
+  const Value &x = this->v(v);
+  int d = x.dim(axis);
+  return d >= 0 ? sym_expr(d) : cidx(x.shape.at((size_t)axis));
+}
+
 int Graph::add_value(const std::string &n, DType t, Shape shape) {
   Value v;
   v.name = n;

@@ -12,6 +12,7 @@
 
 #include "ir/dtype.h"
 #include "ir/error.h"
+#include "ir/expr.h"
 #include "ir/limits.h"
 
 namespace tinyrt {
@@ -43,15 +44,37 @@ ConstP make_const_i64(Shape shape, const std::vector<int64_t> &v);
 // option in errors.
 ConstP values_as_tensor(const std::vector<double> &v, DType dt, const Shape &shape, const std::string &what);
 
+// A dimension known at compile time by its bounds only (--input-shape
+// NAME=1,1:128,40, --dim T=1:128): a run-time extent. A base extent is set
+// by the run (the dimension of an input the application gives); a derived
+// one is an index expression `def` over base ones (Dim leaves), such as a
+// convolution's output size or T * 40. Values are stored at their bounds
+// (Value::shape, its strides), so an extent changes how far kernels loop,
+// never where an element lives.
+struct DimSym {
+  std::string name;  // "T", or "x[1]" for an input's dimension without a name
+  int64_t lo = 0, hi = 0;
+  ExprP def;  // nullptr for a base extent
+};
+
 struct Value {
   std::string name;
   DType dtype = DType::Undefined;
-  Shape shape;
+  Shape shape;  // with run-time extents (dims), their upper bounds
   bool shape_known = false;
   ConstP data;  // set when the value is a compile-time constant
+  // Per axis, the run-time extent (Graph::syms) of a dynamic dimension, or
+  // -1; empty when every dimension is static.
+  std::vector<int> dims;
   bool is_const() const { return data != nullptr; }
   int64_t numel() const { return shape_numel(shape); }
   int rank() const { return (int)shape.size(); }
+  bool is_dynamic() const {
+    for (int d : dims)
+      if (d >= 0) return true;
+    return false;
+  }
+  int dim(int axis) const { return (size_t)axis < dims.size() ? dims[(size_t)axis] : -1; }
 };
 
 struct Graph;
@@ -141,6 +164,19 @@ struct Graph {
   };
   std::map<int, Declaration> model_declared;
   std::vector<Guard> guards;  // Node::guard and Kernel::guard index this
+  // Run-time extents (Value::dims index this).
+  std::vector<DimSym> syms;
+  // A base extent named `name` in [lo, hi] (the one of that name if it
+  // exists: its bounds must agree).
+  int base_sym(const std::string &name, int64_t lo, int64_t hi);
+  // The extent computed by `def` (an index expression over Dim leaves):
+  // -1 when def is a constant, else an existing extent of the same
+  // definition or a new one, bounded by def's interval.
+  int derived_sym(const ExprP &def, const std::string &name);
+  // Axis `axis` of value v as an index expression: its constant dimension,
+  // a Dim leaf (base extent) or its definition (derived).
+  ExprP extent(int v, int axis) const;
+  ExprP sym_expr(int sym) const;
   // Values nothing reads whose producers run for their effect (a branch
   // error's placeholder): kept like outputs, but not in the arena.
   std::vector<int> effects;

@@ -202,6 +202,7 @@ struct Interp {
       case EOp::Select: return eval(*e.a[0]).i ? eval(*e.a[1]) : eval(*e.a[2]);
       case EOp::Reduce: return eval_reduce(e);
       case EOp::Acc: fail_internal("interpreting an epilogue");
+      case EOp::Dim: fail_internal("interpreting a run-time extent (a value with dynamic dimensions is never folded)");
       default: break;
     }
     const Expr &x = *e.a[0];

@@ -45,6 +45,27 @@ GemmTileShape gemm_tile_shape(const GemmSpec &s) {
   return {s.out_c / s.groups, s.k_run ? s.k_w * ic : ic, linear ? s.batch * s.out_h * s.out_w : s.out_w, linear};
 }
 
+int gemm_dynamic_role(const GemmSpec &s, const Value &out) {
+  if (!out.is_dynamic() || !gemm_tile_shape(s).linear || s.arena_weights || s.k_run) return -1;
+  if (s.out_axis[1] >= 0 && out.dim(s.out_axis[1]) >= 0) return -1;  // run-time output channels
+  const int roles[3] = {0, 2, 3};
+  const int64_t extent[4] = {s.batch, s.out_c, s.out_h, s.out_w};
+  int role = -1;
+  for (int r : roles) {
+    bool dyn = s.out_axis[r] >= 0 && out.dim(s.out_axis[r]) >= 0;
+    if (dyn && role >= 0) return -1;  // two run-time extents
+    if (dyn) {
+      role = r;
+      continue;
+    }
+    if (role < 0 && extent[r] > 1) return -1;  // a fixed role of several pixels outside it
+  }
+  // Every output axis with a run-time extent is a role's.
+  int seen = 0;
+  for (int a = 0; a < out.rank(); ++a) seen += out.dim(a) >= 0;
+  return seen == 1 ? role : -1;
+}
+
 const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";

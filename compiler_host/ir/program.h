@@ -64,6 +64,13 @@ struct GemmTileShape {
   bool linear;
 };
 GemmTileShape gemm_tile_shape(const GemmSpec &s);
+// The pixel role (0: n, 2: h, 3: w) of a scheduled GEMM whose output `out`
+// has run-time extents that the GEMM emitter takes: its linear mode (a
+// product or a 1x1 convolution over dense pixels), one run-time extent,
+// on the outermost role of more than one pixel (so the actual pixels are
+// the first ones of the bounds' layout). -1 when the GEMM cannot take
+// them (or `out` has none).
+int gemm_dynamic_role(const GemmSpec &s, const Value &out);
 
 // A recurrent layer (RNN, GRU, LSTM) as one loop over time. The input
 // projection X W^T + biases of all time steps is a GEMM computed before
@@ -230,6 +237,13 @@ struct PlanStats {
   // Arena offset of the int32 status custom-op calls store (the runtime
   // reads it after each call step), -1 without calls.
   int64_t call_status_offset = -1;
+  // Run-time extents (ir/graph.h DimSym): per graph input and output, the
+  // arena offset of its actual dimensions (an int64 per axis; the runtime
+  // writes an input's, the last step an output's), -1 when all are fixed;
+  // per extent of Graph::syms, the offset of its int64 value for a base
+  // one (an input's dimension), -1 for a derived one.
+  std::vector<int64_t> input_dims, output_dims;
+  std::vector<int64_t> sym_offsets;
 };
 
 struct Program {

@@ -31,6 +31,7 @@ void def_unary(const std::string &name, int min_opset, std::vector<std::string> 
     const Value &x = in_val(c.g, n, 0);
     c.kernel(n.out[0], {n.in[0]}, f(load(0, x.dtype, out_vars(x.rank())), n));
   };
+  d.dims = dims_like_input;
   register_op(std::move(d));
 }
 
@@ -80,6 +81,10 @@ void def_binary(const std::string &name, int min_opset, std::vector<DType> types
     if (n.opset >= 7) bi = broadcast_index(b.shape, r);
     c.kernel(n.out[0], {n.in[0], n.in[1]}, f(load(0, a.dtype, broadcast_index(a.shape, r)), load(1, b.dtype, bi)));
   };
+  d.dims = [](Node &n, Graph &g) {
+    if (n.opset < 7) fail_unsupported(n.where() + ": run-time dimensions need numpy broadcasting (opset 7 or later)");
+    dims_broadcast(n, g);
+  };
   register_op(std::move(d));
 }
 
@@ -114,6 +119,7 @@ void def_clip() {
     if (hi) y = emin(y, hi);
     c.kernel(n.out[0], ins, y);
   };
+  d.dims = dims_like_input;
   register_op(std::move(d));
 }
 
@@ -140,6 +146,7 @@ void def_view(const std::string &name, std::vector<std::string> attrs) {
     }
     c.alias(n.out[0], n.in[0]);
   };
+  d.dims = dims_like_input;
   register_op(std::move(d));
 }
 
@@ -178,6 +185,7 @@ void def_variadic(const std::string &name, int min_opset, EOp op, bool mean) {
     if (mean) e = e / cst(y.dtype, (double)n.in.size());
     c.kernel(n.out[0], n.in, e);
   };
+  d.dims = dims_broadcast;
   register_op(std::move(d));
 }
 
@@ -230,6 +238,10 @@ void def_pow() {
     if (!dtype_is_float(a.dtype)) p = cast(un(EOp::Round, p), a.dtype);
     c.kernel(n.out[0], {n.in[0], n.in[1]}, p);
   };
+  d.dims = [](Node &n, Graph &g) {
+    if (n.opset < 7) fail_unsupported(n.where() + ": run-time dimensions need numpy broadcasting (opset 7 or later)");
+    dims_broadcast(n, g);
+  };
   register_op(std::move(d));
 }
 
@@ -261,6 +273,7 @@ void def_where() {
     };
     c.kernel(n.out[0], n.in, select(ld(0), ld(1), ld(2)));
   };
+  d.dims = dims_broadcast;
   register_op(std::move(d));
 }
 
@@ -287,6 +300,10 @@ void def_prelu() {
     ExprP a =
         channel_slope(n, x, sl) ? load(1, sl.dtype, {var(1)}) : load(1, sl.dtype, broadcast_index(sl.shape, x.rank()));
     c.kernel(n.out[0], {n.in[0], n.in[1]}, select(lt(v, cst(x.dtype, 0)), v * a, v));
+  };
+  d.dims = [](Node &n, Graph &g) {
+    if (n.opset < 7) fail_unsupported(n.where() + ": run-time dimensions need numpy broadcasting (opset 7 or later)");
+    dims_broadcast(n, g);
   };
   register_op(std::move(d));
 }
@@ -318,6 +335,7 @@ void def_mod() {
     }
     c.kernel(n.out[0], {n.in[0], n.in[1]}, m);
   };
+  d.dims = dims_broadcast;
   register_op(std::move(d));
 }
 
@@ -357,6 +375,7 @@ void def_castlike() {
     const Value &x = in_val(c.g, n, 0);
     c.kernel(n.out[0], {n.in[0]}, cast(load(0, x.dtype, out_vars(x.rank())), in_val(c.g, n, 1).dtype));
   };
+  d.dims = dims_like_input;
   register_op(std::move(d));
 }
 

@@ -346,6 +346,24 @@ void def_gemm() {
     s.epilogue = tail ? acc(t) + tail : acc(t);
     c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
   };
+  d.dims = [](Node &n, Graph &g) {
+    const Value &A = in_val(g, n, 0), &B = in_val(g, n, 1);
+    bool ta = n.geti("transA", 0), tb = n.geti("transB", 0);
+    if (A.dim(ta ? 0 : 1) >= 0 || B.dim(tb ? 1 : 0) >= 0)
+      fail_unsupported(n.where() + ": the summed axis is a run-time dimension: not supported yet");
+    Value &Y = g.v(n.out[0]);
+    Y.dims = {A.dim(ta ? 1 : 0), B.dim(tb ? 0 : 1)};
+    if (n.has_in(2)) {
+      const Value &C = in_val(g, n, 2);
+      for (int k = 0; k < C.rank(); ++k) {
+        int ya = 2 - C.rank() + k;
+        if (C.dim(k) >= 0 ? C.dim(k) != Y.dims[(size_t)ya] : (C.shape[(size_t)k] != 1 && Y.dims[(size_t)ya] >= 0))
+          fail_unsupported(n.where() + ": C " + describe_dim(g, n.in[2], k) + " does not match the product's axis " +
+                           std::to_string(ya));
+      }
+    }
+    if (!Y.is_dynamic()) Y.dims.clear();
+  };
   register_op(std::move(d));
 }
 
@@ -460,6 +478,33 @@ void def_matmul() {
     GemmSpec s = matmul_gemm_spec(A.shape, yr, product_weight(c, B, true, 1.0, K, B.shape[1]), c.g);
     s.epilogue = acc(t);
     c.scheduled(KernelKind::Gemm, n.out[0], ins, expr, s);
+  };
+  // Run-time extents: the rows of A and the columns of B, and batch axes
+  // broadcast; the sum's K is fixed.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &A = in_val(g, n, 0), &B = in_val(g, n, 1);
+    Value &Y = g.v(n.out[0]);
+    const int yr = Y.rank();
+    const int ka = A.rank() - 1, kb = B.rank() >= 2 ? B.rank() - 2 : 0;
+    if (A.dim(ka) >= 0 || B.dim(kb) >= 0)
+      fail_unsupported(n.where() + ": the summed axis, " +
+                       describe_dim(g, A.dim(ka) >= 0 ? n.in[0] : n.in[1], A.dim(ka) >= 0 ? ka : kb) +
+                       ", is a run-time dimension: not supported yet");
+    std::vector<int> dims((size_t)yr, -1);
+    auto take = [&](int ya, int v, int axis) {
+      if (ya < 0 || axis < 0) return;
+      int d = g.v(v).dim(axis);
+      if (d < 0) return;
+      if (dims[(size_t)ya] >= 0 && dims[(size_t)ya] != d)
+        fail_unsupported(n.where() + ": two run-time dimensions meet on output axis " + std::to_string(ya));
+      dims[(size_t)ya] = d;
+    };
+    if (B.rank() >= 2) take(yr - 1, n.in[1], B.rank() - 1);
+    if (A.rank() >= 2) take(yr - (B.rank() >= 2 ? 2 : 1), n.in[0], A.rank() - 2);
+    for (int k = 0; k + 2 < A.rank(); ++k) take(yr - (B.rank() >= 2 ? 2 : 1) - (A.rank() - 2 - k), n.in[0], k);
+    for (int k = 0; k + 2 < B.rank(); ++k) take(yr - 2 - (B.rank() - 2 - k), n.in[1], k);
+    Y.dims = dims;
+    if (!Y.is_dynamic()) Y.dims.clear();
   };
   register_op(std::move(d));
 }

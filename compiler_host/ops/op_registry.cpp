@@ -247,4 +247,59 @@ void require_indices_in_range(const Node &n, const Graph &g, size_t k, const std
   }
 }
 
+std::string describe_dim(const Graph &g, int v, int axis) {
+  const Value &x = g.v(v);
+  int d = x.dim(axis);
+  std::string s = "'" + x.name + "' axis " + std::to_string(axis);
+  if (d < 0) return s + " (" + std::to_string(x.shape.at((size_t)axis)) + ")";
+  const DimSym &sym = g.syms.at((size_t)d);
+  return s + " (the run-time dimension " + sym.name + ", " + std::to_string(sym.lo) + ":" + std::to_string(sym.hi) +
+         ")";
+}
+
+void dims_like_input(Node &n, Graph &g) {
+  const Value &x = in_val(g, n, 0);
+  for (int o : n.out)
+    if (o >= 0 && g.v(o).rank() == x.rank()) g.v(o).dims = x.dims;
+}
+
+void dims_broadcast(Node &n, Graph &g) {
+  for (int o : n.out) {
+    if (o < 0) continue;
+    Value &out = g.v(o);
+    const int r = out.rank();
+    std::vector<int> dims((size_t)r, -1);
+    for (int a = 0; a < r; ++a) {
+      int from = -1, sym = -1;  // the input giving the axis its extent
+      for (int v : n.in) {
+        if (v < 0) continue;
+        const Value &x = g.v(v);
+        int k = a - (r - x.rank());
+        if (k < 0) continue;
+        int d = x.dim(k);
+        if (d < 0) continue;
+        if (sym >= 0 && d != sym)
+          fail_unsupported(n.where() + ": " + describe_dim(g, from, a - (r - g.v(from).rank())) + " and " +
+                           describe_dim(g, v, k) +
+                           " meet on one axis: tinyrt takes them to be equal only when they are one dimension "
+                           "(give them one name with --dim)");
+        sym = d;
+        from = v;
+      }
+      if (sym < 0) continue;
+      for (int v : n.in) {
+        if (v < 0) continue;
+        const Value &x = g.v(v);
+        int k = a - (r - x.rank());
+        if (k >= 0 && x.dim(k) < 0 && x.shape[(size_t)k] != 1)
+          fail_unsupported(n.where() + ": " + describe_dim(g, from, a - (r - g.v(from).rank())) + " meets " +
+                           describe_dim(g, v, k) + ": a fixed size equals a run-time extent only at one value");
+      }
+      dims[(size_t)a] = sym;
+    }
+    out.dims = dims;
+    if (!out.is_dynamic()) out.dims.clear();
+  }
+}
+
 }  // namespace tinyrt

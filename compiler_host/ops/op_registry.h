@@ -57,7 +57,22 @@ struct OpDef {
   // The expansion sets each node's guard (If); otherwise its nodes take the
   // expanded node's.
   bool expand_sets_guards = false;
+  // Run-time extents (ir/graph.h, DimSym): sets the outputs' Value::dims
+  // (after `infer`, which computes their upper bounds) for a node with an
+  // input of dynamic dimensions; the op's lowering then reads every
+  // dimension it computes with through Graph::extent. Unset: the op does
+  // not take dynamic dimensions, and such an input is refused.
+  std::function<void(Node &, Graph &)> dims;
 };
+
+// Dimension rules for OpDef::dims: every output takes input 0's dims; the
+// outputs take the numpy broadcast of the inputs' dims (two different
+// extents on one axis are refused, a static size other than 1 against an
+// extent too).
+void dims_like_input(Node &n, Graph &g);
+void dims_broadcast(Node &n, Graph &g);
+// "input 'x' axis 1 (the run-time dimension T, 1:128)" for messages.
+std::string describe_dim(const Graph &g, int v, int axis);
 
 // Each ops/*.cpp file has a register_*_ops() function that calls
 // register_op(); the table is filled on first use.

@@ -216,6 +216,15 @@ void def_softmax(const std::string &name, SoftKind kind) {
   d.lower = [kind](const Node &n, LowerCtx &c) {
     lower_softmax(c, n.in[0], n.out[0], softmax_axes(n, in_val(c.g, n, 0).rank()), kind);
   };
+  d.dims = [](Node &n, Graph &g) {  // over fixed axes only, for now
+    const Value &x = in_val(g, n, 0);
+    std::vector<bool> axes = softmax_axes(n, x.rank());
+    for (int a = 0; a < x.rank(); ++a)
+      if (axes[(size_t)a] && x.dim(a) >= 0)
+        fail_unsupported(n.where() + ": it normalizes over " + describe_dim(g, n.in[0], a) +
+                         ", a run-time dimension: not supported yet");
+    dims_like_input(n, g);
+  };
   register_op(std::move(d));
 }
 

@@ -534,6 +534,7 @@ void def_cast() {
     const Value &x = in_val(c.g, n, 0);
     c.kernel(n.out[0], {n.in[0]}, cast(load(0, x.dtype, out_vars(x.rank())), (DType)n.geti("to", 0)));
   };
+  d.dims = dims_like_input;
   register_op(std::move(d));
 }
 

@@ -135,6 +135,22 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
   d.infer(n, g);
   for (int v : n.out)
     if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");
+  // Run-time extents: the op's rule gives its outputs theirs; such a node
+  // is never folded (its inputs are not constants).
+  for (size_t k = 0; k < n.in.size(); ++k) {
+    if (n.in[k] < 0 || !g.v(n.in[k]).is_dynamic()) continue;
+    if (!d.dims) {
+      const Value &x = g.v(n.in[k]);
+      int axis = 0;
+      while (x.dim(axis) < 0) ++axis;
+      fail_unsupported(n.where() + ": input " + describe_dim(g, n.in[k], axis) + ": " + n.op +
+                       " does not take run-time dimensions yet (give the input a fixed shape with --input-shape)");
+    }
+    for (int v : n.out)
+      if (v >= 0) g.v(v).dims.clear();
+    d.dims(n, g);
+    return Visit::Kept;
+  }
   if (d.fold) {
     std::vector<ConstP> outs = d.fold(n, g);
     for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)

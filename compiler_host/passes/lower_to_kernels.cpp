@@ -21,7 +21,17 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.push_back(std::move(k));
   }
   void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
+    // Run-time extents: the GEMM family takes them on its linear mode's
+    // pixels (gemm_dynamic_role); elsewhere the scheduled families take
+    // static geometry for now, and the reference expression runs as a
+    // loop kernel.
+    bool dynamic = g.v(out).is_dynamic();
+    for (int v : ins) dynamic = dynamic || g.v(v).is_dynamic();
+    bool takes = kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&
+                 (ins.empty() || g.v(ins[0]).dims == g.v(out).dims || !g.v(ins[0]).is_dynamic());
+    for (size_t i = 1; i < ins.size(); ++i) takes = takes && !g.v(ins[i]).is_dynamic();
     kernel(out, std::move(ins), std::move(expr));
+    if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;
   }

@@ -180,6 +180,31 @@ void plan_memory(PassContext &c) {
       bound += 64;
       break;
     }
+  // Dynamic inputs and outputs keep their actual dimensions in a block
+  // after it (always live: the application sets an input's before a run,
+  // reads an output's after).
+  auto dims_blocks = [&](const std::vector<int> &vals, std::vector<int64_t> *offsets) {
+    offsets->assign(vals.size(), -1);
+    for (size_t i = 0; i < vals.size(); ++i) {
+      const Value &v = g.v(vals[i]);
+      if (!v.is_dynamic()) continue;
+      (*offsets)[i] = align_up(arena, kAlign);
+      arena = (*offsets)[i] + 8 * std::max(v.rank(), 1);
+      bound += 8 * std::max(v.rank(), 1);
+    }
+  };
+  dims_blocks(g.inputs, &p.stats.input_dims);
+  dims_blocks(g.outputs, &p.stats.output_dims);
+  p.stats.sym_offsets.assign(g.syms.size(), -1);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value &v = g.v(g.inputs[i]);
+    for (int a = 0; a < v.rank(); ++a)
+      if (v.dim(a) >= 0 && p.stats.sym_offsets[(size_t)v.dim(a)] < 0)
+        p.stats.sym_offsets[(size_t)v.dim(a)] = p.stats.input_dims[i] + 8 * a;
+  }
+  for (size_t s = 0; s < g.syms.size(); ++s)
+    if (!g.syms[s].def && p.stats.sym_offsets[s] < 0)
+      fail_internal("the run-time dimension " + g.syms[s].name + " is no input's");
   int64_t cap = g.limits.max_arena_bytes;
   if (c.target.ptr_bytes == 4) cap = std::min<int64_t>(cap, int64_t(1) << 31);  // addresses are 32-bit
   if (arena > cap)

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Models with run-time dimensions (issue 26) in the ONNX backend-test layout,
+each compiled once for a range and run at several shapes:
+  OUT/<case>/model.onnx, OUT/<case>/tinyrt_dims.txt (the compile options:
+  "--dim NAME=MIN:MAX" or "--input-shape NAME=D0,MIN:MAX,..." lines),
+  OUT/<case>/test_data_set_K/{input_*,output_*}.pb at the K-th shape,
+  the bounds and 1 among them; references computed with numpy.
+
+Usage: make_dynamic_models.py OUTDIR
+
+Nothing here is committed; the build runs it (tests/CMakeLists.txt)."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(26)
+
+
+def write_case(out, name, model, options, sets):
+    """sets: [(inputs [np arrays in graph input order], outputs [np arrays])]."""
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    with open(os.path.join(d, "tinyrt_dims.txt"), "w") as f:
+        f.write("".join(o + "\n" for o in options))
+    for k, (ins, outs) in enumerate(sets):
+        sd = os.path.join(d, "test_data_set_%d" % k)
+        os.makedirs(sd, exist_ok=True)
+        for i, (vi, x) in enumerate(zip(model.graph.input, ins)):
+            t = numpy_helper.from_array(x, vi.name)
+            open(os.path.join(sd, "input_%d.pb" % i), "wb").write(t.SerializeToString())
+        for i, (vi, y) in enumerate(zip(model.graph.output, outs)):
+            t = numpy_helper.from_array(y, vi.name)
+            open(os.path.join(sd, "output_%d.pb" % i), "wb").write(t.SerializeToString())
+
+
+def f32(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def make_model(nodes, inputs, outputs, inits):
+    g = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def mlp(out):
+    """A dense network over T frames: [T, 16] -> MatMul, Add, Relu -> Gemm -> Softmax."""
+    w1, b1, w2, b2 = f32(16, 32, scale=0.3), f32(32), f32(8, 32, scale=0.3), f32(8)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"]),
+        helper.make_node("Add", ["h", "b1"], ["hb"]),
+        helper.make_node("Relu", ["hb"], ["r"]),
+        helper.make_node("Gemm", ["r", "w2", "b2"], ["z"], transB=1),
+        helper.make_node("Softmax", ["z"], ["y"], axis=-1),
+    ]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 16])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", 8])],
+                       {"w1": w1, "b1": b1, "w2": w2, "b2": b2})
+    sets = []
+    for t in (1, 7, 16, 64):
+        x = f32(t, 16)
+        sets.append(([x], [softmax(np.maximum(x @ w1 + b1, 0) @ w2.T + b2)]))
+    write_case(out, "dyn_mlp", model, ["--dim T=1:64"], sets)
+
+
+def masked_frames(out):
+    """[1, T, 40] features times a [1, T, 1] mask, a per-feature bias, Sigmoid:
+    a run-time axis that is not the outermost, two inputs sharing it."""
+    bias = f32(40)
+    nodes = [
+        helper.make_node("Mul", ["x", "mask"], ["m"]),
+        helper.make_node("Add", ["m", "bias"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["y"]),
+    ]
+    model = make_model(nodes, [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "T", 40]),
+        helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, "T", 1])
+    ], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "T", 40])], {"bias": bias})
+    sets = []
+    for t in (1, 5, 33, 48):
+        x, mask = f32(1, t, 40), (RNG.random((1, t, 1)) > 0.3).astype(np.float32)
+        sets.append(([x, mask], [1 / (1 + np.exp(-(x * mask + bias)))]))
+    write_case(out, "dyn_masked_frames", model, ["--dim T=1:48"], sets)
+
+
+def inner_axis(out):
+    """[4, W] with W a run-time innermost axis (rows of any length, vector
+    tails under a run-time mask), given as an --input-shape range."""
+    nodes = [
+        helper.make_node("Tanh", ["x"], ["t"]),
+        helper.make_node("Mul", ["t", "two"], ["t2"]),
+        helper.make_node("Add", ["t2", "x"], ["y"]),
+    ]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, "W"])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, "W"])],
+                       {"two": np.array(2, np.float32)})
+    sets = []
+    for w in (1, 3, 8, 19, 37):
+        x = f32(4, w)
+        sets.append(([x], [np.tanh(x) * 2 + x]))
+    write_case(out, "dyn_inner_axis", model, ["--input-shape x=4,1:37"], sets)
+
+
+def middle_axis(out):
+    """[2, H, 8] + [2, H, 8] with H in the middle: the runtime moves the
+    inputs into the layout of the bounds and the output back."""
+    nodes = [helper.make_node("Sub", ["a", "b"], ["d"]), helper.make_node("Abs", ["d"], ["y"])]
+    model = make_model(nodes, [
+        helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, "H", 8]),
+        helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, "H", 8])
+    ], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "H", 8])], {})
+    sets = []
+    for h in (1, 3, 10):
+        a, b = f32(2, h, 8), f32(2, h, 8)
+        sets.append(([a, b], [np.abs(a - b)]))
+    write_case(out, "dyn_middle_axis", model, ["--dim H=1:10"], sets)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    for make in (mlp, masked_frames, inner_axis, middle_axis):
+        make(out)
+
+
+if __name__ == "__main__":
+    main()
