@@ -36,8 +36,12 @@ double field(const std::string &out, const std::string &key) {
 using Runner = std::function<ProcessResult(std::vector<std::string>, const std::vector<std::string> &)>;
 
 // The runner's --in file for --input NAME=VALUES|NAME=@tensor.pb: each
-// graph input in descriptor order, zeros where not given.
-std::string write_inputs(const Artifact &a, const std::vector<std::string> &specs, const std::string &work) {
+// graph input in descriptor order, zeros where not given; for a model with
+// run-time dimensions a tensor may have any shape in the input's bounds
+// (the run takes it: the runner's --dims), values and absent inputs the
+// upper bounds. Returns the runner's arguments.
+std::vector<std::string> write_inputs(const Artifact &a, const std::vector<std::string> &specs,
+                                      const std::string &work) {
   std::map<std::string, Binding> given;
   for (auto &s : specs) {
     auto kv = parse_binding(s);
@@ -45,7 +49,10 @@ std::string write_inputs(const Artifact &a, const std::vector<std::string> &spec
   }
   std::string path = (fs::path(work) / "inputs.bin").string();
   std::ofstream f(path, std::ios::binary);
+  std::string dims;
+  bool dynamic = false;
   for (const TensorInfo &ti : a.inputs) {
+    Shape shape = ti.shape;
     auto it = given.find(ti.name);
     Bytes bytes((size_t)ti.bytes, 0);
     if (it != given.end()) {
@@ -60,16 +67,26 @@ std::string write_inputs(const Artifact &a, const std::vector<std::string> &spec
                      std::to_string(n) + " elements");
         t = values_as_tensor(v, ti.dtype, ti.shape, "--input " + ti.name);
       }
-      if (t->dtype != ti.dtype || t->shape != ti.shape)
+      bool fits = t->dtype == ti.dtype && t->shape.size() == ti.shape.size();
+      for (size_t k = 0; fits && k < ti.shape.size(); ++k)
+        fits = t->shape[k] <= ti.shape[k] && t->shape[k] >= (ti.dynamic() ? ti.min[k] : ti.shape[k]);
+      if (!fits)
         fail_usage("--input " + ti.name + ": the tensor is " + dtype_name(t->dtype) + shape_str(t->shape) +
-                   ", the input " + dtype_name(ti.dtype) + shape_str(ti.shape));
+                   ", the input " + dtype_name(ti.dtype) + shape_str(ti.shape) +
+                   (ti.dynamic() ? " or less, down to " + shape_str(ti.min) : ""));
       bytes = t->bytes;
+      shape = t->shape;
       given.erase(it);
     }
+    dynamic = dynamic || ti.dynamic();
+    dims += dims.empty() ? "" : ";";
+    for (size_t k = 0; k < shape.size(); ++k) dims += (k ? "," : "") + std::to_string(shape[k]);
     f.write(reinterpret_cast<const char *>(bytes.data()), (std::streamsize)bytes.size());
   }
   if (!given.empty()) fail_usage("--input names '" + given.begin()->first + "', which is not an input of the model");
-  return path;
+  std::vector<std::string> args = {"--in", path};
+  if (dynamic) args.insert(args.end(), {"--dims", dims});
+  return args;
 }
 
 // Guest instructions of one runner invocation with `runs` timed runs.
@@ -275,7 +292,7 @@ int main(int argc, char **argv) {
     const Artifact &a = m.artifact;
     // Every runner invocation below reads the same inputs (--input).
     std::vector<std::string> in_args;
-    if (!inputs.empty()) in_args = {"--in", write_inputs(a, inputs, work)};
+    if (!inputs.empty()) in_args = write_inputs(a, inputs, work);
     auto runner = [&](std::vector<std::string> args, const std::vector<std::string> &emulator_args = {}) {
       args.insert(args.end(), in_args.begin(), in_args.end());
       return run_runner(a.target, m, args, emulator_args);

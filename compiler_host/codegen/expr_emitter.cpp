@@ -785,8 +785,7 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
   // A reduction with the same value in every lane (the output computed one
   // element at a time) runs its innermost variable `lanes_` at a time.
-  bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_ &&
-                      !e.rvars.back().n;
+  bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_;
   Value *r = reduce_loops(e, 0, init_v, vary, inner_vector);
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
@@ -822,16 +821,23 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
   if (level == e.rvars.size()) return accumulate(e, acc, vary);
   const RVar &rv = e.rvars[level];
   int64_t main = 0;
+  Value *n = rv.n ? emit(rv.n).v : nullptr;  // a run-time extent
+  Value *main_v = nullptr;
   if (inner_vector && level + 1 == e.rvars.size()) {
     main = rv.extent / lanes_ * lanes_;
     Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
-    Value *v = carried_loop(
-        b_, 0, main / lanes_, 1, {vinit},
-        [&](Value *k, const Values &a) -> Values {
-          bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
-          return {accumulate(e, a[0], true)};
-        },
-        "red.vec")[0];
+    auto body = [&](Value *k, const Values &a) -> Values {
+      bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
+      return {accumulate(e, a[0], true)};
+    };
+    Value *v;
+    if (n) {
+      Value *vectors = b_.CreateUDiv(n, b_.getInt32(lanes_));
+      v = carried_loop(b_, b_.getInt32(0), vectors, {vinit}, body, "red.vec")[0];
+      main_v = b_.CreateMul(vectors, b_.getInt32(lanes_));
+    } else {
+      v = carried_loop(b_, 0, main / lanes_, 1, {vinit}, body, "red.vec")[0];
+    }
     EOp comb = reduce_combiner(e.rk);
     Value *folded;
     if (comb == EOp::Add) {  // any order (as above): pairwise adds (faddp), shuffles and adds
@@ -854,10 +860,7 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
     bind(rv.id, uniform(i));
     return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
   };
-  if (rv.n) {  // a run-time extent
-    Value *n = emit(rv.n).v;
-    return carried_loop(b_, b_.getInt32((int32_t)main), n, {acc}, step, "red.dyn")[0];
-  }
+  if (n) return carried_loop(b_, main_v ? main_v : b_.getInt32(0), n, {acc}, step, "red.dyn")[0];
   return carried_loop(b_, main, rv.extent, 1, {acc}, step, "red.loop")[0];
 }
 

@@ -80,6 +80,9 @@ struct GemmEmitter {
   // the channel index, so a pixel's linear index addresses it.
   bool flat_pixels = false;
   std::map<int, Value *> dimv_;  // run-time extents, loaded at the entry
+  // Row mode with run-time extents (gemm_runtime_rows): the output row's
+  // pixels, the output channels and the summed K, or null where fixed.
+  Value *w_dyn_ = nullptr, *n_dyn_ = nullptr, *k_dyn_ = nullptr;
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
   llvm::Type *xel;   // element of X: float or i8
@@ -271,43 +274,57 @@ struct GemmEmitter {
                   }
                   return a;
                 };
+                const bool quads = T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4;
+                auto quad = [&](Value *ic, const Values &av) {
+                  Values a = av;
+                  Values xq;
+                  for (int i = 0; i < m; ++i)
+                    xq.push_back(b.CreateAlignedLoad(
+                        vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()), llvm::Align(4)));
+                  for (int u = 0; u < 4; ++u) {
+                    Values w = weights_of(b.CreateAdd(ic, i32(u)));
+                    for (int i = 0; i < m; ++i)
+                      for (int j = 0; j < nvv; ++j) a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
+                  }
+                  return a;
+                };
+                const int U = std::max(1, s.unroll);
+                auto unrolled = [&](Value *ic, const Values &av) {
+                  Values cur = av;
+                  for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
+                  return cur;
+                };
+                if (k_dyn_) {  // a run-time K: the same loops with run-time trip counts
+                  Value *qe = i32(0);
+                  Values aq = a1;
+                  if (quads) {
+                    Value *nq = b.CreateUDiv(k_dyn_, i32(4));
+                    aq = carried_loop(
+                        b, i32(0), nq, aq, [&](Value *q, const Values &av) { return quad(b.CreateMul(q, i32(4)), av); },
+                        "icq");
+                    qe = b.CreateMul(nq, i32(4));
+                  }
+                  Value *nu = b.CreateUDiv(b.CreateSub(k_dyn_, qe), i32(U));
+                  Values a2 = carried_loop(
+                      b, i32(0), nu, aq,
+                      [&](Value *j, const Values &av) { return unrolled(b.CreateAdd(qe, b.CreateMul(j, i32(U))), av); },
+                      "ic");
+                  return carried_loop(
+                      b, b.CreateAdd(qe, b.CreateMul(nu, i32(U))), k_dyn_, a2,
+                      [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
+                }
                 // NEON: 4 channels of each pixel per vector load, multiplied by
                 // lane (Target::gemm_lane_mac).
                 int64_t quad_end = 0;
                 Values aq = a1;
-                if (T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4) {
+                if (quads) {
                   quad_end = ICp / 4 * 4;
-                  aq = carried_loop(
-                      b, 0, quad_end, 4, aq,
-                      [&](Value *ic, const Values &av) {
-                        Values a = av;
-                        Values xq;
-                        for (int i = 0; i < m; ++i)
-                          xq.push_back(b.CreateAlignedLoad(
-                              vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
-                              llvm::Align(4)));
-                        for (int u = 0; u < 4; ++u) {
-                          Values w = weights_of(b.CreateAdd(ic, i32(u)));
-                          for (int i = 0; i < m; ++i)
-                            for (int j = 0; j < nvv; ++j)
-                              a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
-                        }
-                        return a;
-                      },
-                      "icq");
+                  aq = carried_loop(b, 0, quad_end, 4, aq, quad, "icq");
                 }
                 // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
                 // U, then its remainder.
-                const int U = std::max(1, s.unroll);
                 int64_t main_end = quad_end + (ICp - quad_end) / U * U;
-                Values a2 = carried_loop(
-                    b, quad_end, main_end, U, aq,
-                    [&](Value *ic, const Values &av) {
-                      Values cur = av;
-                      for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
-                      return cur;
-                    },
-                    "ic");
+                Values a2 = carried_loop(b, quad_end, main_end, U, aq, unrolled, "ic");
                 return carried_loop(
                     b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
               },
@@ -474,6 +491,37 @@ struct GemmEmitter {
           [] {}, "ptail");
   }
 
+  // Output rows [u_begin, u_end) of run-time width w_dyn_: runs of mr
+  // pixels, then the partial run (one branch per width). Every window of a
+  // 1x1 convolution or product is inside X: Row tiles.
+  void dynamic_rows(Value *u_begin, Value *u_end, Value *g, Value *wtile, Value *oc0, int nvv, int lanes_last) {
+    const int64_t rows = s.batch * s.out_h, full_bound = s.out_w / mr;
+    Value *full = b.CreateUDiv(w_dyn_, i32(mr)), *rem = b.CreateURem(w_dyn_, i32(mr));
+    emit_counted_loop(
+        b, u_begin, u_end,
+        [&](Value *ri) {
+          Value *r = clamp_i32(b, ri, 0, rows - 1);
+          Value *n = b.CreateUDiv(r, i32(s.out_h)), *oh = b.CreateURem(r, i32(s.out_h));
+          if (full_bound > 0)
+            emit_counted_loop(
+                b, i32(0), full,
+                [&](Value *it) {
+                  Value *ow0 = b.CreateMul(clamp_i32(b, it, 0, full_bound - 1), i32(mr));
+                  tile({Mode::Row, mr, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+                },
+                "owtile");
+          for (int w = 1; w < mr; ++w)
+            emit_branch(
+                b, b.CreateICmpEQ(rem, i32(w)),
+                [&] {
+                  Value *ow0 = clamp_i32(b, b.CreateMul(full, i32(mr)), 0, s.out_w - w);
+                  tile({Mode::Row, w, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+                },
+                [] {}, "owtail");
+        },
+        "row");
+  }
+
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
@@ -521,19 +569,36 @@ struct GemmEmitter {
     // layout, P = the role's extent times the pixels of the roles inside it.
     Value *p_dyn = nullptr;
     const tinyrt::Value &ov = env.program.graph.v(k.out);
-    if (ov.is_dynamic()) {
-      // Dense pixels, roles of one pixel ignored.
-      linear = gemm_tile_shape(s).linear && (s.in_h == 1 || xs[2] == s.in_w * xs[3]) &&
-               (s.batch == 1 || xs[0] == s.in_h * s.in_w * xs[3]);
-      const int role = gemm_dynamic_role(s, ov);
-      TINYRT_CHECK(role >= 0 && linear, "a GEMM with run-time extents outside its linear mode");
+    const tinyrt::Value &xv = env.program.graph.v(k.ins.at(0));
+    if (ov.is_dynamic() || xv.is_dynamic()) {
       dimv_ = load_dims(env, b, arena);
       ExprEmitter em(b, T, 1);
       em.set_dims([&](int sym) { return dimv_.at(sym); });
-      ExprP e = env.program.graph.extent(k.out, s.out_axis[role]);
-      p_dyn = em.emit(e).v;
-      if (role == 0) p_dyn = b.CreateMul(p_dyn, i32(s.out_h * s.out_w));
-      if (role == 2) p_dyn = b.CreateMul(p_dyn, i32(s.out_w));
+      auto extent = [&](int v, int axis) -> Value * {
+        if (axis < 0 || env.program.graph.v(v).dim(axis) < 0) return nullptr;
+        ExprP e = env.program.graph.extent(v, axis);
+        Value *r = em.emit(e).v;
+        em.clear_cache();  // the emitter caches by node address, and `e` dies here
+        return r;
+      };
+      // Dense pixels, roles of one pixel ignored.
+      bool dense = gemm_tile_shape(s).linear && (s.in_h == 1 || xs[2] == s.in_w * xs[3]) &&
+                   (s.batch == 1 || xs[0] == s.in_h * s.in_w * xs[3]);
+      const int role = gemm_dynamic_role(s, ov);
+      // (The choice lower_to_kernels made: linear when X's extents are the
+      // output's, else rows.)
+      if (role >= 0 && dense && !s.arena_weights && xv.dims == ov.dims) {
+        linear = true;
+        p_dyn = extent(k.out, s.out_axis[role]);
+        if (role == 0) p_dyn = b.CreateMul(p_dyn, i32(s.out_h * s.out_w));
+        if (role == 2) p_dyn = b.CreateMul(p_dyn, i32(s.out_w));
+      } else {
+        TINYRT_CHECK(gemm_runtime_rows(s, ov, xv) > 0 && !q, "a GEMM with run-time extents it cannot take");
+        linear = false;
+        w_dyn_ = extent(k.out, s.out_axis[3]);
+        n_dyn_ = extent(k.out, s.out_axis[1]);
+        k_dyn_ = extent(k.ins.at(0), s.in_axis[1]);
+      }
     }
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
     // Tasks are (pixel block, group, oc tile) triples: about 64, or 8
@@ -554,7 +619,7 @@ struct GemmEmitter {
     int64_t w_bytes = GO * KK * ICk * NR * 4;
     int64_t macs = kernel_flops(k) / 2;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
-    RowUnits runs = row_units(s, mr, pixels_outer);
+    RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_);
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
     int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
     UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
@@ -605,6 +670,10 @@ struct GemmEmitter {
               }
               return;
             }
+            if (w_dyn_) {  // rows of run-time width (1x1: every tile is a Row tile)
+              dynamic_rows(u_begin, u_end, g, wtile, oc0, nvv, lanes_last);
+              return;
+            }
             for_unit_runs(b, s, runs, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
               if (s.k_run) {  // every window is inside X (checked above)
                 tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
@@ -621,6 +690,23 @@ struct GemmEmitter {
                   "tile");
             });
           };
+          auto all_columns = [&] {
+            if (last_cols == NR) {
+              columns(nv, L, 0, OCt - 1);
+              return;
+            }
+            int nvv = (last_cols + L - 1) / L;
+            emit_branch(
+                b, b.CreateICmpEQ(oct_t, i32(OCt - 1)),
+                [&] { columns(nvv, last_cols - (nvv - 1) * L, OCt - 1, OCt - 1); }, [&] { columns(nv, L, 0, OCt - 2); },
+                "octile");
+          };
+          if (n_dyn_) {  // run-time output channels: the tiles past them do nothing
+            Value *tiles = b.CreateUDiv(b.CreateAdd(n_dyn_, i32(NR - 1)), i32(NR));
+            emit_branch(
+                b, b.CreateICmpULT(oct_t, tiles), all_columns, [] {}, "octiles");
+            return;
+          }
           if (last_cols == NR) {
             columns(nv, L, 0, OCt - 1);
           } else {

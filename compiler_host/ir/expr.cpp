@@ -514,6 +514,20 @@ ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
   });
 }
 
+ExprP with_runtime_extent(const ExprP &e, int id, const ExprP &n) {
+  if (n->is_const()) return e;
+  return rewrite(e, [&](const ExprP &x) -> ExprP {
+    if (x->op != EOp::Reduce) return nullptr;
+    bool has = false;
+    for (const RVar &v : x->rvars) has = has || v.id == id;
+    if (!has) return nullptr;
+    std::vector<RVar> vars = x->rvars;
+    for (RVar &v : vars)
+      if (v.id == id) v.n = n;
+    return reduce(x->rk, vars, x->a[0]);
+  });
+}
+
 std::string to_string(const ExprP &e) {
   switch (e->op) {
     case EOp::Const: return dtype_is_float(e->type) ? std::to_string(e->fval) : std::to_string(e->ival);

@@ -168,6 +168,10 @@ ExprP rewrite(const ExprP &e, const std::function<ExprP(const ExprP &)> &f);
 // are then not visited) or return nullptr to rewrite its operands; the
 // replacements are not visited again.
 ExprP rewrite_top_down(const ExprP &e, const std::function<ExprP(const ExprP &)> &f);
+// Gives reduction variable `id` the run-time extent `n` (an index
+// expression of Dim leaves; its extent stays the upper bound) wherever a
+// reduction in `e` has it.
+ExprP with_runtime_extent(const ExprP &e, int id, const ExprP &n);
 // Replaces Var(k) for k < vars.size() by vars[k] (reduction variables stay).
 ExprP substitute_vars(const ExprP &e, const std::vector<ExprP> &vars);
 // Replaces every Load of `slot` by f(load).

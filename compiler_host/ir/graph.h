@@ -66,7 +66,17 @@ struct Value {
   // Per axis, the run-time extent (Graph::syms) of a dynamic dimension, or
   // -1; empty when every dimension is static.
   std::vector<int> dims;
+  // A small integer tensor known at compile time as expressions of
+  // run-time extents (the Shape of a value with run-time dimensions, and
+  // the Gather/Concat/arithmetic on it): its elements, row-major, as int64
+  // expressions whose leaves are constants and casts of Dim leaves
+  // (ops/sym_values.cpp). Empty otherwise. The value is also computed at
+  // run time for readers that take it as data. A constant may carry sym
+  // too: then `data` holds the elements' upper bounds, and its reader (the
+  // shape input of an op with a dims rule) reads the elements.
+  std::vector<ExprP> sym;
   bool is_const() const { return data != nullptr; }
+  bool is_sym() const { return !sym.empty(); }
   int64_t numel() const { return shape_numel(shape); }
   int rank() const { return (int)shape.size(); }
   bool is_dynamic() const {

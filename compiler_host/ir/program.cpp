@@ -66,6 +66,19 @@ int gemm_dynamic_role(const GemmSpec &s, const Value &out) {
   return seen == 1 ? role : -1;
 }
 
+int gemm_runtime_rows(const GemmSpec &s, const Value &out, const Value &x) {
+  if (!out.is_dynamic() && !x.is_dynamic()) return -1;
+  if (s.k_h != 1 || s.k_w != 1 || s.stride_h != 1 || s.stride_w != 1 || s.pad_t != 0 || s.pad_l != 0 || s.groups != 1 ||
+      s.k_run || s.in_h != s.out_h || s.in_w != s.out_w)
+    return 0;
+  for (int a = 0; a < out.rank(); ++a)
+    if (out.dim(a) >= 0 && a != s.out_axis[3] && a != s.out_axis[1]) return 0;
+  for (int a = 0; a < x.rank(); ++a)
+    if (x.dim(a) >= 0 && a != s.in_axis[3] && a != s.in_axis[1]) return 0;
+  if (s.in_axis[3] >= 0 && s.out_axis[3] >= 0 && x.dim(s.in_axis[3]) != out.dim(s.out_axis[3])) return 0;
+  return 1;
+}
+
 const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";

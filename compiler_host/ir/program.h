@@ -71,6 +71,13 @@ GemmTileShape gemm_tile_shape(const GemmSpec &s);
 // the first ones of the bounds' layout). -1 when the GEMM cannot take
 // them (or `out` has none).
 int gemm_dynamic_role(const GemmSpec &s, const Value &out);
+// Whether a float GEMM with output `out` and input X `x` takes their
+// run-time extents in its row mode: a 1x1 stride-1 unpadded product or
+// convolution whose run-time extents are the output rows' pixels (the w
+// role), the output channels and the summed K only (attention's Q K^T and
+// P V over T frames). 1 when it does, 0 when it cannot, -1 without
+// run-time extents.
+int gemm_runtime_rows(const GemmSpec &s, const Value &out, const Value &x);
 
 // A recurrent layer (RNN, GRU, LSTM) as one loop over time. The input
 // projection X W^T + biases of all time steps is a GEMM computed before

@@ -459,6 +459,9 @@ void def_matmul() {
     int yr = Y.rank();
     auto id = [](ExprP v, ExprP) { return v; };
     ExprP expr = matmul_sum(A.shape, B.shape, yr, t, B.dtype, t, id, id);
+    // A run-time summed axis (P V in attention over T frames): the sum's
+    // extent (the GEMM's row mode takes it too, gemm_runtime_rows).
+    if (A.dim(A.rank() - 1) >= 0) expr = with_runtime_extent(expr, kFirstReduceVar, c.g.extent(n.in[0], A.rank() - 1));
     std::vector<int> ins = {n.in[0], n.in[1]};
     if (!B.is_const() && t == DType::F32 && (A.rank() == 3 || A.rank() == 4) && B.rank() == A.rank() &&
         Shape(A.shape.begin(), A.shape.end() - 2) == Shape(B.shape.begin(), B.shape.end() - 2) && A.numel() > 0 &&
@@ -486,10 +489,9 @@ void def_matmul() {
     Value &Y = g.v(n.out[0]);
     const int yr = Y.rank();
     const int ka = A.rank() - 1, kb = B.rank() >= 2 ? B.rank() - 2 : 0;
-    if (A.dim(ka) >= 0 || B.dim(kb) >= 0)
-      fail_unsupported(n.where() + ": the summed axis, " +
-                       describe_dim(g, A.dim(ka) >= 0 ? n.in[0] : n.in[1], A.dim(ka) >= 0 ? ka : kb) +
-                       ", is a run-time dimension: not supported yet");
+    if (A.dim(ka) != B.dim(kb))  // a run-time summed axis is one extent in both
+      fail_unsupported(n.where() + ": the summed axes " + describe_dim(g, n.in[0], ka) + " and " +
+                       describe_dim(g, n.in[1], kb) + " are not one dimension");
     std::vector<int> dims((size_t)yr, -1);
     auto take = [&](int ya, int v, int axis) {
       if (ya < 0 || axis < 0) return;

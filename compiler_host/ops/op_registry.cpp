@@ -126,8 +126,12 @@ const OpDef &check_node(const Node &n, const Graph &g) {
     if (kv.first[0] != '_' && std::find(d->attrs.begin(), d->attrs.end(), kv.first) == d->attrs.end())
       fail_unsupported(n.where() + ": attribute '" + kv.first + "' is not supported");
   if (!d->types.empty()) require_types(n, g, 0, d->types);
+  // A symbolic value (Value::sym) is taken where a constant is required by
+  // an op with a dims rule, which reads its run-time elements
+  // (infer_and_fold refuses the node otherwise).
   for (int k : d->const_inputs)
-    if (n.has_in(k) && !g.v(n.in[k]).is_const()) throw_constant_required(g, n, n.in[k]);
+    if (n.has_in(k) && !g.v(n.in[k]).is_const() && !(g.v(n.in[k]).is_sym() && d->dims))
+      throw_constant_required(g, n, n.in[k]);
   return *d;
 }
 
@@ -165,9 +169,18 @@ int norm_axis(int64_t axis, int rank, const Node &n) {
 
 std::vector<int64_t> const_ints(const Graph &g, const Node &n, size_t input) {
   const Value &v = in_val(g, n, input);
-  if (!v.is_const()) throw_constant_required(g, n, n.in[input]);
   if (v.dtype != DType::I64 && v.dtype != DType::I32)
     fail_invalid(n.where() + ": input '" + v.name + "' must be int64 or int32");
+  if (v.is_sym() && !v.is_const()) {  // the elements' upper bounds (the op's dims rule reads them exactly)
+    std::vector<int64_t> r;
+    for (const ExprP &e : v.sym) {
+      Interval b = index_range(sym_index(e), {});
+      if (!b.known) fail_unsupported(n.where() + ": input '" + v.name + "' has no bounds: " + to_string(e));
+      r.push_back(b.hi);
+    }
+    return r;
+  }
+  if (!v.is_const()) throw_constant_required(g, n, n.in[input]);
   std::vector<int64_t> r(v.numel());
   for (int64_t i = 0; i < v.numel(); ++i) r[i] = v.data->get_i(i);
   return r;

@@ -74,6 +74,27 @@ void dims_broadcast(Node &n, Graph &g);
 // "input 'x' axis 1 (the run-time dimension T, 1:128)" for messages.
 std::string describe_dim(const Graph &g, int v, int axis);
 
+// ---- symbolic values (Value::sym; ops/sym_values.cpp) ----
+
+// An int64 element expression of a symbolic value as an index expression
+// (casts of Dim leaves and int64 arithmetic become index arithmetic);
+// throws when it is not one.
+ExprP sym_index(const ExprP &e);
+// Input `input` of node n as index expressions, one per element: a
+// constant's values or a symbolic value's elements.
+std::vector<ExprP> sym_ints(const Graph &g, const Node &n, size_t input);
+// Sets Value::sym of n's outputs when it reads a symbolic value and every
+// input is a constant or symbolic: Shape of a value with run-time
+// dimensions gives their extents; other ops are evaluated element by
+// element through their own lowering. An output all of whose elements
+// turn out constant becomes a constant. Returns whether every output is
+// now a constant.
+bool fold_symbolic(Node &n, Graph &g, const OpDef &d);
+// Do expressions a and b (index expressions of run-time extents) agree for
+// every value of the extents (exhaustively for an extent of at most 512
+// values, else at its bounds and 64 points between)?
+bool same_extent(const Graph &g, const ExprP &a, const ExprP &b);
+
 // Each ops/*.cpp file has a register_*_ops() function that calls
 // register_op(); the table is filled on first use.
 void register_op(OpDef def);

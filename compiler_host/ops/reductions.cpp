@@ -49,6 +49,35 @@ AxisPlan plan_axes(const Shape &x, std::vector<bool> reduced, bool keep) {
   return p;
 }
 
+// The run-time extents of the reduced axes of value x (RVar::n).
+void runtime_rvars(AxisPlan &p, const Graph &g, int x) {
+  size_t j = 0;
+  for (size_t i = 0; i < p.reduced.size(); ++i) {
+    if (!p.reduced[i]) continue;
+    if (g.v(x).dim((int)i) >= 0) p.rvars[j].n = g.extent(x, (int)i);
+    ++j;
+  }
+}
+
+// Dims of a reduction's output: the kept axes' (a reduced axis must be
+// fixed unless `runtime_reduced`).
+void dims_reduced(Node &n, Graph &g, const std::vector<bool> &red, bool keep, bool runtime_reduced) {
+  const Value &x = in_val(g, n, 0);
+  std::vector<int> dims;
+  for (int a = 0; a < x.rank(); ++a) {
+    if (!red[(size_t)a]) {
+      dims.push_back(x.dim(a));
+      continue;
+    }
+    if (x.dim(a) >= 0 && !runtime_reduced)
+      fail_unsupported(n.where() + ": it reduces over " + describe_dim(g, n.in[0], a) +
+                       ", a run-time dimension: not supported yet");
+    if (keep) dims.push_back(-1);
+  }
+  for (int o : n.out)
+    if (o >= 0 && g.v(o).rank() == (int)dims.size()) g.v(o).dims = dims;
+}
+
 std::vector<bool> axes_from(const Node &n, const Graph &g, int rank, bool axes_input) {
   std::vector<int64_t> axes;
   bool have = false;
@@ -88,6 +117,12 @@ void def_reduce(const std::string &name, ReduceKind kind, int axes_input_opset, 
     const Value &x = in_val(c.g, n, 0);
     AxisPlan p = plan_axes(x.shape, axes_from(n, c.g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1));
     c.kernel(n.out[0], {n.in[0]}, finish(reduce(kind, p.rvars, body(load(0, x.dtype, p.in_index))), p.count));
+  };
+  d.dims = [axes_input_opset](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (n.has_in(1) && g.v(n.in[1]).is_sym())
+      fail_unsupported(n.where() + ": axes that depend on a run-time dimension");
+    dims_reduced(n, g, axes_from(n, g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1), false);
   };
   register_op(std::move(d));
 }
@@ -163,6 +198,7 @@ void lower_softmax(LowerCtx &c, int x_id, int out, const std::vector<bool> &red,
   DType t = x.dtype;
   int r = x.rank();
   AxisPlan keep = plan_axes(x.shape, red, true);
+  runtime_rvars(keep, c.g, x_id);
   std::vector<ExprP> all = out_vars(r);
   int mx = c.temp(x.name + "_max", t, keep.out_shape);
   c.kernel(mx, {x_id}, reduce(ReduceKind::Max, keep.rvars, load(0, t, keep.in_index)));
@@ -216,11 +252,11 @@ void def_softmax(const std::string &name, SoftKind kind) {
   d.lower = [kind](const Node &n, LowerCtx &c) {
     lower_softmax(c, n.in[0], n.out[0], softmax_axes(n, in_val(c.g, n, 0).rank()), kind);
   };
-  d.dims = [](Node &n, Graph &g) {  // over fixed axes only, for now
+  d.dims = [kind](Node &n, Graph &g) {  // Hardmax over fixed axes only, for now
     const Value &x = in_val(g, n, 0);
     std::vector<bool> axes = softmax_axes(n, x.rank());
     for (int a = 0; a < x.rank(); ++a)
-      if (axes[(size_t)a] && x.dim(a) >= 0)
+      if (axes[(size_t)a] && x.dim(a) >= 0 && kind == SoftKind::Hardmax)
         fail_unsupported(n.where() + ": it normalizes over " + describe_dim(g, n.in[0], a) +
                          ", a run-time dimension: not supported yet");
     dims_like_input(n, g);

@@ -11,6 +11,70 @@ namespace tinyrt {
 
 namespace {
 
+// Run-time extents through a view (Reshape, Flatten, Squeeze, Unsqueeze):
+// the actual elements are the first ones of the bounds' layout only when
+// one extent lies on the outermost axis of more than one element, in the
+// input and in the output; the output's extent is then the input's
+// element count over the output's fixed inner axes (Reshape: the element
+// its shape input gives that axis, checked against that count).
+void dims_view(Node &n, Graph &g) {
+  const Value &x = in_val(g, n, 0);
+  Value &y = g.v(n.out[0]);
+  auto refuse = [&](const std::string &why) {
+    fail_unsupported(n.where() + ": viewing " + shape_str(x.shape) + " as " + shape_str(y.shape) +
+                     " with run-time dimensions: " + why);
+  };
+  auto outer_axis = [](const Value &v) {  // the first axis of more than one element
+    int a = 0;
+    while (a < v.rank() && v.shape[(size_t)a] == 1 && v.dim(a) < 0) ++a;
+    return a;
+  };
+  // The input's element count as an expression of its extent.
+  int xa = -1;
+  for (int a = 0; a < x.rank(); ++a)
+    if (x.dim(a) >= 0) {
+      if (xa >= 0) refuse("two run-time dimensions in the input");
+      xa = a;
+    }
+  if (xa < 0) refuse("the shape depends on a run-time dimension the input does not have");
+  if (xa != outer_axis(x)) refuse("the run-time dimension is not the input's outermost axis of several elements");
+  int64_t inner_in = 1;
+  for (int a = xa + 1; a < x.rank(); ++a) inner_in *= x.shape[(size_t)a];
+  ExprP count = g.extent(n.in[0], xa) * inner_in;
+  // The output's run-time axis: a symbolic element of Reshape's shape, its
+  // -1, or the outermost axis of several elements.
+  int ya = -1;
+  ExprP given;
+  if (n.op == "Reshape" && n.has_in(1)) {
+    std::vector<ExprP> req = sym_ints(g, n, 1);
+    for (size_t k = 0; k < req.size(); ++k) {
+      ExprP e = req[k];
+      if (e->is_const() && e->ival == 0 && !n.geti("allowzero", 0) && (int)k < x.rank()) e = g.extent(n.in[0], (int)k);
+      bool minus_one = e->is_const() && e->ival == -1;
+      if (e->is_const() && !minus_one) continue;
+      if (ya >= 0) refuse("two run-time dimensions in the shape");
+      if (!minus_one) given = e;
+      ya = (int)k;
+    }
+  }
+  if (ya < 0) ya = outer_axis(y);
+  if (ya >= y.rank() || ya != outer_axis(y))
+    refuse("the run-time dimension would not be the output's outermost axis of several elements");
+  int64_t inner_out = 1;
+  for (int a = ya + 1; a < y.rank(); ++a) inner_out *= y.shape[(size_t)a];
+  ExprP ext = given;
+  if (!ext) {
+    const ExprP e = g.extent(n.in[0], xa);
+    ext = inner_out > 0 && inner_in % inner_out == 0 ? e * (inner_in / inner_out) : (e * inner_in) / cidx(inner_out);
+  }
+  if (!same_extent(g, ext * inner_out, count)) refuse("the element counts differ for some run-time dimension");
+  int sym = g.derived_sym(ext, y.name + "[" + std::to_string(ya) + "]");
+  if (sym < 0 || g.syms[(size_t)sym].hi != y.shape[(size_t)ya])
+    refuse("the dimension's bound disagrees with the shape's (" + to_string(ext) + ")");
+  y.dims.assign((size_t)y.rank(), -1);
+  y.dims[(size_t)ya] = sym;
+}
+
 void def_view_op(const std::string &name, std::vector<std::string> attrs, std::vector<int> const_inputs,
                  std::function<Shape(const Node &, const Graph &)> shape_fn) {
   OpDef d;
@@ -25,6 +89,7 @@ void def_view_op(const std::string &name, std::vector<std::string> attrs, std::v
     set_out(n, g, 0, x.dtype, s);
   };
   d.lower = [](const Node &n, LowerCtx &c) { c.alias(n.out[0], n.in[0]); };
+  d.dims = dims_view;
   register_op(std::move(d));
 }
 
@@ -155,6 +220,13 @@ void def_transpose() {
     for (int k = 0; k < x.rank(); ++k) idx[p[k]] = var(k);
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
   };
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int> p = transpose_perm(n, x.rank());
+    Value &y = g.v(n.out[0]);
+    y.dims.clear();
+    for (int a : p) y.dims.push_back(x.dim(a));
+  };
   register_op(std::move(d));
 }
 
@@ -230,6 +302,16 @@ void def_concat() {
       parts = groups;
     }
     concat_kernel(c, n.out[0], parts, axis);
+  };
+  // Along a fixed axis: the other axes' extents agree (broadcasting's rule
+  // without the broadcast).
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x0 = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", 0), x0.rank(), n);
+    for (int v : n.in)
+      if (g.v(v).dim(axis) >= 0)
+        fail_unsupported(n.where() + ": concatenating along " + describe_dim(g, v, axis) + ": not supported yet");
+    dims_broadcast(n, g);
   };
   register_op(std::move(d));
 }
@@ -362,6 +444,28 @@ void def_slice() {
     std::vector<ExprP> idx;
     for (int i = 0; i < x.rank(); ++i) idx.push_back(cidx(s.start[i]) + var(i) * cidx(s.step[i]));
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
+  };
+  // Run-time extents: fixed axes slice as before; a run-time axis only
+  // whole ([0, end >= its bound) with step 1).
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    for (int k = 1; k <= 4; ++k)
+      if (n.has_in((size_t)k) && g.v(n.in[k]).is_sym())
+        fail_unsupported(n.where() + ": slice bounds that depend on a run-time dimension: not supported yet");
+    if (n.opset >= 10) {
+      std::vector<int64_t> starts = const_ints(g, n, 1), ends = const_ints(g, n, 2), axes, steps;
+      if (n.has_in(3)) axes = const_ints(g, n, 3);
+      if (n.has_in(4)) steps = const_ints(g, n, 4);
+      for (size_t i = 0; i < starts.size() && i < ends.size(); ++i) {
+        int a = norm_axis(axes.empty() ? (int64_t)i : axes.at(i), x.rank(), n);
+        if (x.dim(a) < 0) continue;
+        bool whole = starts[i] == 0 && ends[i] >= x.shape[(size_t)a] && (steps.empty() || steps.at(i) == 1);
+        if (!whole) fail_unsupported(n.where() + ": slicing " + describe_dim(g, n.in[0], a) + ": not supported yet");
+      }
+    } else if (x.is_dynamic()) {
+      fail_unsupported(n.where() + ": Slice before opset 10 with run-time dimensions");
+    }
+    dims_like_input(n, g);
   };
   register_op(std::move(d));
 }
@@ -567,6 +671,42 @@ void def_folding(const std::string &name, std::vector<std::string> attrs, std::v
   register_op(std::move(d));
 }
 
+// Shape: a constant for fixed dimensions; of a value with run-time
+// dimensions, a symbolic value (ops/sym_values.cpp) that is also computed
+// at run time for readers that take it as data.
+void def_shape() {
+  auto range = [](const Node &n, int64_t r) {
+    int64_t b = n.geti("start", 0), e = n.geti("end", r);
+    if (b < 0) b += r;
+    if (e < 0) e += r;
+    b = std::max<int64_t>(0, std::min(b, r));
+    e = std::max<int64_t>(b, std::min(e, r));
+    return std::make_pair(b, e);
+  };
+  OpDef d;
+  d.name = "Shape";
+  d.attrs = {"start", "end"};
+  d.infer = [range](Node &n, Graph &g) {
+    auto be = range(n, in_val(g, n, 0).rank());
+    set_out(n, g, 0, DType::I64, {be.second - be.first});
+  };
+  d.fold = [range](const Node &n, const Graph &g) {
+    const Shape &x = in_val(g, n, 0).shape;
+    auto be = range(n, (int64_t)x.size());
+    std::vector<int64_t> v(x.begin() + be.first, x.begin() + be.second);
+    return std::vector<ConstP>{make_const_i64({(int64_t)v.size()}, v)};
+  };
+  d.dims = [](Node &, Graph &) {};                 // the output's own shape is fixed
+  d.lower = [range](const Node &n, LowerCtx &c) {  // run-time extents, as data
+    auto be = range(n, in_val(c.g, n, 0).rank());
+    ExprP e = cst(DType::I64, 0);
+    for (int64_t a = be.second; a-- > be.first;)
+      e = select(bin(EOp::Eq, var(0), cidx(a - be.first)), cast(c.g.extent(n.in[0], (int)a), DType::I64), e);
+    c.kernel(n.out[0], {}, e);
+  };
+  register_op(std::move(d));
+}
+
 }  // namespace
 
 void register_shape_ops() {
@@ -584,17 +724,7 @@ void register_shape_ops() {
   def_cast();
   def_folding("Constant", {"value", "value_float", "value_floats", "value_int", "value_ints"}, {},
               [](const Node &n, const Graph &) { return const_from_attr(n); });
-  def_folding("Shape", {"start", "end"}, {}, [](const Node &n, const Graph &g) {
-    const Shape &x = in_val(g, n, 0).shape;
-    int64_t r = (int64_t)x.size();
-    int64_t b = n.geti("start", 0), e = n.geti("end", r);
-    if (b < 0) b += r;
-    if (e < 0) e += r;
-    b = std::max<int64_t>(0, std::min(b, r));
-    e = std::max<int64_t>(b, std::min(e, r));
-    std::vector<int64_t> v(x.begin() + b, x.begin() + e);
-    return make_const_i64({(int64_t)v.size()}, v);
-  });
+  def_shape();
   def_folding("Size", {}, {},
               [](const Node &n, const Graph &g) { return make_const_i64({}, {in_val(g, n, 0).numel()}); });
   def_folding("ConstantOfShape", {"value"}, {0}, [](const Node &n, const Graph &g) {

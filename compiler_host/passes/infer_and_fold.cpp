@@ -135,8 +135,12 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
   d.infer(n, g);
   for (int v : n.out)
     if (v >= 0 && !g.v(v).shape_known) fail_internal(n.where() + ": inference left an output without shape");
-  // Run-time extents: the op's rule gives its outputs theirs; such a node
-  // is never folded (its inputs are not constants).
+  // Run-time extents: the op's rule gives its outputs theirs (from the
+  // inputs' extents and the symbolic values it reads as shapes); such a
+  // node is never folded (its inputs are not constants).
+  bool symbolic_shape = false;
+  for (int k : d.const_inputs)
+    symbolic_shape = symbolic_shape || (n.has_in((size_t)k) && g.v(n.in[k]).is_sym() && !g.v(n.in[k]).is_const());
   for (size_t k = 0; k < n.in.size(); ++k) {
     if (n.in[k] < 0 || !g.v(n.in[k]).is_dynamic()) continue;
     if (!d.dims) {
@@ -146,11 +150,19 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
       fail_unsupported(n.where() + ": input " + describe_dim(g, n.in[k], axis) + ": " + n.op +
                        " does not take run-time dimensions yet (give the input a fixed shape with --input-shape)");
     }
+    symbolic_shape = true;
+  }
+  if (symbolic_shape) {  // (check_node let a symbolic shape input through only for an op with a dims rule)
     for (int v : n.out)
       if (v >= 0) g.v(v).dims.clear();
     d.dims(n, g);
+    if (n.op == "Shape" && n.domain.empty()) fold_symbolic(n, g, d);
     return Visit::Kept;
   }
+  // Shape arithmetic on symbolic values: their elements, through the op's
+  // own lowering; computed at run time too unless they all fold.
+  for (int v : n.in)
+    if (v >= 0 && g.v(v).is_sym() && !g.v(v).is_const()) return fold_symbolic(n, g, d) ? Visit::Folded : Visit::Kept;
   if (d.fold) {
     std::vector<ConstP> outs = d.fold(n, g);
     for (size_t k = 0; k < n.out.size() && k < outs.size(); ++k)
@@ -251,6 +263,30 @@ void check_declarations(const Graph &g) {
   }
 }
 
+// A symbolic value read as a shape (a constant input of an op with a dims
+// rule, which took its elements) is not needed at run time: the reader
+// gets a constant of the elements' upper bounds that carries the elements
+// too (Value::sym), so that the Shape/Gather/Concat chain computing it is
+// dropped as dead.
+void detach_symbolic_shapes(Graph &g) {
+  for (Node &n : g.nodes) {
+    const OpDef *d = find_op(n.domain, n.op);
+    if (!d) continue;
+    for (int k : d->const_inputs) {
+      if (!n.has_in((size_t)k)) continue;
+      const Value &v = g.v(n.in[k]);
+      if (!v.is_sym() || v.is_const()) continue;
+      std::vector<double> hi;
+      for (const ExprP &e : v.sym) hi.push_back((double)index_range(sym_index(e), {}).hi);
+      ConstP bounds = values_as_tensor(hi, v.dtype, v.shape, "the symbolic value '" + v.name + "'");
+      std::vector<ExprP> sym = v.sym;
+      int c = g.add_const(g.fresh_name(v.name + "_bounds"), bounds);
+      g.v(c).sym = sym;
+      n.in[k] = c;
+    }
+  }
+}
+
 }  // namespace
 
 void infer_and_fold(PassContext &c, const InferAndFoldOptions &o) {
@@ -330,6 +366,7 @@ void infer_and_fold(PassContext &c, const InferAndFoldOptions &o) {
   }
   check_declarations(g);
   g.remove_nodes(drop);
+  detach_symbolic_shapes(g);
   g.remove_dead_nodes();
   if (c.log) *c.log << "  folded " << folded << " nodes, " << g.nodes.size() << " remain\n";
 }

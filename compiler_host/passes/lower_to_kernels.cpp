@@ -1,5 +1,7 @@
 // lower_to_kernels.cpp — every remaining node becomes kernels (one per
 // output expression) or a view (alias) through its op-table lowering.
+#include <algorithm>
+
 #include "ops/op_registry.h"
 #include "passes/pass.h"
 
@@ -7,10 +9,35 @@ namespace tinyrt {
 
 namespace {
 
+// The run-time extents of an op's intermediate value (a temporary of its
+// lowering, which has none yet): axis k takes the extent of the input axis
+// that Var(k) indexes directly, with the same bound (Softmax's exponentials
+// and sums run over the actual rows, not the bounds').
+void temp_dims(Graph &g, int out, const std::vector<int> &ins, const ExprP &expr) {
+  Value &o = g.v(out);
+  if (o.is_dynamic() || g.is_graph_output(out)) return;
+  bool dynamic_in = false;
+  for (int v : ins) dynamic_in = dynamic_in || g.v(v).is_dynamic();
+  if (!dynamic_in) return;
+  std::vector<int> dims((size_t)o.rank(), -1);
+  visit(expr, [&](const Expr &x) {
+    if (x.op != EOp::Load) return;
+    const Value &in = g.v(ins.at((size_t)x.id));
+    for (size_t j = 0; j < x.a.size(); ++j) {
+      const Expr &i = *x.a[j];
+      if (i.op != EOp::Var || i.id >= o.rank() || in.dim((int)j) < 0) continue;
+      if (in.shape[j] == o.shape[(size_t)i.id]) dims[(size_t)i.id] = in.dim((int)j);
+    }
+  });
+  o.dims = dims;
+  if (!o.is_dynamic()) o.dims.clear();
+}
+
 class ProgramCtx : public LowerCtx {
  public:
   ProgramCtx(Program &p, const Node &n) : LowerCtx(p.graph), p_(p), n_(n) {}
   void kernel(int out, std::vector<int> ins, ExprP expr) override {
+    if (expr && std::find(n_.out.begin(), n_.out.end(), out) == n_.out.end()) temp_dims(g, out, ins, expr);
     Kernel k;
     k.out = out;
     k.ins = std::move(ins);
@@ -30,6 +57,9 @@ class ProgramCtx : public LowerCtx {
     bool takes = kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&
                  (ins.empty() || g.v(ins[0]).dims == g.v(out).dims || !g.v(ins[0]).is_dynamic());
     for (size_t i = 1; i < ins.size(); ++i) takes = takes && !g.v(ins[i]).is_dynamic();
+    // Row mode (float): run-time rows, output channels and K, B packed at
+    // run time too (attention).
+    if (!takes && kind == KernelKind::Gemm && !ins.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(ins[0])) == 1;
     kernel(out, std::move(ins), std::move(expr));
     if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;

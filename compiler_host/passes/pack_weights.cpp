@@ -207,6 +207,17 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
   idx.push_back(var(r - 1));
   idx.push_back(col);
   pack.expr = select(in_range(col, N), load(0, b.dtype, idx), cst(b.dtype, 0));
+  // Run-time extents of B (K, N over T frames in attention): the copy packs
+  // the actual ones, K rows and ceil(N / nr) tiles, in the bounds' layout.
+  if (b.is_dynamic()) {
+    Value &pv = g.v(pack.out);
+    pv.dims.assign((size_t)pv.rank(), -1);
+    for (int i = 0; i < r - 2; ++i) pv.dims[(size_t)i] = b.dim(i);
+    pv.dims[(size_t)r - 1] = b.dim(r - 2);  // [batch..., oc tile, K, nr]
+    if (b.dim(r - 1) >= 0)
+      pv.dims[(size_t)r - 2] =
+          g.derived_sym((g.extent(k.ins[1], r - 1) + (NR - 1)) / cidx(NR), pv.name + "[" + std::to_string(r - 2) + "]");
+  }
   pack.label = "PackB";
   pack.nodes = k.nodes;
   pack.guard = k.guard;

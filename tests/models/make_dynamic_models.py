@@ -125,11 +125,56 @@ def middle_axis(out):
     write_case(out, "dyn_middle_axis", model, ["--dim H=1:10"], sets)
 
 
+def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14):
+    """Exports a PyTorch module with `dynamic_axes` and writes a test set per
+    input shape in `shapes` (tuples, one per input), PyTorch's outputs as
+    the references."""
+    import torch
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    names = ["in%d" % i for i in range(len(example))]
+    torch.onnx.export(module, tuple(example), path, input_names=names, output_names=["out"],
+                      dynamic_axes=dynamic_axes, opset_version=opset)
+    model = onnx.load(path)
+    sets = []
+    with torch.no_grad():
+        for shape in shapes:
+            ins = [torch.randn(*s) for s in shape]
+            y = module(*ins)
+            sets.append(([x.numpy() for x in ins], [y.numpy()]))
+    write_case(out, name, model, options, sets)
+
+
+def transformer(out):
+    """A transformer encoder over T frames, exported by PyTorch with a
+    dynamic T: Shape/Gather/Concat feed its Reshapes, attention's softmax
+    and P V run over T."""
+    import torch
+    from torch import nn
+    torch.manual_seed(26)
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(40, 64)
+            layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.out = nn.Linear(64, 10)
+
+        def forward(self, x):
+            return self.out(self.enc(self.inp(x)))
+
+    m = Encoder().eval()
+    torch_case(out, "dyn_transformer", m, [torch.randn(1, 20, 40)], {"in0": {1: "T"}, "out": {1: "T"}},
+               ["--dim T=1:64"], [[(1, t, 40)] for t in (1, 7, 16, 33, 64)])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis):
+    for make in (mlp, masked_frames, inner_axis, middle_axis, transformer):
         make(out)
 
 

@@ -1113,8 +1113,117 @@ static void test_branches(void) {
   }
 }
 
+/* Run-time dimensions (ABI 1.4): x [2, H, 3] and m [H], H in 1..4 (one
+ * dimension, id 0), y [2, H, 3] = x + m over the bounds' layout; a second
+ * step writes y's dims. Arena: x at 0, m at 128, y at 192, the dims of x,
+ * m and y at 320, 384 and 448. */
+#define DYN_XD 320
+#define DYN_MD 384
+#define DYN_YD 448
+static void dyn_add(uint8_t *a, int32_t b, int32_t e) {
+  int64_t h_n;
+  int n, h, c;
+  memcpy(&h_n, a + DYN_XD + 8, 8);
+  for (n = b; n < e; ++n)
+    for (h = 0; h < h_n; ++h)
+      for (c = 0; c < 3; ++c) {
+        const float *x = (const float *)(a + 0), *m = (const float *)(a + 128);
+        float *y = (float *)(a + 192);
+        y[n * 12 + h * 3 + c] = x[n * 12 + h * 3 + c] + m[h];
+      }
+}
+static void dyn_out_dims(uint8_t *a, int32_t b, int32_t e) {
+  (void)b;
+  (void)e;
+  memcpy(a + DYN_YD, a + DYN_XD, 24);
+}
+static const int64_t kDynXDims[3] = {2, 4, 3}, kDynXMin[3] = {2, 1, 3}, kDynMDims[1] = {4}, kDynMMin[1] = {1};
+static const int32_t kDynXIds[3] = {-1, 0, -1}, kDynMIds[1] = {0};
+static const tinyrt_tensor_desc kDynIn[2] = {
+    {"x", kDynXDims, TINYRT_DTYPE_FLOAT32, 3, 0, 96, kDynXMin, kDynXIds, DYN_XD},
+    {"m", kDynMDims, TINYRT_DTYPE_FLOAT32, 1, 128, 16, kDynMMin, kDynMIds, DYN_MD}};
+static const tinyrt_tensor_desc kDynOut[1] = {
+    {"y", kDynXDims, TINYRT_DTYPE_FLOAT32, 3, 192, 96, kDynXMin, kDynXIds, DYN_YD}};
+static const tinyrt_step_desc kDynSteps[2] = {{dyn_add, 2, 0}, {dyn_out_dims, 1, 0}};
+
+static tinyrt_model dyn_model(void) {
+  tinyrt_model m = good_model();
+  m.num_inputs = 2;
+  m.inputs = kDynIn;
+  m.outputs = kDynOut;
+  m.steps = kDynSteps;
+  m.arena_bytes = 512;
+  return m;
+}
+
+/* set_input_dims fails with `st` and a message containing `text`. */
+static int dims_refused(tinyrt_session *s, uint32_t i, const int64_t *d, uint32_t rank, const char *text) {
+  tinyrt_status got = tinyrt_session_set_input_dims(s, i, d, rank);
+  if (got != TINYRT_ERR_SHAPE || !strstr(tinyrt_session_message(s), text)) {
+    fprintf(stderr, "  got %d '%s', wanted SHAPE '%s'\n", (int)got, tinyrt_session_message(s), text);
+    return 0;
+  }
+  return 1;
+}
+
+static void test_run_time_dims(void) {
+  tinyrt_model m = dyn_model();
+  tinyrt_session s;
+  tinyrt_tensor t;
+  int64_t d2[3] = {2, 2, 3}, bad_h[3] = {2, 5, 3}, bad_n[3] = {3, 2, 3}, h2[1] = {2}, h3[1] = {3};
+  float *x, *mm, *y;
+  int i, ok = 1;
+  CHECK(init(&s, &m) == TINYRT_OK);
+  /* Until set: the upper bounds. */
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK && t.bytes == 96 && t.dims[1] == 4);
+  CHECK(dims_refused(&s, 0, d2, 2, "has rank 3, got 2"));
+  CHECK(dims_refused(&s, 0, bad_h, 3, "input 'x' axis 1: 5 is outside the model's range 1:4"));
+  CHECK(dims_refused(&s, 0, bad_n, 3, "axis 0: 3 is not the model's 2"));
+  CHECK(tinyrt_session_set_input_dims(&s, 7, d2, 3) == TINYRT_ERR_INVALID_ARGUMENT);
+  CHECK(tinyrt_session_set_input_dims(&s, 0, d2, 3) == TINYRT_OK);
+  CHECK(tinyrt_session_input(&s, 0, &t) == TINYRT_OK && t.bytes == 48 && t.dims[0] == 2 && t.dims[1] == 2);
+  x = (float *)t.data;
+  for (i = 0; i < 12; ++i) x[i] = (float)i; /* dense at [2, 2, 3] */
+  /* m still has H = 4: the run refuses the disagreement. */
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_SHAPE && strstr(tinyrt_session_message(&s), "the same dimension"));
+  CHECK(tinyrt_session_set_input_dims(&s, 1, h3, 1) == TINYRT_OK);
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_SHAPE);
+  CHECK(tinyrt_session_set_input_dims(&s, 1, h2, 1) == TINYRT_OK);
+  CHECK(tinyrt_session_input(&s, 1, &t) == TINYRT_OK && t.bytes == 8);
+  mm = (float *)t.data;
+  mm[0] = 100;
+  mm[1] = 200;
+  for (i = 0; i < 12; ++i) x[i] = (float)i; /* rewritten: the refused runs moved nothing, but inputs are per run */
+  CHECK(tinyrt_session_run(&s) == TINYRT_OK);
+  CHECK(tinyrt_session_output(&s, 0, &t) == TINYRT_OK && t.bytes == 48 && t.rank == 3 && t.dims[0] == 2 &&
+        t.dims[1] == 2 && t.dims[2] == 3);
+  y = (float *)t.data;
+  for (i = 0; i < 12; ++i) ok &= y[i] == (float)i + (i % 6 < 3 ? 100.0f : 200.0f);
+  CHECK(ok);
+  /* A dims slot outside the arena is a bad model. */
+  {
+    tinyrt_tensor_desc in[2];
+    memcpy(in, kDynIn, sizeof in);
+    in[0].dims_offset = 508;
+    m.inputs = in;
+    CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "run-time dimensions without"));
+    in[0].dims_offset = DYN_XD;
+    in[0].dims_min = kDynXDims; /* lower bounds = upper ones: a fixed input, fine */
+    CHECK(init(&s, &m) == TINYRT_OK);
+  }
+  /* A fixed model takes exactly its own dims. */
+  {
+    tinyrt_model g = good_model();
+    int64_t nd[1] = {N}, other[1] = {N - 1};
+    CHECK(init(&s, &g) == TINYRT_OK);
+    CHECK(tinyrt_session_set_input_dims(&s, 0, nd, 1) == TINYRT_OK);
+    CHECK(dims_refused(&s, 0, other, 1, "is not the model's 1000"));
+  }
+}
+
 int main(void) {
   test_validation();
+  test_run_time_dims();
   test_call_step();
   test_branches();
   test_wide_tables();
