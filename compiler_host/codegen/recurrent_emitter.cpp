@@ -50,6 +50,7 @@ struct RecurrentEmitter {
   std::vector<SlotRef> slots;
   SlotRef S;
   Value *rp = nullptr, *zeros = nullptr;
+  Value *steps = nullptr;  // the time steps (i32): T, or a run-time extent
   llvm::Type *f32, *vf32;
   // int8: R's bytes, row scales [D][G][Hp], int32 starts (or null).
   bool q8;
@@ -409,7 +410,7 @@ struct RecurrentEmitter {
   // batch entry, the units of `part` (or all).
   void time_step(int d, Value *st, Value *part) {
     bool rev = r.reverse || d == 1;
-    Value *time = rev ? b.CreateSub(i32(r.T - 1), st) : st;
+    Value *time = rev ? b.CreateSub(b.CreateSub(steps, i32(1)), st) : st;
     Value *prev = rev ? b.CreateAdd(time, i32(1)) : b.CreateSub(time, i32(1));
     Value *first = b.CreateICmpEQ(st, i32(0));
     // At the first step `prev` is out of range: the select picks the
@@ -422,7 +423,7 @@ struct RecurrentEmitter {
 
   void direction(int d) {
     emit_counted_loop(
-        b, i32(0), i32(r.T), [&](Value *st) { time_step(d, st, nullptr); }, "time");
+        b, i32(0), steps, [&](Value *st) { time_step(d, st, nullptr); }, "time");
   }
 
   // A split layer (split_recurrent): every task of direction d walks the
@@ -445,7 +446,7 @@ struct RecurrentEmitter {
     llvm::Function *f = b.GetInsertBlock()->getParent();
     llvm::LLVMContext &cx = b.getContext();
     emit_counted_loop(
-        b, i32(0), i32(r.T),
+        b, i32(0), steps,
         [&](Value *st) {
           auto *wait = llvm::BasicBlock::Create(cx, "wait", f), *relax = llvm::BasicBlock::Create(cx, "relax", f),
                *ready = llvm::BasicBlock::Create(cx, "ready", f);
@@ -497,6 +498,16 @@ struct RecurrentEmitter {
     Value *arena = f->getArg(0);
     for (int v : k.ins) slots.push_back(slot_for(env, b, arena, v));
     S = slot_for(env, b, arena, k.out);
+    // The time steps: T, or the run's sequence length (a run-time extent
+    // of the state sequence's axis 0).
+    steps = i32(r.T);
+    if (env.program.graph.v(k.out).dim(0) >= 0) {
+      std::map<int, Value *> dims = load_dims(env, b, arena);
+      ExprEmitter em(b, T, 1);
+      em.set_dims([&](int sym) { return dims.at(sym); });
+      ExprP e = env.program.graph.extent(k.out, 0);
+      steps = em.emit(e).v;
+    }
     if (q8) {
       rq = env.const_data(r.packed);
       rscale = b.CreateBitCast(env.const_data(r.packed_scale), f32->getPointerTo());

@@ -241,6 +241,12 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   if (cell == Cell::LSTM && n.has_in(7)) r.p = slot(n.in[7]);
   if (!rbh.empty()) r.rbh = slot(g.add_const(g.fresh_name(W.name + "_rbh"), make_const_f32({D, H}, rbh)));
   int state = c.temp("rnn_state", t, {s.T, s.D, s.B, r.width});
+  const int t_axis = s.layout1 ? 1 : 0;
+  if (in_val(g, n, 0).dim(t_axis) >= 0) {  // a run-time T: the states of the actual steps
+    g.v(state).dims = {in_val(g, n, 0).dim(t_axis), -1, -1, -1};
+    g.v(xw).dims = {in_val(g, n, 0).dim(t_axis), -1, -1};
+  }
+  const ExprP T_last = g.extent(n.in[0], t_axis) - 1;
   c.recurrent(state, ins, r);
 
   // Y [T, D, B, H] (layout 1: [B, T, D, H]); Y_h, Y_c [D, B, H] ([B, D, H]):
@@ -255,8 +261,9 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
                s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)}) : load(0, t, {var(0), var(1), var(2), var(3)}));
   }
   auto last = [&](ExprP d) {
-    if (s.D == 2) return cidx(s.T - 1) - d * cidx(s.T - 1);  // forward: T-1, backward: 0
-    return cidx(r.reverse ? 0 : s.T - 1);
+    if (s.D == 2)
+      return T_last->is_const() ? T_last - d * T_last : T_last * (cidx(1) - d);  // forward: T-1, backward: 0
+    return r.reverse ? cidx(0) : T_last;
   };
   auto final_state = [&](int out, int64_t off) {
     if (out < 0) return;
@@ -519,6 +526,10 @@ class UnrolledRnn {
 void lower_rnn(const Node &n, LowerCtx &c, Cell cell) {
   Spec s = spec_of(n, c.g, cell);
   if (lower_rnn_dynamic(n, c, cell, s) || lower_rnn_loop(n, c, cell, s)) return;
+  if (in_val(c.g, n, 0).is_dynamic())
+    fail_unsupported(n.where() +
+                     ": a run-time sequence length needs constant weights and biases (the recurrent "
+                     "loop); this layer would be unrolled step by step");
   if (s.T * s.D > c.g.limits.max_expanded_nodes / 8)
     fail_unsupported(n.where() + ": " + std::to_string(s.T) +
                      " time steps exceed the unrolling limit (--max-expanded-nodes " +
@@ -543,6 +554,27 @@ void def_rnn(const std::string &name, Cell cell) {
     if (cell == Cell::LSTM) set_out(n, g, 2, t, fin);
   };
   d.lower = [cell](const Node &n, LowerCtx &c) { lower_rnn(n, c, cell); };
+  // A run-time sequence length T: Y takes it, Y_h and Y_c do not (the loop
+  // over time runs the actual steps, the recurrent emitter reads T).
+  d.dims = [cell](Node &n, Graph &g) {
+    Spec s = spec_of(n, g, cell);
+    const Value &X = in_val(g, n, 0);
+    const int t_axis = s.layout1 ? 1 : 0;
+    for (int a = 0; a < X.rank(); ++a)
+      if (X.dim(a) >= 0 && a != t_axis)
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], a) +
+                         ": only the sequence length may be a run-time dimension");
+    for (size_t k = 1; k < n.in.size(); ++k)
+      if (n.has_in(k) && (g.v(n.in[k]).is_dynamic() || k == 4))
+        fail_unsupported(n.where() + ": " + (k == 4 ? "sequence_lens" : "input " + std::to_string(k)) +
+                         " with a run-time sequence length: not supported yet");
+    if (n.out.size() > 0 && n.out[0] >= 0) {
+      Value &Y = g.v(n.out[0]);
+      Y.dims.assign(4, -1);
+      Y.dims[(size_t)t_axis] = X.dim(t_axis);
+      if (!Y.is_dynamic()) Y.dims.clear();
+    }
+  };
   register_op(std::move(d));
 }
 

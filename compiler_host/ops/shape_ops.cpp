@@ -47,15 +47,19 @@ void dims_view(Node &n, Graph &g) {
   ExprP given;
   if (n.op == "Reshape" && n.has_in(1)) {
     std::vector<ExprP> req = sym_ints(g, n, 1);
+    int minus_one = -1;
     for (size_t k = 0; k < req.size(); ++k) {
       ExprP e = req[k];
       if (e->is_const() && e->ival == 0 && !n.geti("allowzero", 0) && (int)k < x.rank()) e = g.extent(n.in[0], (int)k);
-      bool minus_one = e->is_const() && e->ival == -1;
-      if (e->is_const() && !minus_one) continue;
+      if (e->is_const()) {
+        if (e->ival == -1) minus_one = (int)k;
+        continue;
+      }
       if (ya >= 0) refuse("two run-time dimensions in the shape");
-      if (!minus_one) given = e;
+      given = e;
       ya = (int)k;
     }
+    if (ya < 0) ya = minus_one;  // else the -1 is a fixed size (the bounds' count over the others)
   }
   if (ya < 0) ya = outer_axis(y);
   if (ya >= y.rank() || ya != outer_axis(y))

@@ -52,6 +52,7 @@ class ProgramCtx : public LowerCtx {
     // pixels (gemm_dynamic_role); elsewhere the scheduled families take
     // static geometry for now, and the reference expression runs as a
     // loop kernel.
+    if (expr && std::find(n_.out.begin(), n_.out.end(), out) == n_.out.end()) temp_dims(g, out, ins, expr);
     bool dynamic = g.v(out).is_dynamic();
     for (int v : ins) dynamic = dynamic || g.v(v).is_dynamic();
     bool takes = kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&

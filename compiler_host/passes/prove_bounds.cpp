@@ -209,7 +209,8 @@ class Prover {
     if (dtype_is_float(e->type)) return kAny64;
     switch (e->op) {
       case EOp::Const: return {e->ival, e->ival};
-      case EOp::Var: {  // reduction variables: the facts of their reduction's context
+      case EOp::Dim: return {e->ival, e->hi};  // a run-time extent, within its bounds
+      case EOp::Var: {                         // reduction variables: the facts of their reduction's context
         auto it = ext_.find(e->id);
         return it == ext_.end() || it->second <= 0 ? any_of(e->type) : Range{0, it->second - 1};
       }

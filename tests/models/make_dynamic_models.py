@@ -170,11 +170,45 @@ def transformer(out):
                ["--dim T=1:64"], [[(1, t, 40)] for t in (1, 7, 16, 33, 64)])
 
 
+def recurrent(out):
+    """A GRU over T steps (2 layers, batch 1) and a bidirectional LSTM over
+    T steps with 2 sequences (layout 0: T outermost), exported with a
+    dynamic T: one loop over the actual steps, the final state from the
+    last one."""
+    import torch
+    from torch import nn
+    torch.manual_seed(27)
+
+    class Gru(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(20, 32, num_layers=2)
+            self.fc = nn.Linear(32, 5)
+
+        def forward(self, x):
+            y, h = self.gru(x)
+            return self.fc(y + h[-1].unsqueeze(0))
+
+    class BiLstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(12, 16, bidirectional=True)
+
+        def forward(self, x):
+            y, (h, c) = self.lstm(x)
+            return y * 0.5 + (h[0] + c[1]).unsqueeze(0).repeat(1, 1, 2)
+
+    torch_case(out, "dyn_gru", Gru().eval(), [torch.randn(10, 1, 20)], {"in0": {0: "T"}, "out": {0: "T"}},
+               ["--dim T=1:200"], [[(t, 1, 20)] for t in (1, 13, 50, 123, 200)])
+    torch_case(out, "dyn_bilstm", BiLstm().eval(), [torch.randn(10, 2, 12)], {"in0": {0: "T"}, "out": {0: "T"}},
+               ["--dim T=1:40"], [[(t, 2, 12)] for t in (1, 2, 17, 40)])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis, transformer):
+    for make in (mlp, masked_frames, inner_axis, middle_axis, transformer, recurrent):
         make(out)
 
 
