@@ -4,8 +4,9 @@
 # and run at the shape of each of its test sets, against the same model
 # compiled for exactly that shape, with tinyrt-perf at 1 thread; the two
 # alternate, ROUNDS times each, and the table gives the median of their
-# medians and the ratio.
-#   [FILTER=dyn_transformer] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
+# medians and the ratio. TARGET=armv7-neon or aarch64-neon: executed guest
+# instructions per inference under qemu instead (exact: one round).
+#   [FILTER=dyn_transformer] [TARGET=...] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
 # Needs the models: ctest -R dynamic-shapes/make (in BUILD_DIR).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -13,8 +14,13 @@ rounds=${2:-3}
 runs=${3:-300}
 perf="$build/tinyrt-perf"
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-ms() { "$perf" "$@" --runs "$runs" --threads 1 2>&1 | sed -n 's/.*latency: median \([0-9.]*\) ms.*/\1/p'; }
-printf '%-20s %-22s %10s %10s %7s\n' model shape range_ms exact_ms ratio
+target=${TARGET:-host}
+ms() {
+  "$perf" "$@" --runs "$runs" --threads 1 --target "$target" 2>&1 |
+    sed -n 's/.*latency: median \([0-9.]*\) ms.*/\1/p; s/.*guest instructions per inference: \([0-9]*\).*/\1/p'
+}
+case $target in arm* | aarch64*) rounds=1 runs=5 unit=instr ;; *) unit=ms ;; esac
+printf '%-20s %-22s %10s %10s %7s\n' model shape "range_$unit" "exact_$unit" ratio
 for case in "$build"/models/dynamic_shapes/${FILTER:-}*/; do
   name=$(basename "$case")
   opts=$(cat "$case/tinyrt_dims.txt")

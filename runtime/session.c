@@ -114,6 +114,7 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint32_t strid
     if (t->dims[k] < 0 || !mul_ok(&n, (uint64_t)t->dims[k])) return "has a bad dim";
   if (known && n != t->bytes) return "has bytes that disagree with its dims";
   if (has_dims(t, stride)) {
+    if (!TINYRT_RUNTIME_DIMS) return "has run-time dims (TINYRT_RUNTIME_DIMS=0)";
     if (!known || !t->dim_ids || t->rank == 0 || t->dims_offset % 8 || t->dims_offset > arena_bytes ||
         arena_bytes - t->dims_offset < 8u * t->rank)
       return "has run-time dimensions without their bounds or arena slot";
@@ -265,6 +266,15 @@ static const tinyrt_tensor_desc *desc_at(const tinyrt_session *s, int outputs, u
                                         s->tensor_stride, i);
 }
 
+#if TINYRT_RUNTIME_DIMS
+/* "input 'x' axis K" into w. */
+static void msg_axis(msg_writer *w, const tinyrt_tensor_desc *d, uint32_t k) {
+  msg_str(w, "input '");
+  msg_str(w, d->name);
+  msg_str(w, "' axis ");
+  msg_u64(w, k, 10);
+}
+
 /* The actual dimensions of a tensor with run-time dimensions (in the arena). */
 static int64_t *actual_dims(const tinyrt_session *s, const tinyrt_tensor_desc *d) {
   return (int64_t *)(void *)(s->arena + d->dims_offset);
@@ -273,10 +283,10 @@ static int64_t *actual_dims(const tinyrt_session *s, const tinyrt_tensor_desc *d
 /* Every input and output takes its upper bounds (init). */
 static void reset_dims(tinyrt_session *s) {
   uint32_t i, k;
-  int outputs;
-  for (outputs = 0; outputs < 2; ++outputs)
-    for (i = 0; i < (outputs ? s->model->num_outputs : s->model->num_inputs); ++i) {
-      const tinyrt_tensor_desc *d = desc_at(s, outputs, i);
+  int out;
+  for (out = 0; out < 2; ++out)
+    for (i = 0; i < (out ? s->model->num_outputs : s->model->num_inputs); ++i) {
+      const tinyrt_tensor_desc *d = desc_at(s, out, i);
       if (has_dims(d, s->tensor_stride))
         for (k = 0; k < d->rank; ++k) actual_dims(s, d)[k] = d->dims[k];
     }
@@ -285,82 +295,64 @@ static void reset_dims(tinyrt_session *s) {
 /* Moves a tensor's rows between its dense layout at its actual dims and
  * the layout of its upper bounds (the one the generated code uses), in
  * place: to_bounds for an input before a run (rows from the last, each
- * moving up), else for an output after it (rows from the first). */
+ * moving up), else for an output after it (rows from the first). Sizes fit
+ * size_t: they lie inside the arena. */
 static void relayout(uint8_t *data, const tinyrt_tensor_desc *d, const int64_t *dims, int to_bounds) {
-  uint64_t dstride[TINYRT_MAX_RANK], pstride[TINYRT_MAX_RANK], idx[TINYRT_MAX_RANK], rows = 1, r, row_bytes;
+  size_t ds[TINYRT_MAX_RANK], ps[TINYRT_MAX_RANK], rows = 1, r, q, dense, padded;
   uint32_t k, n = d->rank;
   int differ = 0;
-  uint64_t e = kDtypeBytes[d->dtype];
-  if (n < 2) return; /* one axis: the same layout */
-  dstride[n - 1] = pstride[n - 1] = e;
+  if (n < 2) return; /* one axis: one layout */
+  ds[n - 1] = ps[n - 1] = kDtypeBytes[d->dtype];
   for (k = n - 1; k-- > 0;) {
-    dstride[k] = dstride[k + 1] * (uint64_t)dims[k + 1];
-    pstride[k] = pstride[k + 1] * (uint64_t)d->dims[k + 1];
-    differ |= dims[k] > 1 && dstride[k] != pstride[k];
+    ds[k] = ds[k + 1] * (size_t)dims[k + 1];
+    ps[k] = ps[k + 1] * (size_t)d->dims[k + 1];
+    differ |= dims[k] > 1 && ds[k] != ps[k];
+    rows *= (size_t)dims[k];
   }
-  for (k = 0; k + 1 < n; ++k) rows *= (uint64_t)dims[k];
-  if (!differ || rows == 0) return;
-  row_bytes = (uint64_t)dims[n - 1] * e;
-  for (r = 0; r < rows; ++r) {
-    uint64_t q = to_bounds ? rows - 1 - r : r, dense = 0, padded = 0;
+  for (r = 0; differ && r < rows; ++r) {
+    q = to_bounds ? rows - 1 - r : r;
+    dense = padded = 0;
     for (k = n - 1; k-- > 0;) {
-      idx[k] = q % (uint64_t)dims[k];
-      q /= (uint64_t)dims[k];
-      dense += idx[k] * dstride[k];
-      padded += idx[k] * pstride[k];
+      size_t i = q % (size_t)dims[k];
+      q /= (size_t)dims[k];
+      dense += i * ds[k];
+      padded += i * ps[k];
     }
-    if (to_bounds)
-      memmove(data + padded, data + dense, (size_t)row_bytes);
-    else
-      memmove(data + dense, data + padded, (size_t)row_bytes);
+    memmove(data + (to_bounds ? padded : dense), data + (to_bounds ? dense : padded), ds[n - 2]);
   }
 }
 
-/* Before a run: the inputs' dims agree where they are one dimension, and
- * their elements move to the layout of their bounds. */
-static tinyrt_status prepare_inputs(tinyrt_session *s) {
-  uint32_t i, j, k, l;
-  for (i = 0; i < s->model->num_inputs; ++i) {
+/* Before a run (to_bounds): the inputs' dims agree where they are one
+ * dimension, and their elements move to the layout of their bounds; after
+ * it, the outputs' elements move back. */
+static tinyrt_status relayout_all(tinyrt_session *s, int to_bounds) {
+  uint32_t i, j, k, l, n = to_bounds ? s->model->num_inputs : s->model->num_outputs;
+  for (i = 0; to_bounds && i < n; ++i) {
     const tinyrt_tensor_desc *a = desc_at(s, 0, i);
-    if (!has_dims(a, s->tensor_stride)) continue;
-    for (j = 0; j <= i; ++j) {
+    for (j = 0; has_dims(a, s->tensor_stride) && j < i; ++j) {
       const tinyrt_tensor_desc *b = desc_at(s, 0, j);
-      if (!has_dims(b, s->tensor_stride)) continue;
-      for (k = 0; k < a->rank; ++k)
+      for (k = 0; has_dims(b, s->tensor_stride) && k < a->rank; ++k)
         for (l = 0; l < b->rank; ++l)
           if (a->dim_ids[k] >= 0 && a->dim_ids[k] == b->dim_ids[l] && actual_dims(s, a)[k] != actual_dims(s, b)[l]) {
             msg_writer w = session_msg(s);
-            msg_str(&w, "input '");
-            msg_str(&w, a->name);
-            msg_str(&w, "' axis ");
-            msg_u64(&w, k, 10);
-            msg_str(&w, " is ");
-            msg_u64(&w, (uint64_t)actual_dims(s, a)[k], 10);
-            msg_str(&w, " but input '");
-            msg_str(&w, b->name);
-            msg_str(&w, "' axis ");
-            msg_u64(&w, l, 10);
-            msg_str(&w, ", the same dimension, is ");
-            msg_u64(&w, (uint64_t)actual_dims(s, b)[l], 10);
+            msg_axis(&w, a, k);
+            msg_str(&w, " and ");
+            msg_axis(&w, b, l);
+            msg_str(&w, " are the same dimension but differ");
             return TINYRT_ERR_SHAPE;
           }
     }
   }
-  for (i = 0; i < s->model->num_inputs; ++i) {
-    const tinyrt_tensor_desc *a = desc_at(s, 0, i);
-    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), 1);
+  for (i = 0; i < n; ++i) {
+    const tinyrt_tensor_desc *a = desc_at(s, !to_bounds, i);
+    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), to_bounds);
   }
   return TINYRT_OK;
 }
-
-/* After a run: the outputs' elements, dense at their actual dims. */
-static void finish_outputs(tinyrt_session *s) {
-  uint32_t i;
-  for (i = 0; i < s->model->num_outputs; ++i) {
-    const tinyrt_tensor_desc *a = desc_at(s, 1, i);
-    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), 0);
-  }
-}
+#else
+#define reset_dims(s) ((void)0)
+#define relayout_all(s, to_bounds) TINYRT_OK
+#endif
 
 /* -------------------------------------------------------------- API -- */
 
@@ -446,7 +438,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     return st;
   }
   m = s->model;
-  if ((st = prepare_inputs(s)) != TINYRT_OK) {
+  if ((st = relayout_all(s, 1)) != TINYRT_OK) {
     if (s->pool) tinyrt_internal_pool_release(s->pool);
     TINYRT_UNLOCK(&s->busy);
     return st;
@@ -491,7 +483,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     if (s->on_step) s->on_step(s->on_step_user, i, 0);
   }
   if (s->pool) tinyrt_internal_pool_release(s->pool);
-  finish_outputs(s);
+  (void)relayout_all(s, 0);
   s->message[0] = '\0';
   TINYRT_UNLOCK(&s->busy);
   return TINYRT_OK;
@@ -539,12 +531,14 @@ static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
     t->rank = d->rank;
     t->dtype = (tinyrt_dtype)d->dtype;
     t->bytes = (size_t)d->bytes;
+#if TINYRT_RUNTIME_DIMS
     if (has_dims(d, s->tensor_stride)) { /* the actual dims, and their bytes */
       uint32_t k;
       t->dims = actual_dims(s, d);
       t->bytes = kDtypeBytes[d->dtype];
       for (k = 0; k < d->rank; ++k) t->bytes *= (size_t)t->dims[k];
     }
+#endif
     s->message[0] = '\0';
   }
   TINYRT_UNLOCK(&s->busy);
@@ -559,6 +553,7 @@ tinyrt_status tinyrt_session_output(tinyrt_session *s, uint32_t index, tinyrt_te
   return tensor_view(s, 1, index, NULL, t);
 }
 
+#if TINYRT_RUNTIME_DIMS
 tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, const int64_t *dims, uint32_t rank) {
   const tinyrt_tensor_desc *d;
   tinyrt_status st;
@@ -566,56 +561,51 @@ tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, c
   uint32_t k;
   if (!s || (!dims && rank)) return TINYRT_ERR_INVALID_ARGUMENT;
   if ((st = enter(s)) != TINYRT_OK) return st;
+  w = session_msg(s);
   if (index >= s->model->num_inputs) {
-    w = session_msg(s);
-    msg_str(&w, "input index ");
+    msg_str(&w, "no input ");
     msg_u64(&w, index, 10);
-    msg_str(&w, " out of range: the model has ");
-    msg_u64(&w, s->model->num_inputs, 10);
     TINYRT_UNLOCK(&s->busy);
     return TINYRT_ERR_INVALID_ARGUMENT;
   }
   d = desc_at(s, 0, index);
-  st = TINYRT_OK;
-  w = session_msg(s);
   if (rank != d->rank) {
     msg_str(&w, "input '");
     msg_str(&w, d->name);
     msg_str(&w, "' has rank ");
     msg_u64(&w, d->rank, 10);
-    msg_str(&w, ", got ");
-    msg_u64(&w, rank, 10);
-    msg_str(&w, " dims");
     st = TINYRT_ERR_SHAPE;
   }
   for (k = 0; st == TINYRT_OK && k < rank; ++k) {
     int64_t lo = has_dims(d, s->tensor_stride) ? d->dims_min[k] : d->dims[k], hi = d->dims[k];
     if (dims[k] < lo || dims[k] > hi) {
-      msg_str(&w, "input '");
-      msg_str(&w, d->name);
-      msg_str(&w, "' axis ");
-      msg_u64(&w, k, 10);
+      msg_axis(&w, d, k);
       msg_str(&w, ": ");
-      if (dims[k] < 0) {
-        msg_str(&w, "-");
-        msg_u64(&w, (uint64_t)0 - (uint64_t)dims[k], 10);
-      } else {
-        msg_u64(&w, (uint64_t)dims[k], 10);
-      }
-      msg_str(&w, lo == hi ? " is not the model's " : " is outside the model's range ");
+      msg_u64(&w, dims[k] < 0 ? 0 - (uint64_t)dims[k] : (uint64_t)dims[k], 10);
+      msg_str(&w, dims[k] < 0 ? " below 0" : " outside ");
       msg_u64(&w, (uint64_t)lo, 10);
-      if (lo != hi) {
-        msg_str(&w, ":");
-        msg_u64(&w, (uint64_t)hi, 10);
-      }
+      msg_str(&w, ":");
+      msg_u64(&w, (uint64_t)hi, 10);
       st = TINYRT_ERR_SHAPE;
     }
   }
+#if TINYRT_RUNTIME_DIMS
   if (st == TINYRT_OK && has_dims(d, s->tensor_stride))
     for (k = 0; k < rank; ++k) actual_dims(s, d)[k] = dims[k];
+#endif
   TINYRT_UNLOCK(&s->busy);
   return st;
 }
+#else
+/* Built without run-time dimensions (TINYRT_RUNTIME_DIMS=0): no model here
+ * has any, and the call is not supported. */
+tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, const int64_t *dims, uint32_t rank) {
+  (void)index;
+  (void)dims;
+  (void)rank;
+  return s ? TINYRT_ERR_UNSUPPORTED : TINYRT_ERR_INVALID_ARGUMENT;
+}
+#endif
 
 tinyrt_status tinyrt_session_find_input(tinyrt_session *s, const char *name, tinyrt_tensor *t) {
   return name ? tensor_view(s, 0, 0, name, t) : TINYRT_ERR_INVALID_ARGUMENT;

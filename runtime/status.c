@@ -19,7 +19,7 @@ const char *tinyrt_status_string(tinyrt_status status) {
     case TINYRT_ERR_CORRUPT: return "model weights corrupt";
     case TINYRT_ERR_UNSUPPORTED: return "not supported by this model's descriptor";
     case TINYRT_ERR_BRANCH: return "inputs took a branch not compiled";
-    case TINYRT_ERR_SHAPE: return "input dimensions outside the model's bounds";
+    case TINYRT_ERR_SHAPE: return "input dims out of bounds";
   }
   return "unknown status";
 }

@@ -43,18 +43,19 @@ static void list_ops() {
       for (size_t i = 0; i < d->attrs.size(); ++i) row += (i ? ", " : "") + d->attrs[i];
       row += " | ";
       for (size_t i = 0; i < d->const_inputs.size(); ++i) row += (i ? ", " : "") + std::to_string(d->const_inputs[i]);
+      row += std::string(" | ") + (d->dims ? "yes" : "");
     } else if (const char *cls = tinyrt::out_of_scope_class(kv.first)) {
       ++scoped;
-      row += std::string("out of scope: ") + cls + " | | | |";
+      row += std::string("out of scope: ") + cls + " | | | | |";
     } else {
       ++missing;
-      row += "not implemented | | | |";
+      row += "not implemented | | | | |";
     }
     rows += row + " |\n";
   }
   std::cout << supported << " supported, " << scoped << " out of scope, " << missing << " not implemented.\n\n"
-            << "| op | status | opsets | input types | attributes | inputs that must be constant |\n"
-            << "|---|---|---|---|---|---|\n"
+            << "| op | status | opsets | input types | attributes | inputs that must be constant | run-time dims |\n"
+            << "|---|---|---|---|---|---|---|\n"
             << rows;
   std::string other;
   for (const tinyrt::OpDef *d : tinyrt::all_ops())

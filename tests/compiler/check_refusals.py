@@ -8,7 +8,11 @@
     out before, during and after LLVM's code generation);
   - reserved names: --name stddef, --name TinyRT_net and --name __x are
     refused with exit 2 naming the rule; a model file called tinyrt.onnx or
-    stdint.onnx compiles as model_tinyrt / model_stdint, with a warning.
+    stdint.onnx compiles as model_tinyrt / model_stdint, with a warning;
+  - run-time dimensions (docs/ABI.md): malformed or empty ranges, a --dim
+    no input has, a bound past the element cap, and ops or layouts that
+    cannot take a run-time dimension are refused with a message naming the
+    option, or the node, the input, the axis, the dimension and its range.
 
     tests/compiler/check_refusals.py build/tinyrt-compile WORKDIR
 """
@@ -67,5 +71,35 @@ for stem in ("tinyrt", "stdint"):
     check(r.returncode == 0 and f"model_{stem}.h" in files and f"{stem}.h" not in files and
           f"the model is named 'model_{stem}'" in r.stderr, f"{stem}.onnx: exit {r.returncode}, files {files}")
 
-print(f"{(8 - failures)} passed, {failures} failed")
+# Run-time dimensions.
+def model_of(nodes, inputs, outputs, inits=()):
+    return h.make_model(h.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", 13)])
+
+
+seq = save(model_of([h.make_node("Relu", ["x"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])],
+                    [h.make_tensor_value_info("y", T.FLOAT, ["T", 4])]), "seq.onnx")
+conv = save(model_of([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3])],
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 2, "H", 8])], [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                     [h.make_tensor("w", T.FLOAT, [3, 2, 3, 3], [0.1] * 54)]), "conv_h.onnx")
+two = save(model_of([h.make_node("Add", ["a", "b"], ["y"])],
+                    [h.make_tensor_value_info("a", T.FLOAT, ["T", 4]), h.make_tensor_value_info("b", T.FLOAT, ["U", 4])],
+                    [h.make_tensor_value_info("y", T.FLOAT, ["V", 4])]), "two_dims.onnx")
+inward = save(model_of([h.make_node("Reshape", ["x", "s"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, [3, "T"])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n"])], [h.make_tensor("s", T.INT64, [1], [-1])]),
+              "reshape_inner.onnx")
+for path, args, want in (
+        (seq, ["--dim", "T=5:3"], "--dim expects NAME=MIN:MAX"),
+        (seq, ["--dim", "T=1"], "--dim expects NAME=MIN:MAX"),
+        (seq, ["--dim", "T=1:8", "--dim", "U=1:8"], "--dim names 'U', which no graph input has"),
+        (seq, ["--dim", "T=1:99999999999999"], "dimension T may be 99999999999999, more than the"),
+        (seq, ["--input-shape", "x=4:2,4"], "is not a dimension (D, or a range MIN:MAX with MIN <= MAX)"),
+        (seq, [], "pass --input-shape x=D0,D1,... (a dimension may be a range MIN:MAX) or --dim T=MIN:MAX"),
+        (conv, ["--dim", "H=3:16"], "input 'x' axis 2 (the run-time dimension H, 3:16): Conv does not take run-time"),
+        (two, ["--dim", "T=1:8", "--dim", "U=1:8"], "give them one name with --dim"),
+        (inward, ["--dim", "T=1:8"], "is not the input's outermost axis of several elements")):
+    r = run([path, "-o", os.path.join(work, "dims"), "--target", "x86-64-avx2"] + args)
+    check(r.returncode in (1, 2) and want in r.stderr,
+          f"{os.path.basename(path)} {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()[-200:]!r}")
+
+print(f"{(17 - failures)} passed, {failures} failed")
 sys.exit(1 if failures else 0)
