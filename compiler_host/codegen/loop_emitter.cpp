@@ -358,8 +358,8 @@ class LoopKernel {
       visit(expr_, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
       if (reduces) wide_ = inner_ >= 4 * L_ ? 4 : inner_ >= 2 * L_ ? 2 : 1;
     }
-    segments_ = inner_axis_ >= 0 && !inner_dyn() ? row_segments(expr_, inner_axis_, inner_, extents_)
-                                                 : std::vector<Segment>{{0, inner_, expr_}};
+    segments_ = inner_axis_ >= 0 && !row_is_dyn() ? row_segments(expr_, inner_axis_, inner_, extents_)
+                                                  : std::vector<Segment>{{0, inner_, expr_}};
     llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
     if (dynamic_) {
       // The tasks (their count fixed, from the bounds) share the actual
@@ -416,6 +416,10 @@ class LoopKernel {
   }
   bool axis_dyn(int a) const { return out_.dim(a) >= 0; }
   bool inner_dyn() const { return inner_axis_ >= 0 && axis_dyn(inner_axis_); }
+  // Is the row's length a run-time one (its axis's extent, or a run-time
+  // axis merged into it), and that length.
+  bool row_is_dyn() const { return inner_dyn() || row_dyn_; }
+  llvm::Value *row_len() { return row_dyn_ ? row_n_ : ext_[(size_t)inner_axis_]; }
   llvm::Value *extent_of(int a) { return axis_dyn(a) ? ext_[(size_t)a] : b_.getInt32((int32_t)out_.shape[(size_t)a]); }
   // An emitter for the kernel's expression: its Dim leaves read the loaded extents.
   void attach_dims(ExprEmitter &em) {
@@ -434,10 +438,16 @@ class LoopKernel {
       if (by_reduction_) break;
       if (row_axes_ == 0 || row_axes_ >= phys_.size() || inner_ >= kMinRow) break;
       std::vector<int> axes(phys_.end() - (long)row_axes_ - 1, phys_.end());
-      if (axis_dyn(axes.front()) || inner_dyn()) break;  // a row's length is fixed
+      // A run-time axis merges only as the row's outermost one: the actual
+      // elements of [T, fixed...] are the first ones of the bounds' layout.
+      if (inner_dyn() || row_dyn_) break;
       std::set<int64_t> cmp;
       for (int a : axes) split_points(expr_, a, &cmp);
       if (!cmp.empty() || !can_flatten(expr_, axes, slots_, out_slot_, out_.shape)) break;
+      if (axis_dyn(axes.front())) {
+        row_dyn_ = true;
+        row_n_ = b_.CreateMul(extent_of(axes.front()), b_.getInt32((int32_t)inner_));
+      }
       ++row_axes_;
       inner_ *= out_.shape[(size_t)axes.front()];
       tasks_ /= out_.shape[(size_t)axes.front()];
@@ -525,9 +535,9 @@ class LoopKernel {
   }
 
   void reduction_row(const Segment &seg) {
-    if (inner_dyn()) {  // a run-time row: one element at a time
+    if (row_is_dyn()) {  // a run-time row: one element at a time
       emit_counted_loop(
-          b_, b_.getInt32(0), ext_[(size_t)inner_axis_], [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+          b_, b_.getInt32(0), row_len(), [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
       return;
     }
     int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
@@ -546,7 +556,7 @@ class LoopKernel {
   // target has cheap masked stores, else one element at a time).
   void vector_row(const Segment &seg) {
     int L = L_;
-    if (inner_dyn()) {
+    if (row_is_dyn()) {
       dynamic_row(seg);
       return;
     }
@@ -585,11 +595,24 @@ class LoopKernel {
   // a mask made at run time (targets with cheap masked access) or one at a time.
   void dynamic_row(const Segment &seg) {
     int L = L_;
-    llvm::Value *n = ext_[(size_t)inner_axis_];
+    llvm::Value *n = row_len();
     llvm::Value *main = b_.CreateUDiv(n, b_.getInt32(L));
+    // Vectors kDynUnroll at a time (a run-time trip count keeps LLVM from
+    // unrolling), then one at a time.
+    llvm::Value *groups = L > 1 ? b_.CreateUDiv(main, b_.getInt32(kDynUnroll)) : b_.getInt32(0);
+    if (L > 1)
+      emit_counted_loop(
+          b_, b_.getInt32(0), groups,
+          [&](llvm::Value *j) {
+            for (int u = 0; u < kDynUnroll; ++u)
+              run(seg, L,
+                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(j, b_.getInt32(kDynUnroll)), b_.getInt32(u)), b_.getInt32(L)),
+                  nullptr);
+          },
+          "vec4");
     emit_counted_loop(
-        b_, b_.getInt32(0), main, [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); },
-        "vec");
+        b_, b_.CreateMul(groups, b_.getInt32(kDynUnroll)), main,
+        [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); }, "vec");
     llvm::Value *done = b_.CreateMul(main, b_.getInt32(L));
     if (L == 1) return;
     if (T_.masked_tail) {
@@ -627,6 +650,9 @@ class LoopKernel {
   int L_ = 1, wide_ = 1;
   bool by_reduction_ = false;
   bool dynamic_ = false;  // run-time extents (the output's, or the expression's)
+  bool row_dyn_ = false;  // a run-time axis merged into the row (plan_rows)
+  llvm::Value *row_n_ = nullptr;
+  static constexpr int kDynUnroll = 4;
   std::map<int, llvm::Value *> dimv_;
   std::vector<llvm::Value *> ext_ = std::vector<llvm::Value *>(16, nullptr);  // per output axis, when dynamic_
   std::vector<Segment> segments_;
