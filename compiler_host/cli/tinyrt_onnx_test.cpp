@@ -435,12 +435,24 @@ int main(int argc, char **argv) {
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");
   app.add_flag("--keep", o.keep, "keep the work directories");
   app.add_option("--max-arena-ratio", o.max_arena_ratio, "fail when arena > RATIO x its lower bound");
+  std::string unless_same_as;
+  app.add_option("--unless-same-as", unless_same_as,
+                 "TARGET: nothing to do when --target is the same target as this one on this machine (ctest runs "
+                 "x86-64-avx2's suites unless the host is x86-64-avx2, whose suites already run them)");
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);
 
   try {
-    resolve_target(o.target);
+    Target target = resolve_target(o.target);
+    if (!unless_same_as.empty()) {
+      Target other = resolve_target(unless_same_as);
+      if (target.name == other.name && target.cpu == other.cpu && target.features == other.features) {
+        std::cout << o.target << " is " << unless_same_as << " on this machine (" << target.name
+                  << "): its suite runs these cases\n";
+        return 0;
+      }
+    }
     check_quantize_args(o.quantize);
     apply_custom_op_options(custom, o.custom);
     std::vector<fs::path> cases = collect_cases(paths, o.filter);

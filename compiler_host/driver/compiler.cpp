@@ -339,17 +339,37 @@ void write_file(const fs::path &path, const std::string &data) {
   if (!f) fail_usage("error writing " + path.string());
 }
 
+// A value's shape with its run-time extents: [1,T<=64,40].
+std::string dims_str(const Graph &g, const Value &v) {
+  if (!v.is_dynamic()) return shape_str(v.shape);
+  std::string s = "[";
+  for (int a = 0; a < v.rank(); ++a) {
+    s += a ? "," : "";
+    s += v.dim(a) >= 0 ? g.syms[(size_t)v.dim(a)].name + "<=" + std::to_string(v.shape[(size_t)a])
+                       : std::to_string(v.shape[(size_t)a]);
+  }
+  return s + "]";
+}
+
 void dump_kernels(const Program &p, const std::string &path) {
   std::ostringstream o;
+  for (size_t s = 0; s < p.graph.syms.size(); ++s) {
+    const DimSym &d = p.graph.syms[s];
+    o << "run-time dimension " << d.name << " in " << d.lo << ":" << d.hi;
+    if (d.def) o << " = " << to_string(d.def);
+    if (s < p.stats.sym_offsets.size() && p.stats.sym_offsets[s] >= 0)
+      o << " (int64 at arena offset " << p.stats.sym_offsets[s] << ")";
+    o << "\n";
+  }
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     const Value &out = p.graph.v(k.out);
     o << "kernel " << i << " " << k.label << " [" << kernel_family(k.kind) << "]\n"
-      << "  out " << out.name << " " << dtype_name(out.dtype) << shape_str(out.shape) << " perm=";
+      << "  out " << out.name << " " << dtype_name(out.dtype) << dims_str(p.graph, out) << " perm=";
     for (int a : p.perm_of(k.out)) o << a;
     o << " offset=" << p.storage[k.out].offset << "\n";
     for (size_t s = 0; s < k.ins.size(); ++s)
-      o << "  in" << s << " " << p.graph.v(k.ins[s]).name << shape_str(p.graph.v(k.ins[s]).shape) << "\n";
+      o << "  in" << s << " " << p.graph.v(k.ins[s]).name << dims_str(p.graph, p.graph.v(k.ins[s])) << "\n";
     if (k.guard >= 0) {
       const Guard &gd = p.graph.guards[k.guard];
       o << "  runs only in the " << gd.what << ": when '" << p.graph.v(gd.eff).name << "' (arena offset "
