@@ -503,6 +503,10 @@ class LoopKernel {
       llvm::Value *ext = extent_of(phys_[i]);
       outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
       if (i > 0) rem = b_.CreateUDiv(rem, ext);
+      // A remainder by a run-time extent is below the axis's bound, which
+      // the bounds proof cannot see: the clamp (the identity) tells it.
+      if (dynamic_)
+        outer_[phys_[i]] = clamp_i32(b_, outer_[phys_[i]], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
     }
     if (inner_axis_ < 0) {  // a single element per task
       run(segments_[0], 1, b_.getInt32(0), nullptr);

@@ -411,6 +411,9 @@ struct RecurrentEmitter {
   void time_step(int d, Value *st, Value *part) {
     bool rev = r.reverse || d == 1;
     Value *time = rev ? b.CreateSub(b.CreateSub(steps, i32(1)), st) : st;
+    // With a run-time T the proof cannot relate T - 1 - st to st < T: the
+    // clamp (the identity) bounds it.
+    if (rev && !llvm::isa<llvm::Constant>(steps)) time = clamp_i32(b, time, 0, r.T - 1);
     Value *prev = rev ? b.CreateAdd(time, i32(1)) : b.CreateSub(time, i32(1));
     Value *first = b.CreateICmpEQ(st, i32(0));
     // At the first step `prev` is out of range: the select picks the
