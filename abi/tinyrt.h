@@ -155,6 +155,7 @@ typedef struct tinyrt_session {
   tinyrt_step_hook on_step;
   void *on_step_user;
   uint32_t tensor_stride, step_stride; /* descriptor table strides */
+  uint32_t has_dims;                   /* the model has run-time dimensions */
   char message[160];
 } tinyrt_session;
 

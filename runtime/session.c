@@ -280,15 +280,17 @@ static int64_t *actual_dims(const tinyrt_session *s, const tinyrt_tensor_desc *d
   return (int64_t *)(void *)(s->arena + d->dims_offset);
 }
 
-/* Every input and output takes its upper bounds (init). */
+/* Every input and output takes its upper bounds (init); notes whether the
+ * model has run-time dimensions at all (a fixed model's runs skip them). */
 static void reset_dims(tinyrt_session *s) {
   uint32_t i, k;
   int out;
   for (out = 0; out < 2; ++out)
     for (i = 0; i < (out ? s->model->num_outputs : s->model->num_inputs); ++i) {
       const tinyrt_tensor_desc *d = desc_at(s, out, i);
-      if (has_dims(d, s->tensor_stride))
-        for (k = 0; k < d->rank; ++k) actual_dims(s, d)[k] = d->dims[k];
+      if (!has_dims(d, s->tensor_stride)) continue;
+      s->has_dims = 1;
+      for (k = 0; k < d->rank; ++k) actual_dims(s, d)[k] = d->dims[k];
     }
 }
 
@@ -438,7 +440,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     return st;
   }
   m = s->model;
-  if ((st = relayout_all(s, 1)) != TINYRT_OK) {
+  if (s->has_dims && (st = relayout_all(s, 1)) != TINYRT_OK) {
     if (s->pool) tinyrt_internal_pool_release(s->pool);
     TINYRT_UNLOCK(&s->busy);
     return st;
@@ -483,7 +485,7 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
     if (s->on_step) s->on_step(s->on_step_user, i, 0);
   }
   if (s->pool) tinyrt_internal_pool_release(s->pool);
-  (void)relayout_all(s, 0);
+  if (s->has_dims) (void)relayout_all(s, 0);
   s->message[0] = '\0';
   TINYRT_UNLOCK(&s->busy);
   return TINYRT_OK;

@@ -293,27 +293,22 @@ class CaseRunner {
       std::string in_path = (fs::path(work) / ("in" + std::to_string(si) + ".bin")).string();
       std::string out_path = (fs::path(work) / ("out" + std::to_string(si) + ".bin")).string();
       bool dynamic = false;
-      std::string dims_arg;  // every input's dims, for a model with run-time dimensions
+      std::vector<Shape> shapes;  // every input's, for a model with run-time dimensions
       {
         std::ofstream f(in_path, std::ios::binary);
         for (auto &ti : a.inputs) {
           ConstP t = as_bf16_if_needed(tensor_of(ti.name), ti.dtype);
           if (!t) return {Outcome::Fail, "data set " + std::to_string(si) + " has no input '" + ti.name + "'"};
-          bool fits = t->dtype == ti.dtype && t->shape.size() == ti.shape.size();
-          for (size_t k = 0; fits && k < ti.shape.size(); ++k)
-            fits = t->shape[k] <= ti.shape[k] && t->shape[k] >= (ti.dynamic() ? ti.min[k] : ti.shape[k]);
-          if (!fits)
+          if (!ti.accepts(t->dtype, t->shape))
             return {Outcome::Fail, "input '" + ti.name + "' is " + dtype_name(t->dtype) + shape_str(t->shape) +
-                                       ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape) +
-                                       (ti.dynamic() ? " or less, down to " + shape_str(ti.min) : "")};
+                                       ", the model expects " + ti.takes()};
           dynamic = dynamic || ti.dynamic();
-          dims_arg += (dims_arg.empty() ? "" : ";");
-          for (size_t k = 0; k < t->shape.size(); ++k) dims_arg += (k ? "," : "") + std::to_string(t->shape[k]);
+          shapes.push_back(t->shape);
           f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
         }
       }
       std::vector<std::string> args = {"--in", in_path, "--out", out_path, "--threads", std::to_string(o_.threads)};
-      if (dynamic) args.insert(args.end(), {"--dims", dims_arg});
+      if (dynamic) args.insert(args.end(), {"--dims", runner_dims(shapes)});
       if (o_.compare_threads) args.insert(args.end(), {"--compare-threads", "2"});
       ProcessResult pr = run_runner(a.target, *built, args);
       if (!ds.expected_error.empty()) {

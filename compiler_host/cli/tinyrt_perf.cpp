@@ -49,7 +49,7 @@ std::vector<std::string> write_inputs(const Artifact &a, const std::vector<std::
   }
   std::string path = (fs::path(work) / "inputs.bin").string();
   std::ofstream f(path, std::ios::binary);
-  std::string dims;
+  std::vector<Shape> shapes;
   bool dynamic = false;
   for (const TensorInfo &ti : a.inputs) {
     Shape shape = ti.shape;
@@ -67,25 +67,20 @@ std::vector<std::string> write_inputs(const Artifact &a, const std::vector<std::
                      std::to_string(n) + " elements");
         t = values_as_tensor(v, ti.dtype, ti.shape, "--input " + ti.name);
       }
-      bool fits = t->dtype == ti.dtype && t->shape.size() == ti.shape.size();
-      for (size_t k = 0; fits && k < ti.shape.size(); ++k)
-        fits = t->shape[k] <= ti.shape[k] && t->shape[k] >= (ti.dynamic() ? ti.min[k] : ti.shape[k]);
-      if (!fits)
+      if (!ti.accepts(t->dtype, t->shape))
         fail_usage("--input " + ti.name + ": the tensor is " + dtype_name(t->dtype) + shape_str(t->shape) +
-                   ", the input " + dtype_name(ti.dtype) + shape_str(ti.shape) +
-                   (ti.dynamic() ? " or less, down to " + shape_str(ti.min) : ""));
+                   ", the input " + ti.takes());
       bytes = t->bytes;
       shape = t->shape;
       given.erase(it);
     }
     dynamic = dynamic || ti.dynamic();
-    dims += dims.empty() ? "" : ";";
-    for (size_t k = 0; k < shape.size(); ++k) dims += (k ? "," : "") + std::to_string(shape[k]);
+    shapes.push_back(shape);
     f.write(reinterpret_cast<const char *>(bytes.data()), (std::streamsize)bytes.size());
   }
   if (!given.empty()) fail_usage("--input names '" + given.begin()->first + "', which is not an input of the model");
   std::vector<std::string> args = {"--in", path};
-  if (dynamic) args.insert(args.end(), {"--dims", dims});
+  if (dynamic) args.insert(args.end(), {"--dims", runner_dims(shapes)});
   return args;
 }
 

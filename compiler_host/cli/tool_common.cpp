@@ -260,4 +260,13 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
   return ranges;
 }
 
+std::string runner_dims(const std::vector<Shape> &shapes) {
+  std::string r;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    r += i ? ";" : "";
+    for (size_t k = 0; k < shapes[i].size(); ++k) r += (k ? "," : "") + std::to_string(shapes[i][k]);
+  }
+  return r;
+}
+
 }  // namespace tinyrt

@@ -50,4 +50,8 @@ std::string make_temp_dir(const std::string &prefix);
 CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, const std::string &dir,
                             double percentile = 100, std::ostream *log = nullptr);
 
+// tinyrt-runner's --dims for inputs of these shapes (descriptor order):
+// "D0,D1,...;D0,...".
+std::string runner_dims(const std::vector<Shape> &shapes);
+
 }  // namespace tinyrt

@@ -462,12 +462,7 @@ struct GemmEmitter {
     Value *full = b.CreateUDiv(p_dyn, i32(mr));
     Value *rem = b.CreateURem(p_dyn, i32(mr));
     Value *actual = b.CreateAdd(full, b.CreateZExt(b.CreateICmpNE(rem, i32(0)), b.getInt32Ty()));
-    llvm::Type *wide = units <= 46340 ? b.getInt32Ty() : b.getInt64Ty();  // u * U without wrapping
-    auto share = [&](Value *u) {
-      Value *x = b.CreateMul(b.CreateZExtOrTrunc(u, wide), b.CreateZExtOrTrunc(actual, wide));
-      return b.CreateZExtOrTrunc(b.CreateUDiv(x, llvm::ConstantInt::get(wide, units)), b.getInt32Ty());
-    };
-    Value *ub = share(u_begin), *ue = share(u_end);
+    Value *ub = share_units(b, u_begin, actual, units), *ue = share_units(b, u_end, actual, units);
     const int64_t full_bound = s.batch * s.out_h * s.out_w / mr;
     Value *full_end = b.CreateSelect(b.CreateICmpULT(ue, full), ue, full);
     if (full_bound > 0)
@@ -572,14 +567,8 @@ struct GemmEmitter {
     const tinyrt::Value &xv = env.program.graph.v(k.ins.at(0));
     if (ov.is_dynamic() || xv.is_dynamic()) {
       dimv_ = load_dims(env, b, arena);
-      ExprEmitter em(b, T, 1);
-      em.set_dims([&](int sym) { return dimv_.at(sym); });
       auto extent = [&](int v, int axis) -> Value * {
-        if (axis < 0 || env.program.graph.v(v).dim(axis) < 0) return nullptr;
-        ExprP e = env.program.graph.extent(v, axis);
-        Value *r = em.emit(e).v;
-        em.clear_cache();  // the emitter caches by node address, and `e` dies here
-        return r;
+        return axis >= 0 && env.program.graph.v(v).dim(axis) >= 0 ? extent_value(env, b, dimv_, v, axis) : nullptr;
       };
       // Dense pixels, roles of one pixel ignored.
       bool dense = gemm_tile_shape(s).linear && (s.in_h == 1 || xs[2] == s.in_w * xs[3]) &&

@@ -65,45 +65,21 @@ void emit_counted_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *en
   b.SetInsertPoint(exit);
 }
 
-Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
-                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
-  int64_t trips = end > begin ? (end - begin + step - 1) / step : 0;
-  if (trips == 0) return init;
-  if (trips == 1) return body(b.getInt32((int32_t)begin), init);
+// Both carried loops: entered unconditionally, or only when `enter` holds
+// (then the values after it are phis of init and the last iteration's);
+// the counter steps by `step` while below `end`.
+static Values carried(llvm::IRBuilder<> &b, llvm::Value *enter, llvm::Value *begin, int64_t step, llvm::Value *end,
+                      const Values &init, const std::function<Values(llvm::Value *, const Values &)> &body,
+                      const char *name) {
   auto &C = b.getContext();
   llvm::Function *f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock *pre = b.GetInsertBlock();
   auto *header = llvm::BasicBlock::Create(C, name, f);
   auto *exit = llvm::BasicBlock::Create(C, std::string(name) + ".exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode *iv = b.CreatePHI(b.getInt32Ty(), 2);
-  iv->addIncoming(b.getInt32((int32_t)begin), pre);
-  std::vector<llvm::PHINode *> phis;
-  Values cur;
-  for (llvm::Value *v : init) {
-    phis.push_back(b.CreatePHI(v->getType(), 2));
-    phis.back()->addIncoming(v, pre);
-    cur.push_back(phis.back());
-  }
-  Values next = body(iv, cur);
-  llvm::BasicBlock *latch = b.GetInsertBlock();
-  llvm::Value *inext = b.CreateNSWAdd(iv, b.getInt32((int32_t)step));  // static bounds: never wraps
-  iv->addIncoming(inext, latch);
-  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
-  b.CreateCondBr(b.CreateICmpSLT(inext, b.getInt32((int32_t)(begin + trips * step))), header, exit);
-  b.SetInsertPoint(exit);
-  return next;
-}
-
-Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
-                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
-  auto &C = b.getContext();
-  llvm::Function *f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock *pre = b.GetInsertBlock();
-  auto *header = llvm::BasicBlock::Create(C, name, f);
-  auto *exit = llvm::BasicBlock::Create(C, std::string(name) + ".exit", f);
-  b.CreateCondBr(b.CreateICmpSLT(begin, end), header, exit);
+  if (enter)
+    b.CreateCondBr(enter, header, exit);
+  else
+    b.CreateBr(header);
   b.SetInsertPoint(header);
   llvm::PHINode *iv = b.CreatePHI(b.getInt32Ty(), 2);
   iv->addIncoming(begin, pre);
@@ -116,11 +92,12 @@ Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, 
   }
   Values next = body(iv, cur);
   llvm::BasicBlock *latch = b.GetInsertBlock();
-  llvm::Value *inext = b.CreateNSWAdd(iv, b.getInt32(1));  // end is an extent's bound: never wraps
+  llvm::Value *inext = b.CreateNSWAdd(iv, b.getInt32((int32_t)step));  // below end, a bound: never wraps
   iv->addIncoming(inext, latch);
   for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
   b.CreateCondBr(b.CreateICmpSLT(inext, end), header, exit);
   b.SetInsertPoint(exit);
+  if (!enter) return next;
   Values out;
   for (size_t k = 0; k < init.size(); ++k) {
     llvm::PHINode *phi = b.CreatePHI(init[k]->getType(), 2);
@@ -129,6 +106,20 @@ Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, 
     out.push_back(phi);
   }
   return out;
+}
+
+Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t step, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
+  int64_t trips = end > begin ? (end - begin + step - 1) / step : 0;
+  if (trips == 0) return init;
+  if (trips == 1) return body(b.getInt32((int32_t)begin), init);
+  return carried(b, nullptr, b.getInt32((int32_t)begin), step, b.getInt32((int32_t)(begin + trips * step)), init, body,
+                 name);
+}
+
+Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
+                    const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
+  return carried(b, b.CreateICmpSLT(begin, end), begin, 1, end, init, body, name);
 }
 
 void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
@@ -299,6 +290,21 @@ std::map<int, llvm::Value *> load_dims(EmitEnv &env, llvm::IRBuilder<> &b, llvm:
     dims[(int)s] = clamp_i32(b, v, g.syms[s].lo, g.syms[s].hi);
   }
   return dims;
+}
+
+llvm::Value *extent_value(EmitEnv &env, llvm::IRBuilder<> &b, const std::map<int, llvm::Value *> &dims, int v,
+                          int axis) {
+  ExprP e = env.program.graph.extent(v, axis);
+  if (e->is_const()) return b.getInt32((int32_t)e->ival);
+  ExprEmitter em(b, env.target, 1);
+  em.set_dims([&](int s) { return dims.at(s); });
+  return em.emit(e).v;
+}
+
+llvm::Value *share_units(llvm::IRBuilder<> &b, llvm::Value *u, llvm::Value *actual, int64_t total) {
+  llvm::Type *wide = total <= 46340 ? b.getInt32Ty() : b.getInt64Ty();
+  llvm::Value *x = b.CreateMul(b.CreateZExtOrTrunc(u, wide), b.CreateZExtOrTrunc(actual, wide));
+  return b.CreateZExtOrTrunc(b.CreateUDiv(x, llvm::ConstantInt::get(wide, total)), b.getInt32Ty());
 }
 
 llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {

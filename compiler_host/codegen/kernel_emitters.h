@@ -97,6 +97,15 @@ int64_t emit_row_block_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t ro
 // the builder's position (a kernel's entry), each clamped into its bounds
 // (i32), by extent id: what ExprEmitter::set_dims reads Dim leaves from.
 std::map<int, llvm::Value *> load_dims(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena);
+// Axis `axis` of value v as an i32 at the builder's position: its fixed
+// size, or its extent (a derived one computed) from the loaded `dims`.
+llvm::Value *extent_value(EmitEnv &env, llvm::IRBuilder<> &b, const std::map<int, llvm::Value *> &dims, int v,
+                          int axis);
+// Of `total` units fixed by the bounds, the first of the `actual` (i32,
+// at most total) that unit `u` starts: u * actual / total, so that blocks
+// of the bounds' units share the actual ones evenly (in 32 bits where
+// u * actual cannot wrap: no 64-bit division on ARMv7).
+llvm::Value *share_units(llvm::IRBuilder<> &b, llvm::Value *u, llvm::Value *actual, int64_t total);
 
 // i (i32) clamped into [lo, hi]. An input coordinate is clamped where its
 // pointer is formed, also where the emitter's own test (window_interior, a

@@ -366,17 +366,10 @@ class LoopKernel {
       // rows evenly: tasks [begin, end) compute rows [begin * A / N,
       // end * A / N) of the A there are, so that every thread gets its
       // share of a short run too.
-      // (In 32 bits where t * A cannot wrap: no 64-bit division on ARMv7.)
-      llvm::Type *wide = tasks_ <= 46340 ? b_.getInt32Ty() : b_.getInt64Ty();
-      llvm::Value *rows = llvm::ConstantInt::get(wide, 1);
-      for (size_t i = 0; i + row_axes_ < phys_.size(); ++i)
-        rows = b_.CreateMul(rows, b_.CreateZExtOrTrunc(extent_of(phys_[i]), wide));
-      auto share = [&](llvm::Value *t) {
-        llvm::Value *x = b_.CreateMul(b_.CreateZExtOrTrunc(t, wide), rows);
-        return b_.CreateZExtOrTrunc(b_.CreateUDiv(x, llvm::ConstantInt::get(wide, tasks_)), b_.getInt32Ty());
-      };
-      begin = share(begin);
-      end = share(end);
+      llvm::Value *rows = b_.getInt32(1);
+      for (size_t i = 0; i + row_axes_ < phys_.size(); ++i) rows = b_.CreateMul(rows, extent_of(phys_[i]));
+      begin = share_units(b_, begin, rows, tasks_);
+      end = share_units(b_, end, rows, tasks_);
     }
     emit_counted_loop(
         b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
@@ -406,13 +399,7 @@ class LoopKernel {
   // output axis's extent (derived ones computed there too).
   void load_extents(llvm::Value *arena) {
     dimv_ = load_dims(env_, b_, arena);
-    ExprEmitter em(b_, T_, 1);
-    em.set_dims([this](int s) { return dimv_.at(s); });
-    for (int a = 0; a < r_; ++a) {
-      ExprP e = p_.graph.extent(k_.out, a);
-      ext_[(size_t)a] = em.emit(e).v;
-      em.clear_cache();  // the emitter caches by node address, and `e` dies here
-    }
+    for (int a = 0; a < r_; ++a) ext_[(size_t)a] = extent_value(env_, b_, dimv_, k_.out, a);
   }
   bool axis_dyn(int a) const { return out_.dim(a) >= 0; }
   bool inner_dyn() const { return inner_axis_ >= 0 && axis_dyn(inner_axis_); }

@@ -18,17 +18,13 @@ EmittedKernel emit_output_dims_kernel(EmitEnv &env, const std::string &name) {
   llvm::Function *f = begin_kernel_function(env, b, name);
   llvm::Value *arena = f->getArg(0);
   std::map<int, llvm::Value *> dims = load_dims(env, b, arena);
-  ExprEmitter em(b, env.target, 1);
-  em.set_dims([&](int s) { return dims.at(s); });
   const Program &p = env.program;
   for (size_t i = 0; i < p.graph.outputs.size(); ++i) {
     int64_t off = p.stats.output_dims.at(i);
     if (off < 0) continue;
     int o = p.graph.outputs[i];
     for (int a = 0; a < p.graph.v(o).rank(); ++a) {
-      ExprP e = p.graph.extent(o, a);
-      llvm::Value *d = b.CreateSExt(em.emit(e).v, b.getInt64Ty());
-      em.clear_cache();  // the emitter caches by node address, and `e` dies here
+      llvm::Value *d = b.CreateSExt(extent_value(env, b, dims, o, a), b.getInt64Ty());
       llvm::Value *ptr =
           b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(off + 8 * a)), b.getInt64Ty()->getPointerTo());
       b.CreateAlignedStore(d, ptr, llvm::Align(8));

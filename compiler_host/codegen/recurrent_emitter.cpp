@@ -504,13 +504,7 @@ struct RecurrentEmitter {
     // The time steps: T, or the run's sequence length (a run-time extent
     // of the state sequence's axis 0).
     steps = i32(r.T);
-    if (env.program.graph.v(k.out).dim(0) >= 0) {
-      std::map<int, Value *> dims = load_dims(env, b, arena);
-      ExprEmitter em(b, T, 1);
-      em.set_dims([&](int sym) { return dims.at(sym); });
-      ExprP e = env.program.graph.extent(k.out, 0);
-      steps = em.emit(e).v;
-    }
+    if (env.program.graph.v(k.out).dim(0) >= 0) steps = extent_value(env, b, load_dims(env, b, arena), k.out, 0);
     if (q8) {
       rq = env.const_data(r.packed);
       rscale = b.CreateBitCast(env.const_data(r.packed_scale), f32->getPointerTo());

@@ -57,6 +57,17 @@ struct TensorInfo {
   Shape min;
   std::vector<std::string> dim_names;
   bool dynamic() const { return !min.empty(); }
+  // Does a tensor of type t and shape s fit (its dims, or any within the
+  // bounds of its run-time dims)? What it takes, for messages:
+  // "float32[1,64,40] or less, down to [1,1,40]".
+  bool accepts(DType t, const Shape &s) const {
+    bool ok = t == dtype && s.size() == shape.size();
+    for (size_t k = 0; ok && k < shape.size(); ++k) ok = s[k] <= shape[k] && s[k] >= (dynamic() ? min[k] : shape[k]);
+    return ok;
+  }
+  std::string takes() const {
+    return dtype_name(dtype) + shape_str(shape) + (dynamic() ? " or less, down to " + shape_str(min) : "");
+  }
 };
 
 struct Artifact {

@@ -83,12 +83,13 @@ ExprP sym_index(const ExprP &e);
 // Input `input` of node n as index expressions, one per element: a
 // constant's values or a symbolic value's elements.
 std::vector<ExprP> sym_ints(const Graph &g, const Node &n, size_t input);
-// Sets Value::sym of n's outputs when it reads a symbolic value and every
-// input is a constant or symbolic: Shape of a value with run-time
-// dimensions gives their extents; other ops are evaluated element by
-// element through their own lowering. An output all of whose elements
-// turn out constant becomes a constant. Returns whether every output is
-// now a constant.
+// Sets Value::sym of n's small fixed-shape outputs when its lowering
+// computes them from constants, symbolic values and run-time extents
+// alone (Shape of a value with run-time dimensions, the Gather/Concat/
+// arithmetic on such shapes): each element evaluated through the op's own
+// lowering. An output all of whose elements turn out constant becomes a
+// constant. Returns whether every output is now a constant (false, and
+// nothing set, when the lowering reads anything else).
 bool fold_symbolic(Node &n, Graph &g, const OpDef &d);
 // Do expressions a and b (index expressions of run-time extents) agree for
 // every value of the extents (exhaustively for an extent of at most 512

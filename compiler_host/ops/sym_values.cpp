@@ -182,20 +182,11 @@ std::vector<ExprP> sym_ints(const Graph &g, const Node &n, size_t input) {
 }
 
 bool fold_symbolic(Node &n, Graph &g, const OpDef &d) {
-  if (n.op == "Shape" && n.domain.empty()) {
-    const Value &x = in_val(g, n, 0);
-    int64_t r = x.rank(), b = n.geti("start", 0), e = n.geti("end", r);
-    if (b < 0) b += r;
-    if (e < 0) e += r;
-    b = std::max<int64_t>(0, std::min(b, r));
-    e = std::max<int64_t>(b, std::min(e, r));
-    std::vector<ExprP> elems;
-    for (int64_t a = b; a < e; ++a) elems.push_back(cast(g.extent(n.in[0], (int)a), DType::I64));
-    return set_elements(g, n.out[0], elems);
-  }
+  // (A load of an input that is neither constant nor symbolic, a dynamic
+  // output, a reduction or a large output stops the evaluation: SymCtx.)
   if (!d.lower) return false;
-  for (int v : n.in)
-    if (v >= 0 && !g.v(v).is_const() && !g.v(v).is_sym()) return false;
+  for (int o : n.out)
+    if (o >= 0 && (g.v(o).numel() > kMaxSymElements || g.v(o).is_dynamic())) return false;
   std::map<int, std::vector<ExprP>> elems;
   try {
     SymCtx c(g, elems);

@@ -156,7 +156,7 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
     for (int v : n.out)
       if (v >= 0) g.v(v).dims.clear();
     d.dims(n, g);
-    if (n.op == "Shape" && n.domain.empty()) fold_symbolic(n, g, d);
+    fold_symbolic(n, g, d);  // small outputs computed from the extents alone (Shape)
     return Visit::Kept;
   }
   // Shape arithmetic on symbolic values: their elements, through the op's
@@ -277,7 +277,7 @@ void detach_symbolic_shapes(Graph &g) {
       const Value &v = g.v(n.in[k]);
       if (!v.is_sym() || v.is_const()) continue;
       std::vector<double> hi;
-      for (const ExprP &e : v.sym) hi.push_back((double)index_range(sym_index(e), {}).hi);
+      for (int64_t x : const_ints(g, n, (size_t)k)) hi.push_back((double)x);  // the elements' upper bounds
       ConstP bounds = values_as_tensor(hi, v.dtype, v.shape, "the symbolic value '" + v.name + "'");
       std::vector<ExprP> sym = v.sym;
       int c = g.add_const(g.fresh_name(v.name + "_bounds"), bounds);

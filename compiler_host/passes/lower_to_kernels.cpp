@@ -52,16 +52,16 @@ class ProgramCtx : public LowerCtx {
     // pixels (gemm_dynamic_role); elsewhere the scheduled families take
     // static geometry for now, and the reference expression runs as a
     // loop kernel.
-    if (expr && std::find(n_.out.begin(), n_.out.end(), out) == n_.out.end()) temp_dims(g, out, ins, expr);
+    kernel(out, std::move(ins), std::move(expr));  // (a temporary's dims are set there)
+    const std::vector<int> &in = p_.kernels.back().ins;
     bool dynamic = g.v(out).is_dynamic();
-    for (int v : ins) dynamic = dynamic || g.v(v).is_dynamic();
+    for (int v : in) dynamic = dynamic || g.v(v).is_dynamic();
     bool takes = kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&
-                 (ins.empty() || g.v(ins[0]).dims == g.v(out).dims || !g.v(ins[0]).is_dynamic());
-    for (size_t i = 1; i < ins.size(); ++i) takes = takes && !g.v(ins[i]).is_dynamic();
+                 (in.empty() || g.v(in[0]).dims == g.v(out).dims || !g.v(in[0]).is_dynamic());
+    for (size_t i = 1; i < in.size(); ++i) takes = takes && !g.v(in[i]).is_dynamic();
     // Row mode (float): run-time rows, output channels and K, B packed at
     // run time too (attention).
-    if (!takes && kind == KernelKind::Gemm && !ins.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(ins[0])) == 1;
-    kernel(out, std::move(ins), std::move(expr));
+    if (!takes && kind == KernelKind::Gemm && !in.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(in[0])) == 1;
     if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;
