@@ -307,6 +307,8 @@ class CaseRunner {
           f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
         }
       }
+      // Data-dependent sizes: the outputs' dims are read back too.
+      for (auto &ti : a.outputs) dynamic = dynamic || ti.dynamic();
       std::vector<std::string> args = {"--in", in_path, "--out", out_path, "--threads", std::to_string(o_.threads)};
       if (dynamic) args.insert(args.end(), {"--dims", runner_dims(shapes)});
       if (o_.compare_threads) args.insert(args.end(), {"--compare-threads", "2"});

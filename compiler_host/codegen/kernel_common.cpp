@@ -281,6 +281,7 @@ std::map<int, llvm::Value *> load_dims(EmitEnv &env, llvm::IRBuilder<> &b, llvm:
   for (size_t s = 0; s < g.syms.size(); ++s) {
     if (g.syms[s].def) continue;
     int64_t off = env.program.stats.sym_offsets.at(s);
+    if (g.syms[s].produced && off < 0) continue;  // (its op was dropped)
     TINYRT_CHECK(off >= 0, "a run-time extent without its arena slot");
     llvm::Value *p =
         b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), arena, b.getInt64(off)), b.getInt64Ty()->getPointerTo());

@@ -12,6 +12,9 @@
 //                     convolution (vectors of channels, one tile at a time).
 //   call_emitter.cpp  custom ops: one call of the declared C function with
 //                     views of the node's inputs and outputs.
+//   compact_emitter.cpp  the indices of a tensor's nonzero elements and
+//                     their count (data-dependent sizes).
+//   nms_emitter.cpp   greedy non-maximum suppression.
 //   output_dims_emitter.cpp  the outputs' run-time dimensions, after the
 //                     kernels of a model with run-time extents.
 #pragma once
@@ -56,6 +59,9 @@ EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::st
 EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // A custom op's call of its C function (call_emitter.cpp).
 EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// Data-dependent sizes: KernelKind::Compact and Nms (one task each).
+EmittedKernel emit_compact_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+EmittedKernel emit_nms_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // The step after the kernels of a model whose outputs have run-time
 // extents: writes their actual dimensions (output_dims_emitter.cpp).
 EmittedKernel emit_output_dims_kernel(EmitEnv &env, const std::string &name);

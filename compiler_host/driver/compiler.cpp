@@ -301,6 +301,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (is_winograd(k.kind))
       gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
+    if (is_data_dependent(k.kind)) gj["count"] = p.graph.v(k.count).name;
     if (k.guard >= 0) {
       const Guard &gd = p.graph.guards[k.guard];
       gj["branch"] = {{"of", gd.what}, {"condition", p.graph.v(gd.eff).name}, {"runs_when", gd.eff_expect}};
@@ -357,6 +358,7 @@ void dump_kernels(const Program &p, const std::string &path) {
     const DimSym &d = p.graph.syms[s];
     o << "run-time dimension " << d.name << " in " << d.lo << ":" << d.hi;
     if (d.def) o << " = " << to_string(d.def);
+    if (d.produced) o << " (data-dependent: computed by a kernel)";
     if (s < p.stats.sym_offsets.size() && p.stats.sym_offsets[s] >= 0)
       o << " (int64 at arena offset " << p.stats.sym_offsets[s] << ")";
     o << "\n";
@@ -385,6 +387,20 @@ void dump_kernels(const Program &p, const std::string &path) {
           << " offset=" << p.storage[k.call.outs[s]].offset << "\n";
       o << "  call " << k.call.symbol << " (custom op " << k.call.op << "), status at arena offset "
         << p.stats.call_status_offset << "\n";
+      continue;
+    }
+    if (is_data_dependent(k.kind)) {
+      o << "  count to " << p.graph.v(k.count).name << " (int64 at arena offset " << p.storage[k.count].offset << ")";
+      if (k.kind == KernelKind::Nms)
+        o << "; boxes " << (k.nms.center_point_box ? "[xc, yc, w, h]" : "[y1, x1, y2, x2]") << ", max per class "
+          << (k.nms.max_slot >= 0 ? "in" + std::to_string(k.nms.max_slot) : std::to_string(k.nms.max_out))
+          << ", IoU threshold "
+          << (k.nms.iou_slot >= 0 ? "in" + std::to_string(k.nms.iou_slot) : std::to_string(k.nms.iou))
+          << ", score threshold "
+          << (!k.nms.has_score        ? std::string("none")
+              : k.nms.score_slot >= 0 ? "in" + std::to_string(k.nms.score_slot)
+                                      : std::to_string(k.nms.score));
+      o << "\n";
       continue;
     }
     if (k.kind == KernelKind::Recurrent) {

@@ -114,7 +114,7 @@ int Graph::base_sym(const std::string &name, int64_t lo, int64_t hi) {
   if (lo < 0 || lo > hi)
     fail_usage("dimension " + name + ": the range " + std::to_string(lo) + ":" + std::to_string(hi) + " is empty");
   for (size_t i = 0; i < syms.size(); ++i)
-    if (syms[i].name == name && !syms[i].def) {
+    if (syms[i].name == name && !syms[i].def && !syms[i].produced) {
       if (syms[i].lo != lo || syms[i].hi != hi)
         fail_usage("dimension " + name + " is given two ranges, " + std::to_string(syms[i].lo) + ":" +
                    std::to_string(syms[i].hi) + " and " + std::to_string(lo) + ":" + std::to_string(hi));
@@ -135,6 +135,18 @@ int Graph::derived_sym(const ExprP &def, const std::string &name) {
     fail_unsupported("the dimension " + name + " = " + key + " has no bounds within [0, " +
                      std::to_string(limits.max_tensor_elements) + "] for the inputs' ranges");
   syms.push_back({name, r.lo, r.hi, def});
+  return (int)syms.size() - 1;
+}
+
+int Graph::produced_sym(const std::string &name, int64_t hi) {
+  for (size_t i = 0; i < syms.size(); ++i)
+    if (syms[i].name == name && syms[i].produced) {
+      syms[i].hi = hi;
+      return (int)i;
+    }
+  DimSym d{name, 0, hi, nullptr};
+  d.produced = true;
+  syms.push_back(d);
   return (int)syms.size() - 1;
 }
 

@@ -55,6 +55,12 @@ struct DimSym {
   std::string name;  // "T", or "x[1]" for an input's dimension without a name
   int64_t lo = 0, hi = 0;
   ExprP def;  // nullptr for a base extent
+  // A data-dependent base extent (NonZero's count, NonMaxSuppression's
+  // selections): not an input's dimension but computed by a kernel at run
+  // time, into the int64 scalar value `holder` (set when its op is
+  // lowered); its bounds come from the op's semantics.
+  bool produced = false;
+  int holder = -1;
 };
 
 struct Value {
@@ -183,6 +189,9 @@ struct Graph {
   // -1 when def is a constant, else an existing extent of the same
   // definition or a new one, bounded by def's interval.
   int derived_sym(const ExprP &def, const std::string &name);
+  // A data-dependent extent named `name` in [0, hi] (DimSym::produced; the
+  // one of that name if it exists).
+  int produced_sym(const std::string &name, int64_t hi);
   // Axis `axis` of value v as an index expression: its constant dimension,
   // a Dim leaf (base extent) or its definition (derived).
   ExprP extent(int v, int axis) const;

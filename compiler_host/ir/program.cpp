@@ -89,6 +89,8 @@ const char *kernel_family(KernelKind k) {
     case KernelKind::WinogradIn: return "winograd_in";
     case KernelKind::WinogradOut: return "winograd_out";
     case KernelKind::Fail: return "fail";
+    case KernelKind::Compact: return "compact";
+    case KernelKind::Nms: return "nms";
     default: return "loop";
   }
 }

@@ -153,6 +153,24 @@ struct CallSpec {
   std::vector<int> outs;  // every output value (outs[0] is Kernel::out)
 };
 
+// Greedy non-maximum suppression (ONNX NonMaxSuppression) over boxes
+// [B, N, 4] (kernel slot 0) and scores [B, C, N] (slot 1), N possibly a
+// run-time extent: per batch entry and class, in that order, the boxes
+// scoring above the score threshold are selected best first (ties: the
+// lower index), each suppressing the remaining ones whose IoU with it is
+// above the IoU threshold, at most max_out per class; the kernel writes
+// (batch, class, box) int64 rows to its output [bound, 3] and their count
+// to Kernel::count. Slot 2 is int32 scratch of N entries (the remaining
+// candidates). The scalars are constants here, or read from a slot
+// (>= 0) at run time.
+struct NmsSpec {
+  bool center_point_box = false;  // boxes as [xc, yc, w, h], else two corners [y1, x1, y2, x2]
+  int64_t max_out = 0;
+  float iou = 0, score = 0;
+  bool has_score = false;  // no score input: every box is a candidate
+  int max_slot = -1, iou_slot = -1, score_slot = -1;
+};
+
 // Winograd F(m x m, 3 x 3) of a 3x3 stride-1 convolution (passes/winograd.cpp):
 // the input in overlapping tiles of a x a pixels (a = m + 2, stride m) is
 // transformed, V = B^T d B, into a^2 planes [tile][a*a][IC]; a grouped GEMM
@@ -186,13 +204,20 @@ const WinogradMatrices &winograd_matrices(int m);
 // Fail is no computation: the step that stops the run when the inputs
 // take a branch that could not be compiled (Kernel::message says why; its
 // guard is that branch's).
-enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut, Fail };
+// Compact and Nms compute data-dependent sizes (one task each): Compact
+// writes, in order, the index i of every nonzero element of its input
+// (1-D, slot 0) as int64 to its output (as long as the input), Nms the
+// selections of NmsSpec; both write how many to Kernel::count, the holder
+// of a produced extent (DimSym::produced) that later kernels loop to.
+enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut, Fail, Compact, Nms };
 inline bool is_scheduled(KernelKind k) {
   return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
 }
 inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k == KernelKind::WinogradOut; }
+inline bool is_data_dependent(KernelKind k) { return k == KernelKind::Compact || k == KernelKind::Nms; }
 inline bool has_expr(KernelKind k) {
-  return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k);
+  return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k) &&
+         !is_data_dependent(k);
 }
 const char *kernel_family(
     KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
@@ -206,6 +231,8 @@ struct Kernel {
   RecurrentSpec rnn;               // kind == Recurrent
   CallSpec call;                   // kind == Call
   WinogradSpec wino;               // is_winograd(kind)
+  NmsSpec nms;                     // kind == Nms
+  int count = -1;                  // is_data_dependent(kind): the int64 scalar it writes its count to
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
   int guard = -1;                  // Graph::guards: runs only when it holds (-1: always)

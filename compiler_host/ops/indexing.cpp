@@ -25,6 +25,16 @@ ExprP safe_index(ExprP raw, int64_t dim) {
   return emax(cidx(0), emin(cidx(dim - 1), i));
 }
 
+// safe_index for axis `axis` of value v, which may be a run-time extent:
+// a negative index counts from the actual end; the clamp keeps the bounds.
+ExprP safe_index(ExprP raw, const Graph &g, int v, int axis) {
+  const Value &x = g.v(v);
+  if (x.dim(axis) < 0) return safe_index(raw, x.shape[(size_t)axis]);
+  ExprP i = cast(raw, kIndexType);
+  i = select(lt(i, cidx(0)), i + g.extent(v, axis), i);
+  return emax(cidx(0), emin(cidx(x.shape[(size_t)axis] - 1), i));
+}
+
 ExprP raw_index(ExprP raw, int64_t dim) {
   ExprP i = cast(raw, kIndexType);
   return select(lt(i, cidx(0)), i + cidx(dim), i);
@@ -85,10 +95,29 @@ void def_gather_nd() {
       std::vector<ExprP> ii;
       for (int i = 0; i < q - 1; ++i) ii.push_back(var(i));
       ii.push_back(cidx(j));
-      xi.push_back(safe_index(load(1, ix.dtype, ii), x.shape[b + j]));
+      xi.push_back(safe_index(load(1, ix.dtype, ii), c.g, n.in[0], b + j));
     }
     for (int i = b + kk; i < x.rank(); ++i) xi.push_back(var(q - 1 + i - b - kk));
     c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  // Run-time extents: the indices' leading axes and the data's trailing
+  // ones carry theirs to the output (x[x > t]: NonZero's count of rows);
+  // the addressed data axes may be run-time (negative indices count from
+  // the actual end); the batch axes must agree.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    int b = (int)n.geti("batch_dims", 0), q = ix.rank(), kk = (int)ix.shape.back();
+    if (ix.dim(q - 1) >= 0)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[1], q - 1) + ": the index tuples' length must be fixed");
+    for (int i = 0; i < b; ++i)
+      if (x.dim(i) != ix.dim(i))
+        fail_unsupported(n.where() + ": batch axis " + std::to_string(i) + ": " + describe_dim(g, n.in[0], i) +
+                         " and " + describe_dim(g, n.in[1], i) + " must be one dimension");
+    std::vector<int> dims(ix.dims.begin(), ix.dims.end());
+    dims.resize((size_t)q, -1);
+    dims.pop_back();
+    for (int i = b + kk; i < x.rank(); ++i) dims.push_back(x.dim(i));
+    g.v(n.out[0]).dims = dims;
   };
   register_op(std::move(d));
 }
@@ -407,13 +436,15 @@ void def_range() {
   register_op(std::move(d));
 }
 
-// Compress with a constant condition: a gather of the kept positions.
+// Compress: a gather of the kept positions. A constant condition gives
+// them at compile time; a run-time one is compacted at run time (a
+// data-dependent size, ops/data_dependent.cpp), at most min(condition,
+// axis) of them.
 void def_compress() {
   OpDef d;
   d.name = "Compress";
   d.min_opset = 9;
   d.attrs = {"axis"};
-  d.const_inputs = {1};
   auto kept = [](const Node &n, const Graph &g) {
     const Value &c = in_val(g, n, 1);
     std::vector<int64_t> pos;
@@ -421,34 +452,79 @@ void def_compress() {
       if (c.data->get_i(i)) pos.push_back(i);
     return pos;
   };
-  d.infer = [kept](Node &n, Graph &g) {
-    require_types(n, g, 1, {DType::Bool});
+  // Elements (no axis) or the axis's length.
+  auto length = [](const Node &n, const Graph &g) {
     const Value &x = in_val(g, n, 0);
-    std::vector<int64_t> pos = kept(n, g);
-    if (!n.has("axis")) {
-      if (!pos.empty() && pos.back() >= x.numel()) fail_invalid(n.where() + ": condition longer than the input");
-      set_out(n, g, 0, x.dtype, {(int64_t)pos.size()});
+    return n.has("axis") ? x.shape[(size_t)norm_axis(n.geti("axis", 0), x.rank(), n)] : x.numel();
+  };
+  auto shape_dims = [kept, length](Node &n, Graph &g) {
+    require_types(n, g, 1, {DType::Bool});
+    const Value &x = in_val(g, n, 0), &cond = in_val(g, n, 1);
+    if (cond.rank() != 1) fail_invalid(n.where() + ": the condition must be 1-D, not " + shape_str(cond.shape));
+    const int axis = n.has("axis") ? norm_axis(n.geti("axis", 0), x.rank(), n) : 0;
+    if (n.has("axis") && x.is_dynamic())
+      for (int a = 0; a < x.rank(); ++a)
+        if (x.dim(a) >= 0 && a <= axis)
+          fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], a) +
+                           ": Compress takes run-time dimensions after its axis only");
+    if (!n.has("axis") && x.is_dynamic())
+      fail_unsupported(n.where() + ": Compress without an axis takes a fixed-shape input");
+    if (cond.is_dynamic()) fail_unsupported(n.where() + ": Compress takes a fixed-length condition");
+    Shape s = n.has("axis") ? x.shape : Shape{x.numel()};
+    if (cond.is_const()) {
+      std::vector<int64_t> pos = kept(n, g);
+      if (!pos.empty() && pos.back() >= length(n, g))
+        fail_invalid(n.where() + ": condition longer than the " + (n.has("axis") ? "axis" : "input"));
+      s[(size_t)axis] = (int64_t)pos.size();
+      set_out(n, g, 0, x.dtype, s);
+      if (n.has("axis") && x.is_dynamic()) g.v(n.out[0]).dims = x.dims;
       return;
     }
-    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
-    if (!pos.empty() && pos.back() >= x.shape[axis]) fail_invalid(n.where() + ": condition longer than the axis");
-    Shape s = x.shape;
-    s[axis] = (int64_t)pos.size();
+    // At most min(condition, axis) positions (ONNX: a longer condition's
+    // extra entries select nothing).
+    s[(size_t)axis] = std::min(cond.numel(), length(n, g));
     set_out(n, g, 0, x.dtype, s);
+    std::vector<int> dims = n.has("axis") ? x.dims : std::vector<int>{};
+    dims.resize(s.size(), -1);
+    Value &o = g.v(n.out[0]);
+    dims[(size_t)axis] = g.produced_sym(o.name + "[" + std::to_string(axis) + "]", s[(size_t)axis]);
+    o.dims = dims;
   };
+  d.infer = shape_dims;
+  d.dims = shape_dims;
   d.lower = [kept](const Node &n, LowerCtx &c) {
-    const Value &x = in_val(c.g, n, 0);
-    std::vector<int64_t> pos = kept(n, c.g);
-    int table = c.g.add_const(c.g.fresh_name(n.name + "_kept"), make_const_i64({(int64_t)pos.size()}, pos));
+    Graph &g = c.g;
+    const Value &x = in_val(g, n, 0);
+    const Value &out = g.v(n.out[0]);
+    const int axis = n.has("axis") ? norm_axis(n.geti("axis", 0), x.rank(), n) : 0;
+    int table;  // the kept positions, int64
+    if (in_val(g, n, 1).is_const()) {
+      std::vector<int64_t> pos = kept(n, g);
+      table = g.add_const(g.fresh_name(n.name + "_kept"), make_const_i64({(int64_t)pos.size()}, pos));
+    } else {
+      int64_t len = out.shape[(size_t)axis];
+      int cond = n.in[1];
+      if (in_val(g, n, 1).numel() != len) {  // the entries within the axis
+        cond = c.temp(n.name + "_condition", DType::Bool, {len});
+        c.kernel(cond, {n.in[1]}, load(0, DType::Bool, {var(0)}));
+      }
+      const int sym = out.dim(axis);
+      int holder = c.temp(out.name + "_count", DType::I64, {});
+      g.syms.at((size_t)sym).holder = holder;
+      table = c.temp(out.name + "_kept", DType::I64, {len});
+      g.v(table).dims = {sym};
+      c.compact(table, cond, holder);
+    }
     std::vector<ExprP> xi;
     if (!n.has("axis")) {
       ExprP p = cast(load(1, DType::I64, {var(0)}), kIndexType);
+      p = emax(cidx(0), emin(cidx(std::max<int64_t>(x.numel() - 1, 0)), p));
       std::vector<int64_t> st = row_major_strides(x.shape);
       for (int i = 0; i < x.rank(); ++i) xi.push_back(bin(EOp::Rem, bin(EOp::Div, p, cidx(st[i])), cidx(x.shape[i])));
     } else {
-      int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
       xi = out_vars(x.rank());
-      xi[axis] = cast(load(1, DType::I64, {var(axis)}), kIndexType);
+      ExprP p = cast(load(1, DType::I64, {var(axis)}), kIndexType);
+      xi[axis] = emax(cidx(0), emin(cidx(std::max<int64_t>(x.shape[(size_t)axis] - 1, 0)), p));
     }
     c.kernel(n.out[0], {n.in[0], table}, load(0, x.dtype, xi));
   };

@@ -21,6 +21,7 @@ void register_recurrent_ops();
 void register_dynamic_quant_ops();
 void register_contrib_quantization_ops();
 void register_control_flow_ops();
+void register_data_dependent_ops();
 
 static std::map<std::string, OpDef> &raw_table() {
   static std::map<std::string, OpDef> t;
@@ -43,6 +44,7 @@ static std::map<std::string, OpDef> &table() {
     register_dynamic_quant_ops();
     register_contrib_quantization_ops();
     register_control_flow_ops();
+    register_data_dependent_ops();
     return true;
   }();
   (void)filled;
@@ -85,9 +87,6 @@ void throw_constant_required(const Graph &g, const Node &n, int v) {
 // (docs/OPERATORS.md lists the classes).
 const char *out_of_scope_class(const std::string &op) {
   static const std::map<std::string, const char *> classes = {
-      {"NonZero", "data-dependent output shape"},
-      {"Unique", "data-dependent output shape"},
-      {"NonMaxSuppression", "data-dependent output shape"},
       {"Bernoulli", "random"},
       {"RandomNormal", "random"},
       {"RandomNormalLike", "random"},

@@ -31,6 +31,13 @@ class LowerCtx {
   // A step that stops the run with `message` (a branch that could not be
   // compiled); `out` is a placeholder. Compilation only.
   virtual void fail(int, std::vector<int>, const std::string &) { fail_internal("a branch error reached folding"); }
+  // Data-dependent sizes (KernelKind::Compact, Nms; compilation only: such
+  // ops are never folded): `out` gets the kernel's elements, `count` (an
+  // int64 scalar, the holder of a produced extent) how many there are.
+  virtual void compact(int, int, int) { fail_internal("a data-dependent kernel reached folding"); }
+  virtual void nms(int, std::vector<int>, const NmsSpec &, int) {
+    fail_internal("a data-dependent kernel reached folding");
+  }
   // A new intermediate value.
   int temp(const std::string &base, DType t, Shape s) { return g.add_value(g.fresh_name(base), t, std::move(s)); }
   Graph &g;

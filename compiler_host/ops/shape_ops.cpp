@@ -592,13 +592,25 @@ void def_gather() {
     for (int k = 0; k < q; ++k) ii.push_back(var(axis + k));
     ExprP i = cast(load(1, ix.dtype, ii), kIndexType);
     int64_t dim = x.shape[axis];
-    i = select(lt(i, cidx(0)), i + cidx(dim), i);
+    i = select(lt(i, cidx(0)), i + c.g.extent(n.in[0], axis), i);  // (the actual length)
     i = emax(cidx(0), emin(cidx(dim - 1), i));  // out-of-range indices are invalid input; never read outside
     std::vector<ExprP> xi;
     for (int k = 0; k < axis; ++k) xi.push_back(var(k));
     xi.push_back(i);
     for (int k = axis + 1; k < x.rank(); ++k) xi.push_back(var(k - 1 + q));
     c.kernel(n.out[0], {n.in[0], n.in[1]}, load(0, x.dtype, xi));
+  };
+  // Run-time extents: the data's other axes and the indices' axes carry
+  // theirs to the output (boxes[keep] after NonMaxSuppression); the
+  // gathered axis may be one (negative indices count from its actual end).
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0), &ix = in_val(g, n, 1);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    std::vector<int> dims;
+    for (int k = 0; k < axis; ++k) dims.push_back(x.dim(k));
+    for (int k = 0; k < ix.rank(); ++k) dims.push_back(ix.dim(k));
+    for (int k = axis + 1; k < x.rank(); ++k) dims.push_back(x.dim(k));
+    g.v(n.out[0]).dims = dims;
   };
   register_op(std::move(d));
 }

@@ -72,8 +72,9 @@ void kernel_output_layouts(Program &p) {
       if (ca != r - 1) p.perm[k.out] = innermost_last(r, ca);
       continue;
     }
-    if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call || k.kind == KernelKind::Fail)
-      continue;  // row-major state / C views / nothing
+    if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call || k.kind == KernelKind::Fail ||
+        is_data_dependent(k.kind))
+      continue;  // row-major state / C views / nothing / rows in their order
     int r = g.v(k.out).rank();
     for (size_t s = 0; s < k.ins.size() && p.perm[k.out].empty(); ++s) {
       int v = k.ins[s];

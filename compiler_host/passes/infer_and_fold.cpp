@@ -177,7 +177,13 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
   // Quantized weights stay integers for fuse_qdq, which folds the rest.
   bool quantized_weight = n.op == "DequantizeLinear" && n.domain.empty() &&
                           (in_val(g, n, 0).dtype == DType::I8 || in_val(g, n, 0).dtype == DType::U8);
-  if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight) {
+  // A data-dependent size (an output axis of a produced extent: NonZero,
+  // NMS, Unique, Compress) is computed at run time, constant inputs or not.
+  bool produced = false;
+  for (int v : n.out)
+    for (int a = 0; v >= 0 && a < g.v(v).rank(); ++a)
+      produced = produced || (g.v(v).dim(a) >= 0 && g.syms[(size_t)g.v(v).dim(a)].produced);
+  if (all_const && d.lower && size <= kMaxFoldElements && !quantized_weight && !produced) {
     FoldCtx fc(g, n, fold_ops);
     d.lower(n, fc);
     return Visit::Folded;
@@ -240,7 +246,8 @@ bool resolve_merge(Graph &g, size_t i, const Splice &splice) {
 
 // The types and shapes the model declares for its values (value_info,
 // graph outputs) must be what its nodes compute: the application reads
-// the declared ones. A symbolic dimension matches any.
+// the declared ones. A symbolic dimension matches any, a run-time extent
+// any size in its bounds.
 void check_declarations(const Graph &g) {
   for (const auto &kv : g.model_declared) {
     const Value &v = g.v(kv.first);
@@ -248,8 +255,13 @@ void check_declarations(const Graph &g) {
     if (!v.shape_known) continue;
     bool type_ok = d.dtype == DType::Undefined || d.dtype == v.dtype;
     bool shape_ok = !d.has_shape || d.dims.size() == v.shape.size();
-    for (size_t i = 0; shape_ok && d.has_shape && i < d.dims.size(); ++i)
-      shape_ok = d.dims[i] < 0 || d.dims[i] == v.shape[i];
+    // A run-time extent matches a size within its bounds (an exporter's
+    // one run of a data-dependent size).
+    for (size_t i = 0; shape_ok && d.has_shape && i < d.dims.size(); ++i) {
+      const int s = v.dim((int)i);
+      shape_ok = d.dims[i] < 0 || d.dims[i] == v.shape[i] ||
+                 (s >= 0 && d.dims[i] >= g.syms[(size_t)s].lo && d.dims[i] <= g.syms[(size_t)s].hi);
+    }
     if (type_ok && shape_ok) continue;
     std::string decl = d.dtype == DType::Undefined ? std::string("?") : dtype_name(d.dtype);
     if (d.has_shape) {

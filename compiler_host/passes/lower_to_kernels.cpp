@@ -72,6 +72,17 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().rnn = spec;
   }
   void alias(int out, int in) override { p_.alias[out] = in; }
+  void compact(int out, int in, int count) override {
+    kernel(out, {in}, nullptr);
+    p_.kernels.back().kind = KernelKind::Compact;
+    p_.kernels.back().count = count;
+  }
+  void nms(int out, std::vector<int> ins, const NmsSpec &spec, int count) override {
+    kernel(out, std::move(ins), nullptr);
+    p_.kernels.back().kind = KernelKind::Nms;
+    p_.kernels.back().nms = spec;
+    p_.kernels.back().count = count;
+  }
   void fail(int out, std::vector<int> ins, const std::string &message) override {
     kernel(out, std::move(ins), nullptr);
     p_.kernels.back().kind = KernelKind::Fail;

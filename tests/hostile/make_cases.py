@@ -869,7 +869,24 @@ def index_cases():
     corpus("index", "compress_condition_too_long", one("Compress", ["x", "c"], x, [dyn(2)], [const("c", [1, 0, 1, 1, 1], np.bool_)], axis=1),
            "condition longer than the axis")
     corpus("index", "compress_runtime_condition", one("Compress", ["x", "c"], x + [vi("c", [3], T.BOOL)], [dyn(2)], axis=1),
-           "input 'c' must be a compile-time constant")
+           "ok")
+    corpus("index", "compress_condition_2d", one("Compress", ["x", "c"], x + [vi("c", [3, 1], T.BOOL)], [dyn(2)], axis=1),
+           "the condition must be 1-D")
+    # data-dependent sizes: malformed NonMaxSuppression, a bound past the limits
+    bx, sc = vi("b", [1, 5, 4]), vi("s", [1, 2, 5])
+    nms = lambda ins, inputs, inits=(), **a: one("NonMaxSuppression", ins, inputs, [dyn(2, T.INT64)], inits, **a)
+    corpus("ddep", "nms_boxes_not_4", nms(["b", "s"], [vi("b", [1, 5, 3]), sc]), "boxes must be [batches, boxes, 4]")
+    corpus("ddep", "nms_scores_other_boxes", nms(["b", "s"], [bx, vi("s", [1, 2, 6])]),
+           "scores must be [batches, classes, boxes]")
+    corpus("ddep", "nms_center_point_box_2", nms(["b", "s"], [bx, sc], center_point_box=2), "center_point_box is 2")
+    corpus("ddep", "nms_iou_above_1", nms(["b", "s", "m", "t"], [bx, sc], [i64("m", [3]), const("t", [1.5], np.float32)]),
+           "iou_threshold is 1.5")
+    corpus("ddep", "nms_max_two_values", nms(["b", "s", "m"], [bx, sc], [i64("m", [3, 4])]), "max_output_boxes_per_class")
+    corpus("ddep", "nms_bound_past_limit", nms(["b", "s"], [vi("b", [64, 60000, 4]), vi("s", [64, 1000, 60000])]),
+           "elements, more than the")
+    corpus("ddep", "unique_pairs_past_limit", one("Unique", ["x"], [vi("x", [200000])], [dyn(1)]),
+           "the pairwise comparison of its 200000 slices", bounded=True)
+    corpus("ddep", "nonzero_scalar_ok", one("NonZero", ["x"], [vi("x", [])], [dyn(2, T.INT64)]), "ok")
     corpus("index", "gathernd_scalar_indices", one("GatherND", ["x", "i"], x, [dyn(2)], [i64("i", 0)]), "indices must have rank >= 1")
     corpus("index", "gathernd_batch_longer_than_data", one("GatherND", ["x", "i"], x, [dyn(1)], [i64("i", [[0], [1], [2], [0]])], batch_dims=1),
            "batch axis 0 of data [2,3] and indices [4,1] differ")
