@@ -478,6 +478,11 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
       if (e->op == EOp::Div) return {a.lo / b.hi, a.hi / b.lo, true};
       return {0, std::min(a.hi, b.hi - 1), true};
     }
+    case EOp::Select: {  // either alternative
+      Interval a = index_range(e->a[1], ext), b = index_range(e->a[2], ext);
+      if (!a.known || !b.known) return unknown;
+      return {std::min(a.lo, b.lo), std::max(a.hi, b.hi), true};
+    }
     default: return unknown;
   }
 }

@@ -257,23 +257,57 @@ void def_where() {
   d.infer = [](Node &n, Graph &g) {
     if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
     if (n.has("_if_condition")) {
-      // Branches that differ in shape: only a constant condition can decide.
-      if (in_val(g, n, 1).shape != in_val(g, n, 2).shape) throw_constant_required(g, n, n.in[0]);
-      set_out(n, g, 0, in_val(g, n, 1).dtype, in_val(g, n, 1).shape);
+      // Branches that differ in shape: a constant condition decides; a
+      // symbolic one (a condition on run-time extents) gives the output
+      // the larger bounds and the taken branch's extents (dims below).
+      const Value &t = in_val(g, n, 1), &e = in_val(g, n, 2);
+      Shape s = t.shape;
+      if (t.shape != e.shape) {
+        if (!in_val(g, n, 0).is_sym() || t.rank() != e.rank()) throw_constant_required(g, n, n.in[0]);
+        for (size_t a = 0; a < s.size(); ++a) s[a] = std::max(t.shape[a], e.shape[a]);
+      }
+      set_out(n, g, 0, t.dtype, s);
       return;
     }
     set_out(n, g, 0, in_val(g, n, 1).dtype, broadcast_all(n, g));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
-    int r = c.g.v(n.out[0]).rank();
+    const Value &o = c.g.v(n.out[0]);
+    int r = o.rank();
     auto ld = [&](int k) {
-      const Shape &s = in_val(c.g, n, k).shape;
+      const Value &x = in_val(c.g, n, k);
+      const Shape &s = x.shape;
       if (k == 0 && n.has("_if_condition")) return load(0, DType::Bool, std::vector<ExprP>(s.size(), cidx(0)));
-      return load(k, in_val(c.g, n, k).dtype, broadcast_index(s, r));
+      if (n.has("_if_condition") && s != o.shape) {  // a branch of smaller bounds: its elements, clamped
+        if (x.numel() == 0) return cst(x.dtype, 0);  // (never read: its extents are then 0)
+        std::vector<ExprP> idx = out_vars(r);
+        for (int a = 0; a < r; ++a)
+          if (s[(size_t)a] != o.shape[(size_t)a]) idx[(size_t)a] = emin(idx[(size_t)a], cidx(s[(size_t)a] - 1));
+        return load(k, x.dtype, idx);
+      }
+      return load(k, x.dtype, broadcast_index(s, r));
     };
     c.kernel(n.out[0], n.in, select(ld(0), ld(1), ld(2)));
   };
-  d.dims = dims_broadcast;
+  // An If's merge under a symbolic condition: each axis takes the taken
+  // branch's extent.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &cond = in_val(g, n, 0);
+    if (!n.has("_if_condition") || !cond.is_sym() || cond.is_const()) {
+      dims_broadcast(n, g);
+      return;
+    }
+    Value &o = g.v(n.out[0]);
+    ExprP taken = bin(EOp::Ne, sym_index(cond.sym.at(0)), cidx(0));
+    std::vector<int> dims((size_t)o.rank(), -1);
+    for (int a = 0; a < o.rank(); ++a) {
+      ExprP t = g.extent(n.in[1], a), e = g.extent(n.in[2], a);
+      if (t->is_const() && e->is_const() && t->ival == e->ival) continue;
+      dims[(size_t)a] = g.derived_sym(select(taken, t, e), o.name + "[" + std::to_string(a) + "]");
+    }
+    o.dims = dims;
+    if (!o.is_dynamic()) o.dims.clear();
+  };
   register_op(std::move(d));
 }
 

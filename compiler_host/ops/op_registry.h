@@ -30,7 +30,9 @@ class LowerCtx {
   virtual void alias(int out, int in) = 0;
   // A step that stops the run with `message` (a branch that could not be
   // compiled); `out` is a placeholder. Compilation only.
-  virtual void fail(int, std::vector<int>, const std::string &) { fail_internal("a branch error reached folding"); }
+  virtual void fail(int, std::vector<int>, const std::string &m) {
+    fail_internal("a branch error reached folding: " + m);
+  }
   // Data-dependent sizes (KernelKind::Compact, Nms; compilation only: such
   // ops are never folded): `out` gets the kernel's elements, `count` (an
   // int64 scalar, the holder of a produced extent) how many there are.
@@ -100,7 +102,8 @@ std::vector<ExprP> sym_ints(const Graph &g, const Node &n, size_t input);
 bool fold_symbolic(Node &n, Graph &g, const OpDef &d);
 // Do expressions a and b (index expressions of run-time extents) agree for
 // every value of the extents (exhaustively for an extent of at most 512
-// values, else at its bounds and 64 points between)?
+// values, else at its bounds and 64 points between; of many extents, at
+// 256 combinations of those)?
 bool same_extent(const Graph &g, const ExprP &a, const ExprP &b);
 
 // Each ops/*.cpp file has a register_*_ops() function that calls

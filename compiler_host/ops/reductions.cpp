@@ -100,9 +100,11 @@ std::vector<bool> axes_from(const Node &n, const Graph &g, int rank, bool axes_i
   return r;
 }
 
-// out = finish(reduce(kind, body(x)), count) over the chosen axes.
+// out = finish(reduce(kind, body(x)), count) over the chosen axes; over a
+// run-time axis the reduction runs over its actual elements, and `count`
+// (the elements reduced, as a value of the output's type) is computed.
 void def_reduce(const std::string &name, ReduceKind kind, int axes_input_opset, std::vector<DType> types,
-                std::function<ExprP(ExprP)> body, std::function<ExprP(ExprP, int64_t)> finish) {
+                std::function<ExprP(ExprP)> body, std::function<ExprP(ExprP, ExprP)> finish) {
   OpDef d;
   d.name = name;
   d.attrs = {"axes", "keepdims", "noop_with_empty_axes"};
@@ -115,14 +117,24 @@ void def_reduce(const std::string &name, ReduceKind kind, int axes_input_opset, 
   };
   d.lower = [=](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
-    AxisPlan p = plan_axes(x.shape, axes_from(n, c.g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1));
-    c.kernel(n.out[0], {n.in[0]}, finish(reduce(kind, p.rvars, body(load(0, x.dtype, p.in_index))), p.count));
+    std::vector<bool> red = axes_from(n, c.g, x.rank(), n.opset >= axes_input_opset);
+    AxisPlan p = plan_axes(x.shape, red, n.geti("keepdims", 1));
+    runtime_rvars(p, c.g, n.in[0]);
+    ExprP r = reduce(kind, p.rvars, body(load(0, x.dtype, p.in_index)));
+    ExprP count = cst(r->type, (double)p.count);
+    if (x.is_dynamic()) {
+      ExprP k = cidx(1);
+      for (int a = 0; a < x.rank(); ++a)
+        if (red[(size_t)a]) k = k * c.g.extent(n.in[0], a);
+      if (!k->is_const()) count = cast(k, r->type);
+    }
+    c.kernel(n.out[0], {n.in[0]}, finish(r, count));
   };
   d.dims = [axes_input_opset](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     if (n.has_in(1) && g.v(n.in[1]).is_sym())
       fail_unsupported(n.where() + ": axes that depend on a run-time dimension");
-    dims_reduced(n, g, axes_from(n, g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1), false);
+    dims_reduced(n, g, axes_from(n, g, x.rank(), n.opset >= axes_input_opset), n.geti("keepdims", 1), true);
   };
   register_op(std::move(d));
 }
@@ -372,6 +384,8 @@ void def_topk() {
     DType t = x.dtype;
     int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
     int64_t len = x.shape[axis], k = k_of(n, c.g);
+    // A run-time length: the reductions run over the actual elements.
+    ExprP actual = x.dim(axis) >= 0 ? c.g.extent(n.in[0], axis) : nullptr;
     bool largest = n.geti("largest", 1);
     // rank[i] = #{j : x[j] before x[i]}
     std::vector<ExprP> xi = out_vars(x.rank()), xj = out_vars(x.rank());
@@ -381,13 +395,14 @@ void def_topk() {
     ExprP better = largest ? above(bj, a) : above(a, bj);
     ExprP before = bin(EOp::Or, better, land(same(bj, a), lt(j, var(axis))));
     int rank = c.temp(x.name + "_rank", kIndexType, x.shape);
-    c.kernel(rank, {n.in[0]}, reduce(ReduceKind::Sum, {{kFirstReduceVar, len}}, select(before, cidx(1), cidx(0))));
+    c.kernel(rank, {n.in[0]},
+             reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}}, select(before, cidx(1), cidx(0))));
     // index[k] = the i whose rank is k
     Shape os = x.shape;
     os[axis] = k;
     std::vector<ExprP> ri = out_vars(x.rank());
     ri[axis] = j;
-    ExprP who = reduce(ReduceKind::Sum, {{kFirstReduceVar, len}},
+    ExprP who = reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}},
                        select(bin(EOp::Eq, load(0, kIndexType, ri), var(axis)), j, cidx(0)));
     int index = c.temp(x.name + "_topk_index", kIndexType, os);
     c.kernel(index, {rank}, who);
@@ -397,6 +412,21 @@ void def_topk() {
     if (n.out[0] >= 0) c.kernel(n.out[0], {n.in[0], index}, load(0, t, gi));
     if (n.out.size() > 1 && n.out[1] >= 0)
       c.kernel(n.out[1], {index}, cast(load(0, kIndexType, out_vars(x.rank())), DType::I64));
+  };
+  // Run-time extents: the input's carry over, and the output's axis is
+  // min(k, the axis's actual length) for a run-time k (a symbolic value:
+  // torchvision's min(candidates, 300)) or a run-time length.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
+    ExprP k = n.opset < 10 ? cidx(n.geti("k", 1)) : sym_ints(g, n, 1).at(0);
+    ExprP len = g.extent(n.in[0], axis);
+    ExprP kk = k->is_const() && len->is_const() ? k : emin(k, len);
+    std::vector<int> dims = x.dims;
+    dims.resize((size_t)x.rank(), -1);
+    dims[(size_t)axis] = g.derived_sym(kk, g.v(n.out[0]).name + "[" + std::to_string(axis) + "]");
+    for (int o : n.out)
+      if (o >= 0) g.v(o).dims = dims;
   };
   register_op(std::move(d));
 }
@@ -409,9 +439,8 @@ void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axe
 
 void register_reduction_ops() {
   auto id = [](ExprP x) { return x; };
-  auto keep = [](ExprP r, int64_t) { return r; };
-  def_reduce("ReduceMean", ReduceKind::Sum, 18, kNumeric, id,
-             [](ExprP r, int64_t n) { return r / cst(r->type, (double)n); });
+  auto keep = [](ExprP r, ExprP) { return r; };
+  def_reduce("ReduceMean", ReduceKind::Sum, 18, kNumeric, id, [](ExprP r, ExprP n) { return r / n; });
   def_reduce("ReduceSum", ReduceKind::Sum, 13, kNumeric, id, keep);
   def_reduce("ReduceMax", ReduceKind::Max, 18, kNumeric, id, keep);
   def_reduce("ReduceMin", ReduceKind::Min, 18, kNumeric, id, keep);
@@ -422,8 +451,8 @@ void register_reduction_ops() {
       "ReduceL1", ReduceKind::Sum, 18, kNumeric, [](ExprP x) { return un(EOp::Abs, x); }, keep);
   def_reduce(
       "ReduceL2", ReduceKind::Sum, 18, kFloat, [](ExprP x) { return x * x; },
-      [](ExprP r, int64_t) { return un(EOp::Sqrt, r); });
-  def_reduce("ReduceLogSum", ReduceKind::Sum, 18, kFloat, id, [](ExprP r, int64_t) { return un(EOp::Log, r); });
+      [](ExprP r, ExprP) { return un(EOp::Sqrt, r); });
+  def_reduce("ReduceLogSum", ReduceKind::Sum, 18, kFloat, id, [](ExprP r, ExprP) { return un(EOp::Log, r); });
   def_reduce_logsumexp();
   def_softmax("Softmax", SoftKind::Softmax);
   def_softmax("LogSoftmax", SoftKind::LogSoftmax);

@@ -239,22 +239,59 @@ void def_transpose() {
 constexpr size_t kConcatFanIn = 16;
 
 // out = the concatenation of `ins` (none of length 0) along `axis`, as one
-// kernel: sel(i < end_k, in_k[i - begin_k], rest), built from the last input.
+// kernel: sel(i < end_k, in_k[i - begin_k], rest), built from the last
+// input. Along a run-time axis the offsets are sums of the inputs'
+// extents (the actual elements packed, as ONNX concatenates them) and
+// each input's index is clamped into its bounds.
 void concat_kernel(LowerCtx &c, int out, const std::vector<int> &ins, int axis) {
   const Value &o = c.g.v(out);
   int r = o.rank();
+  std::vector<ExprP> begin;
+  ExprP end = cidx(0);
+  for (int v : ins) {
+    begin.push_back(end);
+    end = end + c.g.extent(v, axis);
+  }
   ExprP e;
-  int64_t end = o.shape[axis];
   for (size_t k = ins.size(); k-- > 0;) {
-    int64_t len = c.g.v(ins[k]).shape[axis];
+    const Value &x = c.g.v(ins[k]);
     std::vector<ExprP> idx = out_vars(r);
-    idx[axis] = var(axis) - cidx(end - len);
+    idx[axis] = var(axis) - begin[k];
+    if (!begin[k]->is_const() || x.dim(axis) >= 0) idx[axis] = emax(cidx(0), emin(cidx(x.shape[axis] - 1), idx[axis]));
     ExprP v = load((int)k, o.dtype, idx);
-    e = e ? select(lt(var(axis), cidx(end)), v, e) : v;
-    end -= len;
+    e = e ? select(lt(var(axis), begin[k] + c.g.extent(ins[k], axis)), v, e) : v;
   }
   if (!e) e = cst(o.dtype, 0);
   c.kernel(out, ins, e);
+}
+
+// Dims of the concatenation of `ins` along `axis` into `out`: the other
+// axes' extents agree (broadcasting's rule without the broadcast); along
+// the axis, the sum of the inputs' lengths (a run-time extent when one
+// is).
+void concat_dims(Graph &g, const Node &n, const std::vector<int> &ins, int axis, int out) {
+  Value &o = g.v(out);
+  std::vector<int> dims((size_t)o.rank(), -1);
+  ExprP sum = cidx(0);
+  for (int v : ins) {
+    const Value &x = g.v(v);
+    sum = sum + g.extent(v, axis);
+    for (int a = 0; a < o.rank(); ++a) {
+      if (a == axis || x.dim(a) < 0) continue;
+      if (dims[(size_t)a] >= 0 && dims[(size_t)a] != x.dim(a))
+        fail_unsupported(n.where() + ": " + describe_dim(g, v, a) + " and another input's extent meet on axis " +
+                         std::to_string(a) + ": tinyrt takes them to be equal only when they are one dimension");
+      dims[(size_t)a] = x.dim(a);
+    }
+  }
+  for (int v : ins)
+    for (int a = 0; a < o.rank(); ++a)
+      if (a != axis && dims[(size_t)a] >= 0 && g.v(v).dim(a) < 0)
+        fail_unsupported(n.where() + ": '" + g.v(v).name + "' axis " + std::to_string(a) + " is fixed where " +
+                         describe_dim(g, out, a) + " is not");
+  dims[(size_t)axis] = g.derived_sym(sum, o.name + "[" + std::to_string(axis) + "]");
+  o.dims = dims;
+  if (!o.is_dynamic()) o.dims.clear();
 }
 
 void def_concat() {
@@ -300,6 +337,7 @@ void def_concat() {
         s[axis] = 0;
         for (int v : g) s[axis] += c.g.v(v).shape[axis];
         int t = c.temp(c.g.v(n.out[0]).name + "_part", x0.dtype, s);
+        if (c.g.v(n.out[0]).is_dynamic()) concat_dims(c.g, n, g, axis, t);
         concat_kernel(c, t, g, axis);
         groups.push_back(t);
       }
@@ -307,15 +345,9 @@ void def_concat() {
     }
     concat_kernel(c, n.out[0], parts, axis);
   };
-  // Along a fixed axis: the other axes' extents agree (broadcasting's rule
-  // without the broadcast).
   d.dims = [](Node &n, Graph &g) {
     const Value &x0 = in_val(g, n, 0);
-    int axis = norm_axis(n.geti("axis", 0), x0.rank(), n);
-    for (int v : n.in)
-      if (g.v(v).dim(axis) >= 0)
-        fail_unsupported(n.where() + ": concatenating along " + describe_dim(g, v, axis) + ": not supported yet");
-    dims_broadcast(n, g);
+    concat_dims(g, n, n.in, norm_axis(n.geti("axis", 0), x0.rank(), n), n.out[0]);
   };
   register_op(std::move(d));
 }
@@ -374,6 +406,14 @@ void def_split() {
       off += sz[k];
     }
   };
+  // Run-time extents off the split axis carry to every part.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", 0), x.rank(), n);
+    if (x.dim(axis) >= 0)
+      fail_unsupported(n.where() + ": splitting " + describe_dim(g, n.in[0], axis) + ": not supported yet");
+    dims_like_input(n, g);
+  };
   register_op(std::move(d));
 }
 
@@ -381,7 +421,26 @@ void def_split() {
 
 struct SliceSpec {
   std::vector<int64_t> start, step, count;
+  // As given (before clamping into the axis), and the axis's step: for
+  // an axis of run-time length (slice_extent).
+  std::vector<int64_t> given_start, given_end, given_step;
 };
+
+// Start and count of the slice of a run-time axis (its extent `len`, an
+// index expression; `bound` its upper bound) for positive steps: ONNX's
+// clamping with the actual length. The count is at most the count at the
+// bound (`count_bound`), which it is monotone up to.
+std::pair<ExprP, ExprP> slice_extent(const SliceSpec &s, int a, const ExprP &len, int64_t bound) {
+  auto clampv = [&](int64_t v) {  // a start or end of the actual axis
+    v = std::max<int64_t>(std::min<int64_t>(v, bound), -bound);
+    return v >= 0 ? emin(cidx(v), len) : emax(len + cidx(v), cidx(0));
+  };
+  ExprP b = clampv(s.given_start[(size_t)a]), e = clampv(s.given_end[(size_t)a]);
+  const int64_t st = s.given_step[(size_t)a];
+  ExprP span = emax(e - b, cidx(0));
+  ExprP count = st == 1 ? span : bin(EOp::Div, span + cidx(st - 1), cidx(st));
+  return {b, emin(count, cidx(s.count[(size_t)a]))};
+}
 
 SliceSpec slice_spec(const Node &n, const Graph &g) {
   const Shape &x = in_val(g, n, 0).shape;
@@ -406,6 +465,9 @@ SliceSpec slice_spec(const Node &n, const Graph &g) {
   s.start.assign(r, 0);
   s.step.assign(r, 1);
   s.count = x;
+  s.given_start.assign(r, 0);
+  s.given_end.assign(r, INT64_MAX);
+  s.given_step.assign(r, 1);
   std::vector<bool> seen(r, false);
   for (size_t i = 0; i < starts.size(); ++i) {
     int a = norm_axis(axes[i], r, n);
@@ -414,6 +476,9 @@ SliceSpec slice_spec(const Node &n, const Graph &g) {
     int64_t dim = x[a], st = steps[i];
     if (st == 0) fail_invalid(n.where() + ": step 0");
     int64_t b = starts[i], e = ends[i];
+    s.given_start[a] = b;
+    s.given_end[a] = e;
+    s.given_step[a] = st;
     if (b < 0) b += dim;
     if (e < 0) e += dim;
     // Steps may be as large as INT64_MAX or INT64_MIN: counts are taken in
@@ -446,30 +511,42 @@ void def_slice() {
     const Value &x = in_val(c.g, n, 0);
     SliceSpec s = slice_spec(n, c.g);
     std::vector<ExprP> idx;
-    for (int i = 0; i < x.rank(); ++i) idx.push_back(cidx(s.start[i]) + var(i) * cidx(s.step[i]));
+    for (int i = 0; i < x.rank(); ++i) {
+      if (x.dim(i) >= 0 && (s.given_start[(size_t)i] != 0 || s.given_step[(size_t)i] != 1)) {
+        // A run-time axis: the start from its actual length, clamped.
+        ExprP b = slice_extent(s, i, c.g.extent(n.in[0], i), x.shape[(size_t)i]).first;
+        idx.push_back(emin(b + var(i) * cidx(s.given_step[(size_t)i]), cidx(x.shape[(size_t)i] - 1)));
+        continue;
+      }
+      idx.push_back(cidx(s.start[i]) + var(i) * cidx(s.step[i]));
+    }
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
   };
-  // Run-time extents: fixed axes slice as before; a run-time axis only
-  // whole ([0, end >= its bound) with step 1).
+  // Run-time extents: fixed axes slice as before; a run-time axis by
+  // constant starts, ends and a positive step, clamped with its actual
+  // length as ONNX says (keep[:300] after torchvision's NMS).
   d.dims = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     for (int k = 1; k <= 4; ++k)
       if (n.has_in((size_t)k) && g.v(n.in[k]).is_sym())
         fail_unsupported(n.where() + ": slice bounds that depend on a run-time dimension: not supported yet");
-    if (n.opset >= 10) {
-      std::vector<int64_t> starts = const_ints(g, n, 1), ends = const_ints(g, n, 2), axes, steps;
-      if (n.has_in(3)) axes = const_ints(g, n, 3);
-      if (n.has_in(4)) steps = const_ints(g, n, 4);
-      for (size_t i = 0; i < starts.size() && i < ends.size(); ++i) {
-        int a = norm_axis(axes.empty() ? (int64_t)i : axes.at(i), x.rank(), n);
-        if (x.dim(a) < 0) continue;
-        bool whole = starts[i] == 0 && ends[i] >= x.shape[(size_t)a] && (steps.empty() || steps.at(i) == 1);
-        if (!whole) fail_unsupported(n.where() + ": slicing " + describe_dim(g, n.in[0], a) + ": not supported yet");
-      }
-    } else if (x.is_dynamic()) {
+    if (n.opset < 10 && x.is_dynamic())
       fail_unsupported(n.where() + ": Slice before opset 10 with run-time dimensions");
+    SliceSpec s = slice_spec(n, g);
+    std::vector<int> dims = x.dims;
+    dims.resize((size_t)x.rank(), -1);
+    for (int a = 0; a < x.rank(); ++a) {
+      if (x.dim(a) < 0) continue;
+      if (s.given_step[(size_t)a] < 0)
+        fail_unsupported(n.where() + ": slicing " + describe_dim(g, n.in[0], a) + " backwards: not supported yet");
+      bool whole =
+          s.given_start[(size_t)a] == 0 && s.given_end[(size_t)a] >= x.shape[(size_t)a] && s.given_step[(size_t)a] == 1;
+      if (whole) continue;
+      ExprP count = slice_extent(s, a, g.extent(n.in[0], a), x.shape[(size_t)a]).second;
+      dims[(size_t)a] = g.derived_sym(count, g.v(n.out[0]).name + "[" + std::to_string(a) + "]");
     }
-    dims_like_input(n, g);
+    g.v(n.out[0]).dims = dims;
+    if (!g.v(n.out[0]).is_dynamic()) g.v(n.out[0]).dims.clear();
   };
   register_op(std::move(d));
 }
@@ -687,6 +764,63 @@ void def_folding(const std::string &name, std::vector<std::string> attrs, std::v
   register_op(std::move(d));
 }
 
+// Axis k of output `out` takes element k of shape input `input` (a
+// symbolic value's elements are expressions of run-time extents): the
+// dims rule of ops whose output shape is an input (ConstantOfShape,
+// Expand).
+void dims_from_shape_input(Node &n, Graph &g, size_t input, int out) {
+  std::vector<ExprP> e = sym_ints(g, n, input);
+  Value &o = g.v(out);
+  std::vector<int> dims((size_t)o.rank(), -1);
+  const size_t off = (size_t)o.rank() - std::min(e.size(), (size_t)o.rank());
+  for (size_t k = 0; k < e.size() && k < dims.size(); ++k)
+    if (!e[k]->is_const()) dims[off + k] = g.derived_sym(e[k], o.name + "[" + std::to_string(off + k) + "]");
+  o.dims = dims;
+}
+
+// ConstantOfShape: a constant; of a symbolic shape (torchvision's
+// full_like over a data-dependent count), a kernel filling the bounds
+// with run-time extents.
+void def_constant_of_shape() {
+  auto value_of = [](const Node &n) {
+    ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
+    if (!v || shape_numel(v->shape) != 1)
+      fail_invalid(n.where() + ": value must be a tensor of one element" +
+                   (v ? ", it has shape " + shape_str(v->shape) : std::string()));
+    return v;
+  };
+  auto shape_of = [](const Node &n, const Graph &g) {
+    std::vector<int64_t> s = const_ints(g, n, 0);
+    Shape shape(s.begin(), s.end());
+    for (int64_t d : shape)
+      if (d < 0) fail_invalid(n.where() + ": negative dimension in " + shape_str(shape));
+    return shape;
+  };
+  OpDef d;
+  d.name = "ConstantOfShape";
+  d.attrs = {"value"};
+  d.const_inputs = {0};
+  d.infer = [value_of, shape_of](Node &n, Graph &g) { set_out(n, g, 0, value_of(n)->dtype, shape_of(n, g)); };
+  d.fold = [value_of, shape_of](const Node &n, const Graph &g) {
+    ConstP v = value_of(n);
+    Shape shape = shape_of(n, g);
+    int eb = dtype_bytes(v->dtype);
+    if (shape_numel(shape) * eb > g.limits.max_folded_bytes)
+      fail_cap(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
+               " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
+    Bytes b((size_t)(shape_numel(shape) * eb));
+    for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);
+    return std::vector<ConstP>{make_const(v->dtype, shape, std::move(b))};
+  };
+  d.dims = [](Node &n, Graph &g) { dims_from_shape_input(n, g, 0, n.out[0]); };
+  d.lower = [value_of](const Node &n, LowerCtx &c) {
+    ConstP v = value_of(n);
+    ExprP e = dtype_is_float(v->dtype) ? cst(v->dtype, v->get_f(0)) : cst(v->dtype, (double)v->get_i(0));
+    c.kernel(n.out[0], {}, e);
+  };
+  register_op(std::move(d));
+}
+
 // Shape: a constant for fixed dimensions; of a value with run-time
 // dimensions, a symbolic value (ops/sym_values.cpp) that is also computed
 // at run time for readers that take it as data.
@@ -743,24 +877,7 @@ void register_shape_ops() {
   def_shape();
   def_folding("Size", {}, {},
               [](const Node &n, const Graph &g) { return make_const_i64({}, {in_val(g, n, 0).numel()}); });
-  def_folding("ConstantOfShape", {"value"}, {0}, [](const Node &n, const Graph &g) {
-    std::vector<int64_t> s = const_ints(g, n, 0);
-    ConstP v = n.has("value") ? n.attrs.at("value").t : make_const_f32({1}, {0.f});
-    if (!v || shape_numel(v->shape) != 1)
-      fail_invalid(n.where() + ": value must be a tensor of one element" +
-                   (v ? ", it has shape " + shape_str(v->shape) : std::string()));
-    int eb = dtype_bytes(v->dtype);
-    Shape shape(s.begin(), s.end());
-    for (int64_t d : shape)
-      if (d < 0) fail_invalid(n.where() + ": negative dimension in " + shape_str(shape));
-    g.check_size(shape, n.where() + ": output");
-    if (shape_numel(shape) * eb > g.limits.max_folded_bytes)
-      fail_cap(n.where() + ": a constant of " + std::to_string(shape_numel(shape) * eb) +
-               " bytes exceeds --max-folded-bytes " + std::to_string(g.limits.max_folded_bytes));
-    Bytes b((size_t)(shape_numel(shape) * eb));
-    for (int64_t i = 0; i < shape_numel(shape); ++i) std::memcpy(b.data() + i * eb, v->bytes.data(), eb);
-    return make_const(v->dtype, shape, std::move(b));
-  });
+  def_constant_of_shape();
 }
 
 }  // namespace tinyrt

@@ -40,6 +40,45 @@ ExprP fold_constants(const ExprP &e) {
   });
 }
 
+// A reduction over few fixed elements written out as the chain of its
+// operation (torchvision's min(candidates, 300) is a ReduceMin of a
+// Concat): Sum/Prod/Max/Min over at most kMaxSymElements combinations;
+// throws NotSymbolic otherwise.
+ExprP unroll_reductions(const ExprP &e) {
+  return rewrite_top_down(e, [](const ExprP &x) -> ExprP {
+    if (x->op != EOp::Reduce) return nullptr;
+    int64_t total = 1;
+    int top = 0;
+    for (const RVar &r : x->rvars) {
+      if (r.n || r.extent <= 0) throw NotSymbolic{};
+      total *= r.extent;
+      top = std::max(top, r.id + 1);
+      if (total > kMaxSymElements) throw NotSymbolic{};
+    }
+    EOp op;
+    switch (x->rk) {
+      case ReduceKind::Sum: op = EOp::Add; break;
+      case ReduceKind::Prod: op = EOp::Mul; break;
+      case ReduceKind::Max: op = EOp::Max; break;
+      case ReduceKind::Min: op = EOp::Min; break;
+      default: throw NotSymbolic{};
+    }
+    ExprP acc;
+    for (int64_t c = 0; c < total; ++c) {
+      std::vector<ExprP> vars;
+      for (int k = 0; k < top; ++k) vars.push_back(var(k));
+      int64_t rest = c;
+      for (size_t k = x->rvars.size(); k-- > 0;) {
+        vars[(size_t)x->rvars[k].id] = cidx(rest % x->rvars[k].extent);
+        rest /= x->rvars[k].extent;
+      }
+      ExprP term = unroll_reductions(substitute_vars(x->a.at(0), vars));
+      acc = acc ? bin(op, acc, term) : term;
+    }
+    return acc;
+  });
+}
+
 class SymCtx : public LowerCtx {
  public:
   SymCtx(Graph &g, std::map<int, std::vector<ExprP>> &elems) : LowerCtx(g), elems_(elems) {}
@@ -53,7 +92,7 @@ class SymCtx : public LowerCtx {
     for (int64_t i = 0; i < n; ++i) {
       std::vector<ExprP> at;
       for (size_t k = 0; k < o.shape.size(); ++k) at.push_back(cidx(i / strides[k] % o.shape[k]));
-      ExprP e = fold_constants(substitute_vars(expr, at));
+      ExprP e = fold_constants(unroll_reductions(substitute_vars(expr, at)));
       e = rewrite(e, [&](const ExprP &x) -> ExprP {
         if (x->op == EOp::Reduce || x->op == EOp::Var) throw NotSymbolic{};
         if (x->op != EOp::Load) return nullptr;
@@ -154,8 +193,20 @@ ExprP sym_index(const ExprP &e) {
       return cidx(e->ival);
     case EOp::Dim: return e;
     case EOp::Cast:
-      if (dtype_is_float(e->a[0]->type) || e->a[0]->type == DType::Bool) break;
-      return sym_index(e->a[0]);
+      if (dtype_is_float(e->a[0]->type)) break;
+      return sym_index(e->a[0]);  // (a bool is 0 or 1, below)
+    // Conditions on extents (torchvision's "no boxes" If): 1 or 0.
+    case EOp::Eq:
+    case EOp::Ne:
+    case EOp::Lt:
+    case EOp::Le:
+    case EOp::Gt:
+    case EOp::Ge:
+      if (dtype_is_float(e->a[0]->type)) break;
+      return select(bin(e->op, sym_index(e->a[0]), sym_index(e->a[1])), cidx(1), cidx(0));
+    case EOp::Not: return cidx(1) - sym_index(e->a[0]);
+    case EOp::And: return sym_index(e->a[0]) * sym_index(e->a[1]);
+    case EOp::Or: return emax(sym_index(e->a[0]), sym_index(e->a[1]));
     case EOp::Add:
     case EOp::Sub:
     case EOp::Mul:
@@ -205,6 +256,7 @@ bool fold_symbolic(Node &n, Graph &g, const OpDef &d) {
 }
 
 bool same_extent(const Graph &g, const ExprP &a, const ExprP &b) {
+  if (a == b || to_string(a) == to_string(b)) return true;
   std::set<int> ids;
   for (const ExprP *e : {&a, &b})
     visit(*e, [&](const Expr &x) {
@@ -222,26 +274,44 @@ bool same_extent(const Graph &g, const ExprP &a, const ExprP &b) {
     }
     axes.push_back({id, v});
   }
-  // Every combination up to 2^16 points, else the corners and a diagonal.
+  // Every combination up to 2^16 points, else 256 of them: each extent at
+  // its lower bound, its upper one, its middle, then pseudo-random values
+  // (many extents: torchvision's sum of 90 per-class counts).
   std::map<int, int64_t> vals;
+  auto agree = [&]() {
+    bool ok = true;
+    int64_t x = eval_index(a, vals, &ok), y = eval_index(b, vals, &ok);
+    return ok && x == y;
+  };
   int64_t points = 1;
   for (auto &ax : axes) points = std::min<int64_t>(points * (int64_t)ax.second.size(), 1 << 20);
-  std::function<bool(size_t)> all = [&](size_t k) -> bool {
-    if (k == axes.size()) {
-      bool ok = true;
-      int64_t x = eval_index(a, vals, &ok), y = eval_index(b, vals, &ok);
-      return ok && x == y;
+  if (points <= (1 << 16)) {
+    std::function<bool(size_t)> all = [&](size_t k) -> bool {
+      if (k == axes.size()) return agree();
+      for (int64_t x : axes[k].second) {
+        vals[axes[k].first] = x;
+        if (!all(k + 1)) return false;
+      }
+      return true;
+    };
+    return all(0);
+  }
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int sample = 0; sample < 256; ++sample)
+    for (size_t k = 0; k <= axes.size(); ++k) {
+      if (k == axes.size()) {
+        if (!agree()) return false;
+        break;
+      }
+      const std::vector<int64_t> &v = axes[k].second;
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      size_t pick = sample == 0   ? 0
+                    : sample == 1 ? v.size() - 1
+                    : sample == 2 ? v.size() / 2
+                                  : (state >> 33) % v.size();
+      vals[axes[k].first] = v[pick];
     }
-    const std::vector<int64_t> &v = axes[k].second;
-    std::vector<int64_t> pick = v;
-    if (points > (1 << 16)) pick = {v.front(), v[v.size() / 2], v.back()};
-    for (int64_t x : pick) {
-      vals[axes[k].first] = x;
-      if (!all(k + 1)) return false;
-    }
-    return true;
-  };
-  return all(0);
+  return true;
 }
 
 }  // namespace tinyrt

@@ -71,3 +71,48 @@ TEST(Dims, SymbolicElementsAndTheirEquality) {
   EXPECT_FALSE(same_extent(g, (T + 3) / cidx(4) * 4, T));
   EXPECT_THROW(sym_index(cst(DType::F32, 1.5)), CompileError);
 }
+
+TEST(Dims, ProducedExtentsAreDistinctFromInputs) {
+  Graph g;
+  int t = g.base_sym("T", 1, 8);
+  // A data-dependent extent (NonZero's count): from 0, its own even when
+  // an input dimension has the same name, and one per name.
+  int c = g.produced_sym("T", 32);
+  EXPECT_NE(c, t);
+  EXPECT_TRUE(g.syms[(size_t)c].produced);
+  EXPECT_EQ(g.syms[(size_t)c].lo, 0);
+  EXPECT_EQ(g.syms[(size_t)c].hi, 32);
+  EXPECT_EQ(g.produced_sym("T", 32), c);
+  EXPECT_EQ(g.base_sym("T", 1, 8), t);
+  EXPECT_EQ(g.sym_expr(c)->op, EOp::Dim);
+}
+
+TEST(Dims, ConditionsOnExtentsAreIndexExpressions) {
+  Graph g;
+  ExprP N = g.sym_expr(g.produced_sym("n", 300));
+  // torchvision's "no boxes" test: numel == 0 as 1 or 0, and the extent of
+  // an If merge that takes 0 rows then and N else.
+  ExprP empty = sym_index(bin(EOp::Eq, cast(N, DType::I64), cst(DType::I64, 0)));
+  EXPECT_EQ(empty->type, kIndexType);
+  ExprP rows = select(bin(EOp::Ne, empty, cidx(0)), cidx(0), N);
+  EXPECT_TRUE(same_extent(g, rows, N));
+  Interval r = index_range(rows, {});
+  ASSERT_TRUE(r.known);
+  EXPECT_EQ(r.lo, 0);
+  EXPECT_EQ(r.hi, 300);
+  EXPECT_FALSE(same_extent(g, sym_index(un(EOp::Not, bin(EOp::Eq, cast(N, DType::I64), cst(DType::I64, 0)))), N));
+}
+
+TEST(Dims, SameExtentOfManyExtentsStaysCheap) {
+  // A sum of 90 per-class counts (torchvision's concatenated detections):
+  // checked at sampled points, not at every combination.
+  Graph g;
+  ExprP sum = cidx(0), sum2 = cidx(0);
+  for (int k = 0; k < 90; ++k) {
+    ExprP c = emin(g.sym_expr(g.produced_sym("c" + std::to_string(k), 3000)), cidx(300));
+    sum = sum + c;
+    sum2 = c + sum2;
+  }
+  EXPECT_TRUE(same_extent(g, sum, sum2));
+  EXPECT_FALSE(same_extent(g, sum, sum2 + 1));
+}
