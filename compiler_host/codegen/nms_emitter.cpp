@@ -130,21 +130,28 @@ class NmsEmitter {
     return b_.CreateAnd(ok, b_.CreateFCmpOGT(b_.CreateFDiv(inter, uni), iou_));
   }
 
+  // The list being written, as a pass carries it: {entries, position of
+  // the best, its score}; empty, and with box idx (scoring sc) appended
+  // when `keep` (stored unconditionally at the next position, which never
+  // passes the position being read: the clamp is the identity).
+  Values empty_list() { return {b_.getInt32(0), b_.getInt32(0), llvm::ConstantFP::get(f32(), 0.0)}; }
+  Values append(const Values &v, llvm::Value *keep, llvm::Value *idx, llvm::Value *sc) {
+    b_.CreateStore(idx, list_at(clamp(v[0], N_ - 1)));
+    llvm::Value *first = b_.CreateICmpEQ(v[0], b_.getInt32(0));
+    llvm::Value *better = b_.CreateAnd(keep, b_.CreateOr(first, b_.CreateFCmpOGT(sc, v[2])));
+    return {b_.CreateAdd(v[0], b_.CreateZExt(keep, i32())), b_.CreateSelect(better, v[0], v[1]),
+            b_.CreateSelect(better, sc, v[2])};
+  }
+
   // Selections of class ci of batch entry bi, written from output row
   // `row`; returns the next free row.
   llvm::Value *one_class(llvm::Value *bi, llvm::Value *ci, llvm::Value *row) {
     // 1. Candidates, in index order, and the best of them.
     Values c = carried_loop(
-        b_, b_.getInt32(0), n_, {b_.getInt32(0), b_.getInt32(0), llvm::ConstantFP::get(f32(), 0.0)},
+        b_, b_.getInt32(0), n_, empty_list(),
         [&](llvm::Value *n, const Values &v) {
           llvm::Value *sc = score_of(bi, ci, n);
-          llvm::Value *cand = s_.has_score ? b_.CreateFCmpOGT(sc, score_) : b_.getTrue();
-          // (the list position never passes n: the clamp is the identity)
-          b_.CreateStore(n, list_at(clamp(v[0], N_ - 1)));
-          llvm::Value *first = b_.CreateICmpEQ(v[0], b_.getInt32(0));
-          llvm::Value *better = b_.CreateAnd(cand, b_.CreateOr(first, b_.CreateFCmpOGT(sc, v[2])));
-          return Values{b_.CreateAdd(v[0], b_.CreateZExt(cand, i32())), b_.CreateSelect(better, v[0], v[1]),
-                        b_.CreateSelect(better, sc, v[2])};
+          return append(v, s_.has_score ? b_.CreateFCmpOGT(sc, score_) : b_.getTrue(), n, sc);
         },
         "candidates");
 
@@ -174,16 +181,11 @@ class NmsEmitter {
     for (int j = 0; j < 3; ++j) b_.CreateStore(b_.CreateSExt(vals[j], i64()), at(out_, i64(), {orow, b_.getInt32(j)}));
     Box a = box(bi, s);
     Values f = carried_loop(
-        b_, b_.getInt32(0), m, {b_.getInt32(0), b_.getInt32(0), llvm::ConstantFP::get(f32(), 0.0)},
+        b_, b_.getInt32(0), m, empty_list(),
         [&](llvm::Value *q, const Values &v) {
           llvm::Value *cidx = clamp(b_.CreateLoad(i32(), list_at(clamp(q, N_ - 1))), N_ - 1);
           llvm::Value *keep = b_.CreateAnd(b_.CreateICmpNE(q, best), b_.CreateNot(suppresses(a, box(bi, cidx))));
-          b_.CreateStore(cidx, list_at(clamp(v[0], N_ - 1)));  // (v[0] <= q)
-          llvm::Value *sc = score_of(bi, ci, cidx);
-          llvm::Value *first = b_.CreateICmpEQ(v[0], b_.getInt32(0));
-          llvm::Value *better = b_.CreateAnd(keep, b_.CreateOr(first, b_.CreateFCmpOGT(sc, v[2])));
-          return Values{b_.CreateAdd(v[0], b_.CreateZExt(keep, i32())), b_.CreateSelect(better, v[0], v[1]),
-                        b_.CreateSelect(better, sc, v[2])};
+          return append(v, keep, cidx, score_of(bi, ci, cidx));
         },
         "suppress");
     llvm::BasicBlock *latch = b_.GetInsertBlock();

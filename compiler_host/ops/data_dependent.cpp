@@ -6,23 +6,12 @@
 // maximum x classes x batch); a Compact or Nms kernel (ir/program.h)
 // computes it at run time and the kernels after loop to it.
 #include <algorithm>
-#include <cmath>
 
 #include "ops/op_registry.h"
 
 namespace tinyrt {
 
 namespace {
-
-// Gives axis `axis` of output k of n a produced extent of at most `hi`
-// elements, named after the output ("selected_indices[0]").
-int produced_axis(Node &n, Graph &g, size_t k, int axis, int64_t hi) {
-  Value &o = g.v(n.out.at(k));
-  int s = g.produced_sym(o.name + "[" + std::to_string(axis) + "]", hi);
-  o.dims.assign((size_t)o.rank(), -1);
-  o.dims[(size_t)axis] = s;
-  return s;
-}
 
 // Is element `idx` of value v (indices of its bounds' layout) inside its
 // run-time extents? nullptr when all its dimensions are fixed.
@@ -72,12 +61,9 @@ void def_nonzero() {
       c.alias(flat, mask);
     }
     const Value &out = g.v(n.out[0]);
-    int sym = out.dim(1);
-    int holder = c.temp(out.name + "_count", DType::I64, {});
-    g.syms.at((size_t)sym).holder = holder;
     int lin = c.temp(out.name + "_index", DType::I64, {numel});
-    g.v(lin).dims = {sym};
-    c.compact(lin, flat, holder);
+    g.v(lin).dims = {out.dim(1)};
+    c.compact(lin, flat);
     // Coordinate Var(0) of the k-th (Var(1)) nonzero element.
     std::vector<int64_t> st = row_major_strides(xs);
     ExprP i = cast(load(0, DType::I64, {var(1)}), kIndexType);
@@ -167,10 +153,7 @@ void def_nms() {
     if (scalar(3, &s.iou_slot)) s.iou = (float)in_val(g, n, 3).data->get_f(0);
     s.has_score = n.has_in(4);
     if (scalar(4, &s.score_slot)) s.score = (float)in_val(g, n, 4).data->get_f(0);
-    const Value &out = g.v(n.out[0]);
-    int holder = c.temp(out.name + "_count", DType::I64, {});
-    g.syms.at((size_t)out.dim(0)).holder = holder;
-    c.nms(n.out[0], ins, s, holder);
+    c.nms(n.out[0], ins, s);
   };
   register_op(std::move(d));
 }
@@ -271,18 +254,14 @@ void def_unique() {
       }
       same = bin(EOp::Or, same, bin(EOp::Eq, j, i));
       c.kernel(first, ins, reduce(ReduceKind::Min, {over_len}, select(same, j, cidx(L))));
-      g.v(first).dims.clear();  // (computed over the bounds; is_first masks the rest)
     }
     int is_first = c.temp(base + "_is_first", DType::Bool, {L});
     ExprP firsts_here = bin(EOp::Eq, load(0, kIndexType, {i}), i);
     if (x.is_dynamic()) firsts_here = land(lt(i, Lx), firsts_here);
     c.kernel(is_first, {first}, firsts_here);
-    g.v(is_first).dims.clear();
-    int holder = c.temp(base + "_count", DType::I64, {});
-    g.syms.at((size_t)u).holder = holder;
     int firsts = c.temp(base + "_firsts", DType::I64, {L});
     g.v(firsts).dims = {u};
-    c.compact(firsts, is_first, holder);
+    c.compact(firsts, is_first);
     // The slice index at k of an int64 list in slot s (clamped: a list's
     // entries are indices of slices).
     auto slice_at = [&](int s, ExprP k) {
@@ -354,6 +333,14 @@ void def_unique() {
 }
 
 }  // namespace
+
+int produced_axis(Node &n, Graph &g, size_t k, int axis, int64_t hi) {
+  Value &o = g.v(n.out.at(k));
+  int s = g.produced_sym(o.name + "[" + std::to_string(axis) + "]", hi);
+  o.dims.resize((size_t)o.rank(), -1);
+  o.dims[(size_t)axis] = s;
+  return s;
+}
 
 void register_data_dependent_ops() {
   def_nonzero();

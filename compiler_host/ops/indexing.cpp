@@ -13,27 +13,24 @@
 
 namespace tinyrt {
 
+// An index read from a tensor, made non-negative for an axis of `len`
+// elements (at most `bound`) and clamped so that invalid input never
+// reads out of bounds.
+ExprP safe_index(ExprP raw, const ExprP &len, int64_t bound) {
+  ExprP i = cast(raw, kIndexType);
+  i = select(lt(i, cidx(0)), i + len, i);
+  return emax(cidx(0), emin(cidx(bound - 1), i));
+}
+
+ExprP safe_index(ExprP raw, const Graph &g, int v, int axis) {
+  return safe_index(std::move(raw), g.extent(v, axis), g.v(v).shape.at((size_t)axis));
+}
+
 namespace {
 
 const std::vector<DType> kIndex = {DType::I32, DType::I64};
 
-// An index read from a tensor, made non-negative for an axis of `dim`
-// elements and clamped so that invalid input never reads out of bounds.
-ExprP safe_index(ExprP raw, int64_t dim) {
-  ExprP i = cast(raw, kIndexType);
-  i = select(lt(i, cidx(0)), i + cidx(dim), i);
-  return emax(cidx(0), emin(cidx(dim - 1), i));
-}
-
-// safe_index for axis `axis` of value v, which may be a run-time extent:
-// a negative index counts from the actual end; the clamp keeps the bounds.
-ExprP safe_index(ExprP raw, const Graph &g, int v, int axis) {
-  const Value &x = g.v(v);
-  if (x.dim(axis) < 0) return safe_index(raw, x.shape[(size_t)axis]);
-  ExprP i = cast(raw, kIndexType);
-  i = select(lt(i, cidx(0)), i + g.extent(v, axis), i);
-  return emax(cidx(0), emin(cidx(x.shape[(size_t)axis] - 1), i));
-}
+ExprP safe_index(ExprP raw, int64_t dim) { return safe_index(std::move(raw), cidx(dim), dim); }
 
 ExprP raw_index(ExprP raw, int64_t dim) {
   ExprP i = cast(raw, kIndexType);
@@ -484,11 +481,8 @@ void def_compress() {
     // extra entries select nothing).
     s[(size_t)axis] = std::min(cond.numel(), length(n, g));
     set_out(n, g, 0, x.dtype, s);
-    std::vector<int> dims = n.has("axis") ? x.dims : std::vector<int>{};
-    dims.resize(s.size(), -1);
-    Value &o = g.v(n.out[0]);
-    dims[(size_t)axis] = g.produced_sym(o.name + "[" + std::to_string(axis) + "]", s[(size_t)axis]);
-    o.dims = dims;
+    g.v(n.out[0]).dims = n.has("axis") ? x.dims : std::vector<int>{};
+    produced_axis(n, g, 0, axis, s[(size_t)axis]);
   };
   d.infer = shape_dims;
   d.dims = shape_dims;
@@ -508,12 +502,9 @@ void def_compress() {
         cond = c.temp(n.name + "_condition", DType::Bool, {len});
         c.kernel(cond, {n.in[1]}, load(0, DType::Bool, {var(0)}));
       }
-      const int sym = out.dim(axis);
-      int holder = c.temp(out.name + "_count", DType::I64, {});
-      g.syms.at((size_t)sym).holder = holder;
       table = c.temp(out.name + "_kept", DType::I64, {len});
-      g.v(table).dims = {sym};
-      c.compact(table, cond, holder);
+      g.v(table).dims = {out.dim(axis)};
+      c.compact(table, cond);
     }
     std::vector<ExprP> xi;
     if (!n.has("axis")) {

@@ -34,12 +34,11 @@ class LowerCtx {
     fail_internal("a branch error reached folding: " + m);
   }
   // Data-dependent sizes (KernelKind::Compact, Nms; compilation only: such
-  // ops are never folded): `out` gets the kernel's elements, `count` (an
-  // int64 scalar, the holder of a produced extent) how many there are.
-  virtual void compact(int, int, int) { fail_internal("a data-dependent kernel reached folding"); }
-  virtual void nms(int, std::vector<int>, const NmsSpec &, int) {
-    fail_internal("a data-dependent kernel reached folding");
-  }
+  // ops are never folded): `out` gets the kernel's elements, and how many
+  // there are becomes the produced extent (DimSym::produced) of its axis,
+  // whose holder the call creates.
+  virtual void compact(int, int) { fail_internal("a data-dependent kernel reached folding"); }
+  virtual void nms(int, std::vector<int>, const NmsSpec &) { fail_internal("a data-dependent kernel reached folding"); }
   // A new intermediate value.
   int temp(const std::string &base, DType t, Shape s) { return g.add_value(g.fresh_name(base), t, std::move(s)); }
   Graph &g;
@@ -80,6 +79,10 @@ struct OpDef {
 // extent too).
 void dims_like_input(Node &n, Graph &g);
 void dims_broadcast(Node &n, Graph &g);
+// Gives axis `axis` of output k of n a produced extent (a data-dependent
+// size, DimSym::produced) of at most `hi` elements, named after the output
+// ("selected_indices[0]"); the output's other axes keep their dims.
+int produced_axis(Node &n, Graph &g, size_t k, int axis, int64_t hi);
 // "input 'x' axis 1 (the run-time dimension T, 1:128)" for messages.
 std::string describe_dim(const Graph &g, int v, int axis);
 
@@ -195,6 +198,12 @@ void lower_log_softmax(LowerCtx &c, int x, int out, const std::vector<bool> &axe
 // (numpy rules: its dims align right and each is 1 or equal); names the
 // node, the input and both shapes otherwise. Kernels trust such shapes.
 void require_broadcastable(const Node &n, const Graph &g, size_t k, const Shape &target, const char *what);
+// An index read from a tensor into axis `axis` of value v: a negative one
+// counts from the axis's end (its actual length when it is a run-time
+// extent), and the clamp into the axis's bounds keeps invalid input from
+// reading outside.
+ExprP safe_index(ExprP raw, const Graph &g, int v, int axis);
+ExprP safe_index(ExprP raw, const ExprP &len, int64_t bound);
 // Requires input types in `types`; names the node otherwise.
 void require_types(const Node &n, const Graph &g, size_t input, const std::vector<DType> &types);
 // Requires input k, when present, to hold exactly one element (a scalar or

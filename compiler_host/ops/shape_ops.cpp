@@ -667,10 +667,7 @@ void def_gather() {
     int q = ix.rank();
     std::vector<ExprP> ii;
     for (int k = 0; k < q; ++k) ii.push_back(var(axis + k));
-    ExprP i = cast(load(1, ix.dtype, ii), kIndexType);
-    int64_t dim = x.shape[axis];
-    i = select(lt(i, cidx(0)), i + c.g.extent(n.in[0], axis), i);  // (the actual length)
-    i = emax(cidx(0), emin(cidx(dim - 1), i));  // out-of-range indices are invalid input; never read outside
+    ExprP i = safe_index(load(1, ix.dtype, ii), c.g, n.in[0], axis);
     std::vector<ExprP> xi;
     for (int k = 0; k < axis; ++k) xi.push_back(var(k));
     xi.push_back(i);
@@ -766,8 +763,7 @@ void def_folding(const std::string &name, std::vector<std::string> attrs, std::v
 
 // Axis k of output `out` takes element k of shape input `input` (a
 // symbolic value's elements are expressions of run-time extents): the
-// dims rule of ops whose output shape is an input (ConstantOfShape,
-// Expand).
+// dims rule of an op whose output shape is an input (ConstantOfShape).
 void dims_from_shape_input(Node &n, Graph &g, size_t input, int out) {
   std::vector<ExprP> e = sym_ints(g, n, input);
   Value &o = g.v(out);

@@ -297,20 +297,18 @@ bool same_extent(const Graph &g, const ExprP &a, const ExprP &b) {
     return all(0);
   }
   uint64_t state = 0x9e3779b97f4a7c15ull;
-  for (int sample = 0; sample < 256; ++sample)
-    for (size_t k = 0; k <= axes.size(); ++k) {
-      if (k == axes.size()) {
-        if (!agree()) return false;
-        break;
-      }
-      const std::vector<int64_t> &v = axes[k].second;
+  for (int sample = 0; sample < 256; ++sample) {
+    for (auto &ax : axes) {
+      const std::vector<int64_t> &v = ax.second;
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       size_t pick = sample == 0   ? 0
                     : sample == 1 ? v.size() - 1
                     : sample == 2 ? v.size() / 2
                                   : (state >> 33) % v.size();
-      vals[axes[k].first] = v[pick];
+      vals[ax.first] = v[pick];
     }
+    if (!agree()) return false;
+  }
   return true;
 }
 

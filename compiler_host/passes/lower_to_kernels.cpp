@@ -72,16 +72,16 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().rnn = spec;
   }
   void alias(int out, int in) override { p_.alias[out] = in; }
-  void compact(int out, int in, int count) override {
+  void compact(int out, int in) override {
     kernel(out, {in}, nullptr);
     p_.kernels.back().kind = KernelKind::Compact;
-    p_.kernels.back().count = count;
+    p_.kernels.back().count = holder(out);
   }
-  void nms(int out, std::vector<int> ins, const NmsSpec &spec, int count) override {
+  void nms(int out, std::vector<int> ins, const NmsSpec &spec) override {
     kernel(out, std::move(ins), nullptr);
     p_.kernels.back().kind = KernelKind::Nms;
     p_.kernels.back().nms = spec;
-    p_.kernels.back().count = count;
+    p_.kernels.back().count = holder(out);
   }
   void fail(int out, std::vector<int> ins, const std::string &message) override {
     kernel(out, std::move(ins), nullptr);
@@ -90,6 +90,18 @@ class ProgramCtx : public LowerCtx {
   }
 
  private:
+  // The int64 value a data-dependent kernel writing `out` stores the
+  // produced extent of out's axis in (DimSym::holder), made here.
+  int holder(int out) {
+    for (int s : g.v(out).dims)
+      if (s >= 0 && g.syms[(size_t)s].produced) {
+        DimSym &d = g.syms[(size_t)s];
+        if (d.holder < 0) d.holder = temp(g.v(out).name + "_count", DType::I64, {});
+        return d.holder;
+      }
+    fail_internal("a data-dependent kernel's output '" + g.v(out).name + "' has no produced extent");
+  }
+
   Program &p_;
   const Node &n_;
 };

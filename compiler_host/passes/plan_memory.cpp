@@ -157,14 +157,10 @@ void plan_memory(PassContext &c) {
   std::vector<int> first, last;
   live_ranges(p, owner, end, &first, &last);
 
-  // A produced extent's holder has a slot of its own (below).
-  std::vector<bool> holder(nv, false);
-  for (const DimSym &d : g.syms)
-    if (d.produced && d.holder >= 0) holder.at((size_t)d.holder) = true;
   std::vector<int> values;
   std::vector<BufferRequest> requests;
   for (size_t v = 0; v < nv; ++v) {
-    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const() || holder[v]) continue;
+    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const()) continue;
     values.push_back((int)v);
     requests.push_back({g.values[v].numel() * dtype_bytes(g.values[v].dtype), first[v], last[v]});
   }
@@ -207,16 +203,21 @@ void plan_memory(PassContext &c) {
         p.stats.sym_offsets[(size_t)v.dim(a)] = p.stats.input_dims[i] + 8 * a;
   }
   // Data-dependent extents (DimSym::produced): the int64 their kernel
-  // writes, in the same block (kernels after it loop to it; the last step
+  // writes (Kernel::count, a holder no kernel lists, so not planned
+  // above), in the same block (kernels after it loop to it; the last step
   // reports an output's).
   for (size_t s = 0; s < g.syms.size(); ++s) {
     const DimSym &d = g.syms[s];
     if (!d.produced) continue;
-    if (d.holder < 0) {  // its op was dropped as unused: nothing may loop to it
-      for (const Value &v : g.values)
-        for (int a = 0; a < v.rank(); ++a)
-          if (v.dim(a) == (int)s)
-            fail_internal("the data-dependent dimension " + d.name + " has no kernel computing it");
+    if (d.holder < 0) {  // its op was dropped as unused: no kernel may loop to it
+      for (const Kernel &k : p.kernels) {
+        std::vector<int> vals = k.ins;
+        vals.push_back(k.out);
+        for (int v : vals)
+          for (int a = 0; a < g.v(v).rank(); ++a)
+            if (g.v(v).dim(a) == (int)s)
+              fail_internal("the data-dependent dimension " + d.name + " has no kernel computing it");
+      }
       continue;
     }
     p.stats.sym_offsets[s] = align_up(arena, 8);

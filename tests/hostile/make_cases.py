@@ -887,6 +887,9 @@ def index_cases():
     corpus("ddep", "unique_pairs_past_limit", one("Unique", ["x"], [vi("x", [200000])], [dyn(1)]),
            "the pairwise comparison of its 200000 slices", bounded=True)
     corpus("ddep", "nonzero_scalar_ok", one("NonZero", ["x"], [vi("x", [])], [dyn(2, T.INT64)]), "ok")
+    # a data-dependent size nothing reads (its op dropped as dead): compiles
+    corpus("ddep", "nonzero_unused_ok", model([node("NonZero", ["x"], ["nz"]), node("Relu", ["x"], ["y"])], [vi("x", [4])],
+                                              [vi("y", [4])], []), "ok")
     corpus("index", "gathernd_scalar_indices", one("GatherND", ["x", "i"], x, [dyn(2)], [i64("i", 0)]), "indices must have rank >= 1")
     corpus("index", "gathernd_batch_longer_than_data", one("GatherND", ["x", "i"], x, [dyn(1)], [i64("i", [[0], [1], [2], [0]])], batch_dims=1),
            "batch axis 0 of data [2,3] and indices [4,1] differ")
