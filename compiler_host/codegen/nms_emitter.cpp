@@ -1,21 +1,32 @@
 // nms_emitter.cpp — KernelKind::Nms: greedy non-maximum suppression
 // (ir/program.h NmsSpec), one task. Per batch entry and class:
-//   1. one pass over the boxes keeps those scoring above the threshold
-//      in the scratch list (in index order) and notes the best;
-//   2. while candidates remain and the class has selections left: the
-//      best is selected (a row (batch, class, box) of the output), and one
-//      pass over the list drops it and every candidate whose IoU with it is
-//      above the IoU threshold, keeping the rest in order and finding the
-//      next best (the highest score, ties to the lower index).
-// That selects what sorting by score and suppressing by the boxes kept
-// before does (ONNX Runtime's order), without a sort: each pass costs the
-// remaining candidates, which suppression shrinks.
+//   1. the boxes scoring above the threshold are the candidates, sorted by
+//      score (highest first, ties to the lower index: ONNX Runtime's order);
+//   2. their corners (either box format) are laid out by their left edge
+//      x0, with the running maximum of the right edge x1;
+//   3. in score order, a candidate not yet suppressed is selected (a row
+//      (batch, class, box) of the output), and suppresses every candidate
+//      whose IoU with it is above the IoU threshold — testing only those
+//      whose x-interval can meet its own: a window of the x0 order found by
+//      two binary searches (x0 below its x1; running x1 maximum above its
+//      x0), a branch-free loop over structure-of-arrays corners.
+// Detectors' boxes are spread over the image (and batched NMS offsets each
+// class's boxes apart), so a window holds few candidates: O(n log n) where
+// the scan of every remaining candidate per selection was O(n^2).
 // The IoU test follows ONNX Runtime's SuppressByIOU in float: corners from
 // either box format, no overlap (or an empty box, or union) never
-// suppresses, else intersection / union > threshold.
+// suppresses, else intersection / union > threshold. Boxes outside the
+// window have no overlap (for infinite corners too). A box with a NaN
+// corner has a NaN area: it never suppresses nor is suppressed; its x0
+// orders as +infinity (the searches' predicates hold for it).
+// Scratch (the kernel's input 2, int32 [8, boxes]): rows 0 candidates in
+// score order, 1 the x0 order (then: not suppressed), 2 each candidate's
+// place in it, 3-6 corners x0, y0, x1, y1 by place, 7 x0 by rank (then:
+// the running maximum of x1).
 #include <limits>
 
 #include "codegen/kernel_emitters.h"
+#include "codegen/sort.h"
 
 namespace tinyrt {
 
@@ -94,7 +105,13 @@ class NmsEmitter {
   llvm::Value *score_of(llvm::Value *bi, llvm::Value *ci, llvm::Value *n) {
     return b_.CreateLoad(f32(), at(scores_, f32(), {bi, ci, n}));
   }
-  llvm::Value *list_at(llvm::Value *r) { return at(list_, i32(), {r}); }
+  // Row `row` (see the scratch layout above), element i clamped into it.
+  llvm::Value *scratch(int row, llvm::Type *ty, llvm::Value *i) {
+    return at(list_, ty, {b_.getInt32(row), clamp(i, N_ - 1)});
+  }
+  llvm::Value *load(int row, llvm::Type *ty, llvm::Value *i) { return b_.CreateLoad(ty, scratch(row, ty, i)); }
+  void store(int row, llvm::Value *v, llvm::Value *i) { b_.CreateStore(v, scratch(row, v->getType(), i)); }
+  enum Row { kRank, kOrder, kPlace, kX0, kY0, kX1, kY1, kKey };
 
   // std::min / std::max as C++ defines them (NaN operands as ONNX Runtime
   // sees them).
@@ -130,69 +147,128 @@ class NmsEmitter {
     return b_.CreateAnd(ok, b_.CreateFCmpOGT(b_.CreateFDiv(inter, uni), iou_));
   }
 
-  // The list being written, as a pass carries it: {entries, position of
-  // the best, its score}; empty, and with box idx (scoring sc) appended
-  // when `keep` (stored unconditionally at the next position, which never
-  // passes the position being read: the clamp is the identity).
-  Values empty_list() { return {b_.getInt32(0), b_.getInt32(0), llvm::ConstantFP::get(f32(), 0.0)}; }
-  Values append(const Values &v, llvm::Value *keep, llvm::Value *idx, llvm::Value *sc) {
-    b_.CreateStore(idx, list_at(clamp(v[0], N_ - 1)));
-    llvm::Value *first = b_.CreateICmpEQ(v[0], b_.getInt32(0));
-    llvm::Value *better = b_.CreateAnd(keep, b_.CreateOr(first, b_.CreateFCmpOGT(sc, v[2])));
-    return {b_.CreateAdd(v[0], b_.CreateZExt(keep, i32())), b_.CreateSelect(better, v[0], v[1]),
-            b_.CreateSelect(better, sc, v[2])};
+  // The corners laid out at place p, and its area.
+  Box placed(llvm::Value *p) {
+    Box r{load(kX0, f32(), p), load(kY0, f32(), p), load(kX1, f32(), p), load(kY1, f32(), p), nullptr};
+    r.area = b_.CreateFMul(b_.CreateFSub(r.x1, r.x0), b_.CreateFSub(r.y1, r.y0));
+    return r;
+  }
+
+  // A candidate's score as the order sees it: NaN below every number.
+  llvm::Value *rank_score(llvm::Value *bi, llvm::Value *ci, llvm::Value *n) {
+    llvm::Value *sc = score_of(bi, ci, clamp(n, N_ - 1));
+    return b_.CreateSelect(b_.CreateFCmpUNO(sc, sc), llvm::ConstantFP::getInfinity(f32(), true), sc);
+  }
+  // x before y: the key lower (or, for the score order, higher), ties to
+  // the lower index.
+  llvm::Value *before(llvm::Value *kx, llvm::Value *ky, llvm::Value *x, llvm::Value *y, bool higher) {
+    llvm::Value *strict = higher ? b_.CreateFCmpOGT(kx, ky) : b_.CreateFCmpOLT(kx, ky);
+    return b_.CreateOr(strict, b_.CreateAnd(b_.CreateFCmpOEQ(kx, ky), b_.CreateICmpSLT(x, y)));
   }
 
   // Selections of class ci of batch entry bi, written from output row
   // `row`; returns the next free row.
   llvm::Value *one_class(llvm::Value *bi, llvm::Value *ci, llvm::Value *row) {
-    // 1. Candidates, in index order, and the best of them.
-    Values c = carried_loop(
-        b_, b_.getInt32(0), n_, empty_list(),
+    // 1. The candidates, in index order, then by score.
+    llvm::Value *m = carried_loop(
+        b_, b_.getInt32(0), n_, {b_.getInt32(0)},
         [&](llvm::Value *n, const Values &v) {
-          llvm::Value *sc = score_of(bi, ci, n);
-          return append(v, s_.has_score ? b_.CreateFCmpOGT(sc, score_) : b_.getTrue(), n, sc);
+          llvm::Value *keep = s_.has_score ? b_.CreateFCmpOGT(score_of(bi, ci, n), score_) : b_.getTrue();
+          store(kRank, n, v[0]);  // (the next place, never past the one read)
+          return Values{b_.CreateAdd(v[0], b_.CreateZExt(keep, i32()))};
         },
-        "candidates");
+        "candidates")[0];
+    m = clamp(m, N_);
+    emit_heap_sort(
+        b_, [&](llvm::Value *i) { return scratch(kRank, i32(), i); }, m,
+        [&](llvm::Value *x, llvm::Value *y) {
+          return before(rank_score(bi, ci, x), rank_score(bi, ci, y), x, y, true);
+        });
 
-    // 2. while (m > 0 && selected < max): select the best, filter the rest.
+    // 2. The x0 order: ranks sorted by their box's x0; the corners by place.
+    emit_counted_loop(
+        b_, b_.getInt32(0), m,
+        [&](llvm::Value *k) {
+          store(kOrder, k, k);
+          llvm::Value *x0 = box(bi, clamp(load(kRank, i32(), k), N_ - 1)).x0;
+          store(kKey, b_.CreateSelect(b_.CreateFCmpUNO(x0, x0), llvm::ConstantFP::getInfinity(f32()), x0), k);
+        },
+        "keys");
+    emit_heap_sort(
+        b_, [&](llvm::Value *i) { return scratch(kOrder, i32(), i); }, m,
+        [&](llvm::Value *x, llvm::Value *y) {
+          return before(load(kKey, f32(), x), load(kKey, f32(), y), x, y, false);
+        });
+    emit_counted_loop(
+        b_, b_.getInt32(0), m,
+        [&](llvm::Value *p) {
+          llvm::Value *k = load(kOrder, i32(), p);
+          Box c = box(bi, clamp(load(kRank, i32(), k), N_ - 1));
+          store(kPlace, p, k);
+          store(kX0, c.x0, p);
+          store(kY0, c.y0, p);
+          store(kX1, c.x1, p);
+          store(kY1, c.y1, p);
+          store(kOrder, b_.getInt32(1), p);  // (read above: from here on, "not suppressed")
+        },
+        "place");
+    carried_loop(
+        b_, b_.getInt32(0), m, {llvm::ConstantFP::getInfinity(f32(), true)},
+        [&](llvm::Value *p, const Values &v) {
+          llvm::Value *hi = fmax(v[0], load(kX1, f32(), p));
+          store(kKey, hi, p);
+          return Values{hi};
+        },
+        "reach");
+
+    // 3. In score order: select what is not suppressed, suppress in its window.
     auto &C = b_.getContext();
     llvm::Function *fn = b_.GetInsertBlock()->getParent();
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     auto *head = llvm::BasicBlock::Create(C, "select.head", fn);
     auto *body = llvm::BasicBlock::Create(C, "select.body", fn);
+    auto *pick = llvm::BasicBlock::Create(C, "select.pick", fn);
+    auto *latch = llvm::BasicBlock::Create(C, "select.latch", fn);
     auto *exit = llvm::BasicBlock::Create(C, "select.exit", fn);
     b_.CreateBr(head);
     b_.SetInsertPoint(head);
-    llvm::PHINode *m = b_.CreatePHI(i32(), 2, "m"), *best = b_.CreatePHI(i32(), 2, "best");
-    llvm::PHINode *sel = b_.CreatePHI(i32(), 2, "selected"), *r = b_.CreatePHI(i32(), 2, "row");
-    m->addIncoming(c[0], pre);
-    best->addIncoming(c[1], pre);
+    llvm::PHINode *k = b_.CreatePHI(i32(), 2, "k"), *sel = b_.CreatePHI(i32(), 2, "selected");
+    llvm::PHINode *r = b_.CreatePHI(i32(), 2, "row");
+    k->addIncoming(b_.getInt32(0), pre);
     sel->addIncoming(b_.getInt32(0), pre);
     r->addIncoming(row, pre);
-    llvm::Value *more = b_.CreateAnd(b_.CreateICmpSGT(m, b_.getInt32(0)), b_.CreateICmpSLT(sel, max_));
-    b_.CreateCondBr(more, body, exit);
+    b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSLT(k, m), b_.CreateICmpSLT(sel, max_)), body, exit);
 
     b_.SetInsertPoint(body);
-    llvm::Value *bpos = clamp(best, N_ - 1);
-    llvm::Value *s = clamp(b_.CreateLoad(i32(), list_at(bpos)), N_ - 1);
+    llvm::Value *p = clamp(load(kPlace, i32(), k), N_ - 1);
+    b_.CreateCondBr(b_.CreateICmpNE(load(kOrder, i32(), p), b_.getInt32(0)), pick, latch);
+
+    b_.SetInsertPoint(pick);
     llvm::Value *orow = clamp(r, bound_ - 1);  // rows never pass the bound: the identity
-    llvm::Value *vals[3] = {bi, ci, s};
+    llvm::Value *vals[3] = {bi, ci, clamp(load(kRank, i32(), k), N_ - 1)};
     for (int j = 0; j < 3; ++j) b_.CreateStore(b_.CreateSExt(vals[j], i64()), at(out_, i64(), {orow, b_.getInt32(j)}));
-    Box a = box(bi, s);
-    Values f = carried_loop(
-        b_, b_.getInt32(0), m, empty_list(),
-        [&](llvm::Value *q, const Values &v) {
-          llvm::Value *cidx = clamp(b_.CreateLoad(i32(), list_at(clamp(q, N_ - 1))), N_ - 1);
-          llvm::Value *keep = b_.CreateAnd(b_.CreateICmpNE(q, best), b_.CreateNot(suppresses(a, box(bi, cidx))));
-          return append(v, keep, cidx, score_of(bi, ci, cidx));
+    Box a = placed(p);
+    llvm::Value *lo = emit_first_true(b_, b_.getInt32(0), m, N_,
+                                      [&](llvm::Value *q) { return b_.CreateFCmpOGT(load(kKey, f32(), q), a.x0); });
+    llvm::Value *hi = emit_first_true(b_, b_.getInt32(0), m, N_,
+                                      [&](llvm::Value *q) { return b_.CreateFCmpUGE(load(kX0, f32(), q), a.x1); });
+    emit_counted_loop(
+        b_, clamp(lo, N_), clamp(hi, N_),
+        [&](llvm::Value *q) {
+          llvm::Value *alive = load(kOrder, i32(), q);
+          store(kOrder, b_.CreateSelect(suppresses(a, placed(q)), b_.getInt32(0), alive), q);
         },
         "suppress");
-    llvm::BasicBlock *latch = b_.GetInsertBlock();
-    m->addIncoming(f[0], latch);
-    best->addIncoming(f[1], latch);
-    sel->addIncoming(b_.CreateAdd(sel, b_.getInt32(1)), latch);
-    r->addIncoming(b_.CreateAdd(r, b_.getInt32(1)), latch);
+    llvm::BasicBlock *picked = b_.GetInsertBlock();
+    b_.CreateBr(latch);
+
+    b_.SetInsertPoint(latch);
+    llvm::PHINode *took = b_.CreatePHI(i32(), 2, "took");
+    took->addIncoming(b_.getInt32(0), body);
+    took->addIncoming(b_.getInt32(1), picked);
+    k->addIncoming(b_.CreateAdd(k, b_.getInt32(1)), latch);
+    sel->addIncoming(b_.CreateAdd(sel, took), latch);
+    r->addIncoming(b_.CreateAdd(r, took), latch);
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
     return r;
@@ -204,7 +280,7 @@ class NmsEmitter {
   llvm::IRBuilder<> &b_;
   llvm::Value *arena_;
   int64_t B_ = 0, N_ = 0, C_ = 0, bound_ = 0;
-  SlotRef boxes_, scores_, list_, out_;
+  SlotRef boxes_, scores_, list_, out_;  // list_: the scratch
   llvm::Value *n_ = nullptr, *max_ = nullptr, *iou_ = nullptr, *score_ = nullptr;
 };
 

@@ -139,7 +139,8 @@ void def_nms() {
     NmsSpec s;
     s.center_point_box = n.geti("center_point_box", 0) == 1;
     std::vector<int> ins = {n.in[0], n.in[1]};
-    int list = c.temp(n.name + "_candidates", DType::I32, {std::max<int64_t>(boxes.shape[1], 1)});
+    // The kernel's scratch: eight rows of the boxes' count (codegen/nms_emitter.cpp).
+    int list = c.temp(n.name + "_scratch", DType::I32, {8, std::max<int64_t>(boxes.shape[1], 1)});
     c.kernel(list, {}, var(0));  // (overwritten: the kernel's scratch)
     ins.push_back(list);
     auto scalar = [&](size_t k, int *slot) {

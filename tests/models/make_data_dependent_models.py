@@ -132,7 +132,10 @@ def detection_head(out):
 def nms_runtime(out):
     """NonMaxSuppression over a run-time number of boxes (N in 0:64), corner
     boxes in either diagonal, with the per-class maximum and both thresholds
-    as run-time inputs."""
+    as run-time inputs. The last two sets: tied scores, and boxes with an
+    infinite or NaN corner (no overlap with them: never suppressed nor
+    suppressing), then clusters of boxes far apart (as batched NMS offsets
+    each class's boxes: a selection's neighbours lie near it in x)."""
     nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "thr"], ["selected"])]
     model = make_model(nodes, [value("boxes", TensorProto.FLOAT, [2, "N", 4]),
                                value("scores", TensorProto.FLOAT, [2, 3, "N"]),
@@ -146,9 +149,18 @@ def nms_runtime(out):
         wh = RNG.uniform(1, 4, (2, n, 2)).astype(F) * RNG.choice([-1, 1], (2, n, 2)).astype(F)
         boxes = np.concatenate([xy, xy + wh], axis=2)  # [y1, x1, y2, x2], either diagonal
         scores = RNG.uniform(0, 1, (2, 3, n)).astype(F)
+        sets.append((boxes, scores, max_out, iou, thr, True))
+    ties = RNG.uniform(0, 10, (2, 64, 4)).astype(F)
+    ties[0, 3, 1], ties[0, 9, 3], ties[1, 5, 0], ties[1, 7, 2] = np.inf, -np.inf, np.nan, np.nan
+    sets.append((ties, np.round(RNG.uniform(0, 1, (2, 3, 64)) * 4).astype(F) / 4, 12, 0.2, 0.1, False))
+    corner = RNG.integers(0, 6, (2, 64, 1)).astype(F) * 1000 + RNG.uniform(0, 30, (2, 64, 2)).astype(F)
+    far = np.concatenate([corner, corner + RNG.uniform(3, 12, (2, 64, 2)).astype(F)], axis=2)
+    sets.append((far, RNG.uniform(0, 1, (2, 3, 64)).astype(F), 64, 0.3, 0.0, True))
+    for i, (boxes, scores, max_out, iou, thr, distinct) in enumerate(sets):
         sel = nms_ref(boxes, scores, max_out, iou, thr, False)
-        check_with_torchvision(boxes, scores, max_out, iou, thr, sel)
-        sets.append(([boxes, scores, np.array([max_out], np.int64), np.array([iou], F), np.array([thr], F)], [sel]))
+        if distinct:
+            check_with_torchvision(boxes, scores, max_out, iou, thr, sel)
+        sets[i] = ([boxes, scores, np.array([max_out], np.int64), np.array([iou], F), np.array([thr], F)], [sel])
     write_case(out, "dd_nms_runtime", model, ["--dim N=0:64"], sets)
 
 
