@@ -20,6 +20,7 @@ dark noisy background and one to four shapes of random colour and size
 Writes into OUTDIR:
   detector/model.onnx, detector/test_data_set_K/{input_0, output_0..2}.pb
   detector/picture0.ppm   the first test picture, for `detect FILE`
+  detector_training.txt   one line: parameters, training time, detections
   detector_data.h         the test pictures (uint8 RGB, channels first)
                           and PyTorch's detections of each, so that the
                           example checks itself without a file system
@@ -208,8 +209,11 @@ def main():
             with open(os.path.join(d, name), "wb") as f:
                 f.write(numpy_helper.from_array(np.ascontiguousarray(arr), tname).SerializeToString())
     objects = sum(len(t[1]) for t in tests)
-    print(f"make_detector: {sum(p.numel() for p in model.parameters())} parameters, {STEPS} steps of {BATCH} "
-          f"pictures in {seconds:.1f} s; {TEST_COUNT} test pictures: {objects} shapes, {found} detections")
+    summary = (f"{sum(p.numel() for p in model.parameters())} parameters, {STEPS} steps of {BATCH} pictures in "
+               f"{seconds:.1f} s; {TEST_COUNT} test pictures: {objects} shapes, PyTorch detects {found}")
+    print("make_detector: " + summary)
+    with open(os.path.join(out, "detector_training.txt"), "w") as f:
+        f.write(summary + "\n")
     with open(os.path.join(case, "picture0.ppm"), "wb") as f:
         f.write(b"P6\n%d %d\n255\n" % (SIZE, SIZE) + tests[0][0].transpose(1, 2, 0).tobytes())
     with open(os.path.join(out, "detector_data.h"), "w") as f:
