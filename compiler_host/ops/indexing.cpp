@@ -294,7 +294,7 @@ void def_tile() {
   d.name = "Tile";
   d.min_opset = 6;
   d.const_inputs = {1};
-  d.infer = [](Node &n, Graph &g) {
+  auto infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     std::vector<int64_t> rep = const_ints(g, n, 1);
     if ((int)rep.size() != x.rank()) fail_invalid(n.where() + ": repeats must have one entry per axis");
@@ -305,11 +305,22 @@ void def_tile() {
                      std::to_string(rep[i]) + " times has more elements than a 64-bit count holds");
     set_out(n, g, 0, x.dtype, s);
   };
+  d.infer = infer;
+  // Run-time extents: an axis of x repeated, or repeats computed from them
+  // (Tile(w, [T, 1])): the product of the two.
+  d.dims = [infer](Node &n, Graph &g) {
+    infer(n, g);
+    std::vector<ExprP> rep = sym_ints(g, n, 1);
+    Value &o = g.v(n.out[0]);
+    o.dims.assign((size_t)o.rank(), -1);
+    for (int i = 0; i < o.rank(); ++i)
+      o.dims[(size_t)i] = g.derived_sym(g.extent(n.in[0], i) * rep[(size_t)i], o.name + "[" + std::to_string(i) + "]");
+  };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     std::vector<ExprP> idx;
     for (int i = 0; i < x.rank(); ++i)
-      idx.push_back(x.shape[i] == 1 ? cidx(0) : bin(EOp::Rem, var(i), cidx(x.shape[i])));
+      idx.push_back(x.shape[i] == 1 ? cidx(0) : bin(EOp::Rem, var(i), c.g.extent(n.in[0], i)));
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, idx));
   };
   register_op(std::move(d));
@@ -406,17 +417,50 @@ void def_eyelike() {
   register_op(std::move(d));
 }
 
-// Range: the output's length depends on the values, which must be known.
+// Range: the output's length depends on the values, which must be known:
+// constants, or integers computed from run-time extents (the positions of
+// a sequence of T tokens: Range(0, Shape(x)[1], 1)), then a run-time
+// extent ceil((limit - start) / delta) for a constant delta.
 void def_range() {
   OpDef d;
   d.name = "Range";
   d.min_opset = 11;
   d.const_inputs = {0, 1, 2};
-  auto count = [](const Node &n, const Graph &g) {
+  auto scalars = [](const Node &n, const Graph &g) {
     for (size_t k = 0; k < 3; ++k)
       if (in_val(g, n, k).numel() != 1)
         fail_invalid(n.where() + ": start, limit and delta must be scalars; input " + std::to_string(k) +
                      " has shape " + shape_str(in_val(g, n, k).shape));
+  };
+  auto symbolic = [](const Node &n, const Graph &g) {
+    for (size_t k = 0; k < 3; ++k)
+      if (in_val(g, n, k).is_sym()) return true;
+    return false;
+  };
+  // The symbolic length: max(ceil(span / |delta|), 0) of the span towards
+  // delta's sign, for integer inputs and a constant delta.
+  auto sym_count = [](const Node &n, const Graph &g) {
+    if (dtype_is_float(in_val(g, n, 0).dtype))
+      fail_unsupported(n.where() + ": a floating-point Range with a limit or start computed from run-time " +
+                       "extents; its length would depend on rounding");
+    ExprP s = sym_ints(g, n, 0).at(0), l = sym_ints(g, n, 1).at(0), dl = sym_ints(g, n, 2).at(0);
+    if (!dl->is_const())
+      fail_unsupported(n.where() + ": delta '" + in_val(g, n, 2).name + "' is computed at run time; it must be a " +
+                       "constant when the limit or start is");
+    if (dl->ival == 0) fail_invalid(n.where() + ": delta is 0");
+    int64_t step = dl->ival > 0 ? dl->ival : -dl->ival;
+    ExprP span = dl->ival > 0 ? l - s : s - l;
+    ExprP len = (span + (step - 1)) / cidx(step);
+    Interval b = index_range(len, {});
+    return b.known && b.lo >= 0 ? len : bin(EOp::Max, len, cidx(0));  // (0..T: T itself)
+  };
+  auto count = [scalars, symbolic, sym_count](const Node &n, const Graph &g) {
+    scalars(n, g);
+    if (symbolic(n, g)) {
+      Interval b = index_range(sym_count(n, g), {});
+      if (!b.known) fail_unsupported(n.where() + ": the length has no bounds; bound its inputs' extents with --dim");
+      return b.hi;
+    }
     double s = in_val(g, n, 0).data->get_f(0), l = in_val(g, n, 1).data->get_f(0), dl = in_val(g, n, 2).data->get_f(0);
     if (dl == 0) fail_invalid(n.where() + ": delta is 0");
     double c = std::ceil((l - s) / dl);
@@ -425,10 +469,22 @@ void def_range() {
     return c > 0 ? (int64_t)c : int64_t(0);
   };
   d.infer = [count](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)}); };
+  d.dims = [count, symbolic, sym_count](Node &n, Graph &g) {
+    set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)});
+    g.v(n.out[0]).dims = {symbolic(n, g) ? g.derived_sym(sym_count(n, g), g.v(n.out[0]).name + "[0]") : -1};
+  };
   d.lower = [](const Node &n, LowerCtx &c) {
     DType t = c.g.v(n.out[0]).dtype;
-    ExprP s = load(0, t, {}), dl = load(1, t, {});
-    c.kernel(n.out[0], {n.in[0], n.in[2]}, s + cast(var(0), t) * dl);
+    // start and delta: a symbolic value's expression (its data, if any,
+    // holds only bounds), else the tensor.
+    std::vector<int> ins;
+    auto scalar = [&](size_t k) {
+      if (in_val(c.g, n, k).is_sym()) return cast(sym_ints(c.g, n, k).at(0), t);
+      ins.push_back(n.in[k]);
+      return load((int)ins.size() - 1, t, {});
+    };
+    ExprP s = scalar(0), dl = scalar(2);
+    c.kernel(n.out[0], ins, s + cast(var(0), t) * dl);
   };
   register_op(std::move(d));
 }

@@ -696,9 +696,43 @@ void def_expand() {
   d.name = "Expand";
   d.min_opset = 8;
   d.const_inputs = {1};
-  d.infer = [](Node &n, Graph &g) {
+  // Run-time extents: x's, and the shape's elements computed from them
+  // (Expand(w, Shape(x))); an axis takes the one that is not 1, and two
+  // run-time extents meet only as one. Per output axis, its extent or -1.
+  auto axes = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
+    std::vector<ExprP> shape = sym_ints(g, n, 1);
+    const int r = std::max(x.rank(), (int)shape.size());
+    std::vector<int> dims((size_t)r, -1);
+    for (int a = 0; a < r; ++a) {
+      int k = a - (r - x.rank()), j = a - (r - (int)shape.size());
+      int xd = k >= 0 ? x.dim(k) : -1;
+      bool x_one = k < 0 || (xd < 0 && x.shape[(size_t)k] == 1);
+      ExprP e = j >= 0 ? shape[(size_t)j] : cidx(1);
+      int sd = g.derived_sym(e, g.v(n.out[0]).name + "[" + std::to_string(a) + "]");
+      if (sd < 0 && xd >= 0 && !e->is_const_int(1))
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], k) + " meets the fixed size " + to_string(e) +
+                         ": a fixed size equals a run-time extent only at one value");
+      if (sd >= 0 && xd >= 0 && sd != xd)
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], k) + " and the shape's element " + to_string(e) +
+                         " meet on one axis: tinyrt takes them to be equal only when they are one " +
+                         "dimension (give them one name with --dim)");
+      dims[(size_t)a] = sd >= 0 && x_one ? sd : xd;
+    }
+    return dims;
+  };
+  auto infer = [axes](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (x.is_dynamic() || in_val(g, n, 1).is_sym()) axes(n, g);  // (its refusals name the extents)
     set_out(n, g, 0, x.dtype, broadcast_shapes(x.shape, const_ints(g, n, 1), n));
+  };
+  d.infer = infer;
+  d.dims = [axes, infer](Node &n, Graph &g) {
+    std::vector<int> dims = axes(n, g);
+    infer(n, g);
+    Value &o = g.v(n.out[0]);
+    o.dims = dims;
+    if (!o.is_dynamic()) o.dims.clear();
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);

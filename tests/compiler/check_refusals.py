@@ -87,7 +87,26 @@ two = save(model_of([h.make_node("Add", ["a", "b"], ["y"])],
 inward = save(model_of([h.make_node("Reshape", ["x", "s"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, [3, "T"])],
                        [h.make_tensor_value_info("y", T.FLOAT, ["n"])], [h.make_tensor("s", T.INT64, [1], [-1])]),
               "reshape_inner.onnx")
+# Sizes computed from a run-time extent: a float Range (its length would
+# depend on rounding), a Range whose delta is computed too, an Expand of a
+# run-time axis to a fixed size.
+t_of_x = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["t"], axis=0)]
+zero = h.make_tensor("zero", T.INT64, [], [0])
+frange = save(model_of(t_of_x + [h.make_node("Cast", ["t"], ["tf"], to=T.FLOAT),
+                                 h.make_node("Range", ["z", "tf", "d"], ["y"])],
+                       [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])], [h.make_tensor_value_info("y", T.FLOAT, ["n"])],
+                       [zero, h.make_tensor("z", T.FLOAT, [], [0.0]), h.make_tensor("d", T.FLOAT, [], [0.5])]),
+              "range_float.onnx")
+drange = save(model_of(t_of_x + [h.make_node("Range", ["zero", "sixty", "t"], ["y"])],
+                       [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])], [h.make_tensor_value_info("y", T.INT64, ["n"])],
+                       [zero, h.make_tensor("sixty", T.INT64, [], [60])]), "range_delta.onnx")
+expand = save(model_of([h.make_node("Expand", ["x", "s"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])], [h.make_tensor("s", T.INT64, [2], [6, 4])]),
+              "expand_fixed.onnx")
 for path, args, want in (
+        (frange, ["--dim", "T=1:8"], "a floating-point Range with a limit or start computed from run-time extents"),
+        (drange, ["--dim", "T=1:8"], "delta 't' is computed at run time"),
+        (expand, ["--dim", "T=1:8"], "meets the fixed size 6"),
         (seq, ["--dim", "T=5:3"], "--dim expects NAME=MIN:MAX"),
         (seq, ["--dim", "T=1"], "--dim expects NAME=MIN:MAX"),
         (seq, ["--dim", "T=1:8", "--dim", "U=1:8"], "--dim names 'U', which no graph input has"),
@@ -101,5 +120,5 @@ for path, args, want in (
     check(r.returncode in (1, 2) and want in r.stderr,
           f"{os.path.basename(path)} {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()[-200:]!r}")
 
-print(f"{(17 - failures)} passed, {failures} failed")
+print(f"{(20 - failures)} passed, {failures} failed")
 sys.exit(1 if failures else 0)

@@ -125,6 +125,44 @@ def middle_axis(out):
     write_case(out, "dyn_middle_axis", model, ["--dim H=1:10"], sets)
 
 
+def shape_ops(out):
+    """Sizes computed from a run-time extent, as text models compute them:
+    positions Range(0, T) gathering a position embedding, Range(T, 0, -1)
+    counting down, Expand(w, Shape(x)), Tile(w, [T, 1]) and Tile(x, [2, 1])
+    (2T rows, each of x's read at row % T)."""
+    emb, w, w2 = f32(64, 8), f32(1, 8), f32(1, 8)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["t"], axis=0),
+        helper.make_node("Range", ["zero", "t", "one"], ["pos"]),
+        helper.make_node("Gather", ["emb", "pos"], ["pe"], axis=0),
+        helper.make_node("Range", ["t", "zero", "minus_one"], ["down"]),
+        helper.make_node("Cast", ["down"], ["downf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["downf", "axis1"], ["down1"]),
+        helper.make_node("Expand", ["w", "s"], ["e"]),
+        helper.make_node("Mul", ["e", "down1"], ["ed"]),
+        helper.make_node("Unsqueeze", ["t", "axis0"], ["t1"]),
+        helper.make_node("Concat", ["t1", "axis1"], ["reps"], axis=0),
+        helper.make_node("Tile", ["w2", "reps"], ["tw"]),
+        helper.make_node("Add", ["x", "pe"], ["a"]),
+        helper.make_node("Add", ["a", "ed"], ["b"]),
+        helper.make_node("Add", ["b", "tw"], ["y"]),
+        helper.make_node("Tile", ["x", "two_one"], ["z"]),
+    ]
+    inits = {"emb": emb, "w": w, "w2": w2, "zero": np.array(0, np.int64), "one": np.array(1, np.int64),
+             "minus_one": np.array(-1, np.int64), "axis0": np.array([0], np.int64),
+             "axis1": np.array([1], np.int64), "two_one": np.array([2, 1], np.int64)}
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 8])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", 8]),
+                        helper.make_tensor_value_info("z", TensorProto.FLOAT, ["T2", 8])], inits)
+    sets = []
+    for t in (1, 2, 9, 64):
+        x = f32(t, 8)
+        down = np.arange(t, 0, -1, dtype=np.float32)[:, None]
+        sets.append(([x], [x + emb[:t] + w * down + w2, np.concatenate([x, x])]))
+    write_case(out, "dyn_shape_ops", model, ["--dim T=1:64"], sets)
+
+
 def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14):
     """Exports a PyTorch module with `dynamic_axes` and writes a test set per
     input shape in `shapes` (tuples, one per input), PyTorch's outputs as
@@ -208,7 +246,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis, transformer, recurrent):
+    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, transformer, recurrent):
         make(out)
 
 
