@@ -15,6 +15,7 @@
 //   compact_emitter.cpp  the indices of a tensor's nonzero elements and
 //                     their count (data-dependent sizes).
 //   nms_emitter.cpp   greedy non-maximum suppression.
+//   topk_emitter.cpp  TopK's selection: a heap of the k best per slice.
 //   output_dims_emitter.cpp  the outputs' run-time dimensions, after the
 //                     kernels of a model with run-time extents.
 #pragma once
@@ -62,6 +63,8 @@ EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string 
 // Data-dependent sizes: KernelKind::Compact and Nms (one task each).
 EmittedKernel emit_compact_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 EmittedKernel emit_nms_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// TopK's selection (topk_emitter.cpp; one task).
+EmittedKernel emit_topk_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // The step after the kernels of a model whose outputs have run-time
 // extents: writes their actual dimensions (output_dims_emitter.cpp).
 EmittedKernel emit_output_dims_kernel(EmitEnv &env, const std::string &name);

@@ -475,6 +475,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
       case KernelKind::Compact: ks.push_back(emit_compact_kernel(env, k, fname)); break;
       case KernelKind::Nms: ks.push_back(emit_nms_kernel(env, k, fname)); break;
+      case KernelKind::TopK: ks.push_back(emit_topk_kernel(env, k, fname)); break;
       case KernelKind::WinogradIn:
       case KernelKind::WinogradOut: ks.push_back(emit_winograd_kernel(env, k, fname)); break;
       case KernelKind::Fail: ks.push_back({nullptr, 1}); break;  // no code: the runtime stops

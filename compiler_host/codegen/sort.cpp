@@ -5,12 +5,10 @@
 
 namespace tinyrt {
 
-namespace {
-
-// Moves the element at `root` down the max-heap at[0 .. end) until neither
-// child is greater: the greater child, found without a branch, moves up.
-void sift_down(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *root,
-               llvm::Value *end, const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less) {
+// The element at `root` moves down while a child is greater: the greater
+// child, found without a branch, moves up.
+void emit_sift_down(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *root,
+                    llvm::Value *end, const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less) {
   auto &C = b.getContext();
   llvm::Type *i32 = b.getInt32Ty();
   llvm::Function *f = b.GetInsertBlock()->getParent();
@@ -47,16 +45,19 @@ void sift_down(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Val
   b.CreateStore(x, at(at_r));
 }
 
-}  // namespace
-
-void emit_heap_sort(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *n,
-                    const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less) {
-  // Heapify: sift down every parent, the last one first.
+void emit_heapify(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *n,
+                  const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less) {
+  // Every parent sifted down, the last one first.
   llvm::Value *parents = b.CreateAShr(n, 1);
   emit_counted_loop(
       b, b.getInt32(0), parents,
-      [&](llvm::Value *t) { sift_down(b, at, b.CreateSub(b.CreateSub(parents, t), b.getInt32(1)), n, less); },
+      [&](llvm::Value *t) { emit_sift_down(b, at, b.CreateSub(b.CreateSub(parents, t), b.getInt32(1)), n, less); },
       "heapify");
+}
+
+void emit_heap_sort(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *n,
+                    const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less) {
+  emit_heapify(b, at, n, less);
   // Move the greatest behind the heap, which shrinks by one.
   emit_counted_loop(
       b, b.getInt32(1), n,
@@ -65,7 +66,7 @@ void emit_heap_sort(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm
         llvm::Value *top = b.CreateLoad(b.getInt32Ty(), at(b.getInt32(0)));
         b.CreateStore(b.CreateLoad(b.getInt32Ty(), at(end)), at(b.getInt32(0)));
         b.CreateStore(top, at(end));
-        sift_down(b, at, b.getInt32(0), end, less);
+        emit_sift_down(b, at, b.getInt32(0), end, less);
       },
       "heapsort");
 }

@@ -15,6 +15,14 @@ namespace tinyrt {
 void emit_heap_sort(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *n,
                     const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less);
 
+// The two halves of it, for selections: make at[0 .. n) a heap whose root
+// is its greatest element by `less`, and move the element at `root` down
+// the heap at[0 .. end) to its place.
+void emit_heapify(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *n,
+                  const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less);
+void emit_sift_down(llvm::IRBuilder<> &b, const std::function<llvm::Value *(llvm::Value *)> &at, llvm::Value *root,
+                    llvm::Value *end, const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &less);
+
 // The first i in [lo, hi) at which the monotone predicate `pred` (false, then
 // true) holds, else hi: a binary search of ceil(log2(cap + 1)) branch-free
 // steps for 0 <= hi - lo <= cap. pred(i) is asked for i in [lo, hi), or at

@@ -403,6 +403,11 @@ void dump_kernels(const Program &p, const std::string &path) {
       o << "\n";
       continue;
     }
+    if (k.kind == KernelKind::TopK) {
+      o << "  select along axis " << k.topk.axis << ", " << (k.topk.largest ? "largest" : "smallest")
+        << " first (a heap of the best per slice)\n";
+      continue;
+    }
     if (k.kind == KernelKind::Recurrent) {
       const RecurrentSpec &r = k.rnn;
       o << "  cell "

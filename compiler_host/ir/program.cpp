@@ -91,6 +91,7 @@ const char *kernel_family(KernelKind k) {
     case KernelKind::Fail: return "fail";
     case KernelKind::Compact: return "compact";
     case KernelKind::Nms: return "nms";
+    case KernelKind::TopK: return "topk";
     default: return "loop";
   }
 }

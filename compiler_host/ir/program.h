@@ -163,6 +163,13 @@ struct CallSpec {
 // to Kernel::count. Slot 2 is int32 scratch of N entries (the remaining
 // candidates). The scalars are constants here, or read from a slot
 // (>= 0) at run time.
+// TopK's order: the largest values first (else the smallest), ties to the
+// lower index, NaN above every number.
+struct TopKSpec {
+  int axis = 0;
+  bool largest = true;
+};
+
 struct NmsSpec {
   bool center_point_box = false;  // boxes as [xc, yc, w, h], else two corners [y1, x1, y2, x2]
   int64_t max_out = 0;
@@ -209,7 +216,23 @@ const WinogradMatrices &winograd_matrices(int m);
 // (1-D, slot 0) as int64 to its output (as long as the input), Nms the
 // selections of NmsSpec; both write how many to Kernel::count, the holder
 // of a produced extent (DimSym::produced) that later kernels loop to.
-enum class KernelKind { Loop, Gemm, QGemm, Depthwise, Recurrent, Call, WinogradIn, WinogradOut, Fail, Compact, Nms };
+// TopK selects (TopKSpec): per slice of its input (slot 0) along the axis,
+// the int32 indices of its first elements in order, into its output, whose
+// axis (min(k, the slice's length)) says how many.
+enum class KernelKind {
+  Loop,
+  Gemm,
+  QGemm,
+  Depthwise,
+  Recurrent,
+  Call,
+  WinogradIn,
+  WinogradOut,
+  Fail,
+  Compact,
+  Nms,
+  TopK
+};
 inline bool is_scheduled(KernelKind k) {
   return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
 }
@@ -217,7 +240,7 @@ inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k 
 inline bool is_data_dependent(KernelKind k) { return k == KernelKind::Compact || k == KernelKind::Nms; }
 inline bool has_expr(KernelKind k) {
   return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k) &&
-         !is_data_dependent(k);
+         !is_data_dependent(k) && k != KernelKind::TopK;
 }
 const char *kernel_family(
     KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...
@@ -232,6 +255,7 @@ struct Kernel {
   CallSpec call;                   // kind == Call
   WinogradSpec wino;               // is_winograd(kind)
   NmsSpec nms;                     // kind == Nms
+  TopKSpec topk;                   // kind == TopK
   int count = -1;                  // is_data_dependent(kind): the int64 scalar it writes its count to
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"

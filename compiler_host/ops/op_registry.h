@@ -39,6 +39,11 @@ class LowerCtx {
   // whose holder the call creates.
   virtual void compact(int, int) { fail_internal("a data-dependent kernel reached folding"); }
   virtual void nms(int, std::vector<int>, const NmsSpec &) { fail_internal("a data-dependent kernel reached folding"); }
+  // TopK's selection: `out` (int32, the input's shape but min(k, length)
+  // along the axis) gets the indices of each slice's first elements in the
+  // order of `spec`; compilation emits a TopK kernel, folding (and
+  // symbolic evaluation) the element expressions `reference` emits.
+  virtual void topk(int, int, const TopKSpec &, const std::function<void()> &reference) { reference(); }
   // A new intermediate value.
   int temp(const std::string &base, DType t, Shape s) { return g.add_value(g.fresh_name(base), t, std::move(s)); }
   Graph &g;

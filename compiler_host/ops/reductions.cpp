@@ -387,25 +387,34 @@ void def_topk() {
     // A run-time length: the reductions run over the actual elements.
     ExprP actual = x.dim(axis) >= 0 ? c.g.extent(n.in[0], axis) : nullptr;
     bool largest = n.geti("largest", 1);
-    // rank[i] = #{j : x[j] before x[i]}
-    std::vector<ExprP> xi = out_vars(x.rank()), xj = out_vars(x.rank());
-    ExprP j = var(kFirstReduceVar);
-    xj[axis] = j;
-    ExprP a = load(0, t, xi), bj = load(0, t, xj);
-    ExprP better = largest ? above(bj, a) : above(a, bj);
-    ExprP before = bin(EOp::Or, better, land(same(bj, a), lt(j, var(axis))));
-    int rank = c.temp(x.name + "_rank", kIndexType, x.shape);
-    c.kernel(rank, {n.in[0]},
-             reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}}, select(before, cidx(1), cidx(0))));
-    // index[k] = the i whose rank is k
     Shape os = x.shape;
     os[axis] = k;
-    std::vector<ExprP> ri = out_vars(x.rank());
-    ri[axis] = j;
-    ExprP who = reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}},
-                       select(bin(EOp::Eq, load(0, kIndexType, ri), var(axis)), j, cidx(0)));
     int index = c.temp(x.name + "_topk_index", kIndexType, os);
-    c.kernel(index, {rank}, who);
+    for (int o : n.out)
+      if (o >= 0) c.g.v(index).dims = c.g.v(o).dims;  // (the outputs': min(k, length) along the axis)
+    // The selection (a TopK kernel when compiled); its reference, for
+    // folding: rank[i] = #{j : x[j] before x[i]}, index[k] = the i whose
+    // rank is k.
+    auto reference = [&] {
+      std::vector<ExprP> xi = out_vars(x.rank()), xj = out_vars(x.rank());
+      ExprP j = var(kFirstReduceVar);
+      xj[axis] = j;
+      ExprP a = load(0, t, xi), bj = load(0, t, xj);
+      ExprP better = largest ? above(bj, a) : above(a, bj);
+      ExprP before = bin(EOp::Or, better, land(same(bj, a), lt(j, var(axis))));
+      int rank = c.temp(x.name + "_rank", kIndexType, x.shape);
+      c.kernel(rank, {n.in[0]},
+               reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}}, select(before, cidx(1), cidx(0))));
+      std::vector<ExprP> ri = out_vars(x.rank());
+      ri[axis] = j;
+      ExprP who = reduce(ReduceKind::Sum, {{kFirstReduceVar, len, actual}},
+                         select(bin(EOp::Eq, load(0, kIndexType, ri), var(axis)), j, cidx(0)));
+      c.kernel(index, {rank}, who);
+    };
+    TopKSpec spec;
+    spec.axis = axis;
+    spec.largest = largest;
+    c.topk(index, n.in[0], spec, reference);
     std::vector<ExprP> gi = out_vars(x.rank());
     // Ranks are a permutation, so the index is in range; clamp regardless.
     gi[axis] = emin(emax(load(1, kIndexType, out_vars(x.rank())), cidx(0)), cidx(len - 1));

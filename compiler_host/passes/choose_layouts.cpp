@@ -73,8 +73,8 @@ void kernel_output_layouts(Program &p) {
       continue;
     }
     if (k.kind == KernelKind::Recurrent || k.kind == KernelKind::Call || k.kind == KernelKind::Fail ||
-        is_data_dependent(k.kind))
-      continue;  // row-major state / C views / nothing / rows in their order
+        is_data_dependent(k.kind) || k.kind == KernelKind::TopK)
+      continue;  // row-major state / C views / nothing / rows in their order / any strides
     int r = g.v(k.out).rank();
     for (size_t s = 0; s < k.ins.size() && p.perm[k.out].empty(); ++s) {
       int v = k.ins[s];

@@ -83,6 +83,11 @@ class ProgramCtx : public LowerCtx {
     p_.kernels.back().nms = spec;
     p_.kernels.back().count = holder(out);
   }
+  void topk(int out, int in, const TopKSpec &spec, const std::function<void()> &) override {
+    kernel(out, {in}, nullptr);
+    p_.kernels.back().kind = KernelKind::TopK;
+    p_.kernels.back().topk = spec;
+  }
   void fail(int out, std::vector<int> ins, const std::string &message) override {
     kernel(out, std::move(ins), nullptr);
     p_.kernels.back().kind = KernelKind::Fail;

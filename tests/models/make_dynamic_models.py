@@ -163,6 +163,39 @@ def shape_ops(out):
     write_case(out, "dyn_shape_ops", model, ["--dim T=1:64"], sets)
 
 
+def topk(out):
+    """TopK over slices of every kind: float [3, T, 5] along its run-time
+    middle axis (k = 4 past a shorter T returns the whole slice), int32
+    [7, 6] smallest first with many ties (k = the whole axis), uint8 [2, 50]
+    largest 10 with ties: ties go to the lower index."""
+    nodes = [helper.make_node("TopK", ["x", "four"], ["xv", "xi"], axis=1),
+             helper.make_node("TopK", ["y", "six"], ["yv", "yi"], axis=1, largest=0),
+             helper.make_node("TopK", ["z", "ten"], ["zv", "zi"], axis=-1)]
+    inits = {"four": np.array([4], np.int64), "six": np.array([6], np.int64), "ten": np.array([10], np.int64)}
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, "T", 5]),
+                               helper.make_tensor_value_info("y", TensorProto.INT32, [7, 6]),
+                               helper.make_tensor_value_info("z", TensorProto.UINT8, [2, 50])],
+                       [helper.make_tensor_value_info("xv", TensorProto.FLOAT, [3, "K", 5]),
+                        helper.make_tensor_value_info("xi", TensorProto.INT64, [3, "K", 5]),
+                        helper.make_tensor_value_info("yv", TensorProto.INT32, [7, 6]),
+                        helper.make_tensor_value_info("yi", TensorProto.INT64, [7, 6]),
+                        helper.make_tensor_value_info("zv", TensorProto.UINT8, [2, 10]),
+                        helper.make_tensor_value_info("zi", TensorProto.INT64, [2, 10])], inits)
+
+    def top(a, k, axis, largest):
+        order = np.argsort(-a.astype(np.float64) if largest else a, axis=axis, kind="stable")
+        idx = np.take(order, np.arange(min(k, a.shape[axis])), axis=axis)
+        return np.take_along_axis(a, idx, axis=axis), idx.astype(np.int64)
+
+    sets = []
+    for t in (1, 3, 4, 17, 40):
+        x = np.round(f32(3, t, 5), 1)  # (ties)
+        y = RNG.integers(-1, 2, (7, 6)).astype(np.int32)
+        z = RNG.integers(0, 12, (2, 50)).astype(np.uint8)
+        sets.append(([x, y, z], [*top(x, 4, 1, True), *top(y, 6, 1, False), *top(z, 10, 1, True)]))
+    write_case(out, "dyn_topk", model, ["--dim T=1:40"], sets)
+
+
 def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14):
     """Exports a PyTorch module with `dynamic_axes` and writes a test set per
     input shape in `shapes` (tuples, one per input), PyTorch's outputs as
@@ -246,7 +279,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, transformer, recurrent):
+    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, transformer, recurrent):
         make(out)
 
 
