@@ -316,9 +316,11 @@ struct RecurrentEmitter {
   }
 
   // One time step of direction d for batch entry bb (the units of `part`,
-  // or all).
+  // or all). With sequence lengths, a step at or past the entry's length
+  // holds its state (h, and LSTM's c): before its first step in the
+  // reverse direction that is the initial state, as ONNX reverses each
+  // sequence within its own length.
   void step(int d, Value *time, Value *prev, Value *first, Value *bb, Value *part) {
-    const std::vector<ExprP> &act = r.act[d];
     Value *Sp = fptr(S);
     Value *row = at(Sp, offset(S, {time, i32(d), bb, i32(0)}));
     auto initial = [&](int slot) -> Value * {
@@ -330,6 +332,27 @@ struct RecurrentEmitter {
     Value *cprev = nullptr;
     if (r.cell == CellKind::LSTM)
       cprev = b.CreateSelect(first, initial(r.c0), at(Sp, offset(S, {prev, i32(d), bb, i32(H)})));
+    if (r.lens < 0) return cell(d, time, bb, part, row, hprev, cprev);
+    Value *lens = b.CreateBitCast(slots[(size_t)r.lens].base, b.getInt32Ty()->getPointerTo());
+    Value *len = b.CreateLoad(b.getInt32Ty(), b.CreateGEP(b.getInt32Ty(), lens, clamp_i32(b, bb, 0, r.B - 1)));
+    emit_branch(
+        b, b.CreateICmpSLT(time, len), [&] { cell(d, time, bb, part, row, hprev, cprev); },
+        [&] {
+          groups(part, [&](Value *j0, int nv, int last) {
+            for (int v = 0; v < nv; ++v) {
+              int lanes = v == nv - 1 ? last : L;
+              Value *j = b.CreateAdd(j0, i32(v * L));
+              store_vec(load_vec(at(hprev, j), lanes), at(row, j), lanes);
+              if (cprev) store_vec(load_vec(at(cprev, j), lanes), at(row, b.CreateAdd(j, i32(H))), lanes);
+            }
+          });
+        },
+        "active");
+  }
+
+  // The cell at one step: the new state from the previous one into `row`.
+  void cell(int d, Value *time, Value *bb, Value *part, Value *row, Value *hprev, Value *cprev) {
+    const std::vector<ExprP> &act = r.act[d];
     const SlotRef &X = slots[0];
     Value *xrow = at(fptr(X), offset(X, {time, bb, i32((int64_t)d * G * H)}));
     auto xg = [&](int g, Value *j, int lanes) { return load_vec(at(xrow, b.CreateAdd(j, i32(g * H))), lanes); };

@@ -100,8 +100,10 @@ struct RecurrentSpec {
   std::vector<std::vector<ExprP>> act;
   int r = -1;  // constant R [D, G*H, H]
   // Kernel slots, -1 when absent: initial h and c [D, B, H] (or layout 1's
-  // [B, D, H]), peepholes [D, 3H], GRU's Rb of the h gate [D, H].
-  int h0 = -1, c0 = -1, p = -1, rbh = -1;
+  // [B, D, H]), peepholes [D, 3H], GRU's Rb of the h gate [D, H],
+  // sequence_lens (int32 [B]: from its length on, a batch entry's state
+  // holds and Y is 0).
+  int h0 = -1, c0 = -1, p = -1, rbh = -1, lens = -1;
   bool layout1 = false;  // h0/c0 are [B, D, H]
   // Dynamic int8 (--quantize dynamic, com.microsoft.DynamicQuantizeLSTM):
   // R is int8 [D, G*H, H] with a float scale per row (r_scale, constant

@@ -141,7 +141,8 @@ struct DynWeights {
 
 // The fast path: X W^T + biases for all steps as one GEMM, then one
 // recurrent kernel looping over time (ir/program.h, RecurrentSpec).
-// Needs constant weights and biases, and sequence lengths absent or all T.
+// Needs constant weights and biases; sequence lengths below T (constant
+// or run-time) hold a batch entry's state from its length on.
 // With `q`, the weights are q's int8 ones: the projection quantizes X per
 // row and runs in the int8 GEMM, the recurrence quantizes the state at
 // every step (RecurrentSpec::r_scale).
@@ -152,11 +153,11 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   if (t != DType::F32 || X.is_const() || (!q && (!W.is_const() || !R.is_const()))) return false;
   if (n.has_in(3) && !in_val(g, n, 3).is_const()) return false;
   if (cell == Cell::LSTM && n.has_in(7) && !in_val(g, n, 7).is_const()) return false;
-  if (n.has_in(4)) {
-    const Value &lens = in_val(g, n, 4);
-    if (!lens.is_const()) return false;
-    for (int64_t b = 0; b < s.B; ++b)
-      if (lens.data->get_i(b) != s.T) return false;
+  // Constant sequence lengths of at least T (its bound) change nothing.
+  bool lens = n.has_in(4);
+  if (lens && in_val(g, n, 4).is_const()) {
+    lens = false;
+    for (int64_t b = 0; b < s.B; ++b) lens = lens || in_val(g, n, 4).data->get_i(b) < s.T;
   }
   int64_t H = s.H, G = s.G, D = s.D, I = s.I, DGH = D * G * H;
   bool lbr = cell == Cell::GRU && n.geti("linear_before_reset", 0) != 0;
@@ -240,6 +241,7 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   if (cell == Cell::LSTM && n.has_in(6)) r.c0 = slot(n.in[6]);
   if (cell == Cell::LSTM && n.has_in(7)) r.p = slot(n.in[7]);
   if (!rbh.empty()) r.rbh = slot(g.add_const(g.fresh_name(W.name + "_rbh"), make_const_f32({D, H}, rbh)));
+  if (lens) r.lens = slot(n.in[4]);
   int state = c.temp("rnn_state", t, {s.T, s.D, s.B, r.width});
   const int t_axis = s.layout1 ? 1 : 0;
   if (in_val(g, n, 0).dim(t_axis) >= 0) {  // a run-time T: the states of the actual steps
@@ -253,12 +255,17 @@ bool lower_rnn_loop(const Node &n, LowerCtx &c, Cell cell, const Spec &s, const 
   // the state of the last step each direction processed.
   // With layout 0 and a state of h alone (RNN, GRU with linear_before_reset)
   // Y is the state itself.
+  // With sequence lengths, Y is 0 from a batch entry's length on.
   if (n.out.size() > 0 && n.out[0] >= 0) {
-    if (!s.layout1 && r.width == H)
+    ExprP time = s.layout1 ? var(1) : var(0), batch = s.layout1 ? var(0) : var(2);
+    ExprP y = s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)}) : load(0, t, {var(0), var(1), var(2), var(3)});
+    if (lens)
+      c.kernel(n.out[0], {state, n.in[4]},
+               select(lt(time, cast(load(1, DType::I32, {batch}), kIndexType)), y, cst(t, 0)));
+    else if (!s.layout1 && r.width == H)
       c.alias(n.out[0], state);
     else
-      c.kernel(n.out[0], {state},
-               s.layout1 ? load(0, t, {var(1), var(2), var(0), var(3)}) : load(0, t, {var(0), var(1), var(2), var(3)}));
+      c.kernel(n.out[0], {state}, y);
   }
   auto last = [&](ExprP d) {
     if (s.D == 2)
@@ -565,8 +572,8 @@ void def_rnn(const std::string &name, Cell cell) {
         fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], a) +
                          ": only the sequence length may be a run-time dimension");
     for (size_t k = 1; k < n.in.size(); ++k)
-      if (n.has_in(k) && (g.v(n.in[k]).is_dynamic() || k == 4))
-        fail_unsupported(n.where() + ": " + (k == 4 ? "sequence_lens" : "input " + std::to_string(k)) +
+      if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
+        fail_unsupported(n.where() + ": input " + std::to_string(k) +
                          " with a run-time sequence length: not supported yet");
     if (n.out.size() > 0 && n.out[0] >= 0) {
       Value &Y = g.v(n.out[0]);

@@ -275,11 +275,61 @@ def recurrent(out):
                ["--dim T=1:40"], [[(t, 2, 12)] for t in (1, 2, 17, 40)])
 
 
+def sequence_lengths(out):
+    """A bidirectional LSTM and a GRU over T steps (T in 1:30) of 3
+    sequences of their own lengths (sequence_lens, a graph input): Y is 0
+    past each sequence's end, the final states are those of its last step
+    (the reverse direction starts at each sequence's own end). References:
+    PyTorch over packed sequences."""
+    import torch
+    from torch import nn
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    torch.manual_seed(28)
+
+    class Layers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(12, 16, bidirectional=True)
+            self.gru = nn.GRU(12, 8)
+
+        def forward(self, x):
+            y, (h, c) = self.lstm(x)
+            z, hg = self.gru(x)
+            return y, h, c, z, hg
+
+    m = Layers().eval()
+    d = os.path.join(out, "dyn_sequence_lens")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    names = ["y", "h", "c", "z", "hg"]
+    torch.onnx.export(m, (torch.randn(10, 3, 12),), path, input_names=["x"], output_names=names,
+                      dynamic_axes={"x": {0: "T"}, "y": {0: "T"}, "z": {0: "T"}}, opset_version=14)
+    model = onnx.load(path)
+    model.graph.input.append(helper.make_tensor_value_info("lens", TensorProto.INT32, [3]))
+    for node in model.graph.node:
+        if node.op_type in ("LSTM", "GRU"):
+            while len(node.input) < 5:
+                node.input.append("")
+            node.input[4] = "lens"
+    sets = []
+    for t, lens in ((1, (1, 1, 1)), (7, (7, 3, 1)), (19, (5, 19, 12)), (30, (30, 30, 30)), (30, (2, 29, 16))):
+        x = torch.randn(t, 3, 12)
+        n = torch.tensor(lens)
+        with torch.no_grad():
+            yp, (h, c) = m.lstm(pack_padded_sequence(x, n, enforce_sorted=False))
+            zp, hg = m.gru(pack_padded_sequence(x, n, enforce_sorted=False))
+        y = pad_packed_sequence(yp, total_length=t)[0]
+        z = pad_packed_sequence(zp, total_length=t)[0]
+        sets.append(([x.numpy(), np.array(lens, np.int32)], [v.numpy() for v in (y, h, c, z, hg)]))
+    write_case(out, "dyn_sequence_lens", model, ["--dim T=1:30"], sets)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, transformer, recurrent):
+    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, transformer, recurrent,
+                 sequence_lengths):
         make(out)
 
 
