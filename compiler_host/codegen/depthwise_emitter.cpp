@@ -56,8 +56,11 @@ struct DepthwiseEmitter {
   Value *start = nullptr;     // int8: the sums' start per channel, or null
   llvm::Type *wel = nullptr;  // weight element: float, or int16 (qi)
   llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
-  bool q = false;             // int8 input
-  bool qi = false;            // int8 summed in int32 (NEON), else in float
+  bool q = false;   // int8 input
+  bool qi = false;  // int8 summed in int32 (NEON), else in float
+  // Run-time image sizes (gemm_runtime_spatial), or null.
+  RunSizes run_;
+  const RunSizes *rt_ = nullptr;
   llvm::Type *xel = nullptr;  // element of X
 
   GemmSpec epi;  // s with the epilogue the accumulators get
@@ -122,7 +125,7 @@ struct DepthwiseEmitter {
   // or zeros when the pixel lies in the padding.
   Value *border_pixel(Value *row, Value *row_ok, Value *iw, Value *zero_c) {
     Value *p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-    return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w))), p, zero_c);
+    return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, rt_ ? rt_->in_w : i32(s.in_w))), p, zero_c);
   }
 
   // int8: one window row (kh) of m pixels. The row's input vectors are
@@ -171,7 +174,7 @@ struct DepthwiseEmitter {
         b, 0, s.k_h, 1, acc,
         [&](Value *kh, const Values &a0) {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
-          Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, i32(s.in_h));
+          Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, rt_ ? rt_->in_h : i32(s.in_h));
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
           if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
           return carried_loop(
@@ -204,7 +207,7 @@ struct DepthwiseEmitter {
       for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { tile(inside, m, n, oh, ow0, c0, lanes); });
     };
     emit_branch(
-        b, window_interior(b, s, oh, ow0, m), [&] { channels(true); }, [&] { channels(false); }, "tile");
+        b, window_interior(b, s, oh, ow0, m, rt_), [&] { channels(true); }, [&] { channels(false); }, "tile");
   }
 
   EmittedKernel emit(const std::string &name) {
@@ -224,9 +227,22 @@ struct DepthwiseEmitter {
       start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
-    RowUnits units = row_units(s, mr);
+    // Run-time image sizes: whole rows, shared by the run's rows.
+    const Graph &g = env.program.graph;
+    if (g.v(k.out).is_dynamic() || g.v(k.ins.at(0)).is_dynamic()) {
+      TINYRT_CHECK(gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins.at(0))) > 0,
+                   "a depthwise convolution with run-time "
+                   "extents it cannot take");
+      run_ = run_sizes(env, b, load_dims(env, b, arena), k);
+      rt_ = &run_;
+    }
+    RowUnits units = row_units(s, mr, !rt_);
+    auto run = [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); };
     int64_t tasks = emit_row_block_tasks(b, f, units.count, [&](Value *u0, Value *u1) {
-      for_unit_runs(b, s, units, u0, u1, mr, [&](Value *n, Value *oh, Value *ow0, int m) { pixels(m, n, oh, ow0); });
+      if (rt_)
+        for_run_rows(b, s, *rt_, u0, u1, mr, run);
+      else
+        for_unit_runs(b, s, units, u0, u1, mr, run);
     });
     b.CreateRetVoid();
     return {f, tasks};

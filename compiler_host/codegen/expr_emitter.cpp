@@ -783,6 +783,10 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   Value *init_v = const_of(t, init, reduce_init_int(e.rk, t), vary);  // exact for INT64_MAX, UINT64_MAX
   for (auto &rv : e.rvars)
     if (rv.extent == 0) return vary ? vector(init_v) : uniform(init_v);
+  // Run-time extents before the loops: an inner one emitted inside an
+  // outer loop would be cached for code after it that it does not dominate.
+  for (auto &rv : e.rvars)
+    if (rv.n) emit(rv.n);
   // A reduction with the same value in every lane (the output computed one
   // element at a time) runs its innermost variable `lanes_` at a time.
   bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_;

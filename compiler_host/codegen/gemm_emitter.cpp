@@ -83,6 +83,9 @@ struct GemmEmitter {
   // Row mode with run-time extents (gemm_runtime_rows): the output row's
   // pixels, the output channels and the summed K, or null where fixed.
   Value *w_dyn_ = nullptr, *n_dyn_ = nullptr, *k_dyn_ = nullptr;
+  // Run-time image sizes (gemm_runtime_spatial), or null.
+  RunSizes run_;
+  const RunSizes *rt_ = nullptr;
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
   llvm::Type *xel;   // element of X: float or i8
@@ -233,11 +236,12 @@ struct GemmEmitter {
                   } else {
                     // Pixels in the padding read a zero row: their pointers are
                     // formed from clamped coordinates (see clamp_i32).
-                    Value *row_ok = b.CreateICmpULT(ih, i32(s.in_h));
+                    // (Past the run's input size, with run-time sizes, is padding too.)
+                    Value *row_ok = b.CreateICmpULT(ih, rt_ ? rt_->in_h : i32(s.in_h));
                     Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
                     for (int i = 0; i < m; ++i) {
                       Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i32(s.in_w)));
+                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, rt_ ? rt_->in_w : i32(s.in_w)));
                       Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
                       if (contiguous) {
                         ptr = b.CreateSelect(ok, ptr, zero_row);
@@ -581,12 +585,16 @@ struct GemmEmitter {
         p_dyn = extent(k.out, s.out_axis[role]);
         if (role == 0) p_dyn = b.CreateMul(p_dyn, i32(s.out_h * s.out_w));
         if (role == 2) p_dyn = b.CreateMul(p_dyn, i32(s.out_w));
-      } else {
-        TINYRT_CHECK(gemm_runtime_rows(s, ov, xv) > 0 && !q, "a GEMM with run-time extents it cannot take");
+      } else if (gemm_runtime_rows(s, ov, xv) > 0 && !q) {
         linear = false;
         w_dyn_ = extent(k.out, s.out_axis[3]);
         n_dyn_ = extent(k.out, s.out_axis[1]);
         k_dyn_ = extent(k.ins.at(0), s.in_axis[1]);
+      } else {
+        TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0 && !q, "a GEMM with run-time extents it cannot take");
+        linear = false;
+        run_ = run_sizes(env, b, dimv_, k);
+        rt_ = &run_;
       }
     }
     int last_cols = (int)(OCg - (OCt - 1) * NR);  // channels in the last oc tile
@@ -608,7 +616,7 @@ struct GemmEmitter {
     int64_t w_bytes = GO * KK * ICk * NR * 4;
     int64_t macs = kernel_flops(k) / 2;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
-    RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_);
+    RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
     int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
     UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
@@ -663,13 +671,13 @@ struct GemmEmitter {
               dynamic_rows(u_begin, u_end, g, wtile, oc0, nvv, lanes_last);
               return;
             }
-            for_unit_runs(b, s, runs, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+            auto run = [&](Value *n, Value *oh, Value *ow0, int m) {
               if (s.k_run) {  // every window is inside X (checked above)
                 tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
                 return;
               }
               emit_branch(
-                  b, window_interior(b, s, oh, ow0, m),
+                  b, window_interior(b, s, oh, ow0, m, rt_),
                   [&] {
                     tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
                   },
@@ -677,7 +685,11 @@ struct GemmEmitter {
                     tile({Mode::General, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
                   },
                   "tile");
-            });
+            };
+            if (rt_)  // rows and widths of the run's image
+              for_run_rows(b, s, *rt_, u_begin, u_end, mr, run);
+            else
+              for_unit_runs(b, s, runs, u_begin, u_end, mr, run);
           };
           auto all_columns = [&] {
             if (last_cols == NR) {

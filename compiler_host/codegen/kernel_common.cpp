@@ -308,12 +308,54 @@ llvm::Value *share_units(llvm::IRBuilder<> &b, llvm::Value *u, llvm::Value *actu
   return b.CreateZExtOrTrunc(b.CreateUDiv(x, llvm::ConstantInt::get(wide, total)), b.getInt32Ty());
 }
 
-llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m) {
+RunSizes run_sizes(EmitEnv &env, llvm::IRBuilder<> &b, const std::map<int, llvm::Value *> &dims, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  auto size = [&](int v, int axis, int64_t fixed) {
+    return axis >= 0 ? extent_value(env, b, dims, v, axis) : b.getInt32((int32_t)fixed);
+  };
+  return {size(k.ins.at(0), s.in_axis[2], s.in_h), size(k.ins.at(0), s.in_axis[3], s.in_w),
+          size(k.out, s.out_axis[2], s.out_h), size(k.out, s.out_axis[3], s.out_w)};
+}
+
+void for_run_rows(llvm::IRBuilder<> &b, const GemmSpec &s, const RunSizes &rt, llvm::Value *u0, llvm::Value *u1, int mr,
+                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run) {
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  const int64_t rows = s.batch * s.out_h, full_bound = s.out_w / mr;
+  llvm::Value *actual = b.CreateMul(i32(s.batch), rt.out_h);
+  llvm::Value *full = b.CreateUDiv(rt.out_w, i32(mr)), *rem = b.CreateURem(rt.out_w, i32(mr));
+  emit_counted_loop(
+      b, share_units(b, u0, actual, rows), share_units(b, u1, actual, rows),
+      [&](llvm::Value *ri) {
+        llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);
+        llvm::Value *n = clamp_i32(b, b.CreateUDiv(r, rt.out_h), 0, s.batch - 1);
+        llvm::Value *oh = clamp_i32(b, b.CreateURem(r, rt.out_h), 0, s.out_h - 1);
+        if (full_bound > 0)
+          emit_counted_loop(
+              b, i32(0), full,
+              [&](llvm::Value *it) { run(n, oh, b.CreateMul(clamp_i32(b, it, 0, full_bound - 1), i32(mr)), mr); },
+              "owtile");
+        for (int w = 1; w < mr && w <= s.out_w; ++w)
+          emit_branch(
+              b, b.CreateICmpEQ(rem, i32(w)),
+              [&] { run(n, oh, clamp_i32(b, b.CreateMul(full, i32(mr)), 0, s.out_w - w), w); }, [] {}, "owtail");
+      },
+      "row");
+}
+
+llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m,
+                             const RunSizes *rt) {
   int64_t hspan = (s.k_h - 1) * s.dil_h, wspan = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w;
   if (s.in_h - 1 - hspan < 0 || s.in_w - 1 - wspan < 0) return b.getFalse();
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
   llvm::Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
   llvm::Value *iw0 = b.CreateSub(b.CreateMul(ow0, i32(s.stride_w)), i32(s.pad_l));
+  if (rt) {  // signed: the run's input may be smaller than a window
+    llvm::Value *h_ok =
+        b.CreateAnd(b.CreateICmpSGE(ih0, i32(0)), b.CreateICmpSLT(b.CreateAdd(ih0, i32(hspan)), rt->in_h));
+    llvm::Value *w_ok =
+        b.CreateAnd(b.CreateICmpSGE(iw0, i32(0)), b.CreateICmpSLT(b.CreateAdd(iw0, i32(wspan)), rt->in_w));
+    return b.CreateAnd(h_ok, w_ok);
+  }
   llvm::Value *h_ok = b.CreateICmpULE(ih0, i32(s.in_h - 1 - hspan));  // unsigned: also >= 0
   llvm::Value *w_ok = b.CreateICmpULE(iw0, i32(s.in_w - 1 - wspan));
   return b.CreateAnd(h_ok, w_ok);

@@ -122,9 +122,25 @@ llvm::Value *share_units(llvm::IRBuilder<> &b, llvm::Value *u, llvm::Value *actu
 // and the bounds proof (codegen/address_proof.h) bounds the pointer by it.
 llvm::Value *clamp_i32(llvm::IRBuilder<> &b, llvm::Value *i, int64_t lo, int64_t hi);
 
+// A scheduled convolution's image sizes for this run (gemm_runtime_spatial:
+// a fully convolutional network compiled for a range of sizes): X's and
+// the output's h and w extents as i32 values (constants where fixed).
+struct RunSizes {
+  llvm::Value *in_h, *in_w, *out_h, *out_w;
+};
+RunSizes run_sizes(EmitEnv &env, llvm::IRBuilder<> &b, const std::map<int, llvm::Value *> &dims, const Kernel &k);
+
 // Does every input window of the m output pixels [ow0, ow0 + m) of row oh
-// lie inside the input (no padding read)?
-llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m);
+// lie inside the input (no padding read)? `rt`: the run's input sizes
+// (else the spec's).
+llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Value *oh, llvm::Value *ow0, int m,
+                             const RunSizes *rt = nullptr);
+// The tiles of a convolution over run-time sizes: the task's rows
+// [u0, u1) of the bounds' batch * out_h share the run's rows evenly; in each
+// row, tiles of mr pixels up to the run's width, then the partial tile (a
+// branch per width): run(n, oh, ow0, m).
+void for_run_rows(llvm::IRBuilder<> &b, const GemmSpec &s, const RunSizes &rt, llvm::Value *u0, llvm::Value *u1, int mr,
+                  const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *, int)> &run);
 
 // Tasks over `units` (output rows or pixel tiles): at most `want` blocks
 // of per_block units each (the last one shorter).

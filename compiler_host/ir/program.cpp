@@ -79,6 +79,16 @@ int gemm_runtime_rows(const GemmSpec &s, const Value &out, const Value &x) {
   return 1;
 }
 
+int gemm_runtime_spatial(const GemmSpec &s, const Value &out, const Value &x) {
+  if (!out.is_dynamic() && !x.is_dynamic()) return -1;
+  if (s.arena_weights || s.out_axis[2] < 0 || s.in_axis[2] < 0) return 0;
+  for (int a = 0; a < out.rank(); ++a)
+    if (out.dim(a) >= 0 && a != s.out_axis[2] && a != s.out_axis[3]) return 0;
+  for (int a = 0; a < x.rank(); ++a)
+    if (x.dim(a) >= 0 && a != s.in_axis[2] && a != s.in_axis[3]) return 0;
+  return 1;
+}
+
 const char *kernel_family(KernelKind k) {
   switch (k) {
     case KernelKind::Gemm: return "gemm";

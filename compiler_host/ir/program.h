@@ -78,6 +78,12 @@ int gemm_dynamic_role(const GemmSpec &s, const Value &out);
 // P V over T frames). 1 when it does, 0 when it cannot, -1 without
 // run-time extents.
 int gemm_runtime_rows(const GemmSpec &s, const Value &out, const Value &x);
+// Whether a convolution (GEMM or depthwise) takes run-time image sizes:
+// the only run-time extents of the output and of X are their h and w
+// roles' (a fully convolutional network compiled for a range of sizes);
+// the run's rows, widths and input sizes bound its tiles (for_run_rows).
+// 1 when it does, 0 when it cannot, -1 without run-time extents.
+int gemm_runtime_spatial(const GemmSpec &s, const Value &out, const Value &x);
 
 // A recurrent layer (RNN, GRU, LSTM) as one loop over time. The input
 // projection X W^T + biases of all time steps is a GEMM computed before

@@ -85,8 +85,50 @@ std::vector<int64_t> kernel_shape_of(const Node &n, const Graph &g, bool from_we
 
 }  // namespace
 
+std::vector<ExprP> spatial_extents(const Graph &g, int x) {
+  std::vector<ExprP> e;
+  for (int a = 2; a < g.v(x).rank(); ++a) e.push_back(g.extent(x, a));
+  return e;
+}
+
+void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel) {
+  const Value &x = in_val(g, n, 0);
+  if (x.rank() >= 2 && x.dim(1) >= 0)
+    fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": " + n.op +
+                     " takes run-time batch and spatial dimensions only");
+  for (size_t k = 1; k < n.in.size(); ++k)
+    if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
+      fail_unsupported(n.where() + ": " + n.op + "'s input " + std::to_string(k) + " has run-time dimensions");
+  Window w = window_geometry(n, x.shape, kernel, n.geti("ceil_mode", 0));
+  std::vector<int> dims((size_t)x.rank(), -1);
+  dims[0] = x.dim(0);
+  for (int i = 0; i < w.nsp; ++i) {
+    int sym = x.dim(2 + i);
+    if (sym < 0) continue;
+    std::string ap = n.gets("auto_pad", "NOTSET");
+    if (ap != "NOTSET" && ap != "VALID")
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 2 + i) + " with auto_pad " + ap +
+                       ": the padding would depend on the run's size (export explicit pads)");
+    if (n.geti("ceil_mode", 0))
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 2 + i) + " with ceil_mode 1");
+    int64_t window = (w.k[i] - 1) * w.d[i] + 1, margin = w.pb[i] + w.pe[i] - window;
+    if (g.syms[(size_t)sym].lo + margin < 0)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 2 + i) + ": the window of " +
+                       std::to_string(window) + " does not fit an input of " + std::to_string(g.syms[(size_t)sym].lo) +
+                       " with the pads; the range must start at " + std::to_string(-margin) + " or more");
+    ExprP out = (g.extent(n.in[0], 2 + i) + cidx(margin)) / cidx(w.s[i]) + cidx(1);
+    dims[(size_t)(2 + i)] = g.derived_sym(out, g.v(n.out[0]).name + "[" + std::to_string(2 + i) + "]");
+  }
+  for (int o : n.out)
+    if (o >= 0) {
+      g.v(o).dims = dims;
+      if (!g.v(o).is_dynamic()) g.v(o).dims.clear();
+    }
+}
+
 ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt, DType acc,
-               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw) {
+               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw,
+               const std::vector<ExprP> &extents) {
   Window win = window_geometry(n, X, n.has("kernel_shape") ? n.getints("kernel_shape") : weight_kernel(n, W), false);
   int64_t G = n.geti("group", 1), OC = W[0], ICg = W[1], OCg = OC / G;
   // Reduction vars: input channel within the group, then the window.
@@ -99,7 +141,8 @@ ExprP conv_sum(const Node &n, const Shape &X, const Shape &W, DType xt, DType wt
   for (int i = 0; i < win.nsp; ++i) {
     ExprP kv = var(kFirstReduceVar + 1 + i);
     ExprP pos = var(2 + i) * cidx(win.s[i]) + kv * cidx(win.d[i]) - cidx(win.pb[i]);
-    inside = land(inside, in_range(pos, win.in[i]));
+    inside =
+        land(inside, extents.empty() ? in_range(pos, win.in[i]) : land(ge(pos, cidx(0)), lt(pos, extents[(size_t)i])));
     xi.push_back(pos);
     wi.push_back(kv);
   }
@@ -220,12 +263,19 @@ void def_conv() {
   d.name = "Conv";
   d.attrs = conv_attributes();
   d.types = kFloat;
-  d.infer = [](Node &n, Graph &g) {
+  auto infer = [](Node &n, Graph &g) {
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
     Shape out = conv_out_shape(n, x, w);
     if (n.has_in(2) && in_val(g, n, 2).shape != Shape{w[0]})
       fail_invalid(n.where() + ": bias must have shape [" + std::to_string(w[0]) + "]");
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);
+  };
+  d.infer = infer;
+  // Run-time image sizes (a fully convolutional network compiled once for
+  // a range of them).
+  d.dims = [infer](Node &n, Graph &g) {
+    infer(n, g);
+    window_dims(n, g, kernel_shape_of(n, g, true));
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
@@ -233,7 +283,8 @@ void def_conv() {
     Window win = window_geometry(n, X.shape, kernel_shape_of(n, c.g, true), false);
     int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1];
     auto id = [](ExprP v) { return v; };
-    ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id);
+    ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id,
+                         X.is_dynamic() ? spatial_extents(c.g, n.in[0]) : std::vector<ExprP>{});
     std::vector<int> ins = {n.in[0], n.in[1]};
     ExprP bias;
     if (n.has_in(2)) {
@@ -565,10 +616,13 @@ void def_pool(const std::string &name, bool is_max) {
     set_out(n, g, 0, x.dtype, out);
     if (is_max) set_out(n, g, 1, DType::I64, out);
   };
+  d.dims = [](Node &n, Graph &g) { window_dims(n, g, kernel_shape_of(n, g, false)); };
   d.lower = [is_max](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     DType t = x.dtype;
     Window w = window_geometry(n, x.shape, kernel_shape_of(n, c.g, false), n.geti("ceil_mode", 0));
+    // The input's spatial sizes: its run-time extents, or constants.
+    std::vector<ExprP> in = spatial_extents(c.g, n.in[0]);
     std::vector<RVar> rv;
     std::vector<ExprP> xi = {var(0), var(1)};
     ExprP inside = cbool(true), in_padded = cbool(true);
@@ -576,8 +630,8 @@ void def_pool(const std::string &name, bool is_max) {
       ExprP kv = var(kFirstReduceVar + i);
       rv.push_back({kFirstReduceVar + i, w.k[i]});
       ExprP pos = var(2 + i) * cidx(w.s[i]) + kv * cidx(w.d[i]) - cidx(w.pb[i]);
-      inside = land(inside, in_range(pos, w.in[i]));
-      in_padded = land(in_padded, lt(pos, cidx(w.in[i] + w.pe[i])));
+      inside = land(inside, land(ge(pos, cidx(0)), lt(pos, in[(size_t)i])));
+      in_padded = land(in_padded, lt(pos, in[(size_t)i] + cidx(w.pe[i])));
       xi.push_back(pos);
     }
     ExprP xv = load(0, t, xi);
@@ -590,14 +644,14 @@ void def_pool(const std::string &name, bool is_max) {
       // Indices: the first window position holding the max, flattened over
       // the whole input (column-major within a plane for storage_order 1).
       ExprP lin = var(0) * cidx(x.shape[1]) + var(1);
-      int64_t plane = 1;
-      for (int i = 0; i < w.nsp; ++i) plane *= w.in[i];
+      ExprP plane = cidx(1);
+      for (int i = 0; i < w.nsp; ++i) plane = plane * in[(size_t)i];
       if (n.geti("storage_order", 0) == 0) {
-        for (int i = 0; i < w.nsp; ++i) lin = lin * cidx(w.in[i]) + xi[2 + i];
+        for (int i = 0; i < w.nsp; ++i) lin = lin * in[(size_t)i] + xi[2 + i];
       } else {
         ExprP inner = cidx(0);
-        for (int i = w.nsp; i-- > 0;) inner = inner * cidx(w.in[i]) + xi[2 + i];
-        lin = lin * cidx(plane) + inner;
+        for (int i = w.nsp; i-- > 0;) inner = inner * in[(size_t)i] + xi[2 + i];
+        lin = lin * plane + inner;
       }
       // The window element is read only inside the input (a select guards
       // its load; `inside && x == max` read it at padded positions too).
@@ -627,18 +681,30 @@ void def_global_pool(const std::string &name, bool is_max) {
     for (size_t k = 2; k < out.size(); ++k) out[k] = 1;
     set_out(n, g, 0, x.dtype, out);
   };
+  // Run-time spatial sizes are reduced over; a run-time batch carries over.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (x.dim(1) >= 0)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": " + n.op +
+                       " takes run-time batch and spatial dimensions only");
+    Value &o = g.v(n.out[0]);
+    o.dims.assign((size_t)o.rank(), -1);
+    o.dims[0] = x.dim(0);
+    if (!o.is_dynamic()) o.dims.clear();
+  };
   d.lower = [is_max](const Node &n, LowerCtx &c) {
     const Value &x = in_val(c.g, n, 0);
     std::vector<RVar> rv;
     std::vector<ExprP> xi = {var(0), var(1)};
-    int64_t count = 1;
+    ExprP count = cidx(1);
     for (int i = 2; i < x.rank(); ++i) {
-      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      ExprP e = c.g.extent(n.in[0], i);
+      rv.push_back({kFirstReduceVar + i, x.shape[i], e->is_const() ? nullptr : e});
       xi.push_back(var(kFirstReduceVar + i));
-      count *= x.shape[i];
+      count = count * e;
     }
     ExprP r = reduce(is_max ? ReduceKind::Max : ReduceKind::Sum, rv, load(0, x.dtype, xi));
-    c.kernel(n.out[0], {n.in[0]}, is_max ? r : r / cst(x.dtype, (double)count));
+    c.kernel(n.out[0], {n.in[0]}, is_max ? r : r / cast(count, x.dtype));
   };
   register_op(std::move(d));
 }

@@ -153,9 +153,20 @@ void set_out(Node &n, Graph &g, size_t k, DType t, Shape s);
 inline const Value &in_val(const Graph &g, const Node &n, size_t k) { return g.v(n.in.at(k)); }
 // Convolution (nn.cpp): the sum over (ic, window) of fx(x) * fw(w) for a
 // node with Conv's attributes, x at slot 0 and w at slot 1, accumulated in
-// `acc`; padding contributes 0.
+// `acc`; padding contributes 0. `extents`: x's spatial extents when some
+// are run-time (Graph::extent; empty: x's shape), positions past which
+// are padding too.
 ExprP conv_sum(const Node &n, const Shape &x, const Shape &w, DType xt, DType wt, DType acc,
-               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw);
+               const std::function<ExprP(ExprP)> &fx, const std::function<ExprP(ExprP)> &fw,
+               const std::vector<ExprP> &extents = {});
+// The dims rule of the windowed ops (Conv, the pools): a run-time batch
+// carries over; a run-time spatial axis of x gives the output axis the
+// extent (in + pads - window) / stride + 1, for explicit pads (or VALID)
+// and floor rounding, when the range's smallest input holds a window.
+// Run-time channels are refused.
+void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel);
+// x's spatial extents (axes 2..) as index expressions.
+std::vector<ExprP> spatial_extents(const Graph &g, int x);
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w);
 // The attributes Conv, ConvInteger and QLinearConv share.
 const std::vector<std::string> &conv_attributes();

@@ -114,11 +114,28 @@ struct Tap {
   E weight;  // F64
 };
 
-std::vector<Tap> axis_taps(const ResizeSpec &r, int axis, int64_t in, int64_t out, E *outside) {
-  E xo = original_coordinate(r, axis, var(axis), in, out);
-  if (r.coord == "tf_crop_and_resize")
-    *outside = bin(EOp::Or, *outside, bin(EOp::Or, lt(xo, d64(0)), bin(EOp::Gt, xo, d64((double)(in - 1)))));
-  auto clamp = [&](E i) { return emax(cidx(0), emin(cidx(in - 1), i)); };
+// The input coordinate of output index i on an axis whose input length
+// `in` (and so its scale s and resized length s * in, float64 expressions)
+// are known at run time only: the modes original_coordinate computes, as
+// expressions (tf_crop_and_resize is refused before).
+E runtime_coordinate(const ResizeSpec &r, E i, E in, E s) {
+  E x = cast(i, DType::F64), out = s * cast(in, DType::F64);
+  const std::string &m = r.coord;
+  if (m == "half_pixel") return (x + d64(0.5)) / s - d64(0.5);
+  if (m == "pytorch_half_pixel") return select(bin(EOp::Gt, out, d64(1)), (x + d64(0.5)) / s - d64(0.5), d64(0));
+  if (m == "align_corners")
+    return select(bin(EOp::Eq, out, d64(1)), d64(0), x * (cast(in - cidx(1), DType::F64) / (out - d64(1))));
+  if (m == "asymmetric") return x / s;
+  return (x + d64(0.5)) / s;  // tf_half_pixel_for_nn
+}
+
+// The taps of output index var(axis) at input coordinate xo on an axis of
+// `in` input elements (an index expression: a constant, or a run-time
+// extent).
+std::vector<Tap> axis_taps(const ResizeSpec &r, E xo, E in, E *outside) {
+  if (r.coord == "tf_crop_and_resize")  // (a constant length: refused with run-time sizes)
+    *outside = bin(EOp::Or, *outside, bin(EOp::Or, lt(xo, d64(0)), bin(EOp::Gt, xo, d64((double)(in->ival - 1)))));
+  auto clamp = [&](E i) { return emax(cidx(0), emin(in - cidx(1), i)); };
   if (r.mode == "nearest") {
     E k;
     if (r.nearest == "floor")
@@ -150,13 +167,63 @@ std::vector<Tap> axis_taps(const ResizeSpec &r, int axis, int64_t in, int64_t ou
   if (r.exclude_outside) {
     E total = d64(0);
     for (int k = 0; k < 4; ++k) {
-      w[k] = select(in_range(idx[k], in), w[k], d64(0));
+      w[k] = select(land(ge(idx[k], cidx(0)), lt(idx[k], in)), w[k], d64(0));
       total = total + w[k];
     }
     for (int k = 0; k < 4; ++k) w[k] = w[k] / total;
   }
   for (int k = 0; k < 4; ++k) taps.push_back({clamp(idx[k]), w[k]});
   return taps;
+}
+
+// Run-time sizes (a model compiled for a range of image sizes): per axis
+// the output's extent and the scale as a float64 expression, from
+// constant scales (an integer factor, or one over an integer: the output
+// extent in * s stays an index expression) or from the sizes input (its
+// elements may be computed from the extents, as F.interpolate(size=
+// x.shape[-2:]) exports; scale = size / input length in float32, as
+// ONNX says). Null scale: the axis keeps its size (identity).
+struct RuntimeAxis {
+  E out, scale;
+};
+std::vector<RuntimeAxis> runtime_axes(const Node &n, const Graph &g, const ResizeSpec &r) {
+  const Value &x = in_val(g, n, 0);
+  bool sizes = !(n.op == "Upsample" || n.opset < 11) && n.has_in(3) && in_val(g, n, 3).numel() > 0;
+  if (r.coord == "tf_crop_and_resize") fail_unsupported(n.where() + ": tf_crop_and_resize with run-time sizes");
+  std::vector<E> size_e = sizes ? sym_ints(g, n, 3) : std::vector<E>{};
+  std::vector<RuntimeAxis> ax((size_t)x.rank());
+  for (int i = 0; i < x.rank(); ++i) {
+    E in = g.extent(n.in[0], i);
+    if (sizes) {
+      E out = size_e[(size_t)i];
+      if (to_string(out) == to_string(in)) {
+        ax[(size_t)i] = {in, nullptr};
+        continue;
+      }
+      E s = cast(cast(out, DType::F32) / cast(in, DType::F32), DType::F64);
+      ax[(size_t)i] = {out, s};
+      continue;
+    }
+    double s = r.scales[(size_t)i];
+    if (s == 1.0 && r.coord != "tf_half_pixel_for_nn") {
+      ax[(size_t)i] = {in, nullptr};
+    } else if (in->is_const()) {
+      ax[(size_t)i] = {cidx(r.out[(size_t)i]), d64(s)};
+    } else if (s == std::floor(s)) {
+      ax[(size_t)i] = {in * cidx((int64_t)s), d64(s)};
+    } else if (1.0 / s == std::floor(1.0 / s) && s == 1.0 / std::floor(1.0 / s)) {
+      ax[(size_t)i] = {in / cidx((int64_t)(1.0 / s)), d64(s)};
+    } else {
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], i) + " resized by " + std::to_string(s) +
+                       ": with a run-time size the scale must be an integer or one over an integer");
+    }
+  }
+  return ax;
+}
+
+bool runtime_sizes(const Node &n, const Graph &g) {
+  bool sizes = !(n.op == "Upsample" || n.opset < 11) && n.has_in(3) && in_val(g, n, 3).numel() > 0;
+  return in_val(g, n, 0).is_dynamic() || (sizes && in_val(g, n, 3).is_sym());
 }
 
 void lower_resize(const Node &n, LowerCtx &c) {
@@ -166,13 +233,22 @@ void lower_resize(const Node &n, LowerCtx &c) {
   int rank = x.rank();
   std::vector<std::vector<Tap>> taps(rank);
   E outside = cbool(false);
+  const bool runtime = runtime_sizes(n, c.g);
+  std::vector<RuntimeAxis> rt = runtime ? runtime_axes(n, c.g, r) : std::vector<RuntimeAxis>{};
   for (int i = 0; i < rank; ++i) {
+    if (runtime) {
+      E in = c.g.extent(n.in[0], i);
+      taps[i] = !rt[(size_t)i].scale
+                    ? std::vector<Tap>{{var(i), d64(1)}}
+                    : axis_taps(r, runtime_coordinate(r, var(i), in, rt[(size_t)i].scale), in, &outside);
+      continue;
+    }
     bool identity = r.out[i] == x.shape[i] && r.scales[i] == 1.0 && r.coord != "tf_crop_and_resize" &&
                     r.coord != "tf_half_pixel_for_nn";
     if (identity)
       taps[i] = {{var(i), d64(1)}};
     else
-      taps[i] = axis_taps(r, i, x.shape[i], r.out[i], &outside);
+      taps[i] = axis_taps(r, original_coordinate(r, i, var(i), x.shape[i], r.out[i]), cidx(x.shape[i]), &outside);
   }
   // Sum over the product of the axes' taps: in float64 (exact for the
   // integer types, as the reference), in float32 for float32 data, whose
@@ -209,6 +285,14 @@ void def_resize(const std::string &name, int min_opset, std::vector<std::string>
   d.const_inputs = std::move(const_inputs);
   d.types = {DType::F32, DType::F64, DType::U8, DType::I8, DType::I32, DType::I64};
   d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, resize_spec(n, g).out); };
+  d.dims = [](Node &n, Graph &g) {
+    std::vector<RuntimeAxis> ax = runtime_axes(n, g, resize_spec(n, g));
+    Value &o = g.v(n.out[0]);
+    o.dims.assign((size_t)o.rank(), -1);
+    for (int i = 0; i < o.rank(); ++i)
+      o.dims[(size_t)i] = g.derived_sym(ax[(size_t)i].out, o.name + "[" + std::to_string(i) + "]");
+    if (!o.is_dynamic()) o.dims.clear();
+  };
   d.lower = lower_resize;
   register_op(std::move(d));
 }

@@ -119,6 +119,7 @@ void channels_last_conv_inputs(Program &p) {
     if (g.v(x).shape[1] < 8) continue;
     const Value src = g.v(x);
     int nx = g.add_value(g.fresh_name(src.name + "_nhwc"), src.dtype, src.shape);
+    g.v(nx).dims = src.dims;  // (a copy over the same run-time extents)
     p.perm.resize(g.values.size());
     p.perm[nx] = innermost_last(rank, 1);
     Kernel cp = copy_kernel(nx, x, src, "ToChannelsLast");
@@ -156,6 +157,7 @@ void row_major_where_shared(Program &p) {
     if (it == copies.end()) {
       const Value src = g.v(r);
       int nv = g.add_value(g.fresh_name(src.name + "_rowmajor"), src.dtype, src.shape);
+      g.v(nv).dims = src.dims;
       p.perm.resize(g.values.size());
       producer.resize(g.values.size(), -1);
       Kernel cp = copy_kernel(nv, r, src, "ToRowMajor");

@@ -49,9 +49,10 @@ class ProgramCtx : public LowerCtx {
   }
   void scheduled(KernelKind kind, int out, std::vector<int> ins, ExprP expr, const GemmSpec &spec) override {
     // Run-time extents: the GEMM family takes them on its linear mode's
-    // pixels (gemm_dynamic_role); elsewhere the scheduled families take
-    // static geometry for now, and the reference expression runs as a
-    // loop kernel.
+    // pixels (gemm_dynamic_role), as run-time rows (gemm_runtime_rows) and
+    // as run-time image sizes, as the depthwise family does
+    // (gemm_runtime_spatial); elsewhere the reference expression runs as a
+    // loop kernel (int8 convolutions over run-time sizes, for now).
     kernel(out, std::move(ins), std::move(expr));  // (a temporary's dims are set there)
     const std::vector<int> &in = p_.kernels.back().ins;
     bool dynamic = g.v(out).is_dynamic();
@@ -62,6 +63,11 @@ class ProgramCtx : public LowerCtx {
     // Row mode (float): run-time rows, output channels and K, B packed at
     // run time too (attention).
     if (!takes && kind == KernelKind::Gemm && !in.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(in[0])) == 1;
+    // Run-time image sizes (float convolutions and depthwise ones).
+    if (!takes && (kind == KernelKind::Gemm || kind == KernelKind::Depthwise) && !in.empty()) {
+      takes = gemm_runtime_spatial(spec, g.v(out), g.v(in[0])) == 1;
+      for (size_t i = 1; i < in.size(); ++i) takes = takes && !g.v(in[i]).is_dynamic();
+    }
     if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;

@@ -30,6 +30,9 @@ bool applies(const Graph &g, const Kernel &k, const Target &t) {
     return false;
   const Value &x = g.v(k.ins[0]);
   if (x.is_const() || s.in_axis[0] != 0 || s.in_axis[1] != 1) return false;
+  // Run-time image sizes: the padding moves with the run's size (the
+  // GEMM's border tiles pad instead).
+  if (x.is_dynamic() || g.v(k.out).is_dynamic()) return false;
   if (x.rank() == 4) return s.in_axis[2] == 2 && s.in_axis[3] == 3;
   return x.rank() == 3 && s.in_axis[2] == -1 && s.in_axis[3] == 2 && s.k_h == 1;
 }

@@ -114,6 +114,7 @@ bool eligible(const Program &p, const Kernel &k) {
   if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
       g.v(k.out).dtype != DType::F32)
     return false;
+  if (g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) return false;  // (tiles of fixed sizes)
   return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
 }
 

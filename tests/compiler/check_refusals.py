@@ -81,6 +81,18 @@ seq = save(model_of([h.make_node("Relu", ["x"], ["y"])], [h.make_tensor_value_in
 conv = save(model_of([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3])],
                      [h.make_tensor_value_info("x", T.FLOAT, [1, 2, "H", 8])], [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
                      [h.make_tensor("w", T.FLOAT, [3, 2, 3, 3], [0.1] * 54)]), "conv_h.onnx")
+conv_same = save(model_of([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], auto_pad="SAME_UPPER")],
+                          [h.make_tensor_value_info("x", T.FLOAT, [1, 2, "H", 8])],
+                          [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                          [h.make_tensor("w", T.FLOAT, [3, 2, 3, 3], [0.1] * 54)]), "conv_same.onnx")
+conv_c = save(model_of([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[1, 1], group=1)],
+                       [h.make_tensor_value_info("x", T.FLOAT, [1, "C", 4, 4])],
+                       [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                       [h.make_tensor("w", T.FLOAT, [3, 4, 1, 1], [0.1] * 12)]), "conv_c.onnx")
+resize_third = save(model_of([h.make_node("Resize", ["x", "", "s"], ["y"])],
+                             [h.make_tensor_value_info("x", T.FLOAT, [1, 1, "H", 4])],
+                             [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
+                             [h.make_tensor("s", T.FLOAT, [4], [1, 1, 0.3, 1])]), "resize_third.onnx")
 two = save(model_of([h.make_node("Add", ["a", "b"], ["y"])],
                     [h.make_tensor_value_info("a", T.FLOAT, ["T", 4]), h.make_tensor_value_info("b", T.FLOAT, ["U", 4])],
                     [h.make_tensor_value_info("y", T.FLOAT, ["V", 4])]), "two_dims.onnx")
@@ -113,12 +125,15 @@ for path, args, want in (
         (seq, ["--dim", "T=1:99999999999999"], "dimension T may be 99999999999999, more than the"),
         (seq, ["--input-shape", "x=4:2,4"], "is not a dimension (D, or a range MIN:MAX with MIN <= MAX)"),
         (seq, [], "pass --input-shape x=D0,D1,... (a dimension may be a range MIN:MAX) or --dim T=MIN:MAX"),
-        (conv, ["--dim", "H=3:16"], "input 'x' axis 2 (the run-time dimension H, 3:16): Conv does not take run-time"),
+        (conv, ["--dim", "H=2:16"], "the window of 3 does not fit an input of 2 with the pads; the range must start at 3"),
+        (conv_same, ["--dim", "H=3:16"], "with auto_pad SAME_UPPER: the padding would depend on the run's size"),
+        (conv_c, ["--dim", "C=1:4"], "Conv takes run-time batch and spatial dimensions only"),
+        (resize_third, ["--dim", "H=3:16"], "resized by 0.3"),
         (two, ["--dim", "T=1:8", "--dim", "U=1:8"], "give them one name with --dim"),
         (inward, ["--dim", "T=1:8"], "is not the input's outermost axis of several elements")):
     r = run([path, "-o", os.path.join(work, "dims"), "--target", "x86-64-avx2"] + args)
     check(r.returncode in (1, 2) and want in r.stderr,
           f"{os.path.basename(path)} {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()[-200:]!r}")
 
-print(f"{(20 - failures)} passed, {failures} failed")
+print(f"{(23 - failures)} passed, {failures} failed")
 sys.exit(1 if failures else 0)

@@ -275,6 +275,79 @@ def recurrent(out):
                ["--dim T=1:40"], [[(t, 2, 12)] for t in (1, 2, 17, 40)])
 
 
+def segmenter(out):
+    """A fully convolutional segmenter over images of any size in 16:96 x
+    16:96, exported by PyTorch with dynamic H and W: conv + batch norm +
+    ReLU, max pooling, a strided conv, a depthwise conv, channel attention
+    (global average pooling), nearest upsampling by 2, bilinear resizing
+    back to the input's size (sizes computed from its Shape), a skip
+    connection at full resolution, per-pixel class scores."""
+    import torch
+    from torch import nn
+    torch.manual_seed(29)
+
+    class Fcn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+            self.pool = nn.MaxPool2d(2)
+            self.mid = nn.Sequential(nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+                                     nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU(),
+                                     nn.Conv2d(32, 32, 3, padding=1, groups=32), nn.ReLU())
+            self.att = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(32, 32, 1), nn.Sigmoid())
+            self.up = nn.Upsample(scale_factor=2, mode="nearest")
+            self.reduce = nn.Conv2d(32, 8, 1)
+            self.skip = nn.Conv2d(16, 8, 1)
+            self.head = nn.Conv2d(8, 4, 1)
+
+        def forward(self, x):
+            f1 = self.stem(x)
+            f = self.mid(self.pool(f1))
+            f = self.reduce(self.up(f * self.att(f)))
+            f = nn.functional.interpolate(f, size=x.shape[-2:], mode="bilinear", align_corners=False)
+            return self.head(torch.relu(f + self.skip(f1)))
+
+    m = Fcn().eval()
+    with torch.no_grad():  # batch-norm statistics that are not the identity
+        m.stem[1].running_mean.uniform_(-0.5, 0.5)
+        m.stem[1].running_var.uniform_(0.5, 2.0)
+    torch_case(out, "dyn_segmenter", m, [torch.randn(1, 3, 32, 32)], {"in0": {2: "H", 3: "W"}, "out": {2: "H", 3: "W"}},
+               ["--dim H=16:96", "--dim W=16:96"], [[(1, 3, h, w)] for h, w in ((16, 16), (24, 40), (37, 29), (64, 48),
+                                                                                   (96, 96))])
+
+
+def conv_ops(out):
+    """Each op of a fully convolutional network alone over run-time image
+    sizes (8:40 x 8:40; test sets at 8x8, 9x17, 16x16 and 33x40: odd widths
+    leave partial tiles): 3x3 convolutions (stride 1 and 2), a 1x1 one,
+    depthwise ones (stride 1 and 2), max pooling, nearest upsampling,
+    bilinear resizing to the input's size and global average pooling."""
+    import torch
+    from torch import nn
+    torch.manual_seed(3)
+    fn = nn.functional
+
+    class Fn(nn.Module):
+        def __init__(self, f):
+            super().__init__()
+            self.f = f
+
+        def forward(self, x):
+            return self.f(x)
+
+    ops = {"conv": nn.Conv2d(4, 8, 3, padding=1), "conv_s2": nn.Conv2d(4, 8, 3, stride=2, padding=1),
+           "conv1x1": nn.Conv2d(4, 8, 1), "dw": nn.Conv2d(4, 4, 3, padding=1, groups=4),
+           "dw_s2": nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4), "maxpool": nn.MaxPool2d(2),
+           "upsample": nn.Upsample(scale_factor=2),
+           "bilinear": Fn(lambda x: fn.interpolate(x[:, :, ::2, ::2] * 1.0, size=x.shape[-2:], mode="bilinear",
+                                                    align_corners=False)),
+           "gap": nn.AdaptiveAvgPool2d(1)}
+    for name, op in ops.items():
+        torch_case(out, "dyn_image_" + name, op.eval(), [torch.randn(1, 4, 20, 20)],
+                   {"in0": {2: "H", 3: "W"}, "out": {2: "h", 3: "w"}}, ["--dim H=8:40", "--dim W=8:40"],
+                   [[(1, 4, h, w)] for h, w in ((8, 8), (9, 17), (16, 16), (33, 40))])
+
+
 def sequence_lengths(out):
     """A bidirectional LSTM and a GRU over T steps (T in 1:30) of 3
     sequences of their own lengths (sequence_lens, a graph input): Y is 0
@@ -329,7 +402,7 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, transformer, recurrent,
-                 sequence_lengths):
+                 sequence_lengths, conv_ops, segmenter):
         make(out)
 
 
