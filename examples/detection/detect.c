@@ -41,8 +41,7 @@ static int read_ppm(const char *path, unsigned char *rgb) {
     return -1;
   }
   if (w != DETECT_SIZE || h != DETECT_SIZE) {
-    fprintf(stderr, "detect: %s: the picture is %dx%d; the model takes %dx%d\n", path, w, h, DETECT_SIZE,
-            DETECT_SIZE);
+    fprintf(stderr, "detect: %s: the picture is %dx%d; the model takes %dx%d\n", path, w, h, DETECT_SIZE, DETECT_SIZE);
     fclose(f);
     return -1;
   }
@@ -86,8 +85,8 @@ static int detect(tinyrt_session *s, const char *label, const unsigned char *rgb
   cl = (const int64_t *)classes.data;
   printf("%s: %d detection(s)\n", label, k);
   for (i = 0; i < k; ++i)
-    printf("  %-6s %.2f  (%5.1f, %5.1f) - (%5.1f, %5.1f)\n", detect_class_names[cl[i]], sc[i], b[4 * i],
-           b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]);
+    printf("  %-6s %.2f  (%5.1f, %5.1f) - (%5.1f, %5.1f)\n", detect_class_names[cl[i]], sc[i], b[4 * i], b[4 * i + 1],
+           b[4 * i + 2], b[4 * i + 3]);
   if (!expected) return 0;
   if (k != n) {
     printf("  PyTorch found %d\n", n);
