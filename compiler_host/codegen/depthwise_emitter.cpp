@@ -58,7 +58,8 @@ struct DepthwiseEmitter {
   llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
   bool q = false;   // int8 input
   bool qi = false;  // int8 summed in int32 (NEON), else in float
-  // Run-time image sizes (gemm_runtime_spatial), or null.
+  // The input and output sizes of this run: constants, or run-time image
+  // sizes (gemm_runtime_spatial: rt_ then points at them).
   RunSizes run_;
   const RunSizes *rt_ = nullptr;
   llvm::Type *xel = nullptr;  // element of X
@@ -125,7 +126,7 @@ struct DepthwiseEmitter {
   // or zeros when the pixel lies in the padding.
   Value *border_pixel(Value *row, Value *row_ok, Value *iw, Value *zero_c) {
     Value *p = b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-    return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, rt_ ? rt_->in_w : i32(s.in_w))), p, zero_c);
+    return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w)), p, zero_c);
   }
 
   // int8: one window row (kh) of m pixels. The row's input vectors are
@@ -174,7 +175,7 @@ struct DepthwiseEmitter {
         b, 0, s.k_h, 1, acc,
         [&](Value *kh, const Values &a0) {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
-          Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, rt_ ? rt_->in_h : i32(s.in_h));
+          Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, run_.in_h);
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
           if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
           return carried_loop(
@@ -228,6 +229,7 @@ struct DepthwiseEmitter {
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
 
     // Run-time image sizes: whole rows, shared by the run's rows.
+    run_ = {i32(s.in_h), i32(s.in_w), i32(s.out_h), i32(s.out_w)};
     const Graph &g = env.program.graph;
     if (g.v(k.out).is_dynamic() || g.v(k.ins.at(0)).is_dynamic()) {
       TINYRT_CHECK(gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins.at(0))) > 0,

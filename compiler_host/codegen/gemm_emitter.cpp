@@ -83,7 +83,9 @@ struct GemmEmitter {
   // Row mode with run-time extents (gemm_runtime_rows): the output row's
   // pixels, the output channels and the summed K, or null where fixed.
   Value *w_dyn_ = nullptr, *n_dyn_ = nullptr, *k_dyn_ = nullptr;
-  // Run-time image sizes (gemm_runtime_spatial), or null.
+  // The input and output sizes of this run: constants, or run-time extents
+  // (rows of run-time width w_dyn_, or run-time image sizes: rt_ then
+  // points at them, gemm_runtime_spatial).
   RunSizes run_;
   const RunSizes *rt_ = nullptr;
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
@@ -237,11 +239,11 @@ struct GemmEmitter {
                     // Pixels in the padding read a zero row: their pointers are
                     // formed from clamped coordinates (see clamp_i32).
                     // (Past the run's input size, with run-time sizes, is padding too.)
-                    Value *row_ok = b.CreateICmpULT(ih, rt_ ? rt_->in_h : i32(s.in_h));
+                    Value *row_ok = b.CreateICmpULT(ih, run_.in_h);
                     Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
                     for (int i = 0; i < m; ++i) {
                       Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, rt_ ? rt_->in_w : i32(s.in_w)));
+                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w));
                       Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
                       if (contiguous) {
                         ptr = b.CreateSelect(ok, ptr, zero_row);
@@ -490,43 +492,13 @@ struct GemmEmitter {
           [] {}, "ptail");
   }
 
-  // Output rows [u_begin, u_end) of run-time width w_dyn_: runs of mr
-  // pixels, then the partial run (one branch per width). Every window of a
-  // 1x1 convolution or product is inside X: Row tiles.
-  void dynamic_rows(Value *u_begin, Value *u_end, Value *g, Value *wtile, Value *oc0, int nvv, int lanes_last) {
-    const int64_t rows = s.batch * s.out_h, full_bound = s.out_w / mr;
-    Value *full = b.CreateUDiv(w_dyn_, i32(mr)), *rem = b.CreateURem(w_dyn_, i32(mr));
-    emit_counted_loop(
-        b, u_begin, u_end,
-        [&](Value *ri) {
-          Value *r = clamp_i32(b, ri, 0, rows - 1);
-          Value *n = b.CreateUDiv(r, i32(s.out_h)), *oh = b.CreateURem(r, i32(s.out_h));
-          if (full_bound > 0)
-            emit_counted_loop(
-                b, i32(0), full,
-                [&](Value *it) {
-                  Value *ow0 = b.CreateMul(clamp_i32(b, it, 0, full_bound - 1), i32(mr));
-                  tile({Mode::Row, mr, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
-                },
-                "owtile");
-          for (int w = 1; w < mr; ++w)
-            emit_branch(
-                b, b.CreateICmpEQ(rem, i32(w)),
-                [&] {
-                  Value *ow0 = clamp_i32(b, b.CreateMul(full, i32(mr)), 0, s.out_w - w);
-                  tile({Mode::Row, w, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
-                },
-                [] {}, "owtail");
-        },
-        "row");
-  }
-
   EmittedKernel emit(const std::string &name) {
     llvm::Function *f = begin_kernel_function(env, b, name);
     Value *arena = f->getArg(0);
     slots = scheduled_slots(env, b, arena, k);
     X = slots.at(0);
     out = slot_for(env, b, arena, k.out);
+    run_ = {i32(s.in_h), i32(s.in_w), i32(s.out_h), i32(s.out_w)};
     for (int rl = 0; rl < 4; ++rl) {
       xs[rl] = s.in_axis[rl] >= 0 ? X.strides[s.in_axis[rl]] : 0;
       os[rl] = s.out_axis[rl] >= 0 ? out.strides[s.out_axis[rl]] : 0;
@@ -590,6 +562,7 @@ struct GemmEmitter {
         w_dyn_ = extent(k.out, s.out_axis[3]);
         n_dyn_ = extent(k.out, s.out_axis[1]);
         k_dyn_ = extent(k.ins.at(0), s.in_axis[1]);
+        run_.in_w = run_.out_w = w_dyn_;  // (1x1, unpadded: the input's rows are the output's)
       } else {
         TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0 && !q, "a GEMM with run-time extents it cannot take");
         linear = false;
@@ -667,8 +640,10 @@ struct GemmEmitter {
               }
               return;
             }
-            if (w_dyn_) {  // rows of run-time width (1x1: every tile is a Row tile)
-              dynamic_rows(u_begin, u_end, g, wtile, oc0, nvv, lanes_last);
+            if (w_dyn_) {  // rows of run-time width (1x1: every window inside X, Row tiles)
+              for_run_rows(b, s, run_, u_begin, u_end, mr, [&](Value *n, Value *oh, Value *ow0, int m) {
+                tile({Mode::Row, m, n, oh, ow0, nullptr}, g, wtile, oc0, nvv, lanes_last);
+              });
               return;
             }
             auto run = [&](Value *n, Value *oh, Value *ow0, int m) {

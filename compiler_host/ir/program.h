@@ -168,22 +168,22 @@ struct CallSpec {
 // lower index), each suppressing the remaining ones whose IoU with it is
 // above the IoU threshold, at most max_out per class; the kernel writes
 // (batch, class, box) int64 rows to its output [bound, 3] and their count
-// to Kernel::count. Slot 2 is int32 scratch of N entries (the remaining
-// candidates). The scalars are constants here, or read from a slot
-// (>= 0) at run time.
-// TopK's order: the largest values first (else the smallest), ties to the
-// lower index, NaN above every number.
-struct TopKSpec {
-  int axis = 0;
-  bool largest = true;
-};
-
+// to Kernel::count. Slot 2 is int32 scratch of 8 x N entries
+// (codegen/nms_emitter.cpp). The scalars are constants here, or read from
+// a slot (>= 0) at run time.
 struct NmsSpec {
   bool center_point_box = false;  // boxes as [xc, yc, w, h], else two corners [y1, x1, y2, x2]
   int64_t max_out = 0;
   float iou = 0, score = 0;
   bool has_score = false;  // no score input: every box is a candidate
   int max_slot = -1, iou_slot = -1, score_slot = -1;
+};
+
+// TopK's order: the largest values first (else the smallest), ties to the
+// lower index, NaN above every number.
+struct TopKSpec {
+  int axis = 0;
+  bool largest = true;
 };
 
 // Winograd F(m x m, 3 x 3) of a 3x3 stride-1 convolution (passes/winograd.cpp):

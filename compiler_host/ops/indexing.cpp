@@ -294,7 +294,7 @@ void def_tile() {
   d.name = "Tile";
   d.min_opset = 6;
   d.const_inputs = {1};
-  auto infer = [](Node &n, Graph &g) {
+  d.infer = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     std::vector<int64_t> rep = const_ints(g, n, 1);
     if ((int)rep.size() != x.rank()) fail_invalid(n.where() + ": repeats must have one entry per axis");
@@ -305,11 +305,9 @@ void def_tile() {
                      std::to_string(rep[i]) + " times has more elements than a 64-bit count holds");
     set_out(n, g, 0, x.dtype, s);
   };
-  d.infer = infer;
   // Run-time extents: an axis of x repeated, or repeats computed from them
   // (Tile(w, [T, 1])): the product of the two.
-  d.dims = [infer](Node &n, Graph &g) {
-    infer(n, g);
+  d.dims = [](Node &n, Graph &g) {
     std::vector<ExprP> rep = sym_ints(g, n, 1);
     Value &o = g.v(n.out[0]);
     o.dims.assign((size_t)o.rank(), -1);
@@ -469,22 +467,13 @@ void def_range() {
     return c > 0 ? (int64_t)c : int64_t(0);
   };
   d.infer = [count](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)}); };
-  d.dims = [count, symbolic, sym_count](Node &n, Graph &g) {
-    set_out(n, g, 0, in_val(g, n, 0).dtype, {count(n, g)});
+  d.dims = [symbolic, sym_count](Node &n, Graph &g) {
     g.v(n.out[0]).dims = {symbolic(n, g) ? g.derived_sym(sym_count(n, g), g.v(n.out[0]).name + "[0]") : -1};
   };
   d.lower = [](const Node &n, LowerCtx &c) {
     DType t = c.g.v(n.out[0]).dtype;
-    // start and delta: a symbolic value's expression (its data, if any,
-    // holds only bounds), else the tensor.
-    std::vector<int> ins;
-    auto scalar = [&](size_t k) {
-      if (in_val(c.g, n, k).is_sym()) return cast(sym_ints(c.g, n, k).at(0), t);
-      ins.push_back(n.in[k]);
-      return load((int)ins.size() - 1, t, {});
-    };
-    ExprP s = scalar(0), dl = scalar(2);
-    c.kernel(n.out[0], ins, s + cast(var(0), t) * dl);
+    ExprP s = load(0, t, {}), dl = load(1, t, {});
+    c.kernel(n.out[0], {n.in[0], n.in[2]}, s + cast(var(0), t) * dl);
   };
   register_op(std::move(d));
 }

@@ -263,20 +263,16 @@ void def_conv() {
   d.name = "Conv";
   d.attrs = conv_attributes();
   d.types = kFloat;
-  auto infer = [](Node &n, Graph &g) {
+  d.infer = [](Node &n, Graph &g) {
     const Shape &x = in_val(g, n, 0).shape, &w = in_val(g, n, 1).shape;
     Shape out = conv_out_shape(n, x, w);
     if (n.has_in(2) && in_val(g, n, 2).shape != Shape{w[0]})
       fail_invalid(n.where() + ": bias must have shape [" + std::to_string(w[0]) + "]");
     set_out(n, g, 0, in_val(g, n, 0).dtype, out);
   };
-  d.infer = infer;
   // Run-time image sizes (a fully convolutional network compiled once for
   // a range of them).
-  d.dims = [infer](Node &n, Graph &g) {
-    infer(n, g);
-    window_dims(n, g, kernel_shape_of(n, g, true));
-  };
+  d.dims = [](Node &n, Graph &g) { window_dims(n, g, kernel_shape_of(n, g, true)); };
   d.lower = [](const Node &n, LowerCtx &c) {
     const Value &X = in_val(c.g, n, 0), &W = in_val(c.g, n, 1);
     DType t = X.dtype;

@@ -28,6 +28,11 @@ std::vector<double> const_floats(const Graph &g, const Node &n, size_t k) {
   return r;
 }
 
+// Resize from opset 11 on, given its output sizes rather than scales.
+bool sizes_given(const Node &n, const Graph &g) {
+  return !(n.op == "Upsample" || n.opset < 11) && n.has_in(3) && in_val(g, n, 3).numel() > 0;
+}
+
 ResizeSpec resize_spec(const Node &n, const Graph &g) {
   ResizeSpec r;
   const Value &x = in_val(g, n, 0);
@@ -51,8 +56,7 @@ ResizeSpec resize_spec(const Node &n, const Graph &g) {
     r.exclude_outside = n.geti("exclude_outside", 0);
     r.extrapolation = n.getf("extrapolation_value", 0.0f);
     if (n.has_in(1) && in_val(g, n, 1).numel() > 0) r.roi = const_floats(g, n, 1);
-    bool sizes = n.has_in(3) && in_val(g, n, 3).numel() > 0;
-    if (sizes) {
+    if (sizes_given(n, g)) {
       std::vector<int64_t> s = const_ints(g, n, 3);
       if ((int)s.size() != rank) fail_invalid(n.where() + ": sizes must have one entry per axis");
       r.out.assign(s.begin(), s.end());
@@ -188,7 +192,7 @@ struct RuntimeAxis {
 };
 std::vector<RuntimeAxis> runtime_axes(const Node &n, const Graph &g, const ResizeSpec &r) {
   const Value &x = in_val(g, n, 0);
-  bool sizes = !(n.op == "Upsample" || n.opset < 11) && n.has_in(3) && in_val(g, n, 3).numel() > 0;
+  const bool sizes = sizes_given(n, g);
   if (r.coord == "tf_crop_and_resize") fail_unsupported(n.where() + ": tf_crop_and_resize with run-time sizes");
   std::vector<E> size_e = sizes ? sym_ints(g, n, 3) : std::vector<E>{};
   std::vector<RuntimeAxis> ax((size_t)x.rank());
@@ -222,8 +226,7 @@ std::vector<RuntimeAxis> runtime_axes(const Node &n, const Graph &g, const Resiz
 }
 
 bool runtime_sizes(const Node &n, const Graph &g) {
-  bool sizes = !(n.op == "Upsample" || n.opset < 11) && n.has_in(3) && in_val(g, n, 3).numel() > 0;
-  return in_val(g, n, 0).is_dynamic() || (sizes && in_val(g, n, 3).is_sym());
+  return in_val(g, n, 0).is_dynamic() || (sizes_given(n, g) && in_val(g, n, 3).is_sym());
 }
 
 void lower_resize(const Node &n, LowerCtx &c) {

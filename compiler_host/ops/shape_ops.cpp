@@ -727,9 +727,8 @@ void def_expand() {
     set_out(n, g, 0, x.dtype, broadcast_shapes(x.shape, const_ints(g, n, 1), n));
   };
   d.infer = infer;
-  d.dims = [axes, infer](Node &n, Graph &g) {
+  d.dims = [axes](Node &n, Graph &g) {
     std::vector<int> dims = axes(n, g);
-    infer(n, g);
     Value &o = g.v(n.out[0]);
     o.dims = dims;
     if (!o.is_dynamic()) o.dims.clear();

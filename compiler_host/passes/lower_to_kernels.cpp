@@ -33,10 +33,32 @@ void temp_dims(Graph &g, int out, const std::vector<int> &ins, const ExprP &expr
   if (!o.is_dynamic()) o.dims.clear();
 }
 
+// A constant carrying symbolic elements (a shape computed from run-time
+// extents that an op with a dims rule read: its data holds only the
+// elements' bounds, infer_and_fold) is read as its elements: loads of it
+// become the element expressions, selected by the flat index.
+ExprP read_symbolic_constants(const Graph &g, const std::vector<int> &ins, ExprP expr) {
+  for (size_t s = 0; s < ins.size() && expr; ++s) {
+    const Value &v = g.v(ins[s]);
+    if (!v.is_const() || !v.is_sym()) continue;
+    const std::vector<int64_t> st = row_major_strides(v.shape);
+    expr = replace_loads(expr, (int)s, [&](const Expr &ld) {
+      ExprP flat = cidx(0);
+      for (size_t j = 0; j < ld.a.size(); ++j) flat = flat + ld.a[j] * cidx(st[j]);
+      ExprP r = cast(sym_index(v.sym.back()), ld.type);
+      for (size_t i = v.sym.size() - 1; i-- > 0;)
+        r = select(bin(EOp::Eq, flat, cidx((int64_t)i)), cast(sym_index(v.sym[i]), ld.type), r);
+      return r;
+    });
+  }
+  return expr;
+}
+
 class ProgramCtx : public LowerCtx {
  public:
   ProgramCtx(Program &p, const Node &n) : LowerCtx(p.graph), p_(p), n_(n) {}
   void kernel(int out, std::vector<int> ins, ExprP expr) override {
+    expr = read_symbolic_constants(g, ins, std::move(expr));
     if (expr && std::find(n_.out.begin(), n_.out.end(), out) == n_.out.end()) temp_dims(g, out, ins, expr);
     Kernel k;
     k.out = out;
@@ -57,17 +79,16 @@ class ProgramCtx : public LowerCtx {
     const std::vector<int> &in = p_.kernels.back().ins;
     bool dynamic = g.v(out).is_dynamic();
     for (int v : in) dynamic = dynamic || g.v(v).is_dynamic();
-    bool takes = kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&
+    bool rest_fixed = true;  // the inputs after X (bias, residuals)
+    for (size_t i = 1; i < in.size(); ++i) rest_fixed = rest_fixed && !g.v(in[i]).is_dynamic();
+    bool takes = rest_fixed && kind != KernelKind::Depthwise && gemm_dynamic_role(spec, g.v(out)) >= 0 &&
                  (in.empty() || g.v(in[0]).dims == g.v(out).dims || !g.v(in[0]).is_dynamic());
-    for (size_t i = 1; i < in.size(); ++i) takes = takes && !g.v(in[i]).is_dynamic();
     // Row mode (float): run-time rows, output channels and K, B packed at
     // run time too (attention).
     if (!takes && kind == KernelKind::Gemm && !in.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(in[0])) == 1;
     // Run-time image sizes (float convolutions and depthwise ones).
-    if (!takes && (kind == KernelKind::Gemm || kind == KernelKind::Depthwise) && !in.empty()) {
-      takes = gemm_runtime_spatial(spec, g.v(out), g.v(in[0])) == 1;
-      for (size_t i = 1; i < in.size(); ++i) takes = takes && !g.v(in[i]).is_dynamic();
-    }
+    if (!takes && (kind == KernelKind::Gemm || kind == KernelKind::Depthwise) && !in.empty())
+      takes = rest_fixed && gemm_runtime_spatial(spec, g.v(out), g.v(in[0])) == 1;
     if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;
     p_.kernels.back().gemm = spec;

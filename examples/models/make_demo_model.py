@@ -86,9 +86,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    torch.set_num_threads(1)
-    torch.manual_seed(7)
-    torch.use_deterministic_algorithms(True)
+    seeded.deterministic(7)
 
     digits = load_digits()
     images = (digits.images / 16.0).astype(np.float32)  # exact: k/16

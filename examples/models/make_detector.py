@@ -35,6 +35,9 @@ import torch
 import torchvision
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python_helpers", "training"))
+import seeded  # noqa: E402
+
 SIZE, GRID, CLASSES, ANCHOR = 64, 8, 2, 20.0
 STRIDE = SIZE // GRID
 MAX_PER_CLASS, IOU, SCORE = 8, 0.45, 0.35
@@ -183,9 +186,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    torch.set_num_threads(1)
-    torch.manual_seed(26)
-    torch.use_deterministic_algorithms(True)
+    seeded.deterministic(26)
     t0 = time.monotonic()
     model = train(Detector())
     seconds = time.monotonic() - t0

@@ -1,9 +1,18 @@
 """Deterministic training of the small models the examples and tests make
 (examples/models/make_demo_model.py, tests/accuracy/make_digits.py): Adam
-with a one-cycle learning rate, minibatches in a seeded order. With
-torch.manual_seed, one thread and deterministic algorithms set by the
-caller, the weights come out the same on every run on a machine."""
+with a one-cycle learning rate, minibatches in a seeded order. After
+deterministic(seed) (one thread, deterministic algorithms, the seed), the
+weights come out the same on every run on a machine
+(examples/models/make_detector.py trains with its own loss after it)."""
 import torch
+
+
+def deterministic(seed):
+    """One thread, deterministic algorithms and `seed`: what makes a
+    training run repeat exactly on a machine."""
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
 
 
 def train(model, x, y, epochs, batch, logits=None):

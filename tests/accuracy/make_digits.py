@@ -68,9 +68,7 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    torch.use_deterministic_algorithms(True)
+    seeded.deterministic(0)
 
     digits = load_digits()
     images = (digits.images / 16.0).astype(np.float32)[:, None]  # exact: k/16
