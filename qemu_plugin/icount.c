@@ -93,6 +93,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     write_syscall = 64;
   else if (arch && !strcmp(arch, "arm"))
     write_syscall = 4;
+  else if (arch && !strcmp(arch, "x86_64"))
+    write_syscall = 1;
   for (i = 0; i < argc; ++i)
     if (strncmp(argv[i], "out=", 4) == 0) {
       strncpy(out_path, argv[i] + 4, sizeof out_path - 1);
