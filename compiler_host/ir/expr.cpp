@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -438,7 +439,10 @@ bool is_identity_load(const Expr &e, int slot, const Shape &shape) {
   return true;
 }
 
-Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
+namespace {
+
+// index_range, with the Dim leaves in `dimv` taken at their given value.
+Interval range_at(const ExprP &e, const std::map<int, int64_t> &ext, const std::map<int, int64_t> *dimv) {
   const Interval unknown{0, 0, false};
   // Generated code computes index expressions in 32 bits: a range that
   // leaves int32 may wrap there, so it is unknown (folding a comparison on
@@ -456,13 +460,16 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
       if (it == ext.end() || it->second <= 0) return unknown;
       return known(0, (__int128)it->second - 1);
     }
-    case EOp::Dim: return known(e->ival, e->hi);
+    case EOp::Dim: {
+      if (dimv && dimv->count(e->id)) return known(dimv->at(e->id), dimv->at(e->id));
+      return known(e->ival, e->hi);
+    }
     case EOp::Add:
     case EOp::Sub:
     case EOp::Mul:
     case EOp::Min:
     case EOp::Max: {
-      Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
+      Interval a = range_at(e->a[0], ext, dimv), b = range_at(e->a[1], ext, dimv);
       if (!a.known || !b.known) return unknown;
       if (e->op == EOp::Add) return known((__int128)a.lo + b.lo, (__int128)a.hi + b.hi);
       if (e->op == EOp::Sub) return known((__int128)a.lo - b.hi, (__int128)a.hi - b.lo);
@@ -473,13 +480,13 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
     }
     case EOp::Div:
     case EOp::Rem: {
-      Interval a = index_range(e->a[0], ext), b = index_range(e->a[1], ext);
+      Interval a = range_at(e->a[0], ext, dimv), b = range_at(e->a[1], ext, dimv);
       if (!a.known || !b.known || a.lo < 0 || b.lo <= 0) return unknown;
       if (e->op == EOp::Div) return {a.lo / b.hi, a.hi / b.lo, true};
       return {0, std::min(a.hi, b.hi - 1), true};
     }
     case EOp::Select: {  // either alternative
-      Interval a = index_range(e->a[1], ext), b = index_range(e->a[2], ext);
+      Interval a = range_at(e->a[1], ext, dimv), b = range_at(e->a[2], ext, dimv);
       if (!a.known || !b.known) return unknown;
       return {std::min(a.lo, b.lo), std::max(a.hi, b.hi), true};
     }
@@ -487,35 +494,94 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) {
   }
 }
 
+// The value a comparison of two index ranges must have: 1 true, 0 false,
+// -1 either.
+int decide(EOp op, const Interval &a, const Interval &b) {
+  if (!a.known || !b.known) return -1;
+  switch (op) {
+    case EOp::Lt: return a.hi < b.lo ? 1 : a.lo >= b.hi ? 0 : -1;
+    case EOp::Le: return a.hi <= b.lo ? 1 : a.lo > b.hi ? 0 : -1;
+    case EOp::Gt: return a.lo > b.hi ? 1 : a.hi <= b.lo ? 0 : -1;
+    case EOp::Ge: return a.lo >= b.hi ? 1 : a.hi < b.lo ? 0 : -1;
+    default: return -1;
+  }
+}
+
+// Combinations of run-time dimension values simplify_with_run_extents
+// tries per comparison at most (e.g. an image's H and W over 16:79).
+constexpr int64_t kMaxDimCombos = 4096;
+
+}  // namespace
+
+Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) { return range_at(e, ext, nullptr); }
+
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
+  return simplify_with_run_extents(e, ext, {});
+}
+
+ExprP simplify_with_run_extents(const ExprP &e, const std::map<int, int64_t> &ext, const std::map<int, ExprP> &run) {
   std::map<int, int64_t> all = ext;
+  std::map<int, ExprP> run_all;
+  for (auto &[v, n] : run)
+    if (!n->is_const()) run_all[v] = n;
   visit(e, [&](const Expr &x) {
-    for (auto &r : x.rvars) all[r.id] = r.extent;
+    for (auto &r : x.rvars) {
+      all[r.id] = r.extent;
+      if (r.n && !r.n->is_const()) run_all[r.id] = r.n;
+    }
   });
+  // The run-time dimensions an index expression involves, with their
+  // ranges: its Dim leaves and those of its variables' run-time extents.
+  std::function<void(const ExprP &, std::map<int, std::pair<int64_t, int64_t>> &)> dims_of =
+      [&](const ExprP &x, std::map<int, std::pair<int64_t, int64_t>> &out) {
+        visit(x, [&](const Expr &n) {
+          if (n.op == EOp::Dim) out.emplace(n.id, std::make_pair(n.ival, n.hi));
+          if (n.op == EOp::Var && run_all.count(n.id))
+            visit(run_all.at(n.id), [&](const Expr &d) {
+              if (d.op == EOp::Dim) out.emplace(d.id, std::make_pair(d.ival, d.hi));
+            });
+        });
+      };
   return rewrite(e, [&](const ExprP &x) -> ExprP {
     if (!is_compare(x->op) || x->a[0]->type != kIndexType) return nullptr;
-    Interval a = index_range(x->a[0], all), b = index_range(x->a[1], all);
-    if (!a.known || !b.known) return nullptr;
-    switch (x->op) {
-      case EOp::Lt:
-        if (a.hi < b.lo) return cbool(true);
-        if (a.lo >= b.hi) return cbool(false);
-        break;
-      case EOp::Le:
-        if (a.hi <= b.lo) return cbool(true);
-        if (a.lo > b.hi) return cbool(false);
-        break;
-      case EOp::Gt:
-        if (a.lo > b.hi) return cbool(true);
-        if (a.hi <= b.lo) return cbool(false);
-        break;
-      case EOp::Ge:
-        if (a.lo >= b.hi) return cbool(true);
-        if (a.hi < b.lo) return cbool(false);
-        break;
-      default: break;
+    int at_bounds = decide(x->op, range_at(x->a[0], all, nullptr), range_at(x->a[1], all, nullptr));
+    if (at_bounds >= 0) return cbool(at_bounds == 1);
+    if (run_all.empty() && !has_dims(x)) return nullptr;
+    // Decided for every value of the dimensions it involves (with the
+    // variables' extents at those values)? Independent values: a superset
+    // of the runs there can be.
+    std::map<int, std::pair<int64_t, int64_t>> syms;
+    dims_of(x, syms);
+    int64_t combos = 1;
+    for (auto &[s, r] : syms) {
+      if (r.second < r.first) return nullptr;
+      combos *= r.second - r.first + 1;
+      if (combos > kMaxDimCombos) return nullptr;
     }
-    return nullptr;
+    if (syms.empty()) return nullptr;
+    std::map<int, int64_t> dimv;
+    for (auto &[s, r] : syms) dimv[s] = r.first;
+    int verdict = -2;  // -2: no run reaches the comparison yet
+    for (int64_t c = 0; c < combos; ++c) {
+      int64_t rest = c;
+      for (auto &[s, r] : syms) {
+        dimv[s] = r.first + rest % (r.second - r.first + 1);
+        rest /= r.second - r.first + 1;
+      }
+      std::map<int, int64_t> ext_c = all;
+      bool empty = false;
+      for (auto &[v, n] : run_all) {
+        Interval iv = range_at(n, {}, &dimv);
+        if (!iv.known) return nullptr;
+        if (iv.hi <= 0) empty = true;  // no iteration evaluates it
+        ext_c[v] = std::min(iv.hi, all.count(v) ? all.at(v) : iv.hi);
+      }
+      if (empty) continue;
+      int d = decide(x->op, range_at(x->a[0], ext_c, &dimv), range_at(x->a[1], ext_c, &dimv));
+      if (d < 0 || (verdict >= 0 && d != verdict)) return nullptr;
+      verdict = d;
+    }
+    return verdict >= 0 ? cbool(verdict == 1) : nullptr;
   });
 }
 

@@ -194,6 +194,14 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &extents);
 // Folds comparisons and selects that the variable extents decide, e.g. the
 // padding checks of a convolution without padding.
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &extents);
+// As simplify_with_ranges, where some variables have a run-time extent
+// (`run`: an index expression of Dim leaves; `extents` keeps its upper
+// bound; a reduction's from its RVar::n): a comparison folds when it has
+// the same value for every combination of the run-time dimensions it
+// involves (their values tried one by one, up to a few thousand
+// combinations), e.g. a pooling window's `2 * i + r < H` over out =
+// (H - 2) / 2 + 1 rows.
+ExprP simplify_with_run_extents(const ExprP &e, const std::map<int, int64_t> &extents, const std::map<int, ExprP> &run);
 
 std::string to_string(const ExprP &e);
 
