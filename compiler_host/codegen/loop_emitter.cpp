@@ -224,23 +224,32 @@ bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vec
 // The row of pixels is cut into segments where the expression compares w
 // with constants (a padded copy's borders), so the interior reads without
 // guards.
-void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function *f, const std::vector<SlotRef> &slots,
-                           const SlotRef &out_slot, const Value &out, const std::vector<int> &phys, const ExprP &full,
-                           const std::map<int, int64_t> &extents, int L) {
+// Run-time extents (`extent_of` gives an axis's, a constant where fixed;
+// `dynamic`): the tasks [begin, end) are shares of the run's rows, and the
+// row of the run's width is one segment, its comparisons computed.
+void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *begin, llvm::Value *end,
+                           const std::vector<SlotRef> &slots, const SlotRef &out_slot, const Value &out,
+                           const std::vector<int> &phys, const ExprP &full, const std::map<int, int64_t> &extents,
+                           int L, bool dynamic, const std::function<llvm::Value *(int)> &extent_of,
+                           const std::function<void(ExprEmitter &)> &attach_dims) {
   const int r = out.rank();
   const int c_axis = phys.back(), w_axis = phys[phys.size() - 2];
   const int C = (int)out.shape[(size_t)c_axis];
   const int64_t W = out.shape[(size_t)w_axis];
-  const std::vector<Segment> segments = row_segments(full, w_axis, W, extents);
+  const std::vector<Segment> segments =
+      dynamic ? std::vector<Segment>{{0, W, full}} : row_segments(full, w_axis, W, extents);
+  llvm::Value *run_w = dynamic ? extent_of(w_axis) : nullptr;
   emit_counted_loop(
-      b, f->getArg(1), f->getArg(2),
+      b, begin, end,
       [&](llvm::Value *t) {
         std::map<int, llvm::Value *> outer;
         llvm::Value *rem = t;
         for (size_t i = phys.size() - 2; i-- > 0;) {
-          llvm::Value *ext = b.getInt32((int32_t)out.shape[(size_t)phys[i]]);
+          llvm::Value *ext = extent_of(phys[i]);
           outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
           if (i > 0) rem = b.CreateUDiv(rem, ext);
+          // (below the bound: the clamp tells the bounds proof)
+          if (dynamic) outer[phys[i]] = clamp_i32(b, outer[phys[i]], 0, out.shape[(size_t)phys[i]] - 1);
         }
         auto bind_outer = [&](ExprEmitter &em, std::vector<VVal> &idx) {
           for (int a = 0; a < r; ++a)
@@ -257,6 +266,7 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
             for (int c = 0; c < C; ++c) {
               ExprEmitter em(b, T, 1);
               em.set_slots(slots);
+              attach_dims(em);
               std::vector<VVal> idx((size_t)r);
               bind_outer(em, idx);
               idx[(size_t)w_axis] = em.uniform(at);
@@ -272,6 +282,7 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
           for (int c = 0; c < C; ++c) {
             ExprEmitter em(b, T, lanes);
             em.set_slots(slots);
+            attach_dims(em);
             em.set_mask(mask);
             em.set_split_offsets(true);
             std::vector<VVal> idx((size_t)r);
@@ -295,6 +306,27 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
           idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
           es.store(out_slot, idx, es.vector(all), out.dtype);
         };
+        if (dynamic) {  // the run's width: full vectors, then the rest
+          const Segment &seg = segments[0];
+          llvm::Value *main = b.CreateUDiv(run_w, b.getInt32(L)), *done = b.CreateMul(main, b.getInt32(L));
+          emit_counted_loop(
+              b, b.getInt32(0), main,
+              [&](llvm::Value *j) {
+                group(seg.expr, 0, L, b.CreateMul(clamp_i32(b, j, 0, W / L - 1), b.getInt32(L)), L);
+              },
+              "vec");
+          if (T.masked_tail) {
+            llvm::Value *at = clamp_i32(b, done, 0, W - 1);
+            for (int a = 1; a < L; ++a)
+              emit_branch(
+                  b, b.CreateICmpEQ(b.CreateSub(run_w, done), b.getInt32(a)),
+                  [&] { group(seg.expr, 0, L, clamp_i32(b, at, 0, W - a), a); }, [] {}, "vtail");
+          } else {
+            emit_counted_loop(
+                b, done, run_w, [&](llvm::Value *j) { group(seg.expr, 0, 1, clamp_i32(b, j, 0, W - 1), 1); }, "tail");
+          }
+          return;
+        }
         for (const Segment &seg : segments) {
           int64_t n = seg.end - seg.begin, main = n / L, tail = n % L;
           if (main > 0)
@@ -311,7 +343,6 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Function
         }
       },
       "task");
-  b.CreateRetVoid();
 }
 
 }  // namespace
@@ -348,8 +379,18 @@ class LoopKernel {
     plan_rows();
     result.tasks = tasks_;
     if (interleaved_rows()) {
-      emit_interleaved_rows(b_, T_, f, slots_, out_slot_, out_, phys_, expr_, extents_, L_);
       result.tasks = tasks_ / out_.shape[(size_t)phys_[phys_.size() - 2]];
+      llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
+      if (dynamic_) {  // the tasks share the run's rows (as below)
+        llvm::Value *rows = b_.getInt32(1);
+        for (size_t i = 0; i + 2 < phys_.size(); ++i) rows = b_.CreateMul(rows, extent_of(phys_[i]));
+        begin = share_units(b_, begin, rows, result.tasks);
+        end = share_units(b_, end, rows, result.tasks);
+      }
+      emit_interleaved_rows(
+          b_, T_, begin, end, slots_, out_slot_, out_, phys_, expr_, extents_, L_, dynamic_,
+          [this](int a) { return extent_of(a); }, [this](ExprEmitter &em) { attach_dims(em); });
+      b_.CreateRetVoid();
       return result;
     }
     wide_ = 1;
@@ -371,8 +412,11 @@ class LoopKernel {
       begin = share_units(b_, begin, rows, tasks_);
       end = share_units(b_, end, rows, tasks_);
     }
-    emit_counted_loop(
-        b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
+    if (dynamic_)
+      dynamic_tasks(begin, end);
+    else
+      emit_counted_loop(
+          b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
     b_.CreateRetVoid();
     return result;
   }
@@ -391,8 +435,14 @@ class LoopKernel {
     inner_ = inner_axis_ < 0 ? 1 : out_.shape[inner_axis_];
     tasks_ = 1;
     for (size_t i = 0; i + 1 < phys_.size(); ++i) tasks_ *= out_.shape[phys_[i]];
-    for (int a = 0; a < r_; ++a) extents_[a] = out_.shape[a];
-    expr_ = simplify_with_ranges(k_.expr, extents_);
+    // Comparisons decided for every extent in range fold too (a window
+    // inside a run-time image: `2 * i + r < H` over (H - 2) / 2 + 1 rows).
+    std::map<int, ExprP> run;
+    for (int a = 0; a < r_; ++a) {
+      extents_[a] = out_.shape[a];
+      if (axis_dyn(a)) run[a] = p_.graph.extent(k_.out, a);
+    }
+    expr_ = simplify_with_run_extents(k_.expr, extents_, run);
   }
 
   // Run-time extents: the base ones loaded at the kernel's entry, and each
@@ -448,7 +498,7 @@ class LoopKernel {
   // the vectors are interleaved into one contiguous store.
   bool interleaved_rows() const {
     int w_axis = phys_.size() >= 2 ? phys_[phys_.size() - 2] : -1;
-    return !dynamic_ && !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
+    return !inner_dyn() && !row_dyn_ && !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
            out_.dtype != DType::Bool && out_slot_.strides[(size_t)inner_axis_] == 1 &&
            out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
   }
@@ -482,6 +532,46 @@ class LoopKernel {
   }
 
   // One task: task index t -> the outer physical axes, then its row.
+  // The tasks' rows with run-time extents: the first one's index over the
+  // outer axes by divisions, the next ones' by counting (an odometer
+  // carried through the loop): a division by a run-time extent per row
+  // costs more than a short row's work (tens of cycles each).
+  void dynamic_tasks(llvm::Value *begin, llvm::Value *end) {
+    const size_t n = phys_.size() - row_axes_;
+    Values at(n);
+    llvm::Value *rem = begin;
+    for (size_t i = n; i-- > 0;) {
+      llvm::Value *ext = extent_of(phys_[i]);
+      at[i] = i == 0 ? rem : b_.CreateURem(rem, ext);
+      if (i > 0) rem = b_.CreateUDiv(rem, ext);
+    }
+    carried_loop(
+        b_, begin, end, at,
+        [&](llvm::Value *, const Values &cur) {
+          outer_.clear();
+          for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
+          // Below the axis's bound, which the bounds proof cannot see: the
+          // clamp (the identity) tells it.
+          for (size_t i = 0; i < n; ++i)
+            outer_[phys_[i]] = clamp_i32(b_, cur[i], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
+          row();
+          Values next(n);
+          llvm::Value *carry = b_.getTrue();
+          for (size_t i = n; i-- > 0;) {
+            llvm::Value *up = b_.CreateAdd(cur[i], b_.CreateZExt(carry, b_.getInt32Ty()));
+            if (i == 0) {
+              next[i] = up;
+              break;
+            }
+            llvm::Value *wraps = b_.CreateICmpEQ(up, extent_of(phys_[i]));
+            next[i] = b_.CreateSelect(wraps, b_.getInt32(0), up);
+            carry = b_.CreateAnd(carry, wraps);
+          }
+          return next;
+        },
+        "task");
+  }
+
   void task(llvm::Value *t) {
     outer_.clear();
     for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
@@ -490,11 +580,12 @@ class LoopKernel {
       llvm::Value *ext = extent_of(phys_[i]);
       outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
       if (i > 0) rem = b_.CreateUDiv(rem, ext);
-      // A remainder by a run-time extent is below the axis's bound, which
-      // the bounds proof cannot see: the clamp (the identity) tells it.
-      if (dynamic_)
-        outer_[phys_[i]] = clamp_i32(b_, outer_[phys_[i]], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
     }
+    row();
+  }
+
+  // The row at the outer indices outer_.
+  void row() {
     if (inner_axis_ < 0) {  // a single element per task
       run(segments_[0], 1, b_.getInt32(0), nullptr);
       return;
