@@ -17,6 +17,11 @@
 // combination with the matrices' constant coefficients (zeros skipped,
 // +-1 as adds and subtractions, others as FMAs). Tasks are blocks of tile
 // rows.
+//
+// Run-time image sizes: the run's tiles (ceil(out / m) per side, from the
+// run's sizes) are the first ones of V and M, numbered densely; the tasks
+// share the run's tile rows; the input's borders and the output's last
+// partial tiles are the run's.
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -49,6 +54,10 @@ struct WinogradEmitter {
   SlotRef X, out;
   int64_t xs[4] = {0, 0, 0, 0};
   Value *xbase = nullptr, *zeros = nullptr, *buf = nullptr;  // buf: V (written) or M (read), float*
+  // This run's sizes: the input's (WinogradIn), the output's and the
+  // tiles per side; constants when fixed.
+  bool dyn = false;
+  Value *in_h = nullptr, *in_w = nullptr, *out_h = nullptr, *out_w = nullptr, *tiles_h = nullptr, *tiles_w = nullptr;
 
   WinogradEmitter(EmitEnv &e, const Kernel &kk)
       : env(e), k(kk), s(kk.gemm), w(kk.wino), mx(winograd_matrices(kk.wino.m)), T(e.target), b(e.module.getContext()) {
@@ -168,7 +177,9 @@ struct WinogradEmitter {
 
   // Tile (th, tw) of image n: its index in V and M.
   Value *tile_index(Value *n, Value *th, Value *tw) {
-    return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, i32(w.tiles_h)), th), i32(w.tiles_w)), tw);
+    Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, tiles_h), th), tiles_w), tw);
+    // (below the bounds' tiles when the run's are fewer: the clamp tells the bounds proof)
+    return dyn ? clamp_i32(b, t, 0, s.batch * w.tiles_h * w.tiles_w - 1) : t;
   }
 
   // The a*a vectors of buf for tile t, channels [c0, c0 + lanes).
@@ -237,23 +248,31 @@ struct WinogradEmitter {
     }
   }
 
+  // Does a window of a pixels from `at` lie inside [0, size) (the run's
+  // size, or the fixed one `fixed`)? Signed with a run-time size: the
+  // run's input may be smaller than a tile.
+  Value *within(Value *at, Value *size, int64_t fixed) {
+    if (!dyn) return b.CreateICmpULE(at, i32(fixed - a));  // unsigned: also >= 0
+    return b.CreateAnd(b.CreateICmpSGE(at, i32(0)), b.CreateICmpSLE(at, b.CreateSub(size, i32(a))));
+  }
+
   void in_row(Value *n, Value *th) {
     Value *ih0 = b.CreateSub(b.CreateMul(th, i32(m)), i32(s.pad_t));
     std::vector<Value *> row_ok((size_t)a);
-    for (int i = 0; i < a; ++i) row_ok[(size_t)i] = b.CreateICmpULT(b.CreateAdd(ih0, i32(i)), i32(s.in_h));
-    Value *rows_inside = s.in_h >= a ? b.CreateICmpULE(ih0, i32(s.in_h - a)) : b.getFalse();
+    for (int i = 0; i < a; ++i) row_ok[(size_t)i] = b.CreateICmpULT(b.CreateAdd(ih0, i32(i)), in_h);
+    Value *rows_inside = s.in_h >= a ? within(ih0, in_h, s.in_h) : b.getFalse();
     Value *nx = b.CreateMul(n, i32(xs[0]));
     Value *row_in = b.CreateAdd(nx, b.CreateMul(clamp_i32(b, ih0, 0, s.in_h - a), i32(xs[2])));
     TileOffsets o;
     for (int i = 0; i < a; ++i)
       o.rows.push_back(b.CreateAdd(nx, b.CreateMul(clamp_i32(b, b.CreateAdd(ih0, i32(i)), 0, s.in_h - 1), i32(xs[2]))));
     emit_counted_loop(
-        b, i32(0), i32(w.tiles_w),
+        b, i32(0), tiles_w,
         [&](Value *tw) {
           Value *iw0 = b.CreateSub(b.CreateMul(tw, i32(m)), i32(s.pad_l));
           std::vector<Value *> col_ok((size_t)a);
-          for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), i32(s.in_w));
-          Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, b.CreateICmpULE(iw0, i32(s.in_w - a))) : b.getFalse();
+          for (int j = 0; j < a; ++j) col_ok[(size_t)j] = b.CreateICmpULT(b.CreateAdd(iw0, i32(j)), in_w);
+          Value *inside = s.in_w >= a ? b.CreateAnd(rows_inside, within(iw0, in_w, s.in_w)) : b.getFalse();
           Value *t = tile_index(n, th, tw);
           o.origin = b.CreateAdd(row_in, b.CreateMul(clamp_i32(b, iw0, 0, s.in_w - a), i32(xs[3])));
           o.cols.clear();
@@ -305,7 +324,8 @@ struct WinogradEmitter {
   // epilogue and the store (rows past the output's end are skipped).
   void store_column(ExprEmitter &em, Value *n, Value *th, Value *ow, const std::vector<Value *> &y, Value *c0,
                     int lanes) {
-    int64_t full_rows = s.out_h % m ? s.out_h % m : m;  // rows every tile row has
+    // Rows every tile row has (with run-time sizes, the first).
+    int64_t full_rows = dyn ? 1 : s.out_h % m ? s.out_h % m : m;
     for (int i = 0; i < m; ++i) {
       Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
       auto store_row = [&, oh]() mutable {
@@ -316,7 +336,7 @@ struct WinogradEmitter {
         store_row();
       else
         emit_branch(
-            b, b.CreateICmpSLT(oh, i32(s.out_h)), store_row, [] {}, "orow");
+            b, b.CreateICmpSLT(oh, out_h), store_row, [] {}, "orow");
     }
   }
 
@@ -329,6 +349,16 @@ struct WinogradEmitter {
         for_channel_vectors(b, C, L,
                             [&](Value *c0, int lanes) { out_tile_columns({}, t, n, th, ow0, width, c0, lanes); });
     };
+    if (dyn) {  // the run's full tiles, then its partial one
+      Value *full = b.CreateUDiv(out_w, i32(m)), *rest = b.CreateURem(out_w, i32(m));
+      emit_counted_loop(
+          b, i32(0), full, [&](Value *tw) { tile(clamp_i32(b, tw, 0, w.tiles_w - 1), m); }, "tw");
+      for (int width = 1; width < m; ++width)
+        emit_branch(
+            b, b.CreateICmpEQ(rest, i32(width)), [&] { tile(clamp_i32(b, full, 0, w.tiles_w - 1), width); }, [] {},
+            "twtail");
+      return;
+    }
     emit_counted_loop(
         b, i32(0), i32(s.out_w / m), [&](Value *tw) { tile(tw, m); }, "tw");
     if (s.out_w % m) tile(i32(s.out_w / m), (int)(s.out_w % m));
@@ -351,12 +381,43 @@ struct WinogradEmitter {
       TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");
       buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
     }
-    int64_t tasks = emit_row_block_tasks(b, f, s.batch * w.tiles_h, [&](Value *r0, Value *r1) {
+    in_h = i32(s.in_h), in_w = i32(s.in_w), out_h = i32(s.out_h), out_w = i32(s.out_w);
+    tiles_h = i32(w.tiles_h), tiles_w = i32(w.tiles_w);
+    const Graph &g = env.program.graph;
+    dyn = g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic();
+    if (dyn) {
+      std::map<int, Value *> dims = load_dims(env, b, arena);
+      auto size = [&](int v, int axis, Value *fixed) {
+        return axis >= 0 ? extent_value(env, b, dims, v, axis) : fixed;
+      };
+      if (input) {  // stride 1: out = in + (pads - 2), a constant difference
+        in_h = size(k.ins[0], s.in_axis[2], in_h);
+        in_w = size(k.ins[0], s.in_axis[3], in_w);
+        out_h = b.CreateAdd(in_h, i32(s.out_h - s.in_h));
+        out_w = b.CreateAdd(in_w, i32(s.out_w - s.in_w));
+      } else {
+        out_h = size(k.out, s.out_axis[2], out_h);
+        out_w = size(k.out, s.out_axis[3], out_w);
+      }
+      tiles_h = b.CreateUDiv(b.CreateAdd(out_h, i32(m - 1)), i32(m));
+      tiles_w = b.CreateUDiv(b.CreateAdd(out_w, i32(m - 1)), i32(m));
+    }
+    const int64_t rows = s.batch * w.tiles_h;
+    int64_t tasks = emit_row_block_tasks(b, f, rows, [&](Value *r0, Value *r1) {
+      if (dyn) {  // the tasks share the run's tile rows
+        Value *actual = b.CreateMul(i32(s.batch), tiles_h);
+        r0 = share_units(b, r0, actual, rows);
+        r1 = share_units(b, r1, actual, rows);
+      }
       emit_counted_loop(
           b, r0, r1,
           [&](Value *ri) {
-            Value *r = clamp_i32(b, ri, 0, s.batch * w.tiles_h - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
-            Value *n = b.CreateUDiv(r, i32(w.tiles_h)), *th = b.CreateURem(r, i32(w.tiles_h));
+            Value *r = clamp_i32(b, ri, 0, rows - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
+            Value *n = b.CreateUDiv(r, tiles_h), *th = b.CreateURem(r, tiles_h);
+            if (dyn) {  // (below the bounds: the clamps tell the bounds proof)
+              n = clamp_i32(b, n, 0, s.batch - 1);
+              th = clamp_i32(b, th, 0, w.tiles_h - 1);
+            }
             if (input)
               in_row(n, th);
             else

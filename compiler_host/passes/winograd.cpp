@@ -114,7 +114,10 @@ bool eligible(const Program &p, const Kernel &k) {
   if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
       g.v(k.out).dtype != DType::F32)
     return false;
-  if (g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) return false;  // (tiles of fixed sizes)
+  // Run-time image sizes: the run's tiles are the first of V and M.
+  if ((g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) &&
+      gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins[0])) <= 0)
+    return false;
   return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
 }
 
@@ -176,6 +179,16 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     const std::string &base = g.v(k.out).name;
     int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
     int M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * OC});
+    if (g.v(k.out).is_dynamic()) {  // the run's tiles: batch * ceil(out_h / m) * ceil(out_w / m)
+      auto per_side = [&](int role, int64_t fixed) {
+        ExprP e = s.out_axis[role] >= 0 ? g.extent(k.out, s.out_axis[role]) : cidx(fixed);
+        return (e + (m - 1)) / cidx(m);
+      };
+      ExprP run_tiles = per_side(2, s.out_h) * per_side(3, s.out_w) * s.batch;
+      int sym = g.derived_sym(run_tiles, g.v(V).name + "[0]");
+      TINYRT_CHECK(sym < 0 || g.syms[(size_t)sym].hi <= T, "Winograd tiles past their bounds");
+      g.values[(size_t)V].dims = g.values[(size_t)M].dims = {sym, -1};
+    }
     int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
     p.perm.resize(g.values.size());
 
