@@ -412,11 +412,8 @@ class LoopKernel {
       begin = share_units(b_, begin, rows, tasks_);
       end = share_units(b_, end, rows, tasks_);
     }
-    if (dynamic_)
-      dynamic_tasks(begin, end);
-    else
-      emit_counted_loop(
-          b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
+    emit_counted_loop(
+        b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
     b_.CreateRetVoid();
     return result;
   }
@@ -498,6 +495,9 @@ class LoopKernel {
   // the vectors are interleaved into one contiguous store.
   bool interleaved_rows() const {
     int w_axis = phys_.size() >= 2 ? phys_[phys_.size() - 2] : -1;
+    // (Over a run-time width: copies only, such as the padded copies; a
+    // reduction per element does better in rows of its own there.)
+    if (dynamic_ && has_reduce(expr_)) return false;
     return !inner_dyn() && !row_dyn_ && !by_reduction_ && row_axes_ == 1 && w_axis >= 0 && inner_ >= 2 && inner_ <= 4 &&
            out_.dtype != DType::Bool && out_slot_.strides[(size_t)inner_axis_] == 1 &&
            out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
@@ -532,46 +532,6 @@ class LoopKernel {
   }
 
   // One task: task index t -> the outer physical axes, then its row.
-  // The tasks' rows with run-time extents: the first one's index over the
-  // outer axes by divisions, the next ones' by counting (an odometer
-  // carried through the loop): a division by a run-time extent per row
-  // costs more than a short row's work (tens of cycles each).
-  void dynamic_tasks(llvm::Value *begin, llvm::Value *end) {
-    const size_t n = phys_.size() - row_axes_;
-    Values at(n);
-    llvm::Value *rem = begin;
-    for (size_t i = n; i-- > 0;) {
-      llvm::Value *ext = extent_of(phys_[i]);
-      at[i] = i == 0 ? rem : b_.CreateURem(rem, ext);
-      if (i > 0) rem = b_.CreateUDiv(rem, ext);
-    }
-    carried_loop(
-        b_, begin, end, at,
-        [&](llvm::Value *, const Values &cur) {
-          outer_.clear();
-          for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
-          // Below the axis's bound, which the bounds proof cannot see: the
-          // clamp (the identity) tells it.
-          for (size_t i = 0; i < n; ++i)
-            outer_[phys_[i]] = clamp_i32(b_, cur[i], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
-          row();
-          Values next(n);
-          llvm::Value *carry = b_.getTrue();
-          for (size_t i = n; i-- > 0;) {
-            llvm::Value *up = b_.CreateAdd(cur[i], b_.CreateZExt(carry, b_.getInt32Ty()));
-            if (i == 0) {
-              next[i] = up;
-              break;
-            }
-            llvm::Value *wraps = b_.CreateICmpEQ(up, extent_of(phys_[i]));
-            next[i] = b_.CreateSelect(wraps, b_.getInt32(0), up);
-            carry = b_.CreateAnd(carry, wraps);
-          }
-          return next;
-        },
-        "task");
-  }
-
   void task(llvm::Value *t) {
     outer_.clear();
     for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
@@ -580,6 +540,10 @@ class LoopKernel {
       llvm::Value *ext = extent_of(phys_[i]);
       outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
       if (i > 0) rem = b_.CreateUDiv(rem, ext);
+      // A remainder by a run-time extent is below the axis's bound, which
+      // the bounds proof cannot see: the clamp (the identity) tells it.
+      if (dynamic_)
+        outer_[phys_[i]] = clamp_i32(b_, outer_[phys_[i]], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
     }
     row();
   }
