@@ -300,7 +300,7 @@ static void reset_dims(tinyrt_session *s) {
  * moving up), else for an output after it (rows from the first). Sizes fit
  * size_t: they lie inside the arena. */
 static void relayout(uint8_t *data, const tinyrt_tensor_desc *d, const int64_t *dims, int to_bounds) {
-  size_t ds[TINYRT_MAX_RANK], ps[TINYRT_MAX_RANK], idx[TINYRT_MAX_RANK], rows = 1, r, dense = 0, padded = 0;
+  size_t ds[TINYRT_MAX_RANK], ps[TINYRT_MAX_RANK], rows = 1, r, j, q, inner, dense, padded;
   uint32_t k, n = d->rank;
   int differ = 0;
   if (n < 2) return; /* one axis: one layout */
@@ -311,27 +311,21 @@ static void relayout(uint8_t *data, const tinyrt_tensor_desc *d, const int64_t *
     differ |= dims[k] > 1 && ds[k] != ps[k];
     rows *= (size_t)dims[k];
   }
-  if (!differ || rows == 0) return;
-  /* The row's index over the outer axes as an odometer (no divisions per
-   * row), from the last row when moving to the bounds' layout. */
-  for (k = 0; k + 1 < n; ++k) {
-    idx[k] = to_bounds ? (size_t)dims[k] - 1 : 0;
-    dense += idx[k] * ds[k];
-    padded += idx[k] * ps[k];
-  }
-  for (r = 0; r < rows; ++r) {
-    memmove(data + (to_bounds ? padded : dense), data + (to_bounds ? dense : padded), ds[n - 2]);
-    for (k = n - 1; k-- > 0;) { /* the next row (the previous one to_bounds) */
-      if (to_bounds ? idx[k] > 0 : idx[k] + 1 < (size_t)dims[k]) {
-        idx[k] = to_bounds ? idx[k] - 1 : idx[k] + 1;
-        dense = to_bounds ? dense - ds[k] : dense + ds[k];
-        padded = to_bounds ? padded - ps[k] : padded + ps[k];
-        break;
-      }
-      /* this axis wraps: back to its first (last) index */
-      dense = to_bounds ? dense + ((size_t)dims[k] - 1) * ds[k] : dense - idx[k] * ds[k];
-      padded = to_bounds ? padded + ((size_t)dims[k] - 1) * ps[k] : padded - idx[k] * ps[k];
-      idx[k] = to_bounds ? (size_t)dims[k] - 1 : 0;
+  /* Blocks of the rows along axis n - 2: one division chain per block
+   * (divisions cost tens of cycles each), its rows one stride apart. */
+  inner = (size_t)dims[n - 2];
+  for (r = 0; differ && inner && r < rows / inner; ++r) {
+    q = to_bounds ? rows / inner - 1 - r : r;
+    dense = padded = 0;
+    for (k = n - 2; k-- > 0;) {
+      size_t i = q % (size_t)dims[k];
+      q /= (size_t)dims[k];
+      dense += i * ds[k];
+      padded += i * ps[k];
+    }
+    for (j = 0; j < inner; ++j) {
+      size_t at = to_bounds ? inner - 1 - j : j, dn = dense + at * ds[n - 2], pd = padded + at * ps[n - 2];
+      memmove(data + (to_bounds ? pd : dn), data + (to_bounds ? dn : pd), ds[n - 2]);
     }
   }
 }
