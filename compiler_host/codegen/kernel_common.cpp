@@ -329,11 +329,17 @@ void for_run_rows(llvm::IRBuilder<> &b, const GemmSpec &s, const RunSizes &rt, l
         llvm::Value *r = clamp_i32(b, ri, 0, rows - 1);
         llvm::Value *n = clamp_i32(b, b.CreateUDiv(r, rt.out_h), 0, s.batch - 1);
         llvm::Value *oh = clamp_i32(b, b.CreateURem(r, rt.out_h), 0, s.out_h - 1);
-        if (full_bound > 0)
+        // The row's first tile on its own: at column 0 its left-border
+        // tests are constants (a padded convolution's first tile is a
+        // border tile, the only one besides the last in narrow rows).
+        if (full_bound > 0) {
+          emit_branch(
+              b, b.CreateICmpUGT(full, i32(0)), [&] { run(n, oh, i32(0), mr); }, [] {}, "owfirst");
           emit_counted_loop(
-              b, i32(0), full,
+              b, i32(1), full,
               [&](llvm::Value *it) { run(n, oh, b.CreateMul(clamp_i32(b, it, 0, full_bound - 1), i32(mr)), mr); },
               "owtile");
+        }
         for (int w = 1; w < mr && w <= s.out_w; ++w)
           emit_branch(
               b, b.CreateICmpEQ(rem, i32(w)),
