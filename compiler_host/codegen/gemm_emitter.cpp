@@ -584,10 +584,14 @@ struct GemmEmitter {
     // - Oc tiles outermost otherwise: each thread streams only its share of
     //   large weights over a small input.
     constexpr int64_t kPixelBlocks = 8;
+    // Run-time pixels: decided for a run of a quarter of the bounds (the
+    // blocks are fixed at the bounds' count, and a small run's share of
+    // each is a tile or none: the tasks' own cost shows).
+    const int64_t run_scale = p_dyn || rt_ || w_dyn_ ? 4 : 1;
     int64_t GO = G * OCt;
-    int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4);
+    int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4) / run_scale;
     int64_t w_bytes = GO * KK * ICk * NR * 4;
-    int64_t macs = kernel_flops(k) / 2;
+    int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
     RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
