@@ -152,6 +152,9 @@ struct Guard {
   // Set when the branch cannot be compiled for the model's input shapes
   // (infer_and_fold): taking it at run time stops the run with this reason.
   std::string failure;
+  // An iteration of a Loop with a run-time trip count: no branch to give up
+  // on, an error compiling it fails the compilation.
+  bool must_compile = false;
 };
 
 struct Graph {

@@ -6,8 +6,11 @@
 //    branch is taken), and selects (outputs must then have one shape); a
 //    branch that cannot be compiled for the input shapes becomes a step
 //    that stops the run when taken.
-//  * Loop: the trip count must be constant (it fixes the scan outputs'
-//    shape) and the body must pass its condition through; it unrolls.
+//  * Loop: the body must pass its condition through; it unrolls. A trip
+//    count computed at run time from extents (Shape(x)[0], with x's
+//    dimension a range) unrolls to its bound, each iteration's nodes under
+//    a guard (its index below the count), the carried values selected past
+//    the count, the scan outputs stacked to the bound and cut at the count.
 //  * Scan: unrolls over the static sequence length.
 #include <algorithm>
 #include <set>
@@ -67,12 +70,12 @@ void require_outputs(const Node &n, const Subgraph &body, const char *what) {
 // its own, computed by nodes that run always (their result is false
 // whenever the parent does not hold, whatever the skipped parent left in
 // the inner condition's bytes).
-int add_guard(Graph &g, const Node &n, std::vector<Node> &nodes, bool expect) {
+int add_guard(Graph &g, const Node &n, std::vector<Node> &nodes, bool expect, int cond, const std::string &what) {
   Guard gd;
-  gd.cond = n.in[0];
+  gd.cond = cond;
   gd.expect = expect;
   gd.parent = n.guard;
-  gd.what = std::string(expect ? "then" : "else") + " branch of " + n.where();
+  gd.what = what;
   if (n.guard < 0) {
     gd.eff = gd.cond;
     gd.eff_expect = expect;
@@ -111,7 +114,8 @@ std::vector<Node> expand_if(const Node &n, Graph &g) {
   // Known only at run time: each branch runs under its guard, and a merge
   // per output selects the branch's value (infer_and_fold turns the merge
   // into a copy of one branch when the other cannot be compiled).
-  int gt = add_guard(g, n, nodes, true), ge = add_guard(g, n, nodes, false);
+  int gt = add_guard(g, n, nodes, true, n.in[0], "then branch of " + n.where());
+  int ge = add_guard(g, n, nodes, false, n.in[0], "else branch of " + n.where());
   InlinedGraph t = inline_subgraph(g, then_g, {}, n.name + "/then/");
   InlinedGraph e = inline_subgraph(g, else_g, {}, n.name + "/else/");
   require_computed(n, g, t, "then_branch");
@@ -189,9 +193,20 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   if (!n.has_in(0)) fail_unsupported(n.where() + ": a Loop without a trip count (a while loop)");
   const Value &m = in_val(g, n, 0);
   require_dtype(n, g, 0, DType::I64, "the trip count");
-  if (!m.is_const()) throw_constant_required(g, n, n.in[0]);
   require_one_element(n, g, 0, "the trip count");
-  int64_t trips = m.data->get_i(0);
+  // A count computed at run time from extents: unrolled to its bound.
+  ExprP run_count = !m.is_const() && m.is_sym() ? sym_index(m.sym.at(0)) : nullptr;
+  if (!m.is_const() && !run_count) throw_constant_required(g, n, n.in[0]);
+  int64_t trips = 0;
+  if (run_count) {
+    Interval r = index_range(run_count, {});
+    if (!r.known)
+      fail_unsupported(n.where() + ": the trip count " + to_string(run_count) +
+                       " has no bound for the inputs' ranges (--dim, --input-shape)");
+    trips = std::max<int64_t>(0, r.hi);
+  } else {
+    trips = m.data->get_i(0);
+  }
   int cond = n.has_in(1) ? n.in[1] : g.add_const(g.fresh_name(n.name + "_true"), make_const(DType::Bool, {}, {1}));
   require_dtype(n, g, 1, DType::Bool, "the condition");
   if (!g.v(cond).is_const()) throw_constant_required(g, n, cond);  // it decides the trip count
@@ -212,23 +227,73 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   std::vector<std::vector<int>> scan_parts(scans);
   std::vector<Node> nodes;
   const Scope scope = body_scope(g, body);
+  std::set<size_t> always;  // nodes that run whatever the loop's own guard
+  // The count as a scalar (a run-time count; the input may be [1]).
+  int count = -1;
+  if (run_count) {
+    int empty = g.add_const(g.fresh_name(n.name + "_scalar"), make_const_i64({0}, {}));
+    count = new_value(g, n.name + "_count");
+    nodes.push_back(make_node(g, "Reshape", n.name + "_count", {n.in[0], empty}, {count}));
+  }
   for (int64_t i = 0; i < trips; ++i) {
     int iter = g.add_const(g.fresh_name(n.name + "_iter"), make_const_i64({}, {i}));
     std::vector<int> ins = {iter, cond};
     ins.insert(ins.end(), state.begin(), state.end());
-    InlinedGraph b = inline_subgraph(g, body, ins, n.name + "/" + std::to_string(i) + "/", &scope);
+    const std::string at = n.name + "/" + std::to_string(i) + "/";
+    InlinedGraph b = inline_subgraph(g, body, ins, at, &scope);
+    int runs = -1, guard = -1;  // (a run-time count) this iteration runs: i < count
+    if (run_count) {
+      runs = new_value(g, at + "runs");
+      nodes.push_back(make_node(g, "Less", at + "runs", {iter, count}, {runs}));
+      size_t before = nodes.size();
+      guard = add_guard(g, n, nodes, true, runs, "iteration " + std::to_string(i) + " of " + n.where());
+      for (size_t j = before; j < nodes.size(); ++j) always.insert(j);  // the guard's chain runs always
+      g.guards[(size_t)guard].must_compile = true;
+      for (Node &x : b.nodes) x.guard = guard;
+    }
     nodes.insert(nodes.end(), b.nodes.begin(), b.nodes.end());
-    for (size_t k = 0; k < carried; ++k) state[k] = b.outputs[1 + k];
+    for (size_t k = 0; k < carried; ++k) {
+      if (!run_count) {
+        state[k] = b.outputs[1 + k];
+        continue;
+      }
+      // Past the count the value stays (a skipped iteration's output is
+      // never read: Where selects the value before it).
+      int kept = new_value(g, at + "carried");
+      Node w = make_node(g, "Where", at + "carried", {runs, b.outputs[1 + k], state[k]}, {kept});
+      w.guard = n.guard;
+      nodes.push_back(w);
+      state[k] = kept;
+    }
     for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(b.outputs[1 + carried + k]);
   }
   for (size_t k = 0; k < carried; ++k)
     if (k < n.out.size() && n.out[k] >= 0) nodes.push_back(identity(g, state[k], n.out[k], n.name + "_final"));
+  int rows = -1;  // (a run-time count) the indices of the iterations that ran
   for (size_t k = 0; k < scans; ++k) {
     int out = carried + k < n.out.size() ? n.out[carried + k] : -1;
     if (out < 0) continue;
     if (scan_parts[k].empty()) fail_unsupported(n.where() + ": scan outputs of a loop that runs zero times");
-    stack(g, nodes, scan_parts[k], 0, out, n.name + "_scan");
+    if (!run_count) {
+      stack(g, nodes, scan_parts[k], 0, out, n.name + "_scan");
+      continue;
+    }
+    // Stacked to the bound, then the first `count` iterations' rows
+    // (Gather of Range(0, count): a run-time extent).
+    int all = new_value(g, n.name + "_scan_all");
+    stack(g, nodes, scan_parts[k], 0, all, n.name + "_scan");
+    if (rows < 0) {
+      int zero = g.add_const(g.fresh_name(n.name + "_zero"), make_const_i64({}, {0}));
+      int one = g.add_const(g.fresh_name(n.name + "_one"), make_const_i64({}, {1}));
+      rows = new_value(g, n.name + "_scan_rows");
+      nodes.push_back(make_node(g, "Range", n.name + "_scan_rows", {zero, count, one}, {rows}));
+    }
+    Node cut = make_node(g, "Gather", n.name + "_scan_cut", {all, rows}, {out});
+    set_int(cut, "axis", 0);
+    nodes.push_back(cut);
   }
+  for (size_t j = 0; j < nodes.size(); ++j)  // (the iterations' nodes keep their own guards)
+    if (nodes[j].guard < 0 && !always.count(j)) nodes[j].guard = n.guard;
   return nodes;
 }
 
@@ -360,7 +425,7 @@ void def_control(const std::string &name, int min_opset, std::vector<std::string
 void register_control_flow_ops() {
   def_control("If", 1, {"then_branch", "else_branch"}, expand_if, true);
   def_branch_error();
-  def_control("Loop", 1, {"body"}, expand_loop);
+  def_control("Loop", 1, {"body"}, expand_loop, true);
   def_control("Scan", 8,
               {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
                "scan_output_directions", "directions"},

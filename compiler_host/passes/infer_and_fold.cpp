@@ -360,8 +360,9 @@ void infer_and_fold(PassContext &c, const InferAndFoldOptions &o) {
       // In a branch of an If with a runtime condition, an error for the
       // model's shapes makes the branch a run-time error instead (but a
       // value that must be constant still names the inputs to bind).
-      if (guard < 0 || e.kind() == CompileError::Kind::Internal || e.kind() == CompileError::Kind::Usage ||
-          dynamic_cast<const ConstantRequired *>(&e) || dynamic_cast<const CapExceeded *>(&e))
+      if (guard < 0 || g.guards[guard].must_compile || e.kind() == CompileError::Kind::Internal ||
+          e.kind() == CompileError::Kind::Usage || dynamic_cast<const ConstantRequired *>(&e) ||
+          dynamic_cast<const CapExceeded *>(&e))
         throw;
       g.guards[guard].failure = e.what();
       if (c.log) *c.log << "    " << g.guards[guard].what << " is not compiled: " << e.what() << "\n";

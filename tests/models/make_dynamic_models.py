@@ -196,6 +196,48 @@ def topk(out):
     write_case(out, "dyn_topk", model, ["--dim T=1:40"], sets)
 
 
+def loop(out):
+    """A Loop whose trip count is a run-time extent (T = Shape(x)[0], as a
+    scripted PyTorch loop over x.size(0) exports): a running sum of x's rows
+    and a step counter carried, each step's sum (times 2) and its row's
+    softmax stacked as scan outputs [T, 4]."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+         helper.make_node("Add", ["s_in", "row"], ["s_out"]),
+         helper.make_node("Add", ["n_in", "one"], ["n_out"]),
+         helper.make_node("Mul", ["s_out", "two"], ["twice"]),
+         helper.make_node("Softmax", ["row"], ["soft"], axis=-1),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("n_in", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("n_out", TensorProto.INT64, []),
+         helper.make_tensor_value_info("twice", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("soft", TensorProto.FLOAT, [4])],
+        [numpy_helper.from_array(np.array(1, np.int64), "one"), numpy_helper.from_array(np.float32(2), "two")])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["t"], axis=0),
+        helper.make_node("Loop", ["t", "true", "s0", "n0"], ["s", "n", "sums", "softs"], body=body),
+    ]
+    inits = {"zero": np.array(0, np.int64), "true": np.array(True), "s0": f32(4), "n0": np.array(0, np.int64)}
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 4])],
+                       [helper.make_tensor_value_info("s", TensorProto.FLOAT, [4]),
+                        helper.make_tensor_value_info("n", TensorProto.INT64, []),
+                        helper.make_tensor_value_info("sums", TensorProto.FLOAT, ["T", 4]),
+                        helper.make_tensor_value_info("softs", TensorProto.FLOAT, ["T", 4])], inits)
+    sets = []
+    for t in (1, 2, 7, 16):
+        x = f32(t, 4)
+        sums = inits["s0"] + np.cumsum(x, axis=0)
+        sets.append(([x], [sums[-1], np.array(t, np.int64), 2 * sums, softmax(x)]))
+    write_case(out, "dyn_loop", model, ["--dim T=1:16"], sets)
+
+
 def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14):
     """Exports a PyTorch module with `dynamic_axes` and writes a test set per
     input shape in `shapes` (tuples, one per input), PyTorch's outputs as
@@ -401,7 +443,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, transformer, recurrent,
+    for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, loop, transformer, recurrent,
                  sequence_lengths, conv_ops, segmenter):
         make(out)
 
