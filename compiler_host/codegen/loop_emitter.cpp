@@ -57,6 +57,12 @@ void split_points(const ExprP &e, int axis, std::set<int64_t> *points) {
 struct Segment {
   int64_t begin, end;
   ExprP expr;
+  // A run-time row's segment (run_row_segments): its first index and
+  // length as index expressions of run-time extents, and their values,
+  // computed once at the kernel's entry; `begin`, `end` are then 0 and the
+  // row's bound.
+  ExprP rt_begin = nullptr, rt_len = nullptr;
+  llvm::Value *vbegin = nullptr, *vlen = nullptr;
 };
 std::vector<Segment> row_segments(const ExprP &expr, int axis, int64_t n, const std::map<int, int64_t> &extents) {
   std::set<int64_t> points;
@@ -74,6 +80,105 @@ std::vector<Segment> row_segments(const ExprP &expr, int axis, int64_t n, const 
     std::map<int, int64_t> ext = extents;
     ext[axis] = cuts[i + 1] - cuts[i];
     segments.push_back({cuts[i], cuts[i + 1], simplify_with_ranges(substitute_vars(expr, vars), ext)});
+  }
+  return segments;
+}
+
+// Up to how many combinations of run-time extents run_row_segments tries.
+constexpr int64_t kMaxRowCombos = 4096;
+
+// A run-time row's segments: the row (length `len`, an index expression
+// of run-time extents, at most `n`) cut where a comparison of `i + c` with
+// a constant or an expression of run-time extents changes its value (a
+// padded copy's borders at the run's edges, a Concat along a run-time
+// axis). The cuts must keep one order for every combination of the
+// extents' values (tried one by one); each segment's bounds are clamped
+// into [0, len], and its comparisons fold over its run-time length
+// (simplify_with_run_extents: `run` gives the other axes' run-time
+// extents). One segment, the whole row, when nothing compares, the order
+// varies, or more than kMaxSegments would.
+std::vector<Segment> run_row_segments(const ExprP &expr, int axis, const ExprP &len, int64_t n,
+                                      const std::map<int, int64_t> &extents, std::map<int, ExprP> run) {
+  const std::vector<Segment> whole = {{0, n, expr}};
+  std::vector<ExprP> points;
+  std::set<std::string> seen;
+  visit(expr, [&](const Expr &c) {
+    if (!is_compare(c.op) || c.op == EOp::Eq || c.op == EOp::Ne) return;
+    for (int side = 0; side < 2; ++side) {
+      const ExprP &x = c.a[side], &k = c.a[1 - side];
+      if (k->type != kIndexType) continue;
+      bool uniform = true;  // constants and run-time extents only
+      visit(k,
+            [&](const Expr &q) { uniform = uniform && (q.op == EOp::Const || q.op == EOp::Dim || is_binary(q.op)); });
+      if (!uniform) continue;
+      int64_t off;
+      if (x->op == EOp::Var && x->id == axis) {
+        off = 0;
+      } else if ((x->op == EOp::Add || x->op == EOp::Sub) && x->a[0]->op == EOp::Var && x->a[0]->id == axis &&
+                 x->a[1]->is_const() && !dtype_is_float(x->a[1]->type)) {
+        off = x->op == EOp::Add ? x->a[1]->ival : -x->a[1]->ival;
+      } else {
+        continue;
+      }
+      EOp op = side == 1 ? swap_compare(c.op) : c.op;
+      ExprP p = k - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
+      if (op == EOp::Le || op == EOp::Gt) p = p + 1;
+      if (seen.insert(to_string(p)).second) points.push_back(p);
+    }
+  });
+  if (points.empty() || points.size() + 1 > kMaxSegments) return whole;
+  // The extents involved and their ranges.
+  std::map<int, std::pair<int64_t, int64_t>> syms;
+  auto note = [&](const ExprP &e) {
+    visit(e, [&](const Expr &d) {
+      if (d.op == EOp::Dim) syms.emplace(d.id, std::make_pair(d.ival, d.hi));
+    });
+  };
+  note(len);
+  for (const ExprP &p : points) note(p);
+  int64_t combos = 1;
+  for (auto &[sym, r] : syms) {
+    if (r.second < r.first) return whole;
+    combos *= r.second - r.first + 1;
+    if (combos > kMaxRowCombos) return whole;
+  }
+  // Clamped into [0, len]: cuts. Ordered by their values at the first
+  // combination, which every other must keep.
+  std::vector<ExprP> cuts;
+  for (const ExprP &p : points) cuts.push_back(emin(emax(p, cidx(0)), len));
+  std::vector<size_t> order(cuts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::map<int, int64_t> dimv;
+  for (int64_t c = 0; c < combos; ++c) {
+    int64_t rest = c;
+    for (auto &[sym, r] : syms) {
+      dimv[sym] = r.first + rest % (r.second - r.first + 1);
+      rest /= r.second - r.first + 1;
+    }
+    std::vector<int64_t> v;
+    for (const ExprP &q : cuts) {
+      std::optional<int64_t> x = eval_index(q, dimv);
+      if (!x) return whole;
+      v.push_back(*x);
+    }
+    if (c == 0) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    for (size_t i = 0; i + 1 < order.size(); ++i)
+      if (v[order[i]] > v[order[i + 1]]) return whole;
+  }
+  std::vector<ExprP> bounds = {cidx(0)};
+  for (size_t i : order) bounds.push_back(cuts[i]);
+  bounds.push_back(len);
+  std::vector<Segment> segments;
+  int r = (int)extents.size();
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    std::vector<ExprP> vars;
+    for (int a = 0; a < r; ++a) vars.push_back(a == axis ? var(a) + bounds[i] : var(a));
+    ExprP seg_len = bounds[i + 1] - bounds[i];
+    run[axis] = seg_len;
+    Segment seg{0, n, simplify_with_run_extents(substitute_vars(expr, vars), extents, run)};
+    seg.rt_begin = bounds[i];
+    seg.rt_len = seg_len;
+    segments.push_back(seg);
   }
   return segments;
 }
@@ -226,18 +331,17 @@ bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vec
 // guards.
 // Run-time extents (`extent_of` gives an axis's, a constant where fixed;
 // `dynamic`): the tasks [begin, end) are shares of the run's rows, and the
-// row of the run's width is one segment, its comparisons computed.
+// segments are the run's (run_row_segments: their bounds computed at the
+// kernel's entry), or the row of the run's width.
 void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *begin, llvm::Value *end,
                            const std::vector<SlotRef> &slots, const SlotRef &out_slot, const Value &out,
-                           const std::vector<int> &phys, const ExprP &full, const std::map<int, int64_t> &extents,
-                           int L, bool dynamic, const std::function<llvm::Value *(int)> &extent_of,
+                           const std::vector<int> &phys, const std::vector<Segment> &segments, int L, bool dynamic,
+                           const std::function<llvm::Value *(int)> &extent_of,
                            const std::function<void(ExprEmitter &)> &attach_dims) {
   const int r = out.rank();
   const int c_axis = phys.back(), w_axis = phys[phys.size() - 2];
   const int C = (int)out.shape[(size_t)c_axis];
   const int64_t W = out.shape[(size_t)w_axis];
-  const std::vector<Segment> segments =
-      dynamic ? std::vector<Segment>{{0, W, full}} : row_segments(full, w_axis, W, extents);
   llvm::Value *run_w = dynamic ? extent_of(w_axis) : nullptr;
   emit_counted_loop(
       b, begin, end,
@@ -260,8 +364,8 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *b
         };
         // Pixels j .. j+lanes-1 (`active` of them) of a segment starting at
         // pixel `begin`, all C elements of each.
-        auto group = [&](const ExprP &expr, int64_t begin, int lanes, llvm::Value *j, int active) {
-          llvm::Value *at = b.CreateAdd(j, b.getInt32((int32_t)begin));  // the pixel in the row
+        auto group = [&](const ExprP &expr, llvm::Value *begin, int lanes, llvm::Value *j, int active) {
+          llvm::Value *at = b.CreateAdd(j, begin);  // the pixel in the row
           if (lanes == 1) {
             for (int c = 0; c < C; ++c) {
               ExprEmitter em(b, T, 1);
@@ -306,24 +410,26 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *b
           idx[(size_t)c_axis] = es.affine(b.getInt32(0), 1);
           es.store(out_slot, idx, es.vector(all), out.dtype);
         };
-        if (dynamic) {  // the run's width: full vectors, then the rest
-          const Segment &seg = segments[0];
-          llvm::Value *main = b.CreateUDiv(run_w, b.getInt32(L)), *done = b.CreateMul(main, b.getInt32(L));
-          emit_counted_loop(
-              b, b.getInt32(0), main,
-              [&](llvm::Value *j) {
-                group(seg.expr, 0, L, b.CreateMul(clamp_i32(b, j, 0, W / L - 1), b.getInt32(L)), L);
-              },
-              "vec");
-          if (T.masked_tail) {
-            llvm::Value *at = clamp_i32(b, done, 0, W - 1);
-            for (int a = 1; a < L; ++a)
-              emit_branch(
-                  b, b.CreateICmpEQ(b.CreateSub(run_w, done), b.getInt32(a)),
-                  [&] { group(seg.expr, 0, L, clamp_i32(b, at, 0, W - a), a); }, [] {}, "vtail");
-          } else {
+        if (dynamic) {  // each segment's run-time length: full vectors, then the rest
+          for (const Segment &seg : segments) {
+            llvm::Value *first = seg.vbegin ? seg.vbegin : b.getInt32(0), *n = seg.vlen ? seg.vlen : run_w;
+            llvm::Value *main = b.CreateUDiv(n, b.getInt32(L)), *done = b.CreateMul(main, b.getInt32(L));
             emit_counted_loop(
-                b, done, run_w, [&](llvm::Value *j) { group(seg.expr, 0, 1, clamp_i32(b, j, 0, W - 1), 1); }, "tail");
+                b, b.getInt32(0), main,
+                [&](llvm::Value *j) {
+                  group(seg.expr, first, L, b.CreateMul(clamp_i32(b, j, 0, W / L - 1), b.getInt32(L)), L);
+                },
+                "vec");
+            if (T.masked_tail) {
+              llvm::Value *at = clamp_i32(b, done, 0, W - 1);
+              for (int a = 1; a < L; ++a)
+                emit_branch(
+                    b, b.CreateICmpEQ(b.CreateSub(n, done), b.getInt32(a)),
+                    [&] { group(seg.expr, first, L, clamp_i32(b, at, 0, W - a), a); }, [] {}, "vtail");
+            } else {
+              emit_counted_loop(
+                  b, done, n, [&](llvm::Value *j) { group(seg.expr, first, 1, clamp_i32(b, j, 0, W - 1), 1); }, "tail");
+            }
           }
           return;
         }
@@ -332,13 +438,16 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *b
           if (main > 0)
             emit_counted_loop(
                 b, b.getInt32(0), b.getInt32((int32_t)main),
-                [&](llvm::Value *j) { group(seg.expr, seg.begin, L, b.CreateMul(j, b.getInt32(L)), L); }, "vec");
+                [&](llvm::Value *j) {
+                  group(seg.expr, b.getInt32((int32_t)seg.begin), L, b.CreateMul(j, b.getInt32(L)), L);
+                },
+                "vec");
           if (tail && T.masked_tail) {
-            group(seg.expr, seg.begin, L, b.getInt32((int32_t)(main * L)), (int)tail);
+            group(seg.expr, b.getInt32((int32_t)seg.begin), L, b.getInt32((int32_t)(main * L)), (int)tail);
           } else if (tail) {
             emit_counted_loop(
                 b, b.getInt32((int32_t)(main * L)), b.getInt32((int32_t)n),
-                [&](llvm::Value *j) { group(seg.expr, seg.begin, 1, j, 1); }, "tail");
+                [&](llvm::Value *j) { group(seg.expr, b.getInt32((int32_t)seg.begin), 1, j, 1); }, "tail");
           }
         }
       },
@@ -379,6 +488,9 @@ class LoopKernel {
     plan_rows();
     result.tasks = tasks_;
     if (interleaved_rows()) {
+      const int w_axis = phys_[phys_.size() - 2];
+      std::vector<Segment> segments =
+          dynamic_ ? run_segments(w_axis) : row_segments(expr_, w_axis, out_.shape[(size_t)w_axis], extents_);
       result.tasks = tasks_ / out_.shape[(size_t)phys_[phys_.size() - 2]];
       llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
       if (dynamic_) {  // the tasks share the run's rows (as below)
@@ -388,7 +500,7 @@ class LoopKernel {
         end = share_units(b_, end, rows, result.tasks);
       }
       emit_interleaved_rows(
-          b_, T_, begin, end, slots_, out_slot_, out_, phys_, expr_, extents_, L_, dynamic_,
+          b_, T_, begin, end, slots_, out_slot_, out_, phys_, segments, L_, dynamic_,
           [this](int a) { return extent_of(a); }, [this](ExprEmitter &em) { attach_dims(em); });
       b_.CreateRetVoid();
       return result;
@@ -399,8 +511,7 @@ class LoopKernel {
       visit(expr_, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
       if (reduces) wide_ = inner_ >= 4 * L_ ? 4 : inner_ >= 2 * L_ ? 2 : 1;
     }
-    segments_ = inner_axis_ >= 0 && !row_is_dyn() ? row_segments(expr_, inner_axis_, inner_, extents_)
-                                                  : std::vector<Segment>{{0, inner_, expr_}};
+    segments_ = row_segments_of(expr_);
     llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
     if (dynamic_) {
       // The tasks (their count fixed, from the bounds) share the actual
@@ -434,12 +545,11 @@ class LoopKernel {
     for (size_t i = 0; i + 1 < phys_.size(); ++i) tasks_ *= out_.shape[phys_[i]];
     // Comparisons decided for every extent in range fold too (a window
     // inside a run-time image: `2 * i + r < H` over (H - 2) / 2 + 1 rows).
-    std::map<int, ExprP> run;
     for (int a = 0; a < r_; ++a) {
       extents_[a] = out_.shape[a];
-      if (axis_dyn(a)) run[a] = p_.graph.extent(k_.out, a);
+      if (axis_dyn(a)) run_ext_[a] = p_.graph.extent(k_.out, a);
     }
-    expr_ = simplify_with_run_extents(k_.expr, extents_, run);
+    expr_ = simplify_with_run_extents(k_.expr, extents_, run_ext_);
   }
 
   // Run-time extents: the base ones loaded at the kernel's entry, and each
@@ -503,13 +613,37 @@ class LoopKernel {
            out_slot_.strides[(size_t)w_axis] == inner_ && out_.shape[(size_t)w_axis] >= L_;
   }
 
+  // The row's segments: cut at constant points (row_segments), or, along
+  // a run-time axis, at points of run-time extents (run_segments).
+  std::vector<Segment> row_segments_of(const ExprP &e) {
+    if (inner_axis_ < 0) return {{0, inner_, e}};
+    if (!row_is_dyn()) return row_segments(e, inner_axis_, inner_, extents_);
+    if (row_dyn_) return {{0, inner_, e}};
+    return run_segments(inner_axis_);
+  }
+  // The segments of a row along run-time axis `axis`, their first index
+  // and length computed here (the kernel's entry), clamped into the row's
+  // bound for the proof.
+  std::vector<Segment> run_segments(int axis) {
+    const int64_t n = out_.shape[(size_t)axis];
+    std::vector<Segment> segs = run_row_segments(expr_, axis, p_.graph.extent(k_.out, axis), n, extents_, run_ext_);
+    for (Segment &seg : segs) {
+      if (!seg.rt_begin) continue;
+      ExprEmitter em(b_, T_, 1);
+      attach_dims(em);
+      seg.vbegin = clamp_i32(b_, em.emit(seg.rt_begin).v, 0, n);
+      seg.vlen = clamp_i32(b_, em.emit(seg.rt_len).v, 0, n);
+    }
+    return segs;
+  }
+
   // Binds the output's axes for the elements from j of a segment (a vector
   // of them along the row, or one) and returns the output index.
   std::vector<VVal> bind_row(ExprEmitter &em, const Segment &seg, llvm::Value *j, bool one) {
     std::vector<VVal> idx(r_);
     for (int a = 0; a < r_; ++a) {
       if (a == inner_axis_) {
-        llvm::Value *at = b_.CreateAdd(j, b_.getInt32((int32_t)seg.begin));
+        llvm::Value *at = b_.CreateAdd(j, seg.vbegin ? seg.vbegin : b_.getInt32((int32_t)seg.begin));
         em.bind(a, one ? em.uniform(j) : em.affine(j, 1));
         idx[a] = one ? em.uniform(at) : em.affine(at, 1);
         continue;
@@ -583,7 +717,7 @@ class LoopKernel {
   void reduction_row(const Segment &seg) {
     if (row_is_dyn()) {  // a run-time row: one element at a time
       emit_counted_loop(
-          b_, b_.getInt32(0), row_len(), [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
+          b_, b_.getInt32(0), seg.vlen ? seg.vlen : row_len(), [&](llvm::Value *j) { elements(seg, j, 1); }, "elem");
       return;
     }
     int64_t n = seg.end - seg.begin, main = n / kElementsTogether;
@@ -641,7 +775,7 @@ class LoopKernel {
   // a mask made at run time (targets with cheap masked access) or one at a time.
   void dynamic_row(const Segment &seg) {
     int L = L_;
-    llvm::Value *n = row_len();
+    llvm::Value *n = seg.vlen ? seg.vlen : row_len();
     llvm::Value *main = b_.CreateUDiv(n, b_.getInt32(L));
     // Vectors kDynUnroll at a time (a run-time trip count keeps LLVM from
     // unrolling), then one at a time.
@@ -702,6 +836,7 @@ class LoopKernel {
   std::map<int, llvm::Value *> dimv_;
   std::vector<llvm::Value *> ext_ = std::vector<llvm::Value *>(16, nullptr);  // per output axis, when dynamic_
   std::vector<Segment> segments_;
+  std::map<int, ExprP> run_ext_;  // the output axes' run-time extents
   std::map<int, llvm::Value *> outer_;
 };
 

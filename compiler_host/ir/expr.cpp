@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -514,6 +515,12 @@ constexpr int64_t kMaxDimCombos = 4096;
 }  // namespace
 
 Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) { return range_at(e, ext, nullptr); }
+
+std::optional<int64_t> eval_index(const ExprP &e, const std::map<int, int64_t> &dims) {
+  Interval r = range_at(e, {}, &dims);
+  if (!r.known || r.lo != r.hi) return std::nullopt;
+  return r.lo;
+}
 
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
   return simplify_with_run_extents(e, ext, {});

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -191,6 +192,9 @@ struct Interval {
   bool known;
 };
 Interval index_range(const ExprP &e, const std::map<int, int64_t> &extents);
+// The value of an index expression without variables when its run-time
+// dimensions (Dim leaves) have the values `dims` (sym -> value).
+std::optional<int64_t> eval_index(const ExprP &e, const std::map<int, int64_t> &dims);
 // Folds comparisons and selects that the variable extents decide, e.g. the
 // padding checks of a convolution without padding.
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &extents);
