@@ -12,6 +12,12 @@
 // The copy is a loop kernel placed before the convolution; the kernel
 // that quantizes the input is inlined into it later (fuse_elementwise),
 // so the image is read once.
+//
+// Run-time image sizes: the copy's extents are computed from the run's
+// output size ((out - 1) * stride + window), its padding placed at the
+// run's edges; its layout is the bounds' as every value's. The GEMM then
+// reads every window inside it, as with fixed sizes: no tile tests its
+// borders at run time.
 #include "passes/pass.h"
 
 namespace tinyrt {
@@ -30,9 +36,8 @@ bool applies(const Graph &g, const Kernel &k, const Target &t) {
     return false;
   const Value &x = g.v(k.ins[0]);
   if (x.is_const() || s.in_axis[0] != 0 || s.in_axis[1] != 1) return false;
-  // Run-time image sizes: the padding moves with the run's size (the
-  // GEMM's border tiles pad instead).
-  if (x.is_dynamic() || g.v(k.out).is_dynamic()) return false;
+  // Run-time extents: the image's sizes only (as the GEMM takes them).
+  if ((x.is_dynamic() || g.v(k.out).is_dynamic()) && gemm_runtime_spatial(s, g.v(k.out), x) <= 0) return false;
   if (x.rank() == 4) return s.in_axis[2] == 2 && s.in_axis[3] == 3;
   return x.rank() == 3 && s.in_axis[2] == -1 && s.in_axis[3] == 2 && s.k_h == 1;
 }
@@ -53,18 +58,33 @@ void pad_conv_rows(PassContext &c) {
     bool one_d = x.rank() == 3;
     Shape shape = one_d ? Shape{x.shape[0], x.shape[1], W} : Shape{x.shape[0], x.shape[1], H, W};
     check_tensor_size(shape, g.limits, "the padded input of '" + p.kernels[i].label + "'");
-    int xp = g.add_value(g.fresh_name(x.name + "_padded"), x.dtype, shape);
+    const std::string name = g.fresh_name(x.name + "_padded");
+    // The padded extents and the input's (its run-time ones, else fixed).
+    const int oh_axis = s.out_axis[2], ow_axis = s.out_axis[3];
+    ExprP rows_at =
+        oh_axis >= 0 ? (g.extent(p.kernels[i].out, oh_axis) - 1) * s.stride_h + ((s.k_h - 1) * s.dil_h + 1) : cidx(H);
+    ExprP cols_at = (g.extent(p.kernels[i].out, ow_axis) - 1) * s.stride_w + s.k_w;
+    std::vector<int> dims;
+    if (x.is_dynamic() || g.v(p.kernels[i].out).is_dynamic()) {
+      dims.assign(shape.size(), -1);
+      dims.back() = g.derived_sym(cols_at, name + "[" + std::to_string(shape.size() - 1) + "]");
+      if (!one_d) dims[2] = g.derived_sym(rows_at, name + "[2]");
+    }
+    int xp = g.add_value(name, x.dtype, shape);
+    g.values[(size_t)xp].dims = dims;
+    for (size_t a = 0; a < dims.size(); ++a)
+      TINYRT_CHECK(dims[a] < 0 || g.syms[(size_t)dims[a]].hi <= shape[a], "padded input past its bounds");
     Kernel pad;
     pad.out = xp;
     pad.ins = {p.kernels[i].ins[0]};
     ExprP zp = cst(x.dtype, (double)s.x_zero);
+    auto inside = [&](ExprP at, int axis) { return land(ge(at, cidx(0)), lt(at, g.extent(pad.ins[0], axis))); };
     if (one_d) {
       ExprP w = var(2) - s.pad_l;
-      pad.expr = select(in_range(w, x.shape[2]), load(0, x.dtype, {var(0), var(1), w}), zp);
+      pad.expr = select(inside(w, 2), load(0, x.dtype, {var(0), var(1), w}), zp);
     } else {
       ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
-      pad.expr =
-          select(land(in_range(h, x.shape[2]), in_range(w, x.shape[3])), load(0, x.dtype, {var(0), var(1), h, w}), zp);
+      pad.expr = select(land(inside(h, 2), inside(w, 3)), load(0, x.dtype, {var(0), var(1), h, w}), zp);
     }
     pad.label = "PadConvInput";
     pad.nodes = p.kernels[i].nodes;  // the convolution it serves
