@@ -269,7 +269,7 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
   }
   for (size_t k = 0; k < carried; ++k)
     if (k < n.out.size() && n.out[k] >= 0) nodes.push_back(identity(g, state[k], n.out[k], n.name + "_final"));
-  int rows = -1;  // (a run-time count) the indices of the iterations that ran
+  int end = -1;  // (a run-time count) the count as a [1] tensor, where the scan outputs end
   for (size_t k = 0; k < scans; ++k) {
     int out = carried + k < n.out.size() ? n.out[carried + k] : -1;
     if (out < 0) continue;
@@ -279,17 +279,17 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
       continue;
     }
     // Stacked to the bound, then the first `count` iterations' rows
-    // (Gather of Range(0, count): a run-time extent).
+    // (a Slice to a run-time end).
     int all = new_value(g, n.name + "_scan_all");
     stack(g, nodes, scan_parts[k], 0, all, n.name + "_scan");
-    if (rows < 0) {
-      int zero = g.add_const(g.fresh_name(n.name + "_zero"), make_const_i64({}, {0}));
-      int one = g.add_const(g.fresh_name(n.name + "_one"), make_const_i64({}, {1}));
-      rows = new_value(g, n.name + "_scan_rows");
-      nodes.push_back(make_node(g, "Range", n.name + "_scan_rows", {zero, count, one}, {rows}));
+    if (end < 0) {
+      int one = g.add_const(g.fresh_name(n.name + "_one"), make_const_i64({1}, {1}));
+      end = new_value(g, n.name + "_scan_end");
+      nodes.push_back(make_node(g, "Reshape", n.name + "_scan_end", {count, one}, {end}));
     }
-    Node cut = make_node(g, "Gather", n.name + "_scan_cut", {all, rows}, {out});
-    set_int(cut, "axis", 0);
+    int zero = g.add_const(g.fresh_name(n.name + "_zero"), make_const_i64({1}, {0}));
+    Node cut = make_node(g, "Slice", n.name + "_scan_cut", {all, zero, end, zero}, {out});
+    cut.opset = std::max(10, g.opset);
     nodes.push_back(cut);
   }
   for (size_t j = 0; j < nodes.size(); ++j)  // (the iterations' nodes keep their own guards)

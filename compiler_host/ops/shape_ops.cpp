@@ -525,17 +525,41 @@ void def_slice() {
   // Run-time extents: fixed axes slice as before; a run-time axis by
   // constant starts, ends and a positive step, clamped with its actual
   // length as ONNX says (keep[:300] after torchvision's NMS).
+  // Ends computed from run-time extents (the first T rows: x[:T]): with a
+  // step of 1 and a constant start from the front, the extent is
+  // clamp(end, 0, length) - start.
   d.dims = [](Node &n, Graph &g) {
     const Value &x = in_val(g, n, 0);
     for (int k = 1; k <= 4; ++k)
-      if (n.has_in((size_t)k) && g.v(n.in[k]).is_sym())
-        fail_unsupported(n.where() + ": slice bounds that depend on a run-time dimension: not supported yet");
+      if (k != 2 && n.has_in((size_t)k) && g.v(n.in[k]).is_sym())
+        fail_unsupported(n.where() + ": slice starts, axes or steps that depend on a run-time dimension: not " +
+                         "supported yet");
     if (n.opset < 10 && x.is_dynamic())
       fail_unsupported(n.where() + ": Slice before opset 10 with run-time dimensions");
     SliceSpec s = slice_spec(n, g);
     std::vector<int> dims = x.dims;
     dims.resize((size_t)x.rank(), -1);
+    std::map<int, ExprP> run_end;  // axis -> its end, computed from run-time extents
+    if (n.opset >= 10 && g.v(n.in[2]).is_sym()) {
+      std::vector<ExprP> ends = sym_ints(g, n, 2);
+      std::vector<int64_t> axes = n.has_in(3) ? const_ints(g, n, 3) : std::vector<int64_t>{};
+      for (size_t i = 0; i < ends.size(); ++i)
+        if (!ends[i]->is_const()) run_end[norm_axis(i < axes.size() ? axes[i] : (int64_t)i, x.rank(), n)] = ends[i];
+    }
     for (int a = 0; a < x.rank(); ++a) {
+      if (run_end.count(a)) {
+        const ExprP &end = run_end.at(a);
+        Interval r = index_range(end, {});
+        if (s.given_step[(size_t)a] != 1 || s.given_start[(size_t)a] < 0 || !r.known || r.lo < 0)
+          fail_unsupported(n.where() + ": the end " + to_string(end) + " of " + describe_dim(g, n.in[0], a) +
+                           " is computed at run time; it is taken with a step of 1, a start from the front and " +
+                           "an end that is never negative");
+        ExprP count = emax(emin(end, g.extent(n.in[0], a)) - cidx(s.given_start[(size_t)a]), cidx(0));
+        dims[(size_t)a] = g.derived_sym(count, g.v(n.out[0]).name + "[" + std::to_string(a) + "]");
+        TINYRT_CHECK(dims[(size_t)a] < 0 || g.syms[(size_t)dims[(size_t)a]].hi <= g.v(n.out[0]).shape[(size_t)a],
+                     "a slice's run-time extent past its bound");
+        continue;
+      }
       if (x.dim(a) < 0) continue;
       if (s.given_step[(size_t)a] < 0)
         fail_unsupported(n.where() + ": slicing " + describe_dim(g, n.in[0], a) + " backwards: not supported yet");

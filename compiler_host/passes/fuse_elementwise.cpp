@@ -13,6 +13,7 @@ namespace tinyrt {
 namespace {
 
 constexpr size_t kMaxFusedExpr = 400;  // nodes; keeps compile time and code size sane
+constexpr size_t kMaxInputsIntoDynamic = 4;
 
 // Inlines kernel ki into its only reader; returns the reader's index, or -1.
 int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *single, std::ostream *log) {
@@ -27,6 +28,10 @@ int try_inline(Program &p, int ki, ReaderIndex &readers, std::vector<int> *singl
   // A value in several slots of its reader (Gemm(y, y, y)) stays in memory.
   for (size_t s = 0; s < cons.ins.size(); ++s)
     if ((int)s != sv && cons.ins[s] == v) return -1;
+  // A reader with run-time extents would select per element among a
+  // producer's many inputs (a Concat of a loop's iterations) where the
+  // producer's own kernel copies each input's rows.
+  if (p.graph.v(cons.out).is_dynamic() && prod.ins.size() > kMaxInputsIntoDynamic) return -1;
   size_t psize = expr_size(prod.expr);
   int nloads = count_loads(cons.expr, sv);
   const Shape &vs = p.graph.v(v).shape;
