@@ -22,30 +22,42 @@ namespace {
 
 constexpr size_t kMaxSegments = 16;
 
+// Is `x` the index variable `axis` plus a constant (`i`, `i + c`,
+// `i - c`)? Gives c.
+std::optional<int64_t> offset_from(const ExprP &x, int axis) {
+  if (x->op == EOp::Var && x->id == axis) return 0;
+  if ((x->op == EOp::Add || x->op == EOp::Sub) && x->a[0]->op == EOp::Var && x->a[0]->id == axis &&
+      x->a[1]->is_const() && !dtype_is_float(x->a[1]->type))
+    return x->op == EOp::Add ? x->a[1]->ival : -x->a[1]->ival;
+  return std::nullopt;
+}
+
+// Calls f(op, off, k) for each comparison `i + off (op) k` in `e` of the
+// index variable `axis` (i on the left) with an index expression k that
+// `bound_ok` accepts.
+void axis_comparisons(const ExprP &e, int axis, const std::function<bool(const ExprP &)> &bound_ok,
+                      const std::function<void(EOp, int64_t, const ExprP &)> &f) {
+  visit(e, [&](const Expr &n) {
+    if (!is_compare(n.op) || n.op == EOp::Eq || n.op == EOp::Ne) return;
+    for (int side = 0; side < 2; ++side) {
+      const ExprP &k = n.a[1 - side];
+      std::optional<int64_t> off = offset_from(n.a[side], axis);
+      if (!off || !bound_ok(k)) continue;
+      f(side == 1 ? swap_compare(n.op) : n.op, *off, k);
+    }
+  });
+}
+
 // Where a comparison of `i + c` (or `i - c`, or `i`) with a constant
 // changes its value, for the index variable `axis`: the first index of
 // the part after the change. Adds nothing for other comparisons.
 void split_points(const ExprP &e, int axis, std::set<int64_t> *points) {
-  visit(e, [&](const Expr &n) {
-    if (!is_compare(n.op) || n.op == EOp::Eq || n.op == EOp::Ne) return;
-    for (int side = 0; side < 2; ++side) {
-      const ExprP &x = n.a[side], &k = n.a[1 - side];
-      if (!k->is_const() || dtype_is_float(k->type)) continue;
-      int64_t off = 0;
-      if (x->op == EOp::Var && x->id == axis) {
-        off = 0;
-      } else if ((x->op == EOp::Add || x->op == EOp::Sub) && x->a[0]->op == EOp::Var && x->a[0]->id == axis &&
-                 x->a[1]->is_const() && !dtype_is_float(x->a[1]->type)) {
-        off = x->op == EOp::Add ? x->a[1]->ival : -x->a[1]->ival;
-      } else {
-        continue;
-      }
-      // i + off (op) k, with i on the left (side 0) or the right.
-      EOp op = side == 1 ? swap_compare(n.op) : n.op;
-      int64_t p = k->ival - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
-      points->insert(op == EOp::Lt || op == EOp::Ge ? p : p + 1);
-    }
-  });
+  axis_comparisons(
+      e, axis, [](const ExprP &k) { return k->is_const() && !dtype_is_float(k->type); },
+      [&](EOp op, int64_t off, const ExprP &k) {
+        int64_t p = k->ival - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
+        points->insert(op == EOp::Lt || op == EOp::Ge ? p : p + 1);
+      });
 }
 
 // A row's segments along `axis` (extent `n`): [begin, end), each with the
@@ -102,29 +114,15 @@ std::vector<Segment> run_row_segments(const ExprP &expr, int axis, const ExprP &
   const std::vector<Segment> whole = {{0, n, expr}};
   std::vector<ExprP> points;
   std::set<std::string> seen;
-  visit(expr, [&](const Expr &c) {
-    if (!is_compare(c.op) || c.op == EOp::Eq || c.op == EOp::Ne) return;
-    for (int side = 0; side < 2; ++side) {
-      const ExprP &x = c.a[side], &k = c.a[1 - side];
-      if (k->type != kIndexType) continue;
-      bool uniform = true;  // constants and run-time extents only
-      visit(k,
-            [&](const Expr &q) { uniform = uniform && (q.op == EOp::Const || q.op == EOp::Dim || is_binary(q.op)); });
-      if (!uniform) continue;
-      int64_t off;
-      if (x->op == EOp::Var && x->id == axis) {
-        off = 0;
-      } else if ((x->op == EOp::Add || x->op == EOp::Sub) && x->a[0]->op == EOp::Var && x->a[0]->id == axis &&
-                 x->a[1]->is_const() && !dtype_is_float(x->a[1]->type)) {
-        off = x->op == EOp::Add ? x->a[1]->ival : -x->a[1]->ival;
-      } else {
-        continue;
-      }
-      EOp op = side == 1 ? swap_compare(c.op) : c.op;
-      ExprP p = k - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
-      if (op == EOp::Le || op == EOp::Gt) p = p + 1;
-      if (seen.insert(to_string(p)).second) points.push_back(p);
-    }
+  auto uniform = [](const ExprP &k) {  // constants and run-time extents only
+    bool u = k->type == kIndexType;
+    visit(k, [&](const Expr &q) { u = u && (q.op == EOp::Const || q.op == EOp::Dim || is_binary(q.op)); });
+    return u;
+  };
+  axis_comparisons(expr, axis, uniform, [&](EOp op, int64_t off, const ExprP &k) {
+    ExprP p = k - off;  // i < p, i >= p flip at p; i <= p, i > p at p + 1
+    if (op == EOp::Le || op == EOp::Gt) p = p + 1;
+    if (seen.insert(to_string(p)).second) points.push_back(p);
   });
   if (points.empty() || points.size() + 1 > kMaxSegments) return whole;
   // The extents involved and their ranges.
