@@ -1,7 +1,9 @@
 /* icount.c — a QEMU TCG plugin (plugin API version 1, qemu-user 7.2) that
  * counts executed guest instructions and writes the total to a file at
  * exit: a repeatable cost figure for ARM code, where wall time under
- * emulation means nothing.
+ * emulation means nothing (and for x86-64 code under qemu-x86_64 -cpu
+ * EPYC, steadier than these VMs' wall time, though it counts a division
+ * as one instruction).
  *
  *   qemu-aarch64 -cpu cortex-a72 -plugin libtinyrt_icount.so,out=FILE prog
  *

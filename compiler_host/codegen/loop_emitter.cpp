@@ -96,15 +96,12 @@ std::vector<Segment> row_segments(const ExprP &expr, int axis, int64_t n, const 
   return segments;
 }
 
-// Up to how many combinations of run-time extents run_row_segments tries.
-constexpr int64_t kMaxRowCombos = 4096;
-
 // A run-time row's segments: the row (length `len`, an index expression
 // of run-time extents, at most `n`) cut where a comparison of `i + c` with
 // a constant or an expression of run-time extents changes its value (a
 // padded copy's borders at the run's edges, a Concat along a run-time
 // axis). The cuts must keep one order for every combination of the
-// extents' values (tried one by one); each segment's bounds are clamped
+// extents' values (tried one by one, up to kMaxDimCombos); each segment's bounds are clamped
 // into [0, len], and its comparisons fold over its run-time length
 // (simplify_with_run_extents: `run` gives the other axes' run-time
 // extents). One segment, the whole row, when nothing compares, the order
@@ -125,44 +122,30 @@ std::vector<Segment> run_row_segments(const ExprP &expr, int axis, const ExprP &
     if (seen.insert(to_string(p)).second) points.push_back(p);
   });
   if (points.empty() || points.size() + 1 > kMaxSegments) return whole;
-  // The extents involved and their ranges.
-  std::map<int, std::pair<int64_t, int64_t>> syms;
-  auto note = [&](const ExprP &e) {
-    visit(e, [&](const Expr &d) {
-      if (d.op == EOp::Dim) syms.emplace(d.id, std::make_pair(d.ival, d.hi));
-    });
-  };
-  note(len);
-  for (const ExprP &p : points) note(p);
-  int64_t combos = 1;
-  for (auto &[sym, r] : syms) {
-    if (r.second < r.first) return whole;
-    combos *= r.second - r.first + 1;
-    if (combos > kMaxRowCombos) return whole;
-  }
   // Clamped into [0, len]: cuts. Ordered by their values at the first
-  // combination, which every other must keep.
+  // combination of the extents involved, which every other must keep.
+  DimRanges syms;
+  add_dims(len, &syms);
+  for (const ExprP &p : points) add_dims(p, &syms);
   std::vector<ExprP> cuts;
   for (const ExprP &p : points) cuts.push_back(emin(emax(p, cidx(0)), len));
-  std::vector<size_t> order(cuts.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::map<int, int64_t> dimv;
-  for (int64_t c = 0; c < combos; ++c) {
-    int64_t rest = c;
-    for (auto &[sym, r] : syms) {
-      dimv[sym] = r.first + rest % (r.second - r.first + 1);
-      rest /= r.second - r.first + 1;
-    }
+  std::vector<size_t> order;
+  bool ordered = for_each_dim_value(syms, kMaxDimCombos, [&](const std::map<int, int64_t> &dimv) {
     std::vector<int64_t> v;
     for (const ExprP &q : cuts) {
       std::optional<int64_t> x = eval_index(q, dimv);
-      if (!x) return whole;
+      if (!x) return false;
       v.push_back(*x);
     }
-    if (c == 0) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    if (order.empty()) {
+      for (size_t i = 0; i < cuts.size(); ++i) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    }
     for (size_t i = 0; i + 1 < order.size(); ++i)
-      if (v[order[i]] > v[order[i + 1]]) return whole;
-  }
+      if (v[order[i]] > v[order[i + 1]]) return false;
+    return true;
+  });
+  if (!ordered) return whole;
   std::vector<ExprP> bounds = {cidx(0)};
   for (size_t i : order) bounds.push_back(cuts[i]);
   bounds.push_back(len);
@@ -322,6 +305,25 @@ bool can_flatten(const ExprP &expr, const std::vector<int> &axes, const std::vec
   return clean(expr) && dense(out.strides);
 }
 
+// Task t's indices over the outer physical axes phys[0 .. count): row
+// major over their extents (`extent_of`: constants, or run-time extents
+// when `dynamic`, then clamped into the bounds `shape`: a remainder by a
+// run-time extent is below the axis's bound, which the bounds proof cannot
+// see; the clamp, the identity, tells it).
+std::map<int, llvm::Value *> task_indices(llvm::IRBuilder<> &b, llvm::Value *t, const std::vector<int> &phys,
+                                          size_t count, const std::function<llvm::Value *(int)> &extent_of,
+                                          const Shape &shape, bool dynamic) {
+  std::map<int, llvm::Value *> at;
+  llvm::Value *rem = t;
+  for (size_t i = count; i-- > 0;) {
+    llvm::Value *ext = extent_of(phys[i]);
+    at[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
+    if (i > 0) rem = b.CreateUDiv(rem, ext);
+    if (dynamic) at[phys[i]] = clamp_i32(b, at[phys[i]], 0, std::max<int64_t>(0, shape[(size_t)phys[i]] - 1));
+  }
+  return at;
+}
+
 // The interleaved rows (see emit_loop_kernel): one task per row of the two
 // innermost physical axes, [w][c] with C = extent of c.
 // The row of pixels is cut into segments where the expression compares w
@@ -344,15 +346,7 @@ void emit_interleaved_rows(llvm::IRBuilder<> &b, const Target &T, llvm::Value *b
   emit_counted_loop(
       b, begin, end,
       [&](llvm::Value *t) {
-        std::map<int, llvm::Value *> outer;
-        llvm::Value *rem = t;
-        for (size_t i = phys.size() - 2; i-- > 0;) {
-          llvm::Value *ext = extent_of(phys[i]);
-          outer[phys[i]] = i == 0 ? rem : b.CreateURem(rem, ext);
-          if (i > 0) rem = b.CreateUDiv(rem, ext);
-          // (below the bound: the clamp tells the bounds proof)
-          if (dynamic) outer[phys[i]] = clamp_i32(b, outer[phys[i]], 0, out.shape[(size_t)phys[i]] - 1);
-        }
+        std::map<int, llvm::Value *> outer = task_indices(b, t, phys, phys.size() - 2, extent_of, out.shape, dynamic);
         auto bind_outer = [&](ExprEmitter &em, std::vector<VVal> &idx) {
           for (int a = 0; a < r; ++a)
             if (a != c_axis && a != w_axis) {
@@ -489,14 +483,9 @@ class LoopKernel {
       const int w_axis = phys_[phys_.size() - 2];
       std::vector<Segment> segments =
           dynamic_ ? run_segments(w_axis) : row_segments(expr_, w_axis, out_.shape[(size_t)w_axis], extents_);
-      result.tasks = tasks_ / out_.shape[(size_t)phys_[phys_.size() - 2]];
+      result.tasks = tasks_ / out_.shape[(size_t)w_axis];
       llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
-      if (dynamic_) {  // the tasks share the run's rows (as below)
-        llvm::Value *rows = b_.getInt32(1);
-        for (size_t i = 0; i + 2 < phys_.size(); ++i) rows = b_.CreateMul(rows, extent_of(phys_[i]));
-        begin = share_units(b_, begin, rows, result.tasks);
-        end = share_units(b_, end, rows, result.tasks);
-      }
+      if (dynamic_) share_rows(2, result.tasks, &begin, &end);
       emit_interleaved_rows(
           b_, T_, begin, end, slots_, out_slot_, out_, phys_, segments, L_, dynamic_,
           [this](int a) { return extent_of(a); }, [this](ExprEmitter &em) { attach_dims(em); });
@@ -511,16 +500,7 @@ class LoopKernel {
     }
     segments_ = row_segments_of(expr_);
     llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
-    if (dynamic_) {
-      // The tasks (their count fixed, from the bounds) share the actual
-      // rows evenly: tasks [begin, end) compute rows [begin * A / N,
-      // end * A / N) of the A there are, so that every thread gets its
-      // share of a short run too.
-      llvm::Value *rows = b_.getInt32(1);
-      for (size_t i = 0; i + row_axes_ < phys_.size(); ++i) rows = b_.CreateMul(rows, extent_of(phys_[i]));
-      begin = share_units(b_, begin, rows, tasks_);
-      end = share_units(b_, end, rows, tasks_);
-    }
+    if (dynamic_) share_rows(row_axes_, tasks_, &begin, &end);
     emit_counted_loop(
         b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
     b_.CreateRetVoid();
@@ -548,6 +528,17 @@ class LoopKernel {
       if (axis_dyn(a)) run_ext_[a] = p_.graph.extent(k_.out, a);
     }
     expr_ = simplify_with_run_extents(k_.expr, extents_, run_ext_);
+  }
+
+  // The tasks (their count fixed, from the bounds) share the actual rows
+  // (the outer physical axes but the last `inner_axes`) evenly: tasks
+  // [begin, end) compute rows [begin * A / N, end * A / N) of the A there
+  // are, so that every thread gets its share of a short run too.
+  void share_rows(size_t inner_axes, int64_t tasks, llvm::Value **begin, llvm::Value **end) {
+    llvm::Value *rows = b_.getInt32(1);
+    for (size_t i = 0; i + inner_axes < phys_.size(); ++i) rows = b_.CreateMul(rows, extent_of(phys_[i]));
+    *begin = share_units(b_, *begin, rows, tasks);
+    *end = share_units(b_, *end, rows, tasks);
   }
 
   // Run-time extents: the base ones loaded at the kernel's entry, and each
@@ -665,24 +656,10 @@ class LoopKernel {
 
   // One task: task index t -> the outer physical axes, then its row.
   void task(llvm::Value *t) {
-    outer_.clear();
+    outer_ = task_indices(
+        b_, t, phys_, phys_.size() - row_axes_, [this](int a) { return extent_of(a); }, out_.shape, dynamic_);
     for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
-    llvm::Value *rem = t;
-    for (size_t i = phys_.size() - row_axes_; i-- > 0;) {
-      llvm::Value *ext = extent_of(phys_[i]);
-      outer_[phys_[i]] = i == 0 ? rem : b_.CreateURem(rem, ext);
-      if (i > 0) rem = b_.CreateUDiv(rem, ext);
-      // A remainder by a run-time extent is below the axis's bound, which
-      // the bounds proof cannot see: the clamp (the identity) tells it.
-      if (dynamic_)
-        outer_[phys_[i]] = clamp_i32(b_, outer_[phys_[i]], 0, std::max<int64_t>(0, out_.shape[phys_[i]] - 1));
-    }
-    row();
-  }
-
-  // The row at the outer indices outer_.
-  void row() {
-    if (inner_axis_ < 0) {  // a single element per task
+    if (inner_axis_ < 0) {                                // a single element per task
       run(segments_[0], 1, b_.getInt32(0), nullptr);
       return;
     }

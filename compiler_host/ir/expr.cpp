@@ -231,7 +231,8 @@ ExprP emax(ExprP a, ExprP b) { return bin(EOp::Max, a, b); }
 ExprP lt(ExprP a, ExprP b) { return bin(EOp::Lt, a, b); }
 ExprP ge(ExprP a, ExprP b) { return bin(EOp::Ge, a, b); }
 ExprP land(ExprP a, ExprP b) { return bin(EOp::And, a, b); }
-ExprP in_range(ExprP i, int64_t n) { return land(ge(i, cidx(0)), lt(i, cidx(n))); }
+ExprP in_range(ExprP i, int64_t n) { return in_range(std::move(i), cidx(n)); }
+ExprP in_range(ExprP i, ExprP n) { return land(ge(i, cidx(0)), lt(i, std::move(n))); }
 
 EOp reduce_combiner(ReduceKind k) {
   return k == ReduceKind::Sum    ? EOp::Add
@@ -508,10 +509,6 @@ int decide(EOp op, const Interval &a, const Interval &b) {
   }
 }
 
-// Combinations of run-time dimension values simplify_with_run_extents
-// tries per comparison at most (e.g. an image's H and W over 16:79).
-constexpr int64_t kMaxDimCombos = 4096;
-
 }  // namespace
 
 Interval index_range(const ExprP &e, const std::map<int, int64_t> &ext) { return range_at(e, ext, nullptr); }
@@ -520,6 +517,32 @@ std::optional<int64_t> eval_index(const ExprP &e, const std::map<int, int64_t> &
   Interval r = range_at(e, {}, &dims);
   if (!r.known || r.lo != r.hi) return std::nullopt;
   return r.lo;
+}
+
+void add_dims(const ExprP &e, DimRanges *dims) {
+  visit(e, [&](const Expr &d) {
+    if (d.op == EOp::Dim) dims->emplace(d.id, std::make_pair(d.ival, d.hi));
+  });
+}
+
+bool for_each_dim_value(const DimRanges &dims, int64_t max,
+                        const std::function<bool(const std::map<int, int64_t> &)> &f) {
+  int64_t combos = 1;
+  for (auto &[sym, r] : dims) {
+    if (r.second < r.first) return false;
+    combos *= r.second - r.first + 1;
+    if (combos > max) return false;
+  }
+  std::map<int, int64_t> value;
+  for (int64_t c = 0; c < combos; ++c) {
+    int64_t rest = c;
+    for (auto &[sym, r] : dims) {
+      value[sym] = r.first + rest % (r.second - r.first + 1);
+      rest /= r.second - r.first + 1;
+    }
+    if (!f(value)) return false;
+  }
+  return true;
 }
 
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &ext) {
@@ -537,58 +560,38 @@ ExprP simplify_with_run_extents(const ExprP &e, const std::map<int, int64_t> &ex
       if (r.n && !r.n->is_const()) run_all[r.id] = r.n;
     }
   });
-  // The run-time dimensions an index expression involves, with their
-  // ranges: its Dim leaves and those of its variables' run-time extents.
-  std::function<void(const ExprP &, std::map<int, std::pair<int64_t, int64_t>> &)> dims_of =
-      [&](const ExprP &x, std::map<int, std::pair<int64_t, int64_t>> &out) {
-        visit(x, [&](const Expr &n) {
-          if (n.op == EOp::Dim) out.emplace(n.id, std::make_pair(n.ival, n.hi));
-          if (n.op == EOp::Var && run_all.count(n.id))
-            visit(run_all.at(n.id), [&](const Expr &d) {
-              if (d.op == EOp::Dim) out.emplace(d.id, std::make_pair(d.ival, d.hi));
-            });
-        });
-      };
   return rewrite(e, [&](const ExprP &x) -> ExprP {
     if (!is_compare(x->op) || x->a[0]->type != kIndexType) return nullptr;
     int at_bounds = decide(x->op, range_at(x->a[0], all, nullptr), range_at(x->a[1], all, nullptr));
     if (at_bounds >= 0) return cbool(at_bounds == 1);
     if (run_all.empty() && !has_dims(x)) return nullptr;
-    // Decided for every value of the dimensions it involves (with the
-    // variables' extents at those values)? Independent values: a superset
+    // Decided for every value of the dimensions it involves (its Dim
+    // leaves and those of its variables' run-time extents), with the
+    // variables' extents at those values? Independent values: a superset
     // of the runs there can be.
-    std::map<int, std::pair<int64_t, int64_t>> syms;
-    dims_of(x, syms);
-    int64_t combos = 1;
-    for (auto &[s, r] : syms) {
-      if (r.second < r.first) return nullptr;
-      combos *= r.second - r.first + 1;
-      if (combos > kMaxDimCombos) return nullptr;
-    }
+    DimRanges syms;
+    add_dims(x, &syms);
+    std::set<int> vars;  // its variables of run-time extent
+    visit(x, [&](const Expr &v) {
+      if (v.op == EOp::Var && run_all.count(v.id) && vars.insert(v.id).second) add_dims(run_all.at(v.id), &syms);
+    });
     if (syms.empty()) return nullptr;
-    std::map<int, int64_t> dimv;
-    for (auto &[s, r] : syms) dimv[s] = r.first;
     int verdict = -2;  // -2: no run reaches the comparison yet
-    for (int64_t c = 0; c < combos; ++c) {
-      int64_t rest = c;
-      for (auto &[s, r] : syms) {
-        dimv[s] = r.first + rest % (r.second - r.first + 1);
-        rest /= r.second - r.first + 1;
-      }
-      std::map<int, int64_t> ext_c = all;
-      bool empty = false;
-      for (auto &[v, n] : run_all) {
+    std::map<int, int64_t> ext_c = all;
+    bool decided = for_each_dim_value(syms, kMaxDimCombos, [&](const std::map<int, int64_t> &dimv) {
+      for (int v : vars) {
+        const ExprP &n = run_all.at(v);
         Interval iv = range_at(n, {}, &dimv);
-        if (!iv.known) return nullptr;
-        if (iv.hi <= 0) empty = true;  // no iteration evaluates it
+        if (!iv.known) return false;
+        if (iv.hi <= 0) return true;  // no iteration evaluates it
         ext_c[v] = std::min(iv.hi, all.count(v) ? all.at(v) : iv.hi);
       }
-      if (empty) continue;
       int d = decide(x->op, range_at(x->a[0], ext_c, &dimv), range_at(x->a[1], ext_c, &dimv));
-      if (d < 0 || (verdict >= 0 && d != verdict)) return nullptr;
+      if (d < 0 || (verdict >= 0 && d != verdict)) return false;
       verdict = d;
-    }
-    return verdict >= 0 ? cbool(verdict == 1) : nullptr;
+      return true;
+    });
+    return decided && verdict >= 0 ? cbool(verdict == 1) : nullptr;
   });
 }
 

@@ -136,6 +136,7 @@ ExprP ge(ExprP a, ExprP b);
 ExprP land(ExprP a, ExprP b);
 // 0 <= i < n
 ExprP in_range(ExprP i, int64_t n);
+ExprP in_range(ExprP i, ExprP n);  // n: an index expression (a run-time extent)
 
 // The value a reduction starts from. For integer types the double is not
 // exact (INT64_MAX, UINT64_MAX): use reduce_init_int, the exact value (as
@@ -195,6 +196,18 @@ Interval index_range(const ExprP &e, const std::map<int, int64_t> &extents);
 // The value of an index expression without variables when its run-time
 // dimensions (Dim leaves) have the values `dims` (sym -> value).
 std::optional<int64_t> eval_index(const ExprP &e, const std::map<int, int64_t> &dims);
+// The run-time dimensions (Dim leaves) of `e`, with their ranges, added to
+// `dims` (sym -> [lo, hi]).
+using DimRanges = std::map<int, std::pair<int64_t, int64_t>>;
+// Combinations of run-time dimension values a compile-time proof over them
+// tries at most (an image's H and W over 16:79).
+constexpr int64_t kMaxDimCombos = 4096;
+void add_dims(const ExprP &e, DimRanges *dims);
+// Calls f with each combination of the dimensions' values (sym -> value)
+// until f returns false; false when it did, or when there are more than
+// `max` combinations (then f is never called).
+bool for_each_dim_value(const DimRanges &dims, int64_t max,
+                        const std::function<bool(const std::map<int, int64_t> &)> &f);
 // Folds comparisons and selects that the variable extents decide, e.g. the
 // padding checks of a convolution without padding.
 ExprP simplify_with_ranges(const ExprP &e, const std::map<int, int64_t> &extents);

@@ -261,6 +261,7 @@ std::vector<Node> expand_loop(const Node &n, Graph &g) {
       // never read: Where selects the value before it).
       int kept = new_value(g, at + "carried");
       Node w = make_node(g, "Where", at + "carried", {runs, b.outputs[1 + k], state[k]}, {kept});
+      w.attrs["_loop_carried"] = int_attr(1);  // (one shape: elementwise.cpp)
       w.guard = n.guard;
       nodes.push_back(w);
       state[k] = kept;

@@ -256,6 +256,16 @@ void def_where() {
   d.types = {DType::Bool};
   d.infer = [](Node &n, Graph &g) {
     if (in_val(g, n, 1).dtype != in_val(g, n, 2).dtype) fail_invalid(n.where() + ": x and y types differ");
+    // A Loop's carried value past a run-time trip count (control_flow.cpp,
+    // attribute _loop_carried): the iteration's value or
+    // the one before it, which must have one shape (broadcasting one to the
+    // other would change the value).
+    if (n.has("_loop_carried")) {
+      const Value &x = in_val(g, n, 1), &y = in_val(g, n, 2);
+      if (x.shape != y.shape || x.dims != y.dims)
+        fail_unsupported(n.where() + ": the carried value '" + y.name + "' changes shape from " + shape_str(y.shape) +
+                         " to " + shape_str(x.shape) + " in an iteration, with a trip count computed at run time");
+    }
     if (n.has("_if_condition")) {
       // Branches that differ in shape: a constant condition decides; a
       // symbolic one (a condition on run-time extents) gives the output

@@ -78,13 +78,14 @@ void pad_conv_rows(PassContext &c) {
     pad.out = xp;
     pad.ins = {p.kernels[i].ins[0]};
     ExprP zp = cst(x.dtype, (double)s.x_zero);
-    auto inside = [&](ExprP at, int axis) { return land(ge(at, cidx(0)), lt(at, g.extent(pad.ins[0], axis))); };
+    const int xv = pad.ins[0];  // (its extents: run-time ones, or fixed)
     if (one_d) {
       ExprP w = var(2) - s.pad_l;
-      pad.expr = select(inside(w, 2), load(0, x.dtype, {var(0), var(1), w}), zp);
+      pad.expr = select(in_range(w, g.extent(xv, 2)), load(0, x.dtype, {var(0), var(1), w}), zp);
     } else {
       ExprP h = var(2) - s.pad_t, w = var(3) - s.pad_l;
-      pad.expr = select(land(inside(h, 2), inside(w, 3)), load(0, x.dtype, {var(0), var(1), h, w}), zp);
+      pad.expr = select(land(in_range(h, g.extent(xv, 2)), in_range(w, g.extent(xv, 3))),
+                        load(0, x.dtype, {var(0), var(1), h, w}), zp);
     }
     pad.label = "PadConvInput";
     pad.nodes = p.kernels[i].nodes;  // the convolution it serves

@@ -12,7 +12,9 @@
   - run-time dimensions (docs/ABI.md): malformed or empty ranges, a --dim
     no input has, a bound past the element cap, and ops or layouts that
     cannot take a run-time dimension are refused with a message naming the
-    option, or the node, the input, the axis, the dimension and its range.
+    option, or the node, the input, the axis, the dimension and its range
+    (a Loop over a run-time trip count whose carried value changes shape,
+    a Slice to a run-time end with a step other than 1).
 
     tests/compiler/check_refusals.py build/tinyrt-compile WORKDIR
 """
@@ -115,7 +117,27 @@ drange = save(model_of(t_of_x + [h.make_node("Range", ["zero", "sixty", "t"], ["
 expand = save(model_of([h.make_node("Expand", ["x", "s"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])],
                        [h.make_tensor_value_info("y", T.FLOAT, ["n", 4])], [h.make_tensor("s", T.INT64, [2], [6, 4])]),
               "expand_fixed.onnx")
+# A Loop over a run-time trip count whose carried value grows; a Slice to
+# a run-time end with a step of 2.
+grow_body = h.make_graph([h.make_node("Concat", ["s_in", "one"], ["s_out"], axis=0),
+                          h.make_node("Identity", ["c_in"], ["c_out"])], "body",
+                         [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c_in", T.BOOL, []),
+                          h.make_tensor_value_info("s_in", T.FLOAT, None)],
+                         [h.make_tensor_value_info("c_out", T.BOOL, []), h.make_tensor_value_info("s_out", T.FLOAT, None)],
+                         [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+grow = save(model_of(t_of_x + [h.make_node("Loop", ["t", "yes", "s0"], ["y"], body=grow_body)],
+                     [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])], [h.make_tensor_value_info("y", T.FLOAT, ["n"])],
+                     [zero, h.make_tensor("yes", T.BOOL, [], [1]), h.make_tensor("s0", T.FLOAT, [1], [0.0])]),
+            "loop_grows.onnx")
+slice2 = save(model_of(t_of_x + [h.make_node("Unsqueeze", ["t", "ax"], ["e"]),
+                                 h.make_node("Slice", ["w", "z1", "e", "ax", "two"], ["y"])],
+                       [h.make_tensor_value_info("x", T.FLOAT, ["T", 4])], [h.make_tensor_value_info("y", T.FLOAT, ["n"])],
+                       [zero, h.make_tensor("w", T.FLOAT, [8], [0.5] * 8), h.make_tensor("z1", T.INT64, [1], [0]),
+                        h.make_tensor("ax", T.INT64, [1], [0]), h.make_tensor("two", T.INT64, [1], [2])]),
+              "slice_step2.onnx")
 for path, args, want in (
+        (grow, ["--dim", "T=1:8"], "changes shape from [1] to [2] in an iteration"),
+        (slice2, ["--dim", "T=1:8"], "it is taken with a step of 1"),
         (frange, ["--dim", "T=1:8"], "a floating-point Range with a limit or start computed from run-time extents"),
         (drange, ["--dim", "T=1:8"], "delta 't' is computed at run time"),
         (expand, ["--dim", "T=1:8"], "meets the fixed size 6"),
@@ -135,5 +157,5 @@ for path, args, want in (
     check(r.returncode in (1, 2) and want in r.stderr,
           f"{os.path.basename(path)} {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()[-200:]!r}")
 
-print(f"{(23 - failures)} passed, {failures} failed")
+print(f"{(25 - failures)} passed, {failures} failed")
 sys.exit(1 if failures else 0)
