@@ -198,8 +198,8 @@ struct GemmEmitter {
       for (int j = 0; j < nvv; ++j) {
         // packed per oc tile: [group][OCt * NR]
         Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(g, i32(OCt * NR - OCg)), oc0), i32(j * L));
-        Value *bj = b.CreateAlignedLoad(
-            accv, b.CreateBitCast(b.CreateGEP(b.getInt32Ty(), qbias, at), accv->getPointerTo()), llvm::Align(4));
+        Value *bj = dot().start(b.CreateAlignedLoad(
+            accv, b.CreateBitCast(b.CreateGEP(b.getInt32Ty(), qbias, at), accv->getPointerTo()), llvm::Align(4)));
         for (int i = 0; i < m; ++i) acc[i * nvv + j] = bj;
       }
     bool contiguous = xs[1] == 1;
@@ -346,8 +346,8 @@ struct GemmEmitter {
       Value *n, *oh, *ow;
       coords(t, i, &n, &oh, &ow);
       for (int j = 0; j < nvv; ++j)
-        store_epilogue(em, s, out, n, oh, ow, b.CreateAdd(oc0, i32(j * L)), acc[i * nvv + j],
-                       j == nvv - 1 ? last_lanes : L);
+        store_epilogue(em, s, out, n, oh, ow, b.CreateAdd(oc0, i32(j * L)),
+                       q ? dot().finish(acc[i * nvv + j]) : acc[i * nvv + j], j == nvv - 1 ? last_lanes : L);
     }
   }
 

@@ -12,10 +12,34 @@ namespace tinyrt {
 
 using llvm::Value;
 
+using Values = std::vector<Value *>;
+
 llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
 llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
 
+bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd; }
+
+Value *Int8Dot::start(Value *v) {
+  if (!v) v = llvm::Constant::getNullValue(acc_type());
+  if (!partials()) return v;
+  std::vector<int> lanes;  // lane 2c: v[c], lane 2c + 1: 0
+  for (int c = 0; c < L; ++c) lanes.push_back(c), lanes.push_back(L);
+  return b.CreateShuffleVector(v, llvm::Constant::getNullValue(acc_type()), lanes);
+}
+
+Value *Int8Dot::finish(Value *acc) {
+  if (!partials()) return acc;
+  std::vector<int> ev, od;
+  for (int c = 0; c < L; ++c) ev.push_back(2 * c), od.push_back(2 * c + 1);
+  return b.CreateAdd(b.CreateShuffleVector(acc, ev), b.CreateShuffleVector(acc, od));
+}
+
 DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
+  if (T.dot_i8 == DotI8::X86Madd) {  // the quad in every lane, widened to 16 bits once
+    Value *xb = b.CreateBitCast(b.CreateVectorSplat(L, quad), llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L));
+    auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
+    return {x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16)};
+  }
   if (T.dot_i8 != DotI8::NeonPairs) return {b.CreateVectorSplat(L, quad)};
   // In a 64-bit vector (a legal type on both NEON targets).
   auto *v2 = llvm::FixedVectorType::get(b.getInt32Ty(), 2);
@@ -29,7 +53,7 @@ DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
 
 DotOperand Int8Dot::load_w(Value *p) {
   bool halves = T.dot_i8 == DotI8::NeonPairs;
-  auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : weight_type();
+  auto *wt = llvm::FixedVectorType::get(b.getInt8Ty(), halves ? 2 * L : 4 * L);
   auto at = [&](int64_t off) {
     return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), p, b.getInt32(off)), wt->getPointerTo()),
                                llvm::Align(4));
@@ -69,20 +93,29 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
       if (pair16) return padal(acc, b.CreateAdd(lo, hi));
       return padal(padal(acc, lo), hi);
     }
-    case DotI8::Widen: break;
+    case DotI8::X86Madd: break;
   }
-  // Products in 32 bits of 16-bit operands, summed in pairs: the form x86
-  // lowers to vpmaddwd (16-bit products, pairs summed into 32-bit lanes).
-  auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4 * L);
-  Value *xb = b.CreateBitCast(xv, wv);
-  Value *x16 = x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16);
-  Value *prod = b.CreateMul(b.CreateSExt(x16, v32), b.CreateSExt(b.CreateSExt(w.lo, v16), v32));
-  auto pairs = [&](Value *v, int n) {  // lane i = v[2i] + v[2i+1], n result lanes
-    std::vector<int> ev, od;
-    for (int i = 0; i < n; ++i) ev.push_back(2 * i), od.push_back(2 * i + 1);
-    return b.CreateAdd(b.CreateShuffleVector(v, ev), b.CreateShuffleVector(v, od));
-  };
-  return b.CreateAdd(acc, pairs(pairs(prod, 2 * L), L));
+  // vpmaddwd (pmaddwd): 16-bit products summed in pairs into 32-bit lanes,
+  // one instruction per vector register of the 4L widened bytes.
+  Value *wide = b.CreateSExt(w.lo, v16);
+  int per = T.vector_bytes / 2;  // 16-bit lanes per register
+  Values parts;
+  for (int at = 0; at < 4 * L; at += per) {
+    std::vector<int> idx;
+    for (int i = 0; i < per; ++i) idx.push_back(at + i);
+    Value *xa = b.CreateShuffleVector(xv, idx), *wa = b.CreateShuffleVector(wide, idx);
+    llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                             : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                         : llvm::Intrinsic::x86_sse2_pmadd_wd;
+    parts.push_back(b.CreateIntrinsic(id, {}, {xa, wa}));
+  }
+  Value *sum = parts[0];
+  if (parts.size() > 1) {  // concatenate the registers' lanes
+    std::vector<int> idx;
+    for (int i = 0; i < 2 * L; ++i) idx.push_back(i);
+    sum = b.CreateShuffleVector(parts[0], parts[1], idx);
+  }
+  return b.CreateAdd(acc, sum);
 }
 
 }  // namespace tinyrt

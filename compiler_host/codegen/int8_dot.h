@@ -5,7 +5,9 @@
 // lowered per target (Target::dot_i8): vpdpbusd (AVX-512 VNNI, uint8
 // inputs), sdot (Armv8.2 dot product), smull/vmull.s8 + sadalp/vpadal on
 // other NEON CPUs (weights packed as lane pairs, see pack_weights.cpp),
-// generic widening multiplies and pairwise adds elsewhere.
+// vpmaddwd over widened operands on x86 without VNNI (each int32 lane of
+// the accumulator then holds a partial sum, two per output lane, added
+// once after the last step: start/finish).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -25,10 +27,18 @@ struct Int8Dot {
   const Target &T;
   int L;          // int32 lanes per accumulator
   bool pair16;    // NeonPairs: no weight is -128, two products sum in 16 bits
-  bool x_signed;  // Widen: the input bytes are int8 (else uint8)
+  bool x_signed;  // X86Madd: the input bytes are int8 (else uint8)
 
-  llvm::FixedVectorType *acc_type() const;     // <L x i32>
+  llvm::FixedVectorType *acc_type() const;     // <L x i32>: a start or a finished sum
   llvm::FixedVectorType *weight_type() const;  // <4L x i8>
+  // DotI8::X86Madd: the accumulator is <2L x i32>, lanes 2c and 2c+1 the
+  // sums of lane c's inputs 0-1 and 2-3 of every quad (vpmaddwd's pairs),
+  // so that a step is one multiply-add and one add per vector.
+  bool partials() const;
+  // The accumulator of a start value (<L x i32>, or null for 0), and the
+  // finished sum (<L x i32>) of an accumulator.
+  llvm::Value *start(llvm::Value *v);
+  llvm::Value *finish(llvm::Value *acc);
   // The 4 input bytes `quad` (an i32, already in the dot product's
   // signedness) laid out for dot4. NeonPairs: x0 x1 x0 x1 ... (lo) and
   // x2 x3 x2 x3 ... (hi); with `flip`, xor 0x80 is applied there instead

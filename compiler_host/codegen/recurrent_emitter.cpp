@@ -157,8 +157,7 @@ struct RecurrentEmitter {
     };
     Values init;
     for (int gt : gates)
-      for (int v = 0; v < nv; ++v)
-        init.push_back(rstart ? (Value *)vec_at(rstart, accv, gt, v) : llvm::Constant::getNullValue(accv));
+      for (int v = 0; v < nv; ++v) init.push_back(dt.start(rstart ? (Value *)vec_at(rstart, accv, gt, v) : nullptr));
     // The group's tile: [k/4][G][NB][4] bytes, j0 % NB units in.
     int64_t NB = (int64_t)cv * L;
     Value *tile_index = b.CreateAdd(i32((int64_t)d * (Hp / NB)), b.CreateUDiv(j0, i32(NB)));
@@ -232,7 +231,7 @@ struct RecurrentEmitter {
     for (size_t gi = 0; gi < gates.size(); ++gi)
       for (int v = 0; v < nv; ++v) {
         Value *sc = b.CreateFMul(sx, vec_at(rscale, vf32, gates[gi], v));
-        a[gi * nv + v] = b.CreateFMul(b.CreateSIToFP(a[gi * nv + v], vf32), sc);
+        a[gi * nv + v] = b.CreateFMul(b.CreateSIToFP(dt.finish(a[gi * nv + v]), vf32), sc);
       }
     return a;
   }

@@ -58,7 +58,7 @@ int dot_i8_x_sign(DotI8 d) {
     case DotI8::X86Vnni: return 1;
     case DotI8::NeonPairs:
     case DotI8::NeonSdot: return -1;
-    case DotI8::Widen: break;
+    case DotI8::X86Madd: break;
   }
   return 0;
 }

@@ -20,7 +20,8 @@ struct GemmTile {
 
 // How the int8 GEMM forms 4-element dot products into int32 lanes.
 enum class DotI8 {
-  Widen,      // widened multiplies and pairwise adds (any SIMD target)
+  X86Madd,    // vpmaddwd: X and the weights widened to 16 bits, products
+              // summed in pairs into int32 (x86 without VNNI; exact)
   X86Vnni,    // vpdpbusd: u8 x s8, 4 products per int32 lane
   NeonPairs,  // s8 x s8 widening multiplies (smull/vmull.s8), two products
               // summed in 16 bits, pairwise add-accumulate into int32
@@ -84,7 +85,7 @@ struct Target {
   std::vector<TileRule> gemm_tile_table;
   int gemm_unroll = 4;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
-  DotI8 dot_i8 = DotI8::Widen;
+  DotI8 dot_i8 = DotI8::X86Madd;
   // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
   // one vector and multiplied by lane (AArch64: fmla by element, fused;
   // ARMv7: vmla by scalar, a multiply then an add, as ARMv7 NEON has no

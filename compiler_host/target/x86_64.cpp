@@ -39,6 +39,18 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
     t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
   else
     t.gemm_tiles = {{6, 2}, {6, 1}};
+  // int8 without VNNI (DotI8::X86Madd): each accumulator is two registers
+  // of partial sums, and a step per quad of inputs takes mr widened input
+  // broadcasts, 2 * nv widened weight registers and 4 * mr * nv
+  // multiply-adds and adds. AVX2, 1 thread, Zen 3 (EPYC, family 25),
+  // ab_bench over 6 alternated rounds: 2x2 against 4x1 and 1x4: resnet18
+  // int8 (bench/make_qdq.py) 42.4 / 46.7 / 43.1 ms, mobilenet_v3_small
+  // 2.66 / 2.93 / 2.80 ms, squeezenet1_1 8.51 / 9.64 / 8.88 ms; 6x2 (the
+  // float tile, 24 accumulator registers) 52.7 ms on resnet18. AVX-512
+  // without VNNI (32 registers, not measured): 4x2, 20 registers.
+  if (!vnni)
+    t.qgemm_tiles =
+        avx512 ? std::vector<std::pair<int, int>>{{4, 2}, {4, 1}} : std::vector<std::pair<int, int>>{{2, 2}, {2, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98
