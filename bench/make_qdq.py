@@ -5,14 +5,17 @@ Python package: calibration runs the float model in onnxruntime-node
 (bench/ort_calibrate.js), the QDQ model is written by python_helpers/quantize/qdq.py
 (onnx and numpy; its docstring describes the format).
 
-Usage: make_qdq.py FLOAT.onnx OUT.onnx [--calib N] [--per-tensor-weights]
+Usage: make_qdq.py FLOAT.onnx OUT.onnx [--calib N] [--per-tensor-weights] [--reduce-range]
 (run from the repository root: it calls `node bench/ort_calibrate.js`)
 
 - Calibration: min/max of every float tensor over N (default 8) seeded
   inputs, uniform [0,1) for 4-D (image) inputs and standard normal
   otherwise.
 - Activations uint8 asymmetric per tensor, weights int8 symmetric per
-  output channel (per tensor with --per-tensor-weights), biases int32.
+  output channel (per tensor with --per-tensor-weights), biases int32;
+  --reduce-range: weights in [-63, 63] (7 bits), as ONNX Runtime's
+  quantizer writes them with reduce_range for x86 CPUs without VNNI (on
+  which tinyrt then multiplies them as bytes, docs/QUANTIZATION.md).
 Constant nodes and Identity nodes of initializers are folded first."""
 import argparse
 import json
@@ -77,6 +80,8 @@ def main():
     ap.add_argument("out_model")
     ap.add_argument("--calib", type=int, default=8, help="calibration inputs (default 8)")
     ap.add_argument("--per-tensor-weights", action="store_true", help="one scale per weight tensor")
+    ap.add_argument("--reduce-range", action="store_true",
+                    help="weights in 7 bits, [-63, 63] (ONNX Runtime's reduce_range, for x86 without VNNI)")
     args = ap.parse_args()
 
     model = onnx.load(args.float_model)
@@ -85,7 +90,8 @@ def main():
     except ValueError as e:
         sys.exit(f"{args.float_model}: {e}")
     ranges = calibrate(model, floats, args.calib)
-    n_act, n_w, removed = qdq.quantize(model, ranges, floats, not args.per_tensor_weights)
+    n_act, n_w, removed = qdq.quantize(model, ranges, floats, not args.per_tensor_weights,
+                                           63 if args.reduce_range else 127)
     onnx.save(model, args.out_model)
     print(f"{args.out_model}: {n_act} quantized activations, {n_w} quantized weights, {removed} Relu/Clip folded; "
           f"{qdq.summary(model)}")

@@ -1,23 +1,29 @@
 /* ort_run.c — runs one ONNX model through ONNX Runtime's C API a given
- * number of times, for counting ORT's executed instructions under qemu
- * (bench/ort_count/count.sh); not a latency benchmark.
- *   ort_run MODEL.onnx RUNS
- * Session options as bench/ort_latency.js: CPU provider, 1 intra-op and 1
- * inter-op thread, graph optimization level "all". Every input gets its
- * declared shape (symbolic dimensions as 1): floats a fixed pseudo-random
- * sequence in [-1, 1], every other type zeros. Exit 0, or 1 with ORT's
- * message on any error.
+ * number of times: for counting ORT's executed instructions under qemu
+ * (bench/ort_count/count.sh), and with --time for its latency on the host
+ * (bench/ort.sh), the peer tinyrt-perf is compared against (through the C
+ * API: onnxruntime-node's JavaScript binding adds about 0.1 ms a run).
+ *   ort_run MODEL.onnx RUNS [--time [THREADS [WARMUP]]]
+ * Session options as bench/ort_latency.js: CPU provider, THREADS (default 1)
+ * intra-op and 1 inter-op thread, graph optimization level "all". Every
+ * input gets its declared shape (symbolic dimensions as 1): floats a fixed
+ * pseudo-random sequence in [-1, 1], every other type zeros. --time runs
+ * WARMUP (default 3) runs first and prints one JSON object as
+ * bench/ort_latency.js does: {"median_ms": ..., "min_ms": ..., "runs": ...}.
+ * Exit 0, or 1 with ORT's message on any error.
  *
  * ORT ships no C header with onnxruntime-node, so the few C API entries
  * used are declared here. OrtApi is a table of function pointers that only
  * ever grows at its end; the entries up to the last one used are listed in
  * the order of include/onnxruntime/core/session/onnxruntime_c_api.h, with
  * their indices; unused ones are placeholders of the same size. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Any version the library supports: the entries used below all exist since
  * version 1 and keep their meaning; 1.30 supports up to 23 or more. */
@@ -216,11 +222,15 @@ int main(int argc, char **argv) {
   char **input_names, **output_names;
   OrtValue **inputs, **outputs;
   void **buffers;
-  long runs, r;
+  long runs, r, threads = 1, warmup = 3;
   uint32_t seed = 12345u;
+  int timed = argc >= 4 && strcmp(argv[3], "--time") == 0;
+  double *times = NULL;
 
-  if (argc != 3 || (runs = strtol(argv[2], NULL, 10)) < 0) {
-    fprintf(stderr, "usage: ort_run MODEL.onnx RUNS\n");
+  if (argc < 3 || argc > 6 || (argc > 3 && !timed) || (runs = strtol(argv[2], NULL, 10)) < 0 ||
+      (argc > 4 && (threads = strtol(argv[4], NULL, 10)) < 1) ||
+      (argc > 5 && (warmup = strtol(argv[5], NULL, 10)) < 0)) {
+    fprintf(stderr, "usage: ort_run MODEL.onnx RUNS [--time [THREADS [WARMUP]]]\n");
     return 2;
   }
   base = OrtGetApiBase();
@@ -232,7 +242,7 @@ int main(int argc, char **argv) {
   }
   check(ort->CreateEnv(LOG_WARNING, "ort_run", &env), "CreateEnv");
   check(ort->CreateSessionOptions(&options), "CreateSessionOptions");
-  check(ort->SetIntraOpNumThreads(options, 1), "SetIntraOpNumThreads");
+  check(ort->SetIntraOpNumThreads(options, (int)threads), "SetIntraOpNumThreads");
   check(ort->SetInterOpNumThreads(options, 1), "SetInterOpNumThreads");
   check(ort->SetSessionGraphOptimizationLevel(options, OPT_ENABLE_ALL), "SetSessionGraphOptimizationLevel");
   check(ort->CreateSession(env, argv[1], options, &session), "CreateSession");
@@ -298,7 +308,13 @@ int main(int argc, char **argv) {
   for (i = 0; i < num_outputs; ++i)
     check(ort->SessionGetOutputName(session, i, allocator, &output_names[i]), "SessionGetOutputName");
 
-  for (r = 0; r < runs; ++r) {
+  if (timed) {
+    times = calloc((size_t)runs + 1, sizeof *times);
+    if (!times) return 1;
+  }
+  for (r = -(timed ? warmup : 0); r < runs; ++r) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     check(ort->Run(session, NULL, (const char *const *)input_names, (const OrtValue *const *)inputs, num_inputs,
                    (const char *const *)output_names, num_outputs, outputs),
           "Run");
@@ -306,7 +322,19 @@ int main(int argc, char **argv) {
       ort->ReleaseValue(outputs[i]);
       outputs[i] = NULL;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (timed && r >= 0) times[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
   }
+  if (timed && runs > 0) {
+    long a, b;
+    for (a = 1; a < runs; ++a) /* insertion sort: a few hundred runs at most */
+      for (b = a; b > 0 && times[b] < times[b - 1]; --b) {
+        double t = times[b];
+        times[b] = times[b - 1], times[b - 1] = t;
+      }
+    printf("{\"median_ms\":%.4f,\"min_ms\":%.4f,\"runs\":%ld}\n", times[runs / 2], times[0], runs);
+  }
+  free(times);
 
   for (i = 0; i < num_inputs; ++i) {
     ort->ReleaseValue(inputs[i]);

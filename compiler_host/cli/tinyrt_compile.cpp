@@ -73,9 +73,10 @@ static void list_tiles(const tinyrt::Target &t) {
   std::set<std::pair<int, int>> f(t.gemm_tiles.begin(), t.gemm_tiles.end());
   for (const auto &r : t.gemm_tile_table) f.insert({r.mr, r.nv});
   const auto &q = t.qgemm_tiles.empty() ? t.gemm_tiles : t.qgemm_tiles;
+  std::set<std::pair<int, int>> qs(q.begin(), q.end());
+  qs.insert(t.qgemm_byte_tiles.begin(), t.qgemm_byte_tiles.end());
   for (auto [mr, nv] : f) std::cout << "float " << mr << "," << nv << "\n";
-  for (auto [mr, nv] : std::set<std::pair<int, int>>(q.begin(), q.end()))
-    std::cout << "int8 " << mr << "," << nv << "\n";
+  for (auto [mr, nv] : qs) std::cout << "int8 " << mr << "," << nv << "\n";
 }
 
 int main(int argc, char **argv) {

@@ -141,7 +141,7 @@ struct GemmEmitter {
   }
 
   using Operand = DotOperand;
-  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8}; }
+  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8, s.byte_pairs}; }
 
   // X's 4 bytes at p laid out for dot4 (Int8Dot::x_vec). `quad`: the bytes
   // already gathered and flipped (x_quad), or null to load them here.

@@ -17,7 +17,7 @@ using Values = std::vector<Value *>;
 llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
 llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
 
-bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd; }
+bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd && !bytes; }
 
 Value *Int8Dot::start(Value *v) {
   if (!v) v = llvm::Constant::getNullValue(acc_type());
@@ -35,7 +35,7 @@ Value *Int8Dot::finish(Value *acc) {
 }
 
 DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
-  if (T.dot_i8 == DotI8::X86Madd) {  // the quad in every lane, widened to 16 bits once
+  if (partials()) {  // the quad in every lane, widened to 16 bits once
     Value *xb = b.CreateBitCast(b.CreateVectorSplat(L, quad), llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L));
     auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
     return {x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16)};
@@ -95,19 +95,31 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
     }
     case DotI8::X86Madd: break;
   }
+  int per = T.vector_bytes / 2;          // 16-bit lanes per register
+  auto madd = [&](Value *x, Value *y) {  // <per x i16> x 2 -> <per / 2 x i32>
+    llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                             : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                         : llvm::Intrinsic::x86_sse2_pmadd_wd;
+    return b.CreateIntrinsic(id, {}, {x, y});
+  };
+  if (bytes) {
+    // vpmaddubsw: uint8 x int8 products summed in pairs into 16 bits (exact:
+    // GemmSpec::byte_pairs), then vpmaddwd by 1: the pairs summed into int32.
+    llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddubs_w_512
+                             : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_ub_sw
+                                         : llvm::Intrinsic::x86_ssse3_pmadd_ub_sw_128;
+    Value *pairs16 = b.CreateIntrinsic(id, {}, {b.CreateBitCast(xv, wv), w.lo});
+    Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(2 * L), b.getInt16(1));
+    return b.CreateAdd(acc, madd(pairs16, ones));
+  }
   // vpmaddwd (pmaddwd): 16-bit products summed in pairs into 32-bit lanes,
   // one instruction per vector register of the 4L widened bytes.
   Value *wide = b.CreateSExt(w.lo, v16);
-  int per = T.vector_bytes / 2;  // 16-bit lanes per register
   Values parts;
   for (int at = 0; at < 4 * L; at += per) {
     std::vector<int> idx;
     for (int i = 0; i < per; ++i) idx.push_back(at + i);
-    Value *xa = b.CreateShuffleVector(xv, idx), *wa = b.CreateShuffleVector(wide, idx);
-    llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
-                             : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
-                                         : llvm::Intrinsic::x86_sse2_pmadd_wd;
-    parts.push_back(b.CreateIntrinsic(id, {}, {xa, wa}));
+    parts.push_back(madd(b.CreateShuffleVector(xv, idx), b.CreateShuffleVector(wide, idx)));
   }
   Value *sum = parts[0];
   if (parts.size() > 1) {  // concatenate the registers' lanes

@@ -28,6 +28,7 @@ struct Int8Dot {
   int L;          // int32 lanes per accumulator
   bool pair16;    // NeonPairs: no weight is -128, two products sum in 16 bits
   bool x_signed;  // X86Madd: the input bytes are int8 (else uint8)
+  bool bytes;     // X86Madd: vpmaddubsw on the bytes (GemmSpec::byte_pairs; X uint8)
 
   llvm::FixedVectorType *acc_type() const;     // <L x i32>: a start or a finished sum
   llvm::FixedVectorType *weight_type() const;  // <4L x i8>

@@ -45,6 +45,11 @@ struct GemmSpec {
   // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
   // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).
   bool pair16 = false;
+  // QGemm with DotI8::X86Madd whose weights, in packed order, never pair
+  // two products that could leave 16 bits (byte_pairs_exact): the bytes
+  // are multiplied by vpmaddubsw (uint8 X) without widening, 4 products
+  // per int32 lane as VNNI, instead of vpmaddwd's partial sums.
+  bool byte_pairs = false;
   // QGemm over few input channels (pad_conv_rows): X is a padded,
   // channels-last copy, and the K of a kernel row is its k_w * in_c
   // contiguous bytes, packed [kh][(k_w * in_c) / 4][nr][4] (pack_weights

@@ -138,6 +138,34 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
   r.h_padded = Hp;
 }
 
+// Whether vpmaddubsw, which sums the products of two uint8 inputs x, x'
+// with two weights w, w' in 16 bits with saturation, computes every pair
+// of a GEMM's weights exactly: x*w + x'*w' stays within [-32768, 32767]
+// for all x, x' in [0, 255] when the positive weights of the pair sum to at
+// most 128 and the negative ones to at least -128. The pairs are inputs
+// 2j, 2j+1 of each output channel in packed order (a quad's bytes 0-1 and
+// 2-3). Weights quantized to 7 bits ([-64, 63], ONNX Runtime's
+// reduce_range) always pass; the full int8 range rarely does.
+bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
+  int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+  int64_t ICp = s.k_run ? s.k_w * ICg : ICg;
+  std::vector<int> k_row((size_t)(ICp + 1));
+  for (int64_t oc = 0; oc < s.out_c; ++oc)
+    for (int64_t kp = 0; kp < (s.k_run ? s.k_h : KK); ++kp) {
+      std::fill(k_row.begin(), k_row.end(), 0);
+      for (int64_t ip = 0; ip < ICp; ++ip) {
+        int64_t kk = s.k_run ? kp * s.k_w + ip / ICg : kp, ic = s.k_run ? ip % ICg : ip;
+        k_row[(size_t)ip] = src[(oc * ICg + ic) * KK + kk];
+      }
+      for (int64_t ip = 0; ip < ICp; ip += 2) {
+        int a = k_row[(size_t)ip], b = k_row[(size_t)ip + 1];
+        if (std::max(a, 0) + std::max(b, 0) > 128 || std::min(a, 0) + std::min(b, 0) < -128) return false;
+      }
+    }
+  (void)OCg;
+  return true;
+}
+
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
 // padded; k_run: [oc tile][kh][k_w*ic/4][nr][4]) and, per output channel, the accumulators' start
 // -x_zero * sum of the channel's weights, so that the kernel's sums of
@@ -153,7 +181,7 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
   int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
   int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICp + 3) / 4;
-  int sign = dot_i8_x_sign(target.dot_i8);
+  int sign = s.byte_pairs ? 1 : dot_i8_x_sign(target.dot_i8);
   s.x_flip = (sign > 0 && xt == DType::I8) || (sign < 0 && xt == DType::U8);
   int64_t zero = s.x_zero + (s.x_flip ? (xt == DType::I8 ? 128 : -128) : 0);
   bool pairs = target.dot_i8 == DotI8::NeonPairs;
@@ -239,7 +267,7 @@ void pack_weights(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   int L = c.target.f32_lanes();
-  int packed = 0;
+  int packed = 0, int8_layers = 0, byte_layers = 0;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
@@ -282,7 +310,13 @@ void pack_weights(PassContext &c) {
     // entry's rows: the table's linear classes, though its tiles stay
     // inside a batch entry.
     GemmTileShape ts = gemm_tile_shape(s);
-    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, k.kind == KernelKind::QGemm);
+    bool q = k.kind == KernelKind::QGemm;
+    s.byte_pairs = q && c.target.dot_i8 == DotI8::X86Madd && byte_pairs_exact(s, g.v(s.weight).data->as<int8_t>());
+    int8_layers += q, byte_layers += s.byte_pairs;
+    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic,
+                                    !q             ? Target::TileKind::Float
+                                    : s.byte_pairs ? Target::TileKind::Int8Bytes
+                                                   : Target::TileKind::Int8);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;
@@ -314,7 +348,13 @@ void pack_weights(PassContext &c) {
     s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   }
   p.perm.resize(g.values.size());
-  if (c.log) *c.log << "  packed " << packed << " weight tensors\n";
+  if (c.log) {
+    *c.log << "  packed " << packed << " weight tensors\n";
+    // x86 without VNNI: which int8 GEMMs multiply bytes (GemmSpec::byte_pairs).
+    if (c.target.dot_i8 == DotI8::X86Madd && int8_layers)
+      *c.log << "  int8 products: " << byte_layers << " of " << int8_layers
+             << " layers as bytes (vpmaddubsw: every pair of weights exact), the others widened (vpmaddwd)\n";
+  }
 }
 
 }  // namespace tinyrt

@@ -52,7 +52,7 @@ Estimate direct_cost(const GemmSpec &s, const Target &t) {
   int L = t.f32_lanes();
   double score = 0;
   GemmTileShape ts = gemm_tile_shape(s);
-  t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, false, &score);
+  t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, Target::TileKind::Float, &score);
   Estimate e;
   e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score;
   e.memory = 9.0 * s.in_c * s.out_c * 4 / kWeightBytesPerOp;
@@ -64,7 +64,7 @@ Estimate winograd_cost(const GemmSpec &s, const Target &t, int m) {
   int L = t.f32_lanes();
   int64_t a = w.a(), T = tiles(s, m);
   double score = 0;
-  t.gemm_tile(s.out_c, T, true, s.in_c, false, &score);
+  t.gemm_tile(s.out_c, T, true, s.in_c, Target::TileKind::Float, &score);
   Estimate e;
   e.gemm = (double)a * a * T * s.in_c * s.out_c / L / score;
   // Per tile and channel vector: a^2 loads and stores and 2a linear

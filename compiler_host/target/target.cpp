@@ -13,7 +13,8 @@
 
 namespace tinyrt {
 
-GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, bool int8, double *score_out) const {
+GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind, double *score_out) const {
+  bool int8 = kind != TileKind::Float;
   int lanes = f32_lanes();
   auto tiles = [](int64_t n, int64_t t) { return (n + t - 1) / t; };
   auto score = [&](int mr, int nv) {
@@ -34,7 +35,10 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, boo
       }
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
-  for (auto [mr, nv] : int8 && !qgemm_tiles.empty() ? qgemm_tiles : gemm_tiles) {
+  const auto &tiles_of = kind == TileKind::Int8Bytes && !qgemm_byte_tiles.empty() ? qgemm_byte_tiles
+                         : int8 && !qgemm_tiles.empty()                           ? qgemm_tiles
+                                                                                  : gemm_tiles;
+  for (auto [mr, nv] : tiles_of) {
     double s = score(mr, nv);
     // A later entry must win clearly: the first is the measured default.
     if (best_score < 0 ? true : s > best_score * 1.1) {

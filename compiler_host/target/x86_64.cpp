@@ -51,6 +51,14 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   if (!vnni)
     t.qgemm_tiles =
         avx512 ? std::vector<std::pair<int, int>>{{4, 2}, {4, 1}} : std::vector<std::pair<int, int>>{{2, 2}, {2, 1}};
+  // int8 layers multiplied as bytes (GemmSpec::byte_pairs): one register
+  // per accumulator, the weights read by vpmaddubsw from memory, a register
+  // of 16-bit ones. AVX2, Zen 3, ab_bench over 5 alternated rounds, 7-bit
+  // weights (bench/make_qdq.py --reduce-range), against 2x2: 4x2 0.895
+  // (resnet18, 21.7 ms), 0.996 (mobilenet_v3_small), 0.973 (squeezenet1_1);
+  // 3x2 0.894 / 0.941 / 0.988; 6x2 0.895 / 1.28 / 0.945; 6x1 0.960 / 0.919
+  // / 0.869. (AVX-512 without VNNI: qgemm_tiles, not measured.)
+  if (!vnni && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98

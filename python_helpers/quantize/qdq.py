@@ -111,16 +111,17 @@ def activation_params(lo, hi):
     return scale, np.uint8(np.clip(np.rint(-lo / np.float64(scale)), 0, 255))
 
 
-def weight_params(w, axis):
-    """int8 symmetric quantization, per channel along axis (None: per tensor)."""
+def weight_params(w, axis, qmax=127):
+    """int8 symmetric quantization, per channel along axis (None: per tensor),
+    into [-qmax, qmax] (63: 7 bits, ONNX Runtime's reduce_range)."""
     if axis is None:
-        scale = np.array(np.abs(w).max(initial=0) / 127, np.float32)
+        scale = np.array(np.abs(w).max(initial=0) / qmax, np.float32)
     else:
         red = tuple(i for i in range(w.ndim) if i != axis)
-        scale = (np.abs(w).max(axis=red, initial=0) / 127).astype(np.float32)
+        scale = (np.abs(w).max(axis=red, initial=0) / qmax).astype(np.float32)
     scale = np.where(scale == 0, np.float32(1.0), scale).astype(np.float32)
     s = scale if axis is None else scale.reshape([-1 if i == axis else 1 for i in range(w.ndim)])
-    q = np.clip(np.rint(w.astype(np.float64) / s), -127, 127).astype(np.int8)
+    q = np.clip(np.rint(w.astype(np.float64) / s), -qmax, qmax).astype(np.int8)
     return q, scale
 
 
@@ -142,7 +143,8 @@ class Groups:
 
 
 class Quantizer:
-    def __init__(self, model, ranges, floats, per_channel):
+    def __init__(self, model, ranges, floats, per_channel, weight_max=127):
+        self.weight_max = weight_max
         self.graph = model.graph
         self.ranges, self.floats, self.per_channel = ranges, floats, per_channel
         self.inits = {i.name: i for i in self.graph.initializer}
@@ -318,7 +320,7 @@ class Quantizer:
 
         def weight(t, axis):
             if (t, axis) not in qweights:
-                q, scale = weight_params(numpy_helper.to_array(self.inits[t]), axis)
+                q, scale = weight_params(numpy_helper.to_array(self.inits[t]), axis, self.weight_max)
                 zp = np.zeros(scale.shape, np.int8)
                 qweights[(t, axis)] = (scale, [init(q, t + "_quantized"), init(scale, t + "_scale"),
                                                init(zp, t + "_zero_point")])
@@ -383,11 +385,11 @@ def prepare(model):
     return float_tensors(model)
 
 
-def quantize(model, ranges, floats, per_channel=True):
+def quantize(model, ranges, floats, per_channel=True, weight_max=127):
     """Rewrites the prepared model in place into QDQ form. ranges: {tensor:
     (min, max)} calibrated on the prepared model; floats: from prepare().
     Returns (quantized activations, quantized weights, Relu/Clip folded)."""
-    q = Quantizer(model, ranges, floats, per_channel)
+    q = Quantizer(model, ranges, floats, per_channel, weight_max)
     q.plan()
     removed = q.remove_activations()
     q.reset()

@@ -100,11 +100,22 @@ def random_act(rng, shape, t):
     return rng.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
-def random_weight(rng, shape, full, narrow=None):
+def random_weight(rng, shape, full, narrow=None, pair_axis=None):
     """int8 weights: the full range with -128 and 127 present, the symmetric
-    range [-127, 127] a symmetric quantizer writes, or [-narrow, narrow]."""
+    range [-127, 127] a symmetric quantizer writes, or [-narrow, narrow].
+    pair_axis: for 7-bit weights, the inputs of two products summed together
+    (x86 without VNNI: inputs 0 and 1 of the first and the last output
+    channel) set to +narrow and -narrow: x * w + x' * w' = +-255 * 2 * narrow."""
     if narrow is not None:
-        return rng.integers(-narrow, narrow + 1, size=shape).astype(np.int8)
+        w = rng.integers(-narrow, narrow + 1, size=shape).astype(np.int8)
+        if pair_axis is not None and w.shape[pair_axis] >= 2:
+            first = [0] * w.ndim
+            first[pair_axis] = slice(0, 2)
+            last = [0] * w.ndim
+            last[pair_axis] = slice(0, 2)
+            last[1 - pair_axis] = -1
+            w[tuple(first)], w[tuple(last)] = narrow, -narrow
+        return w
     w = rng.integers(-128 if full else -127, 128, size=shape).astype(np.int8)
     if full:
         w.flat[0], w.flat[-1] = -128, 127
@@ -187,6 +198,12 @@ QLINEAR_CONV = [
     ("sat_u8_ic17_oc7_3x3", 1, 17, (6, 6), 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, True, True, "sat"),
     ("sat_s8_ic5_oc40_1x1", 1, 5, (5, 5), 40, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", 0, False, "s8", 0, False, False, "sat"),
     ("ties_u8_ic3_oc7_1x1", 1, 3, (6, 7), 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "u8", 128, False, "u8", 128, True, False, "ties"),
+    # 7-bit weights (ONNX Runtime's reduce_range): x86 without VNNI multiplies
+    # them as bytes (vpmaddubsw), its pair sums at most 255 * 128.
+    ("7bit_u8_ic17_oc40_3x3", 1, 17, (9, 8), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, True, False, "7bit"),
+    ("7bit_s8_ic33_oc17_1x1", 1, 33, (6, 7), 17, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", -128, True, "s8", 0, True, False, "7bit"),
+    ("7bit_u8_ic3_oc8_3x3_s2_wide", 1, 3, (6, 133), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", 0, True, "u8", 128, True, False, "7bit"),
+    ("7bit_s8_group2_ic10_oc14", 1, 10, (7, 6), 14, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2, "s8", 5, True, "u8", 3, True, False, "7bit"),
 ]
 
 # (name, N, C, spatial, OC, kernel, strides, pads, dilations, group,
@@ -216,6 +233,8 @@ QLINEAR_MATMUL = [
     ("s8_3d_2x13x3_n33", (2, 13, 3), 33, "s8", -40, False, "s8", -128, False, ""),
     ("sat_u8_m5_k64_n7", (5, 64), 7, "u8", 128, True, "u8", 128, True, "sat"),
     ("ties_s8_m13_k8_n33", (13, 8), 33, "s8", 0, False, "s8", 0, False, "ties"),
+    ("7bit_u8_m13_k64_n33_percol", (13, 64), 33, "u8", 255, True, "u8", 128, False, "7bit"),
+    ("7bit_s8_m5_k31_n7", (5, 31), 7, "s8", -128, False, "s8", 0, False, "7bit"),
 ]
 
 # (name, A shape, N, a type, a_zp (None: absent), b_zp ("none", "scalar", "col"), full-range b)
@@ -240,7 +259,7 @@ def qlinear_conv_cases(out_dir, rng):
     for (name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, per_ch, yt, y_zp, bias, full,
          mode) in QLINEAR_CONV:
         x = random_act(rng, (n, c) + sp, xt)
-        w = random_weight(rng, (oc, c // group) + k, full, narrow=3 if mode == "ties" else None)
+        w = random_weight(rng, (oc, c // group) + k, full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=1)
         acc = conv_nd(x.astype(np.int64) - x_zp, w.astype(np.int64), s, pads, dil, group)
         b = None
         if bias:
@@ -300,7 +319,7 @@ def conv_integer_cases(out_dir, rng):
 def qlinear_matmul_cases(out_dir, rng):
     for name, ashape, nn, at, a_zp, per_col, yt, y_zp, full, mode in QLINEAR_MATMUL:
         a = random_act(rng, ashape, at)
-        b = random_weight(rng, (ashape[-1], nn), full, narrow=3 if mode == "ties" else None)
+        b = random_weight(rng, (ashape[-1], nn), full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=0)
         acc = to_int32(np.matmul(a.astype(np.int64) - a_zp, b.astype(np.int64)))
         a_scale, b_scale, y_scale = pick_scales(rng, acc, per_col, nn, acc.ndim - 1, mode)
         y = requant(acc, a_scale, b_scale, y_scale, y_zp, yt, acc.ndim - 1)
