@@ -229,6 +229,20 @@ std::string make_header(const Artifact &a) {
   return h.str();
 }
 
+// The instructions an int8 GEMM forms its products with (JSON
+// fusion_groups[].int8_products; docs/QUANTIZATION.md): on x86 without VNNI
+// "vpmaddwd" (widened, about the throughput of float FMAs) or
+// "vpmaddubsw" (bytes, GemmSpec::byte_pairs).
+const char *int8_products(const Target &t, const GemmSpec &s) {
+  switch (t.dot_i8) {
+    case DotI8::X86Vnni: return "vpdpbusd";
+    case DotI8::NeonSdot: return "sdot";
+    case DotI8::NeonPairs: return "smull";
+    case DotI8::X86Madd: break;
+  }
+  return s.byte_pairs ? "vpmaddubsw" : "vpmaddwd";
+}
+
 std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {
   const std::vector<int64_t> &tasks = mr.tasks;
   using nlohmann::json;
@@ -290,6 +304,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
+    if (k.kind == KernelKind::QGemm) gj["int8_products"] = int8_products(a.target, k.gemm);
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
       gj["gemm"] = {{"oc_per_group", ts.oc},

@@ -353,7 +353,12 @@ void pack_weights(PassContext &c) {
     // x86 without VNNI: which int8 GEMMs multiply bytes (GemmSpec::byte_pairs).
     if (c.target.dot_i8 == DotI8::X86Madd && int8_layers)
       *c.log << "  int8 products: " << byte_layers << " of " << int8_layers
-             << " layers as bytes (vpmaddubsw: every pair of weights exact), the others widened (vpmaddwd)\n";
+             << " layers as bytes (vpmaddubsw: every pair of weights exact), the others widened (vpmaddwd)"
+             << (byte_layers < int8_layers ? ", which on x86 without VNNI run at about the speed of float FMAs"
+                                             " (weights quantized to 7 bits, [-64, 63], multiply as bytes:"
+                                             " docs/QUANTIZATION.md)"
+                                           : "")
+             << "\n";
   }
 }
 
