@@ -131,8 +131,9 @@ struct RecurrentSpec {
   // an int32 start -128 * (sum of the row) as [D][G][Hp]).
   int packed = -1;
   int packed_scale = -1, packed_start = -1;
-  bool x_flip = false;  // int8: the quantized state's bytes xor 0x80 (uint8 dot products)
-  bool pair16 = false;  // int8, DotI8::NeonPairs: no weight is -128 (GemmSpec::pair16)
+  bool x_flip = false;      // int8: the quantized state's bytes xor 0x80 (uint8 dot products)
+  bool pair16 = false;      // int8, DotI8::NeonPairs: no weight is -128 (GemmSpec::pair16)
+  bool byte_pairs = false;  // int8, DotI8::X86Madd: R multiplied as bytes (GemmSpec::byte_pairs)
   int64_t h_padded = 0;
   int vectors = 1;  // vectors of hidden units per group (Target::recurrent_vectors); int8: R's
                     // bytes are tile-major, [D][Hp / (vectors * lanes)][k/4][G][vectors * lanes][4]

@@ -79,7 +79,6 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
   int64_t NB = (int64_t)r.vectors * L;
   int64_t H = r.H, G = r.G, Hp = (H + NB - 1) / NB * NB, Kq = (H + 3) / 4;
   bool pairs = target.dot_i8 == DotI8::NeonPairs;
-  r.x_flip = dot_i8_x_sign(target.dot_i8) > 0;
   std::vector<int8_t> out((size_t)(r.D * Kq * G * Hp * 4), 0);
   std::vector<float> scale((size_t)(r.D * G * Hp), 0.f);
   std::vector<int32_t> start((size_t)(r.D * G * Hp), 0);
@@ -100,6 +99,17 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
         start[(size_t)((d * G + gt) * Hp + j)] = (int32_t)(-128 * sum);
       }
   r.pair16 = !has_min;
+  // x86 without VNNI: bytes when every pair of R's weights summed together
+  // keeps vpmaddubsw exact (byte_pairs_exact; the packed quads' bytes 0-1
+  // and 2-3 of one unit), the state's bytes then flipped to uint8.
+  if (target.dot_i8 == DotI8::X86Madd) {
+    r.byte_pairs = true;
+    for (size_t i = 0; i + 1 < out.size() && r.byte_pairs; i += 2) {
+      int a = out[i], b = out[i + 1];
+      r.byte_pairs = std::max(a, 0) + std::max(b, 0) <= 128 && std::min(a, 0) + std::min(b, 0) >= -128;
+    }
+  }
+  r.x_flip = r.byte_pairs || dot_i8_x_sign(target.dot_i8) > 0;
   r.h_padded = Hp;
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));

@@ -5,7 +5,10 @@ dynamic quantizer writes: W as [D, I, 4H] and R as [D, H, 4H], int8,
 symmetric per column (zero point 0, scale = max|column| / 127, values in
 [-127, 127]). No ONNX Runtime: onnx and numpy only.
 
-Use: dynamic_lstm.py IN.onnx OUT.onnx
+Use: dynamic_lstm.py IN.onnx OUT.onnx [--reduce-range]
+
+--reduce-range: values in [-63, 63] (7 bits, ONNX Runtime's reduce_range,
+for x86 without VNNI, where tinyrt then multiplies them as bytes).
 
 What it is for: ONNX Runtime's quantized-LSTM latency, the peer of
 `tinyrt-compile --quantize dynamic` (bench/compare_quantized_lstm.sh), and
@@ -17,11 +20,14 @@ import onnx
 from onnx import helper, numpy_helper
 
 
+QMAX = 127
+
+
 def quantize_columns(w):
     """w [D, K, N] float -> (int8 [D, K, N], scales [D, N]), per column."""
     m = np.abs(w).max(axis=1)
-    scale = np.where(m > 0, m / 127.0, 1.0).astype(np.float32)
-    q = np.clip(np.rint(w / scale[:, None, :]), -127, 127).astype(np.int8)
+    scale = np.where(m > 0, m / float(QMAX), 1.0).astype(np.float32)
+    q = np.clip(np.rint(w / scale[:, None, :]), -QMAX, QMAX).astype(np.int8)
     return q, scale
 
 
@@ -67,7 +73,10 @@ def rewrite(model):
 
 
 def main():
-    if len(sys.argv) != 3:
+    global QMAX
+    if len(sys.argv) == 4 and sys.argv[3] == "--reduce-range":
+        QMAX = 63
+    elif len(sys.argv) != 3:
         sys.exit(__doc__)
     model = onnx.load(sys.argv[1])
     n = rewrite(model)

@@ -162,16 +162,18 @@ def lstm_reference(x, w, r, b, h0, c0):
     return y.astype(np.float32)
 
 
-def quantize(w, axis_cols, unsigned, zero, per_tensor, rng):
+def quantize(w, axis_cols, unsigned, zero, per_tensor, rng, qmax=None):
     """w [D, K, N] (columns N): 8-bit values, scales and zero points of
-    the given kind, and the dequantized float weights."""
+    the given kind, and the dequantized float weights. qmax: at most this
+    far from the zero point (63: 7-bit weights, ONNX Runtime's
+    reduce_range, which x86 without VNNI multiplies as bytes)."""
     D, K, N = w.shape
     lo, hi = (0, 255) if unsigned else (-128, 127)
     if per_tensor:
         span = np.abs(w).reshape(D, -1).max(axis=1)[:, None] * np.ones((1, N))
     else:
         span = np.abs(w).max(axis=1)
-    room = min(zero - lo, hi - zero)  # symmetric around the zero point
+    room = min(zero - lo, hi - zero, qmax or 255)  # symmetric around the zero point
     scale = (np.where(span > 0, span, 1.0) / room).astype(np.float32)
     zp = np.full(scale.shape, zero)
     q = np.clip(np.rint(w / scale[:, None, :]) + zp[:, None, :], lo, hi)
@@ -182,7 +184,7 @@ def quantize(w, axis_cols, unsigned, zero, per_tensor, rng):
     return q.astype(t), scale, zp.astype(t), deq
 
 
-def dq_lstm_case(out_dir, name, T, B, I, H, D, unsigned, zero, per_tensor, seed):
+def dq_lstm_case(out_dir, name, T, B, I, H, D, unsigned, zero, per_tensor, seed, qmax=None):
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((D, I, 4 * H)).astype(np.float32) / np.sqrt(I)
     r = rng.standard_normal((D, H, 4 * H)).astype(np.float32) / np.sqrt(H)
@@ -190,8 +192,8 @@ def dq_lstm_case(out_dir, name, T, B, I, H, D, unsigned, zero, per_tensor, seed)
     x = rng.standard_normal((T, B, I)).astype(np.float32)
     h0 = (rng.standard_normal((D, B, H)) * 0.5).astype(np.float32)
     c0 = (rng.standard_normal((D, B, H)) * 0.5).astype(np.float32)
-    wq, ws, wz, wd = quantize(w, 2, unsigned, zero, per_tensor, rng)
-    rq, rs, rz, rd = quantize(r, 2, unsigned, zero, per_tensor, rng)
+    wq, ws, wz, wd = quantize(w, 2, unsigned, zero, per_tensor, rng, qmax)
+    rq, rs, rz, rd = quantize(r, 2, unsigned, zero, per_tensor, rng, qmax)
     y = lstm_reference(x, np.transpose(wd, (0, 2, 1)), np.transpose(rd, (0, 2, 1)), b, h0, c0)
     inits = [numpy_helper.from_array(a, n) for a, n in
              ((wq, "W"), (rq, "R"), (b, "B"), (ws, "W_scale"), (wz, "W_zero_point"), (rs, "R_scale"), (rz, "R_zero_point"))]
@@ -309,6 +311,9 @@ def onnxruntime_cases(out_dir):
                            ("dqlstm_uint8_zp128_tensor_bidir", 5, 1, 4, 16, 2, True, 128, True),
                            ("dqlstm_uint8_zp100_columns", 6, 3, 5, 11, 1, True, 100, False)]):
         dq_lstm_case(out_dir, *c, seed=20 + k)
+    # 7-bit weights: their input projection and recurrent products multiply
+    # as bytes on x86 without VNNI (exact, so the emulation holds).
+    dq_lstm_case(out_dir, "dqlstm_int8_7bit_columns_bidir", 8, 2, 13, 24, 2, False, 0, False, seed=25, qmax=63)
     for k, c in enumerate([("dqmatmul_int8_columns_bias", (3, 37), 19, False, 0, False, True),
                            ("dqmatmul_uint8_zp128_tensor_rank3", (2, 4, 16), 33, True, 128, True, False),
                            ("dqmatmul_uint8_zp90_columns_rank4", (1, 2, 3, 9), 5, True, 90, False, True)]):
