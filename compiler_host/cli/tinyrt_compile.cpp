@@ -154,6 +154,7 @@ int main(int argc, char **argv) {
     opt.serial_step_ops = serial_step_ops;
     tinyrt::check_quantize_args(quantize);
     opt.quantize = quantize.mode;
+    opt.weight_bits = quantize.weight_bits;
     // Long compiles show where they are: one line rewritten in place on a
     // terminal, otherwise a line per report.
     bool tty = isatty(2);

@@ -196,6 +196,7 @@ class CaseRunner {
     co.link_sources = o_.custom.link_sources;
     co.prefer_function_bodies = o_.function_bodies;
     co.quantize = o_.quantize.mode;
+    co.weight_bits = o_.quantize.weight_bits;
     co.winograd = o_.winograd;
     co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;

@@ -278,6 +278,7 @@ int main(int argc, char **argv) {
     co.serial_step_ops = serial_step_ops;
     check_quantize_args(quantize);
     co.quantize = quantize.mode;
+    co.weight_bits = quantize.weight_bits;
     tinyrt::add_shape_options(co.import, shapes, dim_ranges);
     for (auto &b : binds) co.import.bindings.insert(parse_binding(b));
     if (co.quantize == Quantize::Static)

@@ -165,6 +165,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
+  if (opt.quantize != Quantize::None && opt.weight_bits != 8) o << "weight_bits=" << opt.weight_bits << "\n";
   if (opt.quantize == Quantize::Static) {
     o << "quantize=static\n";
     char buf[64];
@@ -470,6 +471,7 @@ PassOptions pass_options(const CompileOptions &opt) {
   po.infer_and_fold.prefer_function_bodies = opt.prefer_function_bodies;
   po.quantize.mode = opt.quantize;
   po.quantize.ranges = &opt.calibration;
+  po.quantize.weight_max = opt.weight_bits == 7 ? 63 : 127;
   po.winograd.mode = opt.winograd;
   return po;
 }

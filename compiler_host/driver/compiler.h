@@ -23,6 +23,7 @@ struct CompileOptions {
   bool prefer_function_bodies = false;         // see PassContext
   std::string gemm_tile;                       // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
   Quantize quantize = Quantize::None;          // --quantize dynamic|static
+  int weight_bits = 8;                         // --weight-bits 8|7: the quantizers' int8 weights
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
   // --check-addresses: generated code tests every access against its
   // kernel's tensors and traps outside them (codegen/address_checks.h).

@@ -17,15 +17,15 @@
 namespace tinyrt {
 
 void quantize_rows(const std::vector<double> &src, int64_t rows, int64_t cols, std::vector<int8_t> *q,
-                   std::vector<float> *scale) {
+                   std::vector<float> *scale, int qmax) {
   for (int64_t i = 0; i < rows; ++i) {
     double m = 0;
     for (int64_t k = 0; k < cols; ++k) m = std::max(m, std::fabs(src[(size_t)(i * cols + k)]));
-    float sc = m > 0 && std::isfinite(m) ? (float)(m / 127) : 1.0f;
+    float sc = m > 0 && std::isfinite(m) ? (float)(m / qmax) : 1.0f;
     scale->push_back(sc);
     for (int64_t k = 0; k < cols; ++k) {
       double v = std::nearbyint(src[(size_t)(i * cols + k)] / sc);
-      q->push_back((int8_t)std::max(-127.0, std::min(127.0, std::isnan(v) ? 0.0 : v)));
+      q->push_back((int8_t)std::max(-(double)qmax, std::min((double)qmax, std::isnan(v) ? 0.0 : v)));
     }
   }
 }

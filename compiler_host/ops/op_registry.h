@@ -188,10 +188,10 @@ GemmSpec matmul_spec(const Shape &a, int yr, int64_t k, int64_t n);
 // [N, K]) for matmul_gemm_spec: float (times alpha), or int8 as it is.
 int product_weight(LowerCtx &c, const Value &B, bool b_is_kn, double alpha, int64_t K, int64_t N);
 // Dynamic quantization (dynamic_quant.cpp). Symmetric int8 rows of src
-// ([rows, cols]): scale max|row| / 127 (1 for a row of zeros), values in
-// [-127, 127].
+// ([rows, cols]): scale max|row| / qmax (1 for a row of zeros), values in
+// [-qmax, qmax] (127, or 63 for --weight-bits 7).
 void quantize_rows(const std::vector<double> &src, int64_t rows, int64_t cols, std::vector<int8_t> *q,
-                   std::vector<float> *scale);
+                   std::vector<float> *scale, int qmax = 127);
 // Int8 rows of quantized weights value(r, k) - zero(r) with scale(r): kept
 // exactly where they fit int8, else dequantized and quantized again by
 // quantize_rows.

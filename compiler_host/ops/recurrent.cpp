@@ -293,8 +293,10 @@ bool lower_rnn_dynamic(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
   };
   DynWeights q;
   int64_t rows = s.D * s.G * s.H;
-  quantize_rows(floats(W), rows, s.I, &q.w, &q.w_scale);
-  quantize_rows(floats(R), rows, s.H, &q.r, &q.r_scale);
+  // The mark's value: the weights' largest magnitude (quantize_dynamic).
+  int qmax = (int)std::max<int64_t>(1, std::min<int64_t>(127, n.geti(kQuantizeDynamicAttr, 127)));
+  quantize_rows(floats(W), rows, s.I, &q.w, &q.w_scale, qmax == 1 ? 127 : qmax);
+  quantize_rows(floats(R), rows, s.H, &q.r, &q.r_scale, qmax == 1 ? 127 : qmax);
   return lower_rnn_loop(n, c, cell, s, &q);
 }
 

@@ -39,6 +39,10 @@ using CalibrationRanges = std::map<std::string, std::pair<double, double>>;
 struct QuantizeOptions {
   Quantize mode = Quantize::None;
   const CalibrationRanges *ranges = nullptr;  // Quantize::Static
+  // --weight-bits: the weights' largest magnitude, 127 (8 bits) or 63 (7
+  // bits: ONNX Runtime's reduce_range; x86 without VNNI multiplies such
+  // weights as bytes, docs/QUANTIZATION.md).
+  int weight_max = 127;
 };
 
 // winograd (--winograd): 3x3 stride-1 convolutions as Winograd

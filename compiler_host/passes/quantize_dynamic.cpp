@@ -46,7 +46,7 @@ bool float_weights(const Graph &g, const Node &n, size_t k) {
 
 // MatMul(A, B) and Gemm(A, B, C) with constant float B (2-D) and, for Gemm,
 // transA = 0 and C absent, one element or [N] (or [1, N]).
-bool rewrite_product(Graph &g, Node &n) {
+bool rewrite_product(Graph &g, Node &n, int qmax) {
   bool gemm = n.op == "Gemm";
   const Value &A = in_val(g, n, 0);
   if (A.dtype != DType::F32 || A.is_const() || A.rank() < 2 || !float_weights(g, n, 1)) return false;
@@ -70,7 +70,7 @@ bool rewrite_product(Graph &g, Node &n) {
     for (int64_t k = 0; k < K; ++k) cols[(size_t)(j * K + k)] = alpha * B.data->get_f(tb ? j * K + k : k * N + j);
   std::vector<int8_t> q;
   std::vector<float> scale;
-  quantize_rows(cols, N, K, &q, &scale);
+  quantize_rows(cols, N, K, &q, &scale, qmax);
   std::vector<int8_t> kn((size_t)(K * N));
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j) kn[(size_t)(k * N + j)] = q[(size_t)(j * K + k)];
@@ -87,7 +87,7 @@ bool rewrite_product(Graph &g, Node &n) {
 }
 
 // LSTM with constant float W and R, layout 0.
-bool rewrite_lstm(Graph &g, Node &n) {
+bool rewrite_lstm(Graph &g, Node &n, int qmax) {
   if (in_val(g, n, 0).dtype != DType::F32 || !float_weights(g, n, 1) || !float_weights(g, n, 2)) return false;
   if (n.geti("layout", 0) != 0 || n.geti("input_forget", 0) != 0) return false;
   // Per direction d and column j (a gate unit): W [D, 4H, I] row (d, j)
@@ -99,7 +99,7 @@ bool rewrite_lstm(Graph &g, Node &n) {
     int64_t D = M.shape[0], GH = M.shape[1], K = M.shape[2];
     std::vector<int8_t> rows;
     std::vector<float> scale;
-    quantize_rows(floats(M), D * GH, K, &rows, &scale);
+    quantize_rows(floats(M), D * GH, K, &rows, &scale, qmax);
     std::vector<int8_t> t((size_t)(D * K * GH));
     for (int64_t d = 0; d < D; ++d)
       for (int64_t j = 0; j < GH; ++j)
@@ -123,9 +123,9 @@ bool rewrite_lstm(Graph &g, Node &n) {
 
 // GRU, RNN and LSTM with layout 1 (no contrib op has their meaning): the
 // op itself, marked; its lowering quantizes W and R (ops/recurrent.cpp).
-bool mark_recurrent(const Graph &g, Node &n) {
+bool mark_recurrent(const Graph &g, Node &n, int qmax) {
   if (in_val(g, n, 0).dtype != DType::F32 || !float_weights(g, n, 1) || !float_weights(g, n, 2)) return false;
-  n.attrs[kQuantizeDynamicAttr] = int_attr(1);
+  n.attrs[kQuantizeDynamicAttr] = int_attr(qmax);  // lower_rnn_dynamic quantizes to it
   return true;
 }
 
@@ -140,10 +140,10 @@ void quantize_dynamic(PassContext &c, const QuantizeOptions &o) {
     std::string where = n.where();
     bool done = false;
     if (n.op == "MatMul" || n.op == "Gemm") {
-      done = rewrite_product(g, n);
+      done = rewrite_product(g, n, o.weight_max);
       products += done;
     } else if (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") {
-      done = (n.op == "LSTM" && rewrite_lstm(g, n)) || mark_recurrent(g, n);
+      done = (n.op == "LSTM" && rewrite_lstm(g, n, o.weight_max)) || mark_recurrent(g, n, o.weight_max);
       recurrent += done;
     } else if (n.op != "Conv") {
       continue;

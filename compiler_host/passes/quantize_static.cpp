@@ -80,7 +80,7 @@ int quantize_activation(Builder &b, int x, double lo, double hi) {
 
 // DQ(Wq): W int8 per channel along `axis` (0: rows of [C, ...]; 1: columns
 // of a [K, N] matrix).
-int quantize_weight(Builder &b, int w, int axis) {
+int quantize_weight(Builder &b, int w, int axis, int qmax) {
   const Value &W = b.g.v(w);
   int64_t C = W.shape[(size_t)axis], n = W.numel(), inner = axis == 0 ? n / std::max<int64_t>(C, 1) : 1;
   int64_t rows = axis == 0 ? 1 : W.shape[0];
@@ -91,7 +91,7 @@ int quantize_weight(Builder &b, int w, int axis) {
         ch[(size_t)((c * rows + r) * inner + i)] = W.data->get_f((r * C + c) * inner + i);
   std::vector<int8_t> q;
   std::vector<float> sc;
-  quantize_rows(ch, C, rows * inner, &q, &sc);
+  quantize_rows(ch, C, rows * inner, &q, &sc, qmax);
   Bytes qb((size_t)n);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < C; ++c)
@@ -145,7 +145,7 @@ void quantize_static(PassContext &c, const QuantizeOptions &o) {
         dequantized[n.in[0]] = x;
         bool tb = n.op == "Gemm" && n.geti("transB", 0);
         int axis = n.op == "Conv" || tb ? 0 : 1;
-        n.in[1] = quantize_weight(b, n.in[1], axis);
+        n.in[1] = quantize_weight(b, n.in[1], axis, o.weight_max);
         n.in[0] = x;
         if (c.log)
           *c.log << "    " << n.where() << " quantized (activation range [" << r->second.first << ", "

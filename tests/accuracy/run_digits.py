@@ -16,12 +16,14 @@ Fails unless, on TARGET:
   accuracy is at least 90%;
 - int8 accuracy is at most 1 point below fp32's;
 - the float model quantized by tinyrt itself (--quantize static,
-  calibrated on the training digits, by min/max and by the 99.99th
-  percentile) is at most 1 point below fp32, and
+  calibrated on the training digits, by min/max, by the 99.99th
+  percentile, and with 7-bit weights, --weight-bits 7) is at most 1 point
+  below fp32, and
   the QDQ model it writes with --emit-qdq passes ONNX's checker and,
   compiled again, gives the same logits byte for byte;
-- int8 and static predicted classes, and logits byte for byte, equal
-  REF's.
+- int8, static and 7-bit static predicted classes, and logits byte for
+  byte, equal REF's (x86 without VNNI multiplies 7-bit weights as bytes,
+  every other target as any int8 weights).
 Also printed, not checked: how far the int8 logits are from the QDQ model
 run as the ONNX definition (make_digits.py), in quantization steps (tinyrt
 rounds once per fused int8 kernel, the definition once per op)."""
@@ -57,7 +59,11 @@ MODELS = {"fp32": ("{data}/fp32.onnx", []), "int8": ("{data}/int8.onnx", []),
                                           "--emit-qdq", "{out}/static_qdq.onnx"]),
           "emitted": ("{work}/static/static_qdq.onnx", []),
           "percentile": ("{data}/fp32.onnx", ["--quantize", "static", "--calibration", "{data}/calibration",
-                                              "--calibration-percentile", "99.99"])}
+                                              "--calibration-percentile", "99.99"]),
+          # 7-bit weights: bytes (vpmaddubsw) on x86 without VNNI, the
+          # same integers as every other target's products.
+          "static7": ("{data}/fp32.onnx", ["--quantize", "static", "--calibration", "{data}/calibration",
+                                           "--weight-bits", "7"])}
 
 
 def run(compile_exe, data, work, target, runner, model, count):
@@ -146,12 +152,12 @@ def main():
     check(valid, f"{target} --emit-qdq wrote a valid ONNX model")
     diff = int((r["emitted"].view(np.uint32) != r["static"].view(np.uint32)).sum())
     check(diff == 0, f"{target} the emitted QDQ model compiled again gives the static logits, byte for byte ({diff} differ)")
-    for m, what in (("static", "min/max"), ("percentile", "99.99th percentile")):
+    for m, what in (("static", "min/max"), ("percentile", "99.99th percentile"), ("static7", "7-bit weights")):
         am = acc(r[m], labels)
         check(a32 - am <= MAX_INT8_LOSS, f"{target} tinyrt --quantize static ({what}) accuracy {am:.2f}% within "
               f"{MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
     if target != ref:
-        for m in ("int8", "static"):
+        for m in ("int8", "static", "static7"):
             mine, other = r[m], results[ref][m]
             same_pred = int((mine.argmax(1) == other.argmax(1)).sum())
             check(same_pred == count, f"{target} {m} predictions = {ref}'s ({same_pred}/{count})")
