@@ -12,8 +12,6 @@ namespace tinyrt {
 
 using llvm::Value;
 
-using Values = std::vector<Value *>;
-
 llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
 llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
 
@@ -53,7 +51,7 @@ DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
 
 DotOperand Int8Dot::load_w(Value *p) {
   bool halves = T.dot_i8 == DotI8::NeonPairs;
-  auto *wt = llvm::FixedVectorType::get(b.getInt8Ty(), halves ? 2 * L : 4 * L);
+  auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : weight_type();
   auto at = [&](int64_t off) {
     return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), p, b.getInt32(off)), wt->getPointerTo()),
                                llvm::Align(4));
@@ -113,21 +111,22 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
     return b.CreateAdd(acc, madd(pairs16, ones));
   }
   // vpmaddwd (pmaddwd): 16-bit products summed in pairs into 32-bit lanes,
-  // one instruction per vector register of the 4L widened bytes.
+  // one instruction for each of the two registers the 4L widened bytes
+  // fill (4L = 2 * per), their 2L lanes the partial sums.
   Value *wide = b.CreateSExt(w.lo, v16);
-  Values parts;
-  for (int at = 0; at < 4 * L; at += per) {
+  auto half = [&](Value *v, int h) {
     std::vector<int> idx;
-    for (int i = 0; i < per; ++i) idx.push_back(at + i);
-    parts.push_back(madd(b.CreateShuffleVector(xv, idx), b.CreateShuffleVector(wide, idx)));
+    for (int i = 0; i < per; ++i) idx.push_back(h * per + i);
+    return b.CreateShuffleVector(v, idx);
+  };
+  std::vector<int> both;
+  for (int i = 0; i < 2 * L; ++i) both.push_back(i);
+  Value *parts[2];
+  for (int h = 0; h < 2; ++h) {
+    Value *x = half(xv, h), *y = half(wide, h);  // in this order: the IR's order is the code's
+    parts[h] = madd(x, y);
   }
-  Value *sum = parts[0];
-  if (parts.size() > 1) {  // concatenate the registers' lanes
-    std::vector<int> idx;
-    for (int i = 0; i < 2 * L; ++i) idx.push_back(i);
-    sum = b.CreateShuffleVector(parts[0], parts[1], idx);
-  }
-  return b.CreateAdd(acc, sum);
+  return b.CreateAdd(acc, b.CreateShuffleVector(parts[0], parts[1], both));
 }
 
 }  // namespace tinyrt

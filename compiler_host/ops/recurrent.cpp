@@ -293,10 +293,11 @@ bool lower_rnn_dynamic(const Node &n, LowerCtx &c, Cell cell, const Spec &s) {
   };
   DynWeights q;
   int64_t rows = s.D * s.G * s.H;
-  // The mark's value: the weights' largest magnitude (quantize_dynamic).
-  int qmax = (int)std::max<int64_t>(1, std::min<int64_t>(127, n.geti(kQuantizeDynamicAttr, 127)));
-  quantize_rows(floats(W), rows, s.I, &q.w, &q.w_scale, qmax == 1 ? 127 : qmax);
-  quantize_rows(floats(R), rows, s.H, &q.r, &q.r_scale, qmax == 1 ? 127 : qmax);
+  // The mark's value: the weights' largest magnitude (quantize_dynamic
+  // writes 127 or 63; a model file cannot set the attribute).
+  int qmax = (int)n.geti(kQuantizeDynamicAttr, 127);
+  quantize_rows(floats(W), rows, s.I, &q.w, &q.w_scale, qmax);
+  quantize_rows(floats(R), rows, s.H, &q.r, &q.r_scale, qmax);
   return lower_rnn_loop(n, c, cell, s, &q);
 }
 

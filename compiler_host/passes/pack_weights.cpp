@@ -66,6 +66,17 @@ int64_t quad_byte(bool pairs, int L, int64_t c, int64_t k) {
   return (c / L) * 4 * L + (k / 2) * 2 * L + (c % L) * 2 + k % 2;
 }
 
+// Whether vpmaddubsw, which sums the products of two uint8 inputs x, x'
+// with two weights w, w' in 16 bits with saturation, computes x*w + x'*w'
+// exactly for all x, x' in [0, 255]: it stays within [-32768, 32767] when
+// the positive weights of the pair sum to at most 128 and the negative
+// ones to at least -128. Weights within [-64, 64] (7 bits: --weight-bits 7,
+// ONNX Runtime's reduce_range) always pass; the full int8 range rarely
+// does.
+bool byte_pair_exact(int a, int b) {
+  return std::max(a, 0) + std::max(b, 0) <= 128 && std::min(a, 0) + std::min(b, 0) >= -128;
+}
+
 // Dynamic int8 recurrent: R [D, G*H, H] (int8) tile-major, as
 // [D][tile of NB = vectors * lanes units][k/4][G][NB][4] (quad_byte order
 // inside each gate's NB * 4 bytes), so that a group of units reads its
@@ -100,14 +111,11 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
       }
   r.pair16 = !has_min;
   // x86 without VNNI: bytes when every pair of R's weights summed together
-  // keeps vpmaddubsw exact (byte_pairs_exact; the packed quads' bytes 0-1
-  // and 2-3 of one unit), the state's bytes then flipped to uint8.
+  // (the packed quads' bytes 0-1 and 2-3 of one unit) keeps vpmaddubsw
+  // exact, the state's bytes then flipped to uint8.
   if (target.dot_i8 == DotI8::X86Madd) {
     r.byte_pairs = true;
-    for (size_t i = 0; i + 1 < out.size() && r.byte_pairs; i += 2) {
-      int a = out[i], b = out[i + 1];
-      r.byte_pairs = std::max(a, 0) + std::max(b, 0) <= 128 && std::min(a, 0) + std::min(b, 0) >= -128;
-    }
+    for (size_t i = 0; i + 1 < out.size() && r.byte_pairs; i += 2) r.byte_pairs = byte_pair_exact(out[i], out[i + 1]);
   }
   r.x_flip = r.byte_pairs || dot_i8_x_sign(target.dot_i8) > 0;
   r.h_padded = Hp;
@@ -148,31 +156,22 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
   r.h_padded = Hp;
 }
 
-// Whether vpmaddubsw, which sums the products of two uint8 inputs x, x'
-// with two weights w, w' in 16 bits with saturation, computes every pair
-// of a GEMM's weights exactly: x*w + x'*w' stays within [-32768, 32767]
-// for all x, x' in [0, 255] when the positive weights of the pair sum to at
-// most 128 and the negative ones to at least -128. The pairs are inputs
+// Whether a GEMM's weights keep the int8 products exact when multiplied as
+// bytes (vpmaddubsw, byte_pair_exact) for every input: the pairs are inputs
 // 2j, 2j+1 of each output channel in packed order (a quad's bytes 0-1 and
-// 2-3). Weights quantized to 7 bits ([-64, 63], ONNX Runtime's
-// reduce_range) always pass; the full int8 range rarely does.
+// 2-3; an odd K's last input pairs with the packing's zero).
 bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
-  int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
-  int64_t ICp = s.k_run ? s.k_w * ICg : ICg;
-  std::vector<int> k_row((size_t)(ICp + 1));
+  int64_t ICg = s.in_c / s.groups, KK = s.k_h * s.k_w, ICp = s.k_run ? s.k_w * ICg : ICg;
   for (int64_t oc = 0; oc < s.out_c; ++oc)
     for (int64_t kp = 0; kp < (s.k_run ? s.k_h : KK); ++kp) {
-      std::fill(k_row.begin(), k_row.end(), 0);
-      for (int64_t ip = 0; ip < ICp; ++ip) {
+      auto w = [&](int64_t ip) -> int {  // input ip of the packed K (0 past its end)
+        if (ip >= ICp) return 0;
         int64_t kk = s.k_run ? kp * s.k_w + ip / ICg : kp, ic = s.k_run ? ip % ICg : ip;
-        k_row[(size_t)ip] = src[(oc * ICg + ic) * KK + kk];
-      }
-      for (int64_t ip = 0; ip < ICp; ip += 2) {
-        int a = k_row[(size_t)ip], b = k_row[(size_t)ip + 1];
-        if (std::max(a, 0) + std::max(b, 0) > 128 || std::min(a, 0) + std::min(b, 0) < -128) return false;
-      }
+        return src[(oc * ICg + ic) * KK + kk];
+      };
+      for (int64_t ip = 0; ip < ICp; ip += 2)
+        if (!byte_pair_exact(w(ip), w(ip + 1))) return false;
     }
-  (void)OCg;
   return true;
 }
 
@@ -365,7 +364,7 @@ void pack_weights(PassContext &c) {
       *c.log << "  int8 products: " << byte_layers << " of " << int8_layers
              << " layers as bytes (vpmaddubsw: every pair of weights exact), the others widened (vpmaddwd)"
              << (byte_layers < int8_layers ? ", which on x86 without VNNI run at about the speed of float FMAs"
-                                             " (weights quantized to 7 bits, [-64, 63], multiply as bytes:"
+                                             " (7-bit weights, --weight-bits 7, multiply as bytes:"
                                              " docs/QUANTIZATION.md)"
                                            : "")
              << "\n";
