@@ -141,14 +141,15 @@ struct GemmEmitter {
   }
 
   using Operand = DotOperand;
-  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8, s.byte_pairs}; }
+  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8, s.madd}; }
 
   // X's 4 bytes at p laid out for dot4 (Int8Dot::x_vec). `quad`: the bytes
   // already gathered and flipped (x_quad), or null to load them here.
   Operand x_vec(Value *p, int have, Value *quad) {
     if (quad) return dot().x_vec(quad);
-    bool pairs = T.dot_i8 == DotI8::NeonPairs;
-    return dot().x_vec(x_quad(p, have, !pairs), pairs && s.x_flip);
+    // NEON pairs and x86 signed bytes flip the bytes in vector registers.
+    bool vflip = T.dot_i8 == DotI8::NeonPairs || (T.dot_i8 == DotI8::X86Madd && s.madd == MaddForm::SignedBytes);
+    return dot().x_vec(x_quad(p, have, !vflip), vflip && s.x_flip);
   }
 
   // acc + per lane the dot product of X's 4 bytes with the lane's 4

@@ -15,7 +15,7 @@ using llvm::Value;
 llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
 llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
 
-bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd && !bytes; }
+bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd && madd == MaddForm::Widened; }
 
 Value *Int8Dot::start(Value *v) {
   if (!v) v = llvm::Constant::getNullValue(acc_type());
@@ -37,6 +37,12 @@ DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
     Value *xb = b.CreateBitCast(b.CreateVectorSplat(L, quad), llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L));
     auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
     return {x_signed ? b.CreateSExt(xb, v16) : b.CreateZExt(xb, v16)};
+  }
+  if (T.dot_i8 == DotI8::X86Madd && madd == MaddForm::SignedBytes) {
+    Value *x = b.CreateVectorSplat(L, quad);
+    if (flip) x = b.CreateXor(x, llvm::ConstantInt::get(acc_type(), 0x80808080u));
+    Value *mag = b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, b.CreateBitCast(x, weight_type()), b.getFalse());
+    return {x, b.CreateBitCast(mag, acc_type())};  // |-128| = 128 as uint8
   }
   if (T.dot_i8 != DotI8::NeonPairs) return {b.CreateVectorSplat(L, quad)};
   // In a 64-bit vector (a legal type on both NEON targets).
@@ -93,22 +99,32 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
     }
     case DotI8::X86Madd: break;
   }
-  int per = T.vector_bytes / 2;          // 16-bit lanes per register
-  auto madd = [&](Value *x, Value *y) {  // <per x i16> x 2 -> <per / 2 x i32>
+  int per = T.vector_bytes / 2;             // 16-bit lanes per register
+  auto pmaddwd = [&](Value *x, Value *y) {  // <per x i16> x 2 -> <per / 2 x i32>
     llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
                              : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
                                          : llvm::Intrinsic::x86_sse2_pmadd_wd;
     return b.CreateIntrinsic(id, {}, {x, y});
   };
-  if (bytes) {
-    // vpmaddubsw: uint8 x int8 products summed in pairs into 16 bits (exact:
-    // GemmSpec::byte_pairs), then vpmaddwd by 1: the pairs summed into int32.
+  if (madd != MaddForm::Widened) {
+    // vpmaddubsw: uint8 x int8 products summed in pairs into 16 bits, then
+    // vpmaddwd by 1: the pairs summed into int32. Bytes: uint8 X (exact:
+    // byte_pair_exact). Signed bytes: |x| times w with its sign flipped
+    // where x < 0 (vpsignb), both within 8 bits as no weight is -128, a
+    // pair at most 2 * 128 * 127 = 32512.
     llvm::Intrinsic::ID id = per == 32   ? llvm::Intrinsic::x86_avx512_pmaddubs_w_512
                              : per == 16 ? llvm::Intrinsic::x86_avx2_pmadd_ub_sw
                                          : llvm::Intrinsic::x86_ssse3_pmadd_ub_sw_128;
-    Value *pairs16 = b.CreateIntrinsic(id, {}, {b.CreateBitCast(xv, wv), w.lo});
+    Value *xb = b.CreateBitCast(xv, wv), *wb = w.lo;
+    if (madd == MaddForm::SignedBytes) {
+      // (AVX2 and SSSE3 only: AVX-512 has no vpsignb, signed_bytes_form.)
+      wb = b.CreateIntrinsic(per == 16 ? llvm::Intrinsic::x86_avx2_psign_b : llvm::Intrinsic::x86_ssse3_psign_b_128, {},
+                             {wb, xb});
+      xb = b.CreateBitCast(xo.hi, wv);
+    }
+    Value *pairs16 = b.CreateIntrinsic(id, {}, {xb, wb});
     Value *ones = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(2 * L), b.getInt16(1));
-    return b.CreateAdd(acc, madd(pairs16, ones));
+    return b.CreateAdd(acc, pmaddwd(pairs16, ones));
   }
   // vpmaddwd (pmaddwd): 16-bit products summed in pairs into 32-bit lanes,
   // one instruction for each of the two registers the 4L widened bytes
@@ -124,7 +140,7 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
   Value *parts[2];
   for (int h = 0; h < 2; ++h) {
     Value *x = half(xv, h), *y = half(wide, h);  // in this order: the IR's order is the code's
-    parts[h] = madd(x, y);
+    parts[h] = pmaddwd(x, y);
   }
   return b.CreateAdd(acc, b.CreateShuffleVector(parts[0], parts[1], both));
 }

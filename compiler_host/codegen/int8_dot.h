@@ -5,13 +5,16 @@
 // lowered per target (Target::dot_i8): vpdpbusd (AVX-512 VNNI, uint8
 // inputs), sdot (Armv8.2 dot product), smull/vmull.s8 + sadalp/vpadal on
 // other NEON CPUs (weights packed as lane pairs, see pack_weights.cpp),
-// vpmaddwd over widened operands on x86 without VNNI (each int32 lane of
-// the accumulator then holds a partial sum, two per output lane, added
-// once after the last step: start/finish).
+// on x86 without VNNI by the layer's MaddForm: vpmaddubsw + vpmaddwd by 1
+// on the bytes (uint8 X; or int8 X as |x| and the weights' signs flipped
+// where x < 0, vpsignb), or vpmaddwd over widened operands (each int32
+// lane of the accumulator then holds a partial sum, two per output lane,
+// added once after the last step: start/finish).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
 
+#include "ir/madd_form.h"
 #include "target/target.h"
 
 namespace tinyrt {
@@ -27,8 +30,8 @@ struct Int8Dot {
   const Target &T;
   int L;          // int32 lanes per accumulator
   bool pair16;    // NeonPairs: no weight is -128, two products sum in 16 bits
-  bool x_signed;  // X86Madd: the input bytes are int8 (else uint8)
-  bool bytes;     // X86Madd: vpmaddubsw on the bytes (GemmSpec::byte_pairs; X uint8)
+  bool x_signed;  // X86Madd, widened: the input bytes are int8 (else uint8)
+  MaddForm madd;  // X86Madd: the products' form (bytes: X uint8; signed bytes: X int8)
 
   llvm::FixedVectorType *acc_type() const;     // <L x i32>: a start or a finished sum
   llvm::FixedVectorType *weight_type() const;  // <4L x i8>
@@ -43,7 +46,8 @@ struct Int8Dot {
   // The 4 input bytes `quad` (an i32, already in the dot product's
   // signedness) laid out for dot4. NeonPairs: x0 x1 x0 x1 ... (lo) and
   // x2 x3 x2 x3 ... (hi); with `flip`, xor 0x80 is applied there instead
-  // (the bytes of `quad` are then unflipped).
+  // (the bytes of `quad` are then unflipped). MaddForm::SignedBytes: the
+  // quad in every lane (lo) and its bytes' magnitudes (hi).
   DotOperand x_vec(llvm::Value *quad, bool flip = false);
   // One packed weight vector of 4L bytes at the i8 pointer p.
   DotOperand load_w(llvm::Value *p);

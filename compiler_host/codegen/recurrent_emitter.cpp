@@ -74,7 +74,7 @@ struct RecurrentEmitter {
     Kq = (H + 3) / 4;
   }
 
-  Int8Dot dot() { return Int8Dot{b, T, L, r.pair16, true, r.byte_pairs}; }
+  Int8Dot dot() { return Int8Dot{b, T, L, r.pair16, true, r.madd}; }
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
   Value *fptr(const SlotRef &s) { return b.CreateBitCast(s.base, f32->getPointerTo()); }

@@ -232,8 +232,8 @@ std::string make_header(const Artifact &a) {
 
 // The instructions an int8 GEMM forms its products with (JSON
 // fusion_groups[].int8_products; docs/QUANTIZATION.md): on x86 without VNNI
-// "vpmaddwd" (widened, about the throughput of float FMAs) or
-// "vpmaddubsw" (bytes, GemmSpec::byte_pairs).
+// the layer's MaddForm: "vpmaddubsw" (bytes), "vpsignb+vpmaddubsw" (signed
+// bytes) or "vpmaddwd" (widened, about the throughput of float FMAs).
 const char *int8_products(const Target &t, const GemmSpec &s) {
   switch (t.dot_i8) {
     case DotI8::X86Vnni: return "vpdpbusd";
@@ -241,7 +241,12 @@ const char *int8_products(const Target &t, const GemmSpec &s) {
     case DotI8::NeonPairs: return "smull";
     case DotI8::X86Madd: break;
   }
-  return s.byte_pairs ? "vpmaddubsw" : "vpmaddwd";
+  switch (s.madd) {
+    case MaddForm::Bytes: return "vpmaddubsw";
+    case MaddForm::SignedBytes: return "vpsignb+vpmaddubsw";
+    case MaddForm::Widened: break;
+  }
+  return "vpmaddwd";
 }
 
 std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {

@@ -9,6 +9,7 @@
 
 #include "ir/expr.h"
 #include "ir/graph.h"
+#include "ir/madd_form.h"
 
 namespace tinyrt {
 
@@ -45,11 +46,10 @@ struct GemmSpec {
   // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
   // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).
   bool pair16 = false;
-  // QGemm with DotI8::X86Madd whose weights, in packed order, never pair
-  // two products that could leave 16 bits (byte_pairs_exact): the bytes
-  // are multiplied by vpmaddubsw (uint8 X) without widening, 4 products
-  // per int32 lane as VNNI, instead of vpmaddwd's partial sums.
-  bool byte_pairs = false;
+  // QGemm with DotI8::X86Madd: how the products are formed (MaddForm).
+  // The byte forms multiply by vpmaddubsw without widening, 4 products per
+  // int32 lane as VNNI, instead of vpmaddwd's partial sums.
+  MaddForm madd = MaddForm::Widened;
   // QGemm over few input channels (pad_conv_rows): X is a padded,
   // channels-last copy, and the K of a kernel row is its k_w * in_c
   // contiguous bytes, packed [kh][(k_w * in_c) / 4][nr][4] (pack_weights
@@ -131,9 +131,9 @@ struct RecurrentSpec {
   // an int32 start -128 * (sum of the row) as [D][G][Hp]).
   int packed = -1;
   int packed_scale = -1, packed_start = -1;
-  bool x_flip = false;      // int8: the quantized state's bytes xor 0x80 (uint8 dot products)
-  bool pair16 = false;      // int8, DotI8::NeonPairs: no weight is -128 (GemmSpec::pair16)
-  bool byte_pairs = false;  // int8, DotI8::X86Madd: R multiplied as bytes (GemmSpec::byte_pairs)
+  bool x_flip = false;                // int8: the quantized state's bytes xor 0x80 (uint8 dot products)
+  bool pair16 = false;                // int8, DotI8::NeonPairs: no weight is -128 (GemmSpec::pair16)
+  MaddForm madd = MaddForm::Widened;  // int8, DotI8::X86Madd: how R is multiplied (GemmSpec::madd)
   int64_t h_padded = 0;
   int vectors = 1;  // vectors of hidden units per group (Target::recurrent_vectors); int8: R's
                     // bytes are tile-major, [D][Hp / (vectors * lanes)][k/4][G][vectors * lanes][4]

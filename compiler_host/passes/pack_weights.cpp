@@ -7,6 +7,8 @@
 // weights as [kh*kw][channels padded to whole vectors].
 #include "passes/pass.h"
 
+#include <algorithm>
+
 namespace tinyrt {
 
 namespace {
@@ -77,6 +79,17 @@ bool byte_pair_exact(int a, int b) {
   return std::max(a, 0) + std::max(b, 0) <= 128 && std::min(a, 0) + std::min(b, 0) >= -128;
 }
 
+// Whether the target multiplies weights without -128 as signed bytes:
+// vpsignb exists up to AVX2 (AVX-512 without VNNI keeps the widened form).
+static bool signed_bytes_form(const Target &t) { return t.dot_i8 == DotI8::X86Madd && t.vector_bytes <= 32; }
+
+// Whether the int8 products take X's bytes as uint8 (+1), int8 (-1) or
+// either (0): the target's dot product, on x86 without VNNI the layer's form.
+static int madd_x_sign(DotI8 d, MaddForm form) {
+  if (d != DotI8::X86Madd) return dot_i8_x_sign(d);
+  return form == MaddForm::Bytes ? 1 : form == MaddForm::SignedBytes ? -1 : 0;
+}
+
 // Dynamic int8 recurrent: R [D, G*H, H] (int8) tile-major, as
 // [D][tile of NB = vectors * lanes units][k/4][G][NB][4] (quad_byte order
 // inside each gate's NB * 4 bytes), so that a group of units reads its
@@ -110,14 +123,18 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
         start[(size_t)((d * G + gt) * Hp + j)] = (int32_t)(-128 * sum);
       }
   r.pair16 = !has_min;
-  // x86 without VNNI: bytes when every pair of R's weights summed together
-  // (the packed quads' bytes 0-1 and 2-3 of one unit) keeps vpmaddubsw
-  // exact, the state's bytes then flipped to uint8.
+  // x86 without VNNI (MaddForm): bytes when every pair of R's weights
+  // summed together (the packed quads' bytes 0-1 and 2-3 of one unit) keeps
+  // vpmaddubsw exact, the state's bytes then flipped to uint8; else signed
+  // bytes when no weight is -128 (the state is int8).
   if (target.dot_i8 == DotI8::X86Madd) {
-    r.byte_pairs = true;
-    for (size_t i = 0; i + 1 < out.size() && r.byte_pairs; i += 2) r.byte_pairs = byte_pair_exact(out[i], out[i + 1]);
+    bool bytes = true;
+    for (size_t i = 0; i + 1 < out.size() && bytes; i += 2) bytes = byte_pair_exact(out[i], out[i + 1]);
+    r.madd = bytes                                   ? MaddForm::Bytes
+             : !has_min && signed_bytes_form(target) ? MaddForm::SignedBytes
+                                                     : MaddForm::Widened;
   }
-  r.x_flip = r.byte_pairs || dot_i8_x_sign(target.dot_i8) > 0;
+  r.x_flip = madd_x_sign(target.dot_i8, r.madd) > 0;
   r.h_padded = Hp;
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
@@ -160,7 +177,7 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
 // bytes (vpmaddubsw, byte_pair_exact) for every input: the pairs are inputs
 // 2j, 2j+1 of each output channel in packed order (a quad's bytes 0-1 and
 // 2-3; an odd K's last input pairs with the packing's zero).
-bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
+static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
   int64_t ICg = s.in_c / s.groups, KK = s.k_h * s.k_w, ICp = s.k_run ? s.k_w * ICg : ICg;
   for (int64_t oc = 0; oc < s.out_c; ++oc)
     for (int64_t kp = 0; kp < (s.k_run ? s.k_h : KK); ++kp) {
@@ -173,6 +190,17 @@ bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
         if (!byte_pair_exact(w(ip), w(ip + 1))) return false;
     }
   return true;
+}
+
+// The form of a QGemm's products on x86 without VNNI (MaddForm): bytes
+// when its weights allow it, else signed bytes unless a weight is -128,
+// else widened.
+static MaddForm madd_form(const GemmSpec &s, const Value &w, const Target &t) {
+  const int8_t *src = w.data->as<int8_t>();
+  if (byte_pairs_exact(s, src)) return MaddForm::Bytes;
+  int64_t n = shape_numel(w.shape);
+  bool has_min = std::find(src, src + n, int8_t(-128)) != src + n;
+  return !has_min && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
 }
 
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
@@ -190,7 +218,7 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
   int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
   int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICp + 3) / 4;
-  int sign = s.byte_pairs ? 1 : dot_i8_x_sign(target.dot_i8);
+  int sign = madd_x_sign(target.dot_i8, s.madd);
   s.x_flip = (sign > 0 && xt == DType::I8) || (sign < 0 && xt == DType::U8);
   int64_t zero = s.x_zero + (s.x_flip ? (xt == DType::I8 ? 128 : -128) : 0);
   bool pairs = target.dot_i8 == DotI8::NeonPairs;
@@ -276,7 +304,7 @@ void pack_weights(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   int L = c.target.f32_lanes();
-  int packed = 0, int8_layers = 0, byte_layers = 0;
+  int packed = 0, forms[3] = {0, 0, 0};  // QGemm layers per MaddForm (x86 without VNNI)
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
@@ -320,12 +348,15 @@ void pack_weights(PassContext &c) {
     // inside a batch entry.
     GemmTileShape ts = gemm_tile_shape(s);
     bool q = k.kind == KernelKind::QGemm;
-    s.byte_pairs = q && c.target.dot_i8 == DotI8::X86Madd && byte_pairs_exact(s, g.v(s.weight).data->as<int8_t>());
-    int8_layers += q, byte_layers += s.byte_pairs;
+    if (q && c.target.dot_i8 == DotI8::X86Madd) {
+      s.madd = madd_form(s, g.v(s.weight), c.target);
+      ++forms[(int)s.madd];
+    }
     GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic,
-                                    !q             ? Target::TileKind::Float
-                                    : s.byte_pairs ? Target::TileKind::Int8Bytes
-                                                   : Target::TileKind::Int8);
+                                    !q                                ? Target::TileKind::Float
+                                    : s.madd == MaddForm::Bytes       ? Target::TileKind::Int8Bytes
+                                    : s.madd == MaddForm::SignedBytes ? Target::TileKind::Int8Signed
+                                                                      : Target::TileKind::Int8);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;
@@ -359,15 +390,21 @@ void pack_weights(PassContext &c) {
   p.perm.resize(g.values.size());
   if (c.log) {
     *c.log << "  packed " << packed << " weight tensors\n";
-    // x86 without VNNI: which int8 GEMMs multiply bytes (GemmSpec::byte_pairs).
-    if (c.target.dot_i8 == DotI8::X86Madd && int8_layers)
-      *c.log << "  int8 products: " << byte_layers << " of " << int8_layers
-             << " layers as bytes (vpmaddubsw: every pair of weights exact), the others widened (vpmaddwd)"
-             << (byte_layers < int8_layers ? ", which on x86 without VNNI run at about the speed of float FMAs"
-                                             " (7-bit weights, --weight-bits 7, multiply as bytes:"
-                                             " docs/QUANTIZATION.md)"
-                                           : "")
-             << "\n";
+    // x86 without VNNI: how the int8 GEMMs multiply (GemmSpec::madd).
+    int int8_layers = forms[0] + forms[1] + forms[2], widened = forms[(int)MaddForm::Widened];
+    if (int8_layers) {
+      bool sb = signed_bytes_form(c.target);
+      *c.log << "  int8 products: " << int8_layers << " layers: " << forms[(int)MaddForm::Bytes]
+             << " as bytes (vpmaddubsw: every pair of weights exact), " << forms[(int)MaddForm::SignedBytes]
+             << " as signed bytes (vpsignb + vpmaddubsw: no weight is -128), " << widened << " widened (vpmaddwd"
+             << (sb ? ": a weight is -128" : "") << ")";
+      if (widened)
+        *c.log << ", which on x86 without VNNI run at about the speed of float FMAs ("
+               << (sb ? "weights in [-127, 127] multiply as signed bytes, 7-bit weights (--weight-bits 7) as bytes"
+                      : "7-bit weights (--weight-bits 7) multiply as bytes")
+               << ": docs/QUANTIZATION.md)";
+      *c.log << "\n";
+    }
   }
 }
 

@@ -59,6 +59,7 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // 3x2 0.894 / 0.941 / 0.988; 6x2 0.895 / 1.28 / 0.945; 6x1 0.960 / 0.919
   // / 0.869. (AVX-512 without VNNI: qgemm_tiles, not measured.)
   if (!vnni && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
+  if (!vnni && !avx512) t.qgemm_signed_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98

@@ -95,17 +95,25 @@ def requant(acc, x_scale, w_scale, y_scale, y_zp, ytype, channel_axis):
     return np.clip(q, lo, hi).astype(dtype)
 
 
-def random_act(rng, shape, t):
+def random_act(rng, shape, t, edge=False):
+    """Uniform over the type, or with `edge` only its two end values."""
     dtype, lo, hi = TYPES[t]
+    if edge:
+        return rng.choice(np.array([lo, hi]), size=shape).astype(dtype)
     return rng.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
-def random_weight(rng, shape, full, narrow=None, pair_axis=None):
+def random_weight(rng, shape, full, narrow=None, pair_axis=None, edge=False):
     """int8 weights: the full range with -128 and 127 present, the symmetric
-    range [-127, 127] a symmetric quantizer writes, or [-narrow, narrow].
+    range [-127, 127] a symmetric quantizer writes, or [-narrow, narrow];
+    with `edge` only -127 and 127 (x86 without VNNI multiplies them as
+    signed bytes, whose pair sums reach 2 * 128 * 127 at the end values of
+    the input).
     pair_axis: for 7-bit weights, the inputs of two products summed together
     (x86 without VNNI: inputs 0 and 1 of the first and the last output
     channel) set to +narrow and -narrow: x * w + x' * w' = +-255 * 2 * narrow."""
+    if edge:
+        return rng.choice(np.array([-127, 127]), size=shape).astype(np.int8)
     if narrow is not None:
         w = rng.integers(-narrow, narrow + 1, size=shape).astype(np.int8)
         if pair_axis is not None and w.shape[pair_axis] >= 2:
@@ -204,6 +212,12 @@ QLINEAR_CONV = [
     ("7bit_s8_ic33_oc17_1x1", 1, 33, (6, 7), 17, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", -128, True, "s8", 0, True, False, "7bit"),
     ("7bit_u8_ic3_oc8_3x3_s2_wide", 1, 3, (6, 133), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", 0, True, "u8", 128, True, False, "7bit"),
     ("7bit_s8_group2_ic10_oc14", 1, 10, (7, 6), 14, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2, "s8", 5, True, "u8", 3, True, False, "7bit"),
+    # Inputs only at their type's end values, weights only -127 and 127: x86
+    # without VNNI multiplies them as signed bytes (|x| * (w * sign x),
+    # vpsignb + vpmaddubsw), its pair sums up to 2 * 128 * 127.
+    ("edge_u8_ic17_oc40_3x3", 1, 17, (9, 8), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 0, True, "u8", 128, True, False, "edge"),
+    ("edge_s8_ic33_oc17_1x1", 1, 33, (6, 7), 17, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", 0, True, "s8", 0, True, False, "edge"),
+    ("edge_s8_ic3_oc8_3x3_s2_wide", 1, 3, (6, 133), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "s8", 127, True, "u8", 128, True, False, "edge"),
 ]
 
 # (name, N, C, spatial, OC, kernel, strides, pads, dilations, group,
@@ -235,6 +249,8 @@ QLINEAR_MATMUL = [
     ("ties_s8_m13_k8_n33", (13, 8), 33, "s8", 0, False, "s8", 0, False, "ties"),
     ("7bit_u8_m13_k64_n33_percol", (13, 64), 33, "u8", 255, True, "u8", 128, False, "7bit"),
     ("7bit_s8_m5_k31_n7", (5, 31), 7, "s8", -128, False, "s8", 0, False, "7bit"),
+    ("edge_u8_m13_k64_n33_percol", (13, 64), 33, "u8", 0, True, "u8", 128, False, "edge"),
+    ("edge_s8_m5_k31_n7", (5, 31), 7, "s8", -128, False, "s8", 0, False, "edge"),
 ]
 
 # (name, A shape, N, a type, a_zp (None: absent), b_zp ("none", "scalar", "col"), full-range b)
@@ -258,8 +274,9 @@ def conv_attrs(k, s, pads, dil, group):
 def qlinear_conv_cases(out_dir, rng):
     for (name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, per_ch, yt, y_zp, bias, full,
          mode) in QLINEAR_CONV:
-        x = random_act(rng, (n, c) + sp, xt)
-        w = random_weight(rng, (oc, c // group) + k, full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=1)
+        x = random_act(rng, (n, c) + sp, xt, edge=mode == "edge")
+        w = random_weight(rng, (oc, c // group) + k, full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=1,
+                          edge=mode == "edge")
         acc = conv_nd(x.astype(np.int64) - x_zp, w.astype(np.int64), s, pads, dil, group)
         b = None
         if bias:
@@ -318,8 +335,9 @@ def conv_integer_cases(out_dir, rng):
 
 def qlinear_matmul_cases(out_dir, rng):
     for name, ashape, nn, at, a_zp, per_col, yt, y_zp, full, mode in QLINEAR_MATMUL:
-        a = random_act(rng, ashape, at)
-        b = random_weight(rng, (ashape[-1], nn), full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=0)
+        a = random_act(rng, ashape, at, edge=mode == "edge")
+        b = random_weight(rng, (ashape[-1], nn), full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=0,
+                          edge=mode == "edge")
         acc = to_int32(np.matmul(a.astype(np.int64) - a_zp, b.astype(np.int64)))
         a_scale, b_scale, y_scale = pick_scales(rng, acc, per_col, nn, acc.ndim - 1, mode)
         y = requant(acc, a_scale, b_scale, y_scale, y_zp, yt, acc.ndim - 1)
