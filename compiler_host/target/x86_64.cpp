@@ -67,6 +67,19 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // (Winograd off) run with each of 10 tiles against the model's choice,
   // alternated in one process (bench/ab_bench.c --steps; bench/RESULTS.md).
   constexpr int64_t kAny = INT64_MAX;
+  // AVX2, Zen 3 (EPYC, family 25), 1 thread, ab_bench --steps over 5-6
+  // alternated rounds, --winograd off, against 6x2: 3x3 convs over rows of
+  // 7 pixels take 0.82-0.85 of its time with 4x3 (resnet18's layer4;
+  // googlenet's: 5x2 1.10-1.15 of 4x3's), over rows of 14 0.93-0.95 with
+  // 4x3 or 5x2 (googlenet's inception 4: 5x2 0.91-0.95 of 4x3's); rows of
+  // 28 and 56 keep 6x2 (4x3 0.99-1.02, 5x2 1.02-1.08); RGB first layers
+  // 0.87 (googlenet) and 0.94 (resnet18) with 5x2.
+  if (!avx512)
+    t.gemm_tile_table = {
+        {3, false, 0, kAny, 64, kAny, 5, 2},  // RGB first layers, long rows
+        {4, false, 64, kAny, 4, 8, 4, 3},     // many channels, rows of 5-8 (7x7)
+        {4, false, 64, kAny, 8, 16, 5, 2},    // many channels, rows of 9-16 (14x14)
+    };
   if (avx512)
     t.gemm_tile_table = {
         {3, false, 16, 64, 64, kAny, 4, 4},  // RGB first layers, long rows: 0.919
