@@ -1,5 +1,5 @@
 #!/bin/sh
-# Long fuzz runs (the CI runs each target for a minute): builds the sanitizer
+# Long fuzz runs (the CI runs each target for 20-40 s): builds the sanitizer
 # build (TINYRT_FUZZ=ON, clang-14) into ./build-fuzz (BUILD_DIR=dir: into
 # dir), writes the seeds, then runs each target in turn for SECONDS (default
 # 3600) or -runs=N executions, one core each, keeping its corpus in

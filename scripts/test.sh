@@ -4,7 +4,7 @@
 # x86-64, armv7 (qemu-arm) and aarch64 (qemu-aarch64), and the examples;
 # then the sanitizer build (tests/fuzz/, docs/SECURITY.md): the compiler's
 # unit tests, ONNX's backend suites and the hostile corpus with the compiler
-# built with ASan+UBSan, and each libFuzzer target for a minute.
+# built with ASan+UBSan, and each libFuzzer target for 20-40 s.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
