@@ -39,7 +39,7 @@ inline void add_quantize_option(CLI::App &app, QuantizeArgs &q) {
       ->capture_default_str();
   app.add_option("--weight-bits", q.weight_bits,
                  "with --quantize: the int8 weights in [-127, 127] (8) or [-63, 63] (7: ONNX Runtime's reduce_range; "
-                 "on x86 without VNNI 7-bit weights multiply as bytes, 1.4-1.7x as fast, one bit less precise)")
+                 "on x86 without VNNI 7-bit weights multiply as bytes, 1.3-1.9x as fast, one bit less precise)")
       ->check(CLI::IsMember({7, 8}))
       ->capture_default_str();
 }
