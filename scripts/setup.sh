@@ -18,5 +18,9 @@ fi
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "setup: installing$missing"
-$SUDO apt-get update
+# The package lists: updated unless they are under an hour old (.ci/run
+# has just updated them).
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -n 1)" ]; then
+  $SUDO apt-get update
+fi
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
