@@ -147,8 +147,7 @@ struct GemmEmitter {
   // already gathered and flipped (x_quad), or null to load them here.
   Operand x_vec(Value *p, int have, Value *quad) {
     if (quad) return dot().x_vec(quad);
-    // NEON pairs and x86 signed bytes flip the bytes in vector registers.
-    bool vflip = T.dot_i8 == DotI8::NeonPairs || (T.dot_i8 == DotI8::X86Madd && s.madd == MaddForm::SignedBytes);
+    bool vflip = dot().flips_in_vector();
     return dot().x_vec(x_quad(p, have, !vflip), vflip && s.x_flip);
   }
 

@@ -17,6 +17,10 @@ llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorTy
 
 bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd && madd == MaddForm::Widened; }
 
+bool Int8Dot::flips_in_vector() const {
+  return T.dot_i8 == DotI8::NeonPairs || (T.dot_i8 == DotI8::X86Madd && madd == MaddForm::SignedBytes);
+}
+
 Value *Int8Dot::start(Value *v) {
   if (!v) v = llvm::Constant::getNullValue(acc_type());
   if (!partials()) return v;

@@ -49,6 +49,9 @@ struct Int8Dot {
   // (the bytes of `quad` are then unflipped). MaddForm::SignedBytes: the
   // quad in every lane (lo) and its bytes' magnitudes (hi).
   DotOperand x_vec(llvm::Value *quad, bool flip = false);
+  // Whether x_vec flips the bytes itself (NeonPairs, signed bytes: in the
+  // vector register), rather than the caller in the gathered quad.
+  bool flips_in_vector() const;
   // One packed weight vector of 4L bytes at the i8 pointer p.
   DotOperand load_w(llvm::Value *p);
   llvm::Value *dot4(llvm::Value *acc, const DotOperand &x, const DotOperand &w);

@@ -43,8 +43,9 @@ struct GemmSpec {
                          // NEON depthwise int32, x86 depthwise float; channels padded to whole
                          // vectors), or -1
   bool x_flip = false;   // QGemm: X's bytes xor 0x80 before the products (int8 <-> uint8)
-  // QGemm with DotI8::NeonPairs: no weight is -128, so two int8 products
-  // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127).
+  // QGemm: no weight is -128, so with DotI8::NeonPairs two int8 products
+  // sum without overflow in 16 bits (|x·w + x'·w'| <= 2·128·127), and with
+  // DotI8::X86Madd the products may be signed bytes (MaddForm).
   bool pair16 = false;
   // QGemm with DotI8::X86Madd: how the products are formed (MaddForm).
   // The byte forms multiply by vpmaddubsw without widening, 4 products per

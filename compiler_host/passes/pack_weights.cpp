@@ -193,14 +193,11 @@ static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
 }
 
 // The form of a QGemm's products on x86 without VNNI (MaddForm): bytes
-// when its weights allow it, else signed bytes unless a weight is -128,
-// else widened.
-static MaddForm madd_form(const GemmSpec &s, const Value &w, const Target &t) {
-  const int8_t *src = w.data->as<int8_t>();
+// when its weights allow it, else signed bytes unless a weight is -128
+// (s.pair16 says none is), else widened.
+static MaddForm madd_form(const GemmSpec &s, const int8_t *src, const Target &t) {
   if (byte_pairs_exact(s, src)) return MaddForm::Bytes;
-  int64_t n = shape_numel(w.shape);
-  bool has_min = std::find(src, src + n, int8_t(-128)) != src + n;
-  return !has_min && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
+  return s.pair16 && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
 }
 
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
@@ -229,7 +226,6 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   std::vector<int8_t> out((size_t)(G * OCt * KKp * ICq * NR * 4), 0);
   std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
   const int8_t *src = w.data->as<int8_t>();
-  bool has_min = false;
   for (int64_t gi = 0; gi < G; ++gi)
     for (int64_t ocg = 0; ocg < OCg; ++ocg) {
       int64_t ot = ocg / NR, r = ocg % NR, oc = gi * OCg + ocg, sum = 0;
@@ -239,11 +235,9 @@ void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
           int64_t kp = s.k_run ? kk / s.k_w : kk, ip = s.k_run ? kk % s.k_w * ICg + ic : ic;
           out[(size_t)((((gi * OCt + ot) * KKp + kp) * ICq + ip / 4) * NR * 4 + at(r, ip % 4))] = v;
           sum += v;
-          has_min |= v == -128;
         }
       start[(size_t)(gi * OCt * NR + ocg)] = (int32_t)(-zero * sum);
     }
-  s.pair16 = !has_min;
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
   Bytes bb((const uint8_t *)start.data(), (const uint8_t *)start.data() + start.size() * 4);
@@ -348,15 +342,20 @@ void pack_weights(PassContext &c) {
     // inside a batch entry.
     GemmTileShape ts = gemm_tile_shape(s);
     bool q = k.kind == KernelKind::QGemm;
-    if (q && c.target.dot_i8 == DotI8::X86Madd) {
-      s.madd = madd_form(s, g.v(s.weight), c.target);
-      ++forms[(int)s.madd];
+    if (q) {
+      const Value &w = g.v(s.weight);
+      const int8_t *src = w.data->as<int8_t>();
+      int64_t n = shape_numel(w.shape);
+      s.pair16 = std::find(src, src + n, int8_t(-128)) == src + n;
+      if (c.target.dot_i8 == DotI8::X86Madd) {
+        s.madd = madd_form(s, src, c.target);
+        ++forms[(int)s.madd];
+      }
     }
     GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic,
-                                    !q                                ? Target::TileKind::Float
-                                    : s.madd == MaddForm::Bytes       ? Target::TileKind::Int8Bytes
-                                    : s.madd == MaddForm::SignedBytes ? Target::TileKind::Int8Signed
-                                                                      : Target::TileKind::Int8);
+                                    !q                            ? Target::TileKind::Float
+                                    : s.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
+                                                                  : Target::TileKind::Int8);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

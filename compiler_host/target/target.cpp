@@ -35,10 +35,9 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
       }
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
-  const auto &tiles_of = kind == TileKind::Int8Bytes && !qgemm_byte_tiles.empty()      ? qgemm_byte_tiles
-                         : kind == TileKind::Int8Signed && !qgemm_signed_tiles.empty() ? qgemm_signed_tiles
-                         : int8 && !qgemm_tiles.empty()                                ? qgemm_tiles
-                                                                                       : gemm_tiles;
+  const auto &tiles_of = kind == TileKind::Int8Bytes && !qgemm_byte_tiles.empty() ? qgemm_byte_tiles
+                         : int8 && !qgemm_tiles.empty()                           ? qgemm_tiles
+                                                                                  : gemm_tiles;
   for (auto [mr, nv] : tiles_of) {
     double s = score(mr, nv);
     // A later entry must win clearly: the first is the measured default.

@@ -66,8 +66,9 @@ struct Target {
   std::vector<std::pair<int, int>> gemm_tiles;
   // The same for the int8 GEMM, when its register needs differ (empty:
   // gemm_tiles), and on x86 without VNNI for its layers multiplied as
-  // bytes and as signed bytes (MaddForm, ir/program.h; empty: qgemm_tiles).
-  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_signed_tiles;
+  // bytes or signed bytes, one register per accumulator (MaddForm,
+  // ir/madd_form.h; empty: qgemm_tiles).
+  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles;
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,
@@ -105,7 +106,7 @@ struct Target {
   // `score`, when given, receives that figure for the chosen tile
   // (passes/winograd.cpp compares forms of a convolution with it).
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
-  enum class TileKind { Float, Int8, Int8Bytes, Int8Signed };
+  enum class TileKind { Float, Int8, Int8Bytes };
   GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind = TileKind::Float,
                      double *score = nullptr) const;
   // Output pixels per register tile of the depthwise kernel with `taps`

@@ -58,8 +58,11 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // (resnet18, 21.7 ms), 0.996 (mobilenet_v3_small), 0.973 (squeezenet1_1);
   // 3x2 0.894 / 0.941 / 0.988; 6x2 0.895 / 1.28 / 0.945; 6x1 0.960 / 0.919
   // / 0.869. (AVX-512 without VNNI: qgemm_tiles, not measured.)
+  // Signed bytes (one vpsignb more per product register, a |x| register
+  // per row) take the same tiles: ab_bench, 5 rounds, against 4x2, resnet18
+  // / mobilenet_v3_small int8: 3x2 1.002 / 1.009, 2x3 1.001 / 1.010, 2x4
+  // 0.952 / 1.004, 5x1 1.017 / 1.001.
   if (!vnni && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
-  if (!vnni && !avx512) t.qgemm_signed_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98
