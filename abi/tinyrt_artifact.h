@@ -38,7 +38,7 @@ extern "C" {
 
 #define TINYRT_ARTIFACT_MAGIC 0x31545254u /* "TRT1" little-endian */
 #define TINYRT_ABI_MAJOR 1
-#define TINYRT_ABI_MINOR 4
+#define TINYRT_ABI_MINOR 5
 
 /* Element types. Values match ONNX TensorProto.DataType. */
 typedef enum tinyrt_dtype {
@@ -124,8 +124,13 @@ typedef struct tinyrt_step_desc {
  * not compile for the model's input shapes; always with
  * TINYRT_STEP_GUARDED). A runtime before 1.3 refuses the model. */
 #define TINYRT_STEP_FAIL 4u
+/* ABI 1.5: with TINYRT_STEP_FAIL, the run stops with TINYRT_ERR_SHAPE
+ * instead: two run-time extents the model needs equal (a U-Net's skip
+ * connection and its upsampled path) differ in this run; call_node says
+ * which. A runtime before 1.5 refuses the model. */
+#define TINYRT_STEP_SHAPE_ERROR 8u
 /* Every flag this runtime knows; a model with another is refused. */
-#define TINYRT_STEP_KNOWN_FLAGS (TINYRT_STEP_CALL | TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL)
+#define TINYRT_STEP_KNOWN_FLAGS (TINYRT_STEP_CALL | TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL | TINYRT_STEP_SHAPE_ERROR)
 /* The size of a step entry up to ABI 1.1 (fn, tasks, flags), and 1.2. */
 #define TINYRT_STEP_DESC_1_1_BYTES offsetof(tinyrt_step_desc, call_node)
 #define TINYRT_STEP_DESC_1_2_BYTES offsetof(tinyrt_step_desc, cond_offset)

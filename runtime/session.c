@@ -227,7 +227,7 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
                 s->step_stride >= sizeof(tinyrt_step_desc) ? offsetof(struct step_align, d)
                                                            : offsetof(struct step11_align, d))) {
     w = session_msg(s);
-    msg_str(&w, "model descriptor has a bad table (count, NULL, alignment or stride: tensors ");
+    msg_str(&w, "model has a bad table (count, NULL, alignment or stride: tensors ");
     msg_u64(&w, s->tensor_stride, 10);
     msg_str(&w, ", steps ");
     msg_u64(&w, s->step_stride, 10);
@@ -434,6 +434,8 @@ tinyrt_status tinyrt_session_init(tinyrt_session *s, const tinyrt_model *model, 
   return TINYRT_OK;
 }
 
+typedef char shape_error_follows_branch_error[TINYRT_ERR_SHAPE == TINYRT_ERR_BRANCH + 1 ? 1 : -1];
+
 tinyrt_status tinyrt_session_run(tinyrt_session *s) {
   uint32_t i;
   const tinyrt_model *m;
@@ -463,7 +465,9 @@ tinyrt_status tinyrt_session_run(tinyrt_session *s) {
       msg_str(&w, d->call_node);
       if (s->pool) tinyrt_internal_pool_release(s->pool);
       TINYRT_UNLOCK(&s->busy);
-      return TINYRT_ERR_BRANCH;
+      /* TINYRT_ERR_SHAPE for a test of the run's extents (ABI 1.5): the
+       * code after TINYRT_ERR_BRANCH, as the typedef below checks. */
+      return (tinyrt_status)(TINYRT_ERR_BRANCH + ((d->flags & TINYRT_STEP_SHAPE_ERROR) != 0));
     }
     if (s->on_step) s->on_step(s->on_step_user, i, 1);
     if (d->flags & TINYRT_STEP_CALL) {

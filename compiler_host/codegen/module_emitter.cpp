@@ -238,7 +238,7 @@ struct DescriptorBuilder {
         status = (uint64_t)p.stats.call_status_offset;
       }
       if (k.kind == KernelKind::Fail) {
-        flags |= TINYRT_STEP_FAIL;
+        flags |= TINYRT_STEP_FAIL | (k.shape_error ? TINYRT_STEP_SHAPE_ERROR : 0u);
         text = str(k.message, name + ".branch_error" + std::to_string(i));
       }
       if (k.guard >= 0) {

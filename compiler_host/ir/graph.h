@@ -185,6 +185,16 @@ struct Graph {
   std::vector<Guard> guards;  // Node::guard and Kernel::guard index this
   // Run-time extents (Value::dims index this).
   std::vector<DimSym> syms;
+  // Run-time extents taken to be equal where an op needs them so (a
+  // Concat's other axes, a broadcast axis) without being equal for every
+  // value of their ranges (a U-Net's skip of H against its upsampled
+  // 2 * (H / 2)). The run tests each before its first kernel and stops
+  // with TINYRT_ERR_SHAPE and `what` when they differ (lower_to_kernels).
+  struct ExtentCheck {
+    ExprP a, b;
+    std::string what;
+  };
+  std::vector<ExtentCheck> extent_checks;
   // A base extent named `name` in [lo, hi] (the one of that name if it
   // exists: its bounds must agree).
   int base_sym(const std::string &name, int64_t lo, int64_t hi);

@@ -276,6 +276,7 @@ struct Kernel {
   std::string label;               // e.g. "Conv+Add+Relu"
   int guard = -1;                  // Graph::guards: runs only when it holds (-1: always)
   std::string message;             // Fail: why the run stops
+  bool shape_error = false;        // Fail: with TINYRT_ERR_SHAPE (the run's extents disagree), not _BRANCH
 
   // The slot reading value v, or -1.
   int slot_of(int v) const {

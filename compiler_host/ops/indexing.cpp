@@ -363,6 +363,25 @@ void def_space_depth(const std::string &name, bool to_space) {
     }
     c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, xi));
   };
+  // Run-time batch and image sizes (a super-resolution network's pixel
+  // shuffle over any image): the spatial extents times or over blocksize
+  // (SpaceToDepth: a run whose size is not a multiple drops the last
+  // partial block, as the rows past the last whole block have no place).
+  d.dims = [to_space](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    if (x.dim(1) >= 0) fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": run-time channels");
+    int64_t bs = n.geti("blocksize", 0);
+    std::vector<int> dims = x.dims;
+    for (int a = 2; a < 4; ++a) {
+      if (x.dim(a) < 0) continue;
+      if (!to_space && g.syms[(size_t)x.dim(a)].lo < bs)
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], a) + ": the range must start at the blocksize, " +
+                         std::to_string(bs));
+      ExprP e = to_space ? g.extent(n.in[0], a) * bs : g.extent(n.in[0], a) / cidx(bs);
+      dims[(size_t)a] = g.derived_sym(e, g.v(n.out[0]).name + "[" + std::to_string(a) + "]");
+    }
+    g.v(n.out[0]).dims = dims;
+  };
   register_op(std::move(d));
 }
 

@@ -710,6 +710,10 @@ void def_global_pool(const std::string &name, bool is_max) {
 struct TransposeGeometry {
   int nsp;
   std::vector<int64_t> in, k, s, d, pb, out;
+  // x's spatial extents when some are run-time (Graph::extent), else empty.
+  std::vector<ExprP> in_ext;
+  // A tap's source position `pos` lies inside x along spatial axis i.
+  ExprP inside(int i, ExprP pos) const { return in_ext.empty() ? lt(pos, cidx(in[i])) : lt(pos, in_ext[(size_t)i]); }
 };
 
 TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
@@ -763,7 +767,47 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
     }
     if (t.out[i] <= 0) fail_invalid(n.where() + ": empty output");
   }
+  if (in_val(g, n, 0).is_dynamic()) t.in_ext = spatial_extents(g, n.in[0]);
   return t;
+}
+
+// The dims rule of ConvTranspose: a run-time batch carries over; a
+// run-time spatial axis of x gives the output the extent
+// s * (in - 1) + output_padding + (k - 1) * d + 1 - pads, for explicit pads
+// (an output_shape or SAME padding would fix or shift the output by the
+// run's size). Run-time channels are refused.
+void transpose_dims(Node &n, Graph &g) {
+  const Value &x = in_val(g, n, 0);
+  if (x.rank() >= 2 && x.dim(1) >= 0)
+    fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": " + n.op +
+                     " takes run-time batch and spatial dimensions only");
+  for (size_t k = 1; k < n.in.size(); ++k)
+    if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
+      fail_unsupported(n.where() + ": " + n.op + "'s input " + std::to_string(k) + " has run-time dimensions");
+  TransposeGeometry t = transpose_geometry(n, g);
+  std::vector<int64_t> pads = n.getints("pads", std::vector<int64_t>(2 * t.nsp, 0));
+  std::vector<int64_t> opad = n.getints("output_padding", std::vector<int64_t>(t.nsp, 0));
+  std::string ap = n.gets("auto_pad", "NOTSET");
+  std::vector<int> dims((size_t)x.rank(), -1);
+  dims[0] = x.dim(0);
+  for (int i = 0; i < t.nsp; ++i) {
+    if (x.dim(2 + i) < 0) continue;
+    if (n.has("output_shape") || (ap != "NOTSET" && ap != "VALID"))
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 2 + i) +
+                       (n.has("output_shape") ? " with output_shape" : " with auto_pad " + ap) +
+                       ": the output size would not follow the run's input size (export explicit pads)");
+    int64_t pe = ap == "VALID" ? 0 : pads[(size_t)(i + t.nsp)], pb = ap == "VALID" ? 0 : pads[(size_t)i];
+    int64_t extra = opad[(size_t)i] + (t.k[i] - 1) * t.d[i] + 1 - t.s[i] - pb - pe;
+    int64_t lo = g.syms[(size_t)x.dim(2 + i)].lo;
+    if (t.s[i] * lo + extra < 1)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 2 + i) + ": an input of " + std::to_string(lo) +
+                       " gives an empty output with these pads; the range must start higher");
+    ExprP out = g.extent(n.in[0], 2 + i) * cidx(t.s[i]) + cidx(extra);
+    dims[(size_t)(2 + i)] = g.derived_sym(out, g.v(n.out[0]).name + "[" + std::to_string(2 + i) + "]");
+  }
+  Value &y = g.v(n.out[0]);
+  y.dims = dims;
+  if (!y.is_dynamic()) y.dims.clear();
 }
 
 // The element types of a transposed convolution: float, or (ConvTransposeInteger)
@@ -810,6 +854,10 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
   zshape.insert(zshape.end(), geo.in.begin(), geo.in.end());
   c.g.check_size(zshape, n.where() + ": the ConvTranspose's intermediate");
   int z = c.temp(n.out[0] >= 0 ? c.g.v(n.out[0]).name + "_taps" : "taps", t, zshape);
+  if (X.is_dynamic()) {  // the taps over x's pixels: x's extents, static channels
+    c.g.v(z).dims = X.dims;
+    c.g.v(z).dims[1] = -1;
+  }
 
   GemmSpec s;
   s.batch = N;
@@ -844,7 +892,7 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
     ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
     ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
     ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
-                                              lt(pos, cidx(geo.in[i])))));
+                                              geo.inside(i, pos))));
     zi.push_back(pos);
   }
   zi[1] = tap * cidx(OC) + var(1);
@@ -885,7 +933,7 @@ void lower_conv_transpose(const Node &n, LowerCtx &c, const TransposeTypes &ty) 
     ExprP num = var(2 + i) + cidx(geo.pb[i]) - kv * cidx(geo.d[i]);
     ExprP pos = bin(EOp::Div, emax(num, cidx(0)), cidx(geo.s[i]));
     ok = land(ok, land(ge(num, cidx(0)), land(bin(EOp::Eq, bin(EOp::Rem, emax(num, cidx(0)), cidx(geo.s[i])), cidx(0)),
-                                              lt(pos, cidx(geo.in[i])))));
+                                              geo.inside(i, pos))));
     xi.push_back(pos);
     wi.push_back(kv);
   }
@@ -913,6 +961,7 @@ void def_conv_transpose() {
   d.attrs = kConvTransposeAttrs;
   d.types = kFloat;
   d.infer = [](Node &n, Graph &g) { set_out(n, g, 0, in_val(g, n, 0).dtype, conv_transpose_shape(n, g)); };
+  d.dims = transpose_dims;
   d.lower = [](const Node &n, LowerCtx &c) {
     TransposeTypes ty;
     ty.x = ty.w = ty.acc = in_val(c.g, n, 0).dtype;

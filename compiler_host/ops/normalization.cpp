@@ -13,31 +13,46 @@ namespace {
 const std::vector<DType> kFloat = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
 // Mean and 1/sqrt(var + eps) of x over the axes in `red` (kept as size 1),
-// written to `mean_out` / `inv_out` (new temporaries when -1).
+// written to `mean_out` / `inv_out` (new temporaries when -1). A reduced
+// run-time axis (an image of any size) is summed over the run's extent
+// and counted as such; a kept one carries its extent to the statistics.
 void moments(LowerCtx &c, int x_id, const std::vector<bool> &red, double eps, int *mean_out, int *inv_out) {
   const Value &x = c.g.v(x_id);
   DType t = x.dtype;
   Shape ks = x.shape;
+  std::vector<int> kdims;
   std::vector<RVar> rv;
   std::vector<ExprP> in_idx, kept_idx;
-  int64_t count = 1;
+  int64_t count = 1;  // of a static x
+  ExprP run_count = cidx(1);
+  bool run_time = false;
   for (int i = 0; i < x.rank(); ++i) {
     if (red[i]) {
       ks[i] = 1;
-      rv.push_back({kFirstReduceVar + i, x.shape[i]});
+      rv.push_back({kFirstReduceVar + i, x.shape[i], x.dim(i) >= 0 ? c.g.extent(x_id, i) : nullptr});
       in_idx.push_back(var(kFirstReduceVar + i));
       kept_idx.push_back(cidx(0));
       count *= x.shape[i];
+      run_count = run_count * c.g.extent(x_id, i);
+      run_time = run_time || x.dim(i) >= 0;
+      kdims.push_back(-1);
     } else {
       in_idx.push_back(var(i));
       kept_idx.push_back(var(i));
+      kdims.push_back(x.dim(i));
     }
   }
-  if (*mean_out < 0) *mean_out = c.temp(x.name + "_mean", t, ks);
-  c.kernel(*mean_out, {x_id}, reduce(ReduceKind::Sum, rv, load(0, t, in_idx)) / cst(t, (double)count));
-  if (*inv_out < 0) *inv_out = c.temp(x.name + "_invstd", t, ks);
+  ExprP n = run_time ? cast(run_count, t) : cst(t, (double)count);
+  auto stats = [&](int *id, const char *suffix) {
+    if (*id < 0) *id = c.temp(x.name + suffix, t, ks);
+    for (int k : kdims)
+      if (k >= 0) c.g.v(*id).dims = kdims;
+  };
+  stats(mean_out, "_mean");
+  c.kernel(*mean_out, {x_id}, reduce(ReduceKind::Sum, rv, load(0, t, in_idx)) / n);
+  stats(inv_out, "_invstd");
   ExprP d = load(0, t, in_idx) - load(1, t, kept_idx);
-  ExprP var_ = reduce(ReduceKind::Sum, rv, d * d) / cst(t, (double)count);
+  ExprP var_ = reduce(ReduceKind::Sum, rv, d * d) / n;
   c.kernel(*inv_out, {x_id, *mean_out}, cst(t, 1) / un(EOp::Sqrt, var_ + cst(t, eps)));
 }
 
@@ -86,6 +101,23 @@ void def_layer_norm() {
     }
     c.kernel(n.out[0], ins, y);
   };
+  // Run-time extents (a sequence of T frames): Y takes x's; Mean and
+  // InvStdDev keep those of the axes before `axis`.
+  d.dims = [](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    int axis = norm_axis(n.geti("axis", -1), x.rank(), n);
+    for (size_t k = 1; k < n.in.size(); ++k)
+      if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
+        fail_unsupported(n.where() + ": " + (k == 1 ? "Scale" : "B") + " has run-time dimensions");
+    for (size_t k = 0; k < n.out.size(); ++k) {
+      if (n.out[k] < 0) continue;
+      std::vector<int> dims = x.dims;
+      if (k > 0)
+        for (int a = axis; a < x.rank(); ++a) dims[(size_t)a] = -1;
+      g.v(n.out[k]).dims = dims;
+      if (!g.v(n.out[k]).is_dynamic()) g.v(n.out[k]).dims.clear();
+    }
+  };
   register_op(std::move(d));
 }
 
@@ -119,6 +151,13 @@ void def_instance_norm() {
                   load(3, t, {var(1)}) +
               load(4, t, {var(1)});
     c.kernel(n.out[0], {n.in[0], mean, inv, n.in[1], n.in[2]}, y);
+  };
+  // Run-time batch and spatial axes (statistics per image and channel over
+  // the run's pixels); run-time channels are refused.
+  d.dims = [](Node &n, Graph &g) {
+    if (in_val(g, n, 0).dim(1) >= 0)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": run-time channels");
+    dims_like_input(n, g);
   };
   register_op(std::move(d));
 }

@@ -269,6 +269,26 @@ std::string describe_dim(const Graph &g, int v, int axis) {
          ")";
 }
 
+bool agree_at_run_time(Graph &g, const Node &n, int va, int ka, int vb, int kb) {
+  if (g.v(va).dim(ka) == g.v(vb).dim(kb)) return true;
+  return agree_at_run_time(g, n, g.extent(va, ka), g.extent(vb, kb),
+                           "needs " + describe_dim(g, va, ka) + " and " + describe_dim(g, vb, kb) + " equal");
+}
+
+bool agree_at_run_time(Graph &g, const Node &n, const ExprP &a, const ExprP &b, const std::string &what) {
+  if (same_extent(g, a, b)) return true;
+  bool produced = false;
+  for (const ExprP &e : {a, b})
+    visit(e, [&](const Expr &x) { produced = produced || (x.op == EOp::Dim && g.syms.at((size_t)x.id).produced); });
+  if (produced) return false;
+  for (const Graph::ExtentCheck &c : g.extent_checks)
+    if ((to_string(c.a) == to_string(a) && to_string(c.b) == to_string(b)) ||
+        (to_string(c.a) == to_string(b) && to_string(c.b) == to_string(a)))
+      return true;
+  g.extent_checks.push_back({a, b, "extents differ in this run: " + n.where() + " " + what});
+  return true;
+}
+
 void dims_like_input(Node &n, Graph &g) {
   const Value &x = in_val(g, n, 0);
   for (int o : n.out)
@@ -290,11 +310,14 @@ void dims_broadcast(Node &n, Graph &g) {
         if (k < 0) continue;
         int d = x.dim(k);
         if (d < 0) continue;
-        if (sym >= 0 && d != sym)
-          fail_unsupported(n.where() + ": " + describe_dim(g, from, a - (r - g.v(from).rank())) + " and " +
-                           describe_dim(g, v, k) +
-                           " meet on one axis: tinyrt takes them to be equal only when they are one dimension "
-                           "(give them one name with --dim)");
+        if (sym >= 0 && d != sym) {
+          if (!agree_at_run_time(g, n, from, a - (r - g.v(from).rank()), v, k))
+            fail_unsupported(n.where() + ": " + describe_dim(g, from, a - (r - g.v(from).rank())) + " and " +
+                             describe_dim(g, v, k) +
+                             " meet on one axis, and one is computed from the data: tinyrt cannot test that they "
+                             "are equal before the run");
+          continue;  // the first input's extent, tested equal at run time
+        }
         sym = d;
         from = v;
       }

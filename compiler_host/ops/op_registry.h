@@ -90,6 +90,16 @@ void dims_broadcast(Node &n, Graph &g);
 int produced_axis(Node &n, Graph &g, size_t k, int axis, int64_t hi);
 // "input 'x' axis 1 (the run-time dimension T, 1:128)" for messages.
 std::string describe_dim(const Graph &g, int v, int axis);
+// Axis ka of value va and axis kb of vb, both run-time extents, must be
+// equal for node n: true when they are for every value of their ranges,
+// or when the run can test it before its first kernel (neither depends on
+// a data-dependent extent; Graph::extent_checks gets the test); false
+// otherwise (the caller refuses).
+bool agree_at_run_time(Graph &g, const Node &n, int va, int ka, int vb, int kb);
+// The same for two index expressions of run-time extents; `what` says
+// what the node needs ("extents differ in this run: node 'x' (Op) " is
+// put before it: the runtime's message may be cut after that).
+bool agree_at_run_time(Graph &g, const Node &n, const ExprP &a, const ExprP &b, const std::string &what);
 
 // ---- symbolic values (Value::sym; ops/sym_values.cpp) ----
 

@@ -11,72 +11,197 @@ namespace tinyrt {
 
 namespace {
 
-// Run-time extents through a view (Reshape, Flatten, Squeeze, Unsqueeze):
-// the actual elements are the first ones of the bounds' layout only when
-// one extent lies on the outermost axis of more than one element, in the
-// input and in the output; the output's extent is then the input's
-// element count over the output's fixed inner axes (Reshape: the element
-// its shape input gives that axis, checked against that count).
-void dims_view(Node &n, Graph &g) {
-  const Value &x = in_val(g, n, 0);
-  Value &y = g.v(n.out[0]);
+// Run-time extents through a view (Reshape, Flatten, Squeeze, Unsqueeze).
+// The axes of x and y fall into groups whose bounds hold the same
+// elements ([1,4,H,W] as [1,4,H*W]: {1}, {4}, {H,W} -> {H*W}). A group with
+// run-time extents gets its output extents from Reshape's shape input
+// (constants, 0, symbolic elements) and, for the one axis left unknown,
+// the group's element count over the others. Values are stored at their
+// bounds, so the view stays an alias when each side of every such group
+// has its run-time extent on its first axis only ([T, 40] as [T*40]: the
+// run's elements are the group's first ones on both sides); otherwise
+// (H and W merged) the run's elements move, by a copy kernel.
+struct ViewGroup {
+  int x0, x1, y0, y1;  // axes [x0, x1) of x hold the elements of axes [y0, y1) of y
+};
+
+struct ViewPlan {
+  std::vector<ViewGroup> groups;
+  std::vector<ExprP> ext;  // y's extents
+  bool alias = true;
+};
+
+// A product of index expressions kept as a constant factor times the rest.
+struct Product {
+  int64_t c = 1;
+  ExprP e;
+  void mul(const ExprP &x) {
+    if (x->is_const())
+      c *= x->ival;
+    else
+      e = e ? e * x : x;
+  }
+  ExprP expr() const { return e ? (c == 1 ? e : e * cidx(c)) : cidx(c); }
+};
+
+bool view_groups(const Shape &x, const Shape &y, std::vector<ViewGroup> *out) {
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (i < x.size() && x[i] == 1) {
+      out->push_back({(int)i, (int)i + 1, (int)j, (int)j});
+      ++i;
+      continue;
+    }
+    if (j < y.size() && y[j] == 1) {
+      out->push_back({(int)i, (int)i, (int)j, (int)j + 1});
+      ++j;
+      continue;
+    }
+    if (i >= x.size() || j >= y.size()) return false;
+    ViewGroup gr{(int)i, 0, (int)j, 0};
+    int64_t a = x[i++], b = y[j++];
+    while (a != b) {
+      if (a < b && i < x.size())
+        a *= x[i++];
+      else if (b < a && j < y.size())
+        b *= y[j++];
+      else
+        return false;
+    }
+    gr.x1 = (int)i;
+    gr.y1 = (int)j;
+    out->push_back(gr);
+  }
+  return true;
+}
+
+// record_checks (dims_view): element counts that differ for some values
+// of the ranges become tests of the run (agree_at_run_time); the lowering
+// plans again without recording.
+ViewPlan plan_view(const Node &n, Graph &g, bool record_checks) {
+  const Value &x = in_val(g, n, 0), &y = g.v(n.out[0]);
   auto refuse = [&](const std::string &why) {
     fail_unsupported(n.where() + ": viewing " + shape_str(x.shape) + " as " + shape_str(y.shape) +
                      " with run-time dimensions: " + why);
   };
-  auto outer_axis = [](const Value &v) {  // the first axis of more than one element
-    int a = 0;
-    while (a < v.rank() && v.shape[(size_t)a] == 1 && v.dim(a) < 0) ++a;
-    return a;
-  };
-  // The input's element count as an expression of its extent.
-  int xa = -1;
-  for (int a = 0; a < x.rank(); ++a)
-    if (x.dim(a) >= 0) {
-      if (xa >= 0) refuse("two run-time dimensions in the input");
-      xa = a;
-    }
-  if (xa < 0) refuse("the shape depends on a run-time dimension the input does not have");
-  if (xa != outer_axis(x)) refuse("the run-time dimension is not the input's outermost axis of several elements");
-  int64_t inner_in = 1;
-  for (int a = xa + 1; a < x.rank(); ++a) inner_in *= x.shape[(size_t)a];
-  ExprP count = g.extent(n.in[0], xa) * inner_in;
-  // The output's run-time axis: a symbolic element of Reshape's shape, its
-  // -1, or the outermost axis of several elements.
-  int ya = -1;
-  ExprP given;
+  // What the op says of each output axis (nullptr: to be computed).
+  std::vector<ExprP> given((size_t)y.rank());
+  for (int b = 0; b < y.rank(); ++b)
+    if (y.shape[(size_t)b] == 1) given[(size_t)b] = cidx(1);
   if (n.op == "Reshape" && n.has_in(1)) {
     std::vector<ExprP> req = sym_ints(g, n, 1);
-    int minus_one = -1;
-    for (size_t k = 0; k < req.size(); ++k) {
+    for (size_t k = 0; k < req.size() && k < given.size(); ++k) {
       ExprP e = req[k];
       if (e->is_const() && e->ival == 0 && !n.geti("allowzero", 0) && (int)k < x.rank()) e = g.extent(n.in[0], (int)k);
-      if (e->is_const()) {
-        if (e->ival == -1) minus_one = (int)k;
+      given[k] = e->is_const() && e->ival == -1 ? nullptr : e;
+    }
+  }
+  ViewPlan p;
+  if (!view_groups(x.shape, y.shape, &p.groups)) refuse("the axes do not group");
+  p.ext.resize((size_t)y.rank());
+  bool any = false;
+  for (const ViewGroup &gr : p.groups) {
+    Product count;
+    int dyn_x = -1;  // a run-time axis of x in the group other than its first, or the first
+    for (int a = gr.x0; a < gr.x1; ++a) {
+      count.mul(g.extent(n.in[0], a));
+      if (x.dim(a) >= 0 && (dyn_x < 0 || a != gr.x0)) dyn_x = a;
+    }
+    if (dyn_x < 0) {
+      for (int b = gr.y0; b < gr.y1; ++b) {
+        if (given[(size_t)b] && !given[(size_t)b]->is_const())
+          refuse("output axis " + std::to_string(b) + " depends on a run-time dimension its input axes do not have");
+        p.ext[(size_t)b] = cidx(y.shape[(size_t)b]);
+      }
+      continue;
+    }
+    any = true;
+    if (dyn_x != gr.x0) p.alias = false;
+    Product known;
+    int unknown = -1;
+    for (int b = gr.y0; b < gr.y1; ++b) {
+      if (given[(size_t)b]) {
+        known.mul(given[(size_t)b]);
         continue;
       }
-      if (ya >= 0) refuse("two run-time dimensions in the shape");
-      given = e;
-      ya = (int)k;
+      if (unknown >= 0)
+        refuse("the run-time extent of " + describe_dim(g, n.in[0], dyn_x) + " splits over output axes " +
+               std::to_string(unknown) + " and " + std::to_string(b) + " in a way the shape does not say");
+      unknown = b;
     }
-    if (ya < 0) ya = minus_one;  // else the -1 is a fixed size (the bounds' count over the others)
+    if (unknown >= 0) {
+      ExprP e;
+      if (!known.e && known.c > 0 && count.c % known.c == 0)
+        e = count.e ? (count.c / known.c == 1 ? count.e : count.e * cidx(count.c / known.c)) : cidx(count.c / known.c);
+      else
+        e = count.expr() / known.expr();
+      p.ext[(size_t)unknown] = e;
+    }
+    ExprP total = cidx(1);
+    for (int b = gr.y0; b < gr.y1; ++b) {
+      ExprP &e = p.ext[(size_t)b];
+      if (!e) e = given[(size_t)b];
+      if (!e->is_const() && same_extent(g, e, cidx(y.shape[(size_t)b]))) e = cidx(y.shape[(size_t)b]);
+      if (e->is_const() && e->ival != y.shape[(size_t)b])
+        refuse("output axis " + std::to_string(b) + " is " + std::to_string(e->ival) + " at the bounds' " +
+               std::to_string(y.shape[(size_t)b]));
+      if (!e->is_const() && b != gr.y0) p.alias = false;
+      total = total * e;
+    }
+    if (!same_extent(g, total, count.expr())) {
+      if (!record_checks) continue;  // dims_view recorded the test
+      if (!agree_at_run_time(g, n, total, count.expr(),
+                             "views " + shape_str(x.shape) + " as " + shape_str(y.shape) + ": output axes " +
+                                 std::to_string(gr.y0) + ".." + std::to_string(gr.y1 - 1) + " (" + to_string(total) +
+                                 ") must hold the elements of input axes " + std::to_string(gr.x0) + ".." +
+                                 std::to_string(gr.x1 - 1) + " (" + to_string(count.expr()) + ")"))
+        refuse("the element counts differ for some run-time dimension, one computed from the data");
+    }
   }
-  if (ya < 0) ya = outer_axis(y);
-  if (ya >= y.rank() || ya != outer_axis(y))
-    refuse("the run-time dimension would not be the output's outermost axis of several elements");
-  int64_t inner_out = 1;
-  for (int a = ya + 1; a < y.rank(); ++a) inner_out *= y.shape[(size_t)a];
-  ExprP ext = given;
-  if (!ext) {
-    const ExprP e = g.extent(n.in[0], xa);
-    ext = inner_out > 0 && inner_in % inner_out == 0 ? e * (inner_in / inner_out) : (e * inner_in) / cidx(inner_out);
-  }
-  if (!same_extent(g, ext * inner_out, count)) refuse("the element counts differ for some run-time dimension");
-  int sym = g.derived_sym(ext, y.name + "[" + std::to_string(ya) + "]");
-  if (sym < 0 || g.syms[(size_t)sym].hi != y.shape[(size_t)ya])
-    refuse("the dimension's bound disagrees with the shape's (" + to_string(ext) + ")");
+  if (!any) refuse("the shape depends on a run-time dimension the input does not have");
+  return p;
+}
+
+void dims_view(Node &n, Graph &g) {
+  ViewPlan p = plan_view(n, g, true);
+  Value &y = g.v(n.out[0]);
   y.dims.assign((size_t)y.rank(), -1);
-  y.dims[(size_t)ya] = sym;
+  for (int b = 0; b < y.rank(); ++b) {
+    const ExprP &e = p.ext[(size_t)b];
+    if (e->is_const()) continue;
+    int sym = g.derived_sym(e, y.name + "[" + std::to_string(b) + "]");
+    if (sym >= 0 && g.syms[(size_t)sym].hi > y.shape[(size_t)b])
+      fail_unsupported(n.where() + ": viewing with run-time dimensions: output axis " + std::to_string(b) + " (" +
+                       to_string(e) + ") may exceed its bound " + std::to_string(y.shape[(size_t)b]));
+    y.dims[(size_t)b] = sym;
+  }
+  if (!y.is_dynamic()) y.dims.clear();
+}
+
+// The copy kernel of a view whose run's elements move (plan_view): per
+// group, an output element's position among the group's actual elements,
+// taken apart over the input's actual extents.
+void lower_view_copy(const Node &n, LowerCtx &c, const ViewPlan &p) {
+  const Value &x = in_val(c.g, n, 0);
+  std::vector<ExprP> xi((size_t)x.rank(), cidx(0));
+  for (const ViewGroup &gr : p.groups) {
+    if (gr.x1 - gr.x0 == 1 && gr.y1 - gr.y0 == 1) {
+      xi[(size_t)gr.x0] = var(gr.y0);
+      continue;
+    }
+    ExprP flat = cidx(0);
+    for (int b = gr.y0; b < gr.y1; ++b) flat = flat * c.g.extent(n.out[0], b) + var(b);
+    ExprP inner = cidx(1);
+    for (int a = gr.x1 - 1; a >= gr.x0; --a) {
+      // The first axis's quotient is below its extent for every output
+      // element; the clamp says so to the bounds proof, which bounds the
+      // quotient by the extremes of its numerator and divisor apart.
+      ExprP e = c.g.extent(n.in[0], a), q = flat / inner;
+      xi[(size_t)a] = a == gr.x0 ? emin(q, e - cidx(1)) : bin(EOp::Rem, q, e);
+      inner = inner * e;
+    }
+  }
+  c.kernel(n.out[0], {n.in[0]}, load(0, x.dtype, xi));
 }
 
 void def_view_op(const std::string &name, std::vector<std::string> attrs, std::vector<int> const_inputs,
@@ -92,7 +217,16 @@ void def_view_op(const std::string &name, std::vector<std::string> attrs, std::v
       fail_invalid(n.where() + ": cannot view " + shape_str(x.shape) + " as " + shape_str(s));
     set_out(n, g, 0, x.dtype, s);
   };
-  d.lower = [](const Node &n, LowerCtx &c) { c.alias(n.out[0], n.in[0]); };
+  d.lower = [](const Node &n, LowerCtx &c) {
+    if (in_val(c.g, n, 0).is_dynamic()) {
+      ViewPlan p = plan_view(n, c.g, false);
+      if (!p.alias) {
+        lower_view_copy(n, c, p);
+        return;
+      }
+    }
+    c.alias(n.out[0], n.in[0]);
+  };
   d.dims = dims_view;
   register_op(std::move(d));
 }
@@ -278,9 +412,17 @@ void concat_dims(Graph &g, const Node &n, const std::vector<int> &ins, int axis,
     sum = sum + g.extent(v, axis);
     for (int a = 0; a < o.rank(); ++a) {
       if (a == axis || x.dim(a) < 0) continue;
-      if (dims[(size_t)a] >= 0 && dims[(size_t)a] != x.dim(a))
-        fail_unsupported(n.where() + ": " + describe_dim(g, v, a) + " and another input's extent meet on axis " +
-                         std::to_string(a) + ": tinyrt takes them to be equal only when they are one dimension");
+      if (dims[(size_t)a] >= 0 && dims[(size_t)a] != x.dim(a)) {
+        int first = -1;  // the input that gave the axis its extent
+        for (int u : ins)
+          if (first < 0 && g.v(u).dim(a) == dims[(size_t)a]) first = u;
+        if (!agree_at_run_time(g, n, first, a, v, a))
+          fail_unsupported(
+              n.where() + ": " + describe_dim(g, v, a) + " and " + describe_dim(g, first, a) + " meet on axis " +
+              std::to_string(a) +
+              ", and one is computed from the data: tinyrt cannot test that they are equal before the run");
+        continue;
+      }
       dims[(size_t)a] = x.dim(a);
     }
   }
@@ -639,7 +781,18 @@ void def_pad() {
     for (int i = 0; i < r; ++i) {
       int64_t dim = x.shape[i];
       ExprP pos = var(i) - cidx(p[i]);
-      if (mode == "constant") {
+      if (x.dim(i) >= 0) {  // a run-time axis (the dims rule checked the pads against its range)
+        ExprP ext = c.g.extent(n.in[0], i);
+        if (mode == "constant") {
+          inside = land(inside, in_range(pos, ext));
+        } else if (mode == "edge") {
+          pos = emax(cidx(0), emin(ext - cidx(1), pos));
+        } else {  // pads under the smallest extent: one reflection; the clamp is for the bounds proof
+          pos = select(lt(pos, cidx(0)), cidx(0) - pos, pos);
+          pos = select(lt(pos, ext), pos, (ext - cidx(1)) * cidx(2) - pos);
+          pos = emax(cidx(0), emin(ext - cidx(1), pos));
+        }
+      } else if (mode == "constant") {
         inside = land(inside, in_range(pos, dim));
       } else if (mode == "edge") {
         pos = emax(cidx(0), emin(cidx(dim - 1), pos));
@@ -662,6 +815,35 @@ void def_pad() {
     ExprP e = load(0, t, idx);
     if (mode == "constant") e = select(inside, e, value);
     c.kernel(n.out[0], ins, e);
+  };
+  // A run-time axis (an image of any size) padded by constant amounts:
+  // the output's extent is the input's plus the pads.
+  d.dims = [pads_of](Node &n, Graph &g) {
+    const Value &x = in_val(g, n, 0);
+    std::vector<int64_t> p = pads_of(n, g);
+    std::string mode = n.gets("mode", "constant");
+    int r = x.rank();
+    std::vector<int> dims((size_t)r, -1);
+    for (int i = 0; i < r; ++i) {
+      if (x.dim(i) < 0) continue;
+      int64_t lo = g.syms[(size_t)x.dim(i)].lo, pb = p[(size_t)i], pe = p[(size_t)(i + r)];
+      if (lo + pb + pe < 1)
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], i) + ": pads " + std::to_string(pb) + ", " +
+                         std::to_string(pe) + " leave nothing of an input of " + std::to_string(lo));
+      if (mode == "reflect" && (pb >= lo || pe >= lo || pb < 0 || pe < 0))
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], i) + ": reflect pads of " + std::to_string(pb) +
+                         ", " + std::to_string(pe) + " must be under the range's smallest extent");
+      if (mode == "edge" && (pb < 0 || pe < 0))
+        fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], i) + ": negative edge pads");
+      if (pb == 0 && pe == 0) {
+        dims[(size_t)i] = x.dim(i);
+        continue;
+      }
+      ExprP out = g.extent(n.in[0], i) + cidx(pb + pe);
+      dims[(size_t)i] = g.derived_sym(out, g.v(n.out[0]).name + "[" + std::to_string(i) + "]");
+    }
+    g.v(n.out[0]).dims = dims;
+    if (!g.v(n.out[0]).is_dynamic()) g.v(n.out[0]).dims.clear();
   };
   register_op(std::move(d));
 }

@@ -138,11 +138,45 @@ class ProgramCtx : public LowerCtx {
   const Node &n_;
 };
 
+// The run-time extents the compile took to be equal (Graph::extent_checks)
+// are tested first: a kernel writes whether they differ, and a step
+// guarded by it stops the run with TINYRT_ERR_SHAPE.
+void check_extents(Program &p) {
+  Graph &g = p.graph;
+  for (size_t i = 0; i < g.extent_checks.size(); ++i) {
+    const Graph::ExtentCheck &ec = g.extent_checks[i];
+    std::string base = "extents_differ" + std::to_string(i);
+    int differ = g.add_value(g.fresh_name(base), DType::Bool, {});
+    Kernel k;
+    k.out = differ;
+    k.expr = bin(EOp::Ne, ec.a, ec.b);
+    k.label = "ExtentCheck";
+    k.nodes = {ec.what};
+    p.kernels.push_back(k);
+    Guard gd;
+    gd.cond = gd.eff = differ;
+    gd.what = "test of the run's extents";
+    g.guards.push_back(gd);
+    int stop = g.add_value(g.fresh_name(base + "_stop"), DType::Bool, {});
+    g.effects.push_back(stop);
+    Kernel f;
+    f.out = stop;
+    f.kind = KernelKind::Fail;
+    f.shape_error = true;
+    f.message = ec.what;
+    f.label = "ExtentCheck";
+    f.nodes = {ec.what};
+    f.guard = (int)g.guards.size() - 1;
+    p.kernels.push_back(f);
+  }
+}
+
 }  // namespace
 
 void lower_to_kernels(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
+  check_extents(p);
   for (const Node &n : g.nodes) {
     if (const CustomOpDecl *cd = p.custom_op(n)) {  // one call of the C function
       ProgramCtx(p, n).kernel(n.out.at(0), n.in, nullptr);

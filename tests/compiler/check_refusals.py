@@ -14,7 +14,9 @@
     cannot take a run-time dimension are refused with a message naming the
     option, or the node, the input, the axis, the dimension and its range
     (a Loop over a run-time trip count whose carried value changes shape,
-    a Slice to a run-time end with a step other than 1).
+    a Slice to a run-time end with a step other than 1, an extent computed
+    from the data where another must equal it, a transposed convolution to
+    a fixed output_shape over a run-time size).
 
     tests/compiler/check_refusals.py build/tinyrt-compile WORKDIR
 """
@@ -95,12 +97,17 @@ resize_third = save(model_of([h.make_node("Resize", ["x", "", "s"], ["y"])],
                              [h.make_tensor_value_info("x", T.FLOAT, [1, 1, "H", 4])],
                              [h.make_tensor_value_info("y", T.FLOAT, ["n", "c", "h", "w"])],
                              [h.make_tensor("s", T.FLOAT, [4], [1, 1, 0.3, 1])]), "resize_third.onnx")
-two = save(model_of([h.make_node("Add", ["a", "b"], ["y"])],
-                    [h.make_tensor_value_info("a", T.FLOAT, ["T", 4]), h.make_tensor_value_info("b", T.FLOAT, ["U", 4])],
-                    [h.make_tensor_value_info("y", T.FLOAT, ["V", 4])]), "two_dims.onnx")
-inward = save(model_of([h.make_node("Reshape", ["x", "s"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, [3, "T"])],
-                       [h.make_tensor_value_info("y", T.FLOAT, ["n"])], [h.make_tensor("s", T.INT64, [1], [-1])]),
-              "reshape_inner.onnx")
+# Two extents that meet are tested at run time (T against U here), but not
+# one computed from the data (NonZero's count against T): refused.
+two = save(model_of([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("Cast", ["nz"], ["nzf"], to=T.FLOAT),
+                     h.make_node("Unsqueeze", ["x", "ax0"], ["x1"]), h.make_node("Add", ["nzf", "x1"], ["y"])],
+                    [h.make_tensor_value_info("x", T.FLOAT, ["T"])], [h.make_tensor_value_info("y", T.FLOAT, [1, "n"])],
+                    [h.make_tensor("ax0", T.INT64, [1], [0])]), "produced_meets.onnx")
+# A transposed convolution to a fixed output_shape over a run-time size.
+convt_shape = save(model_of([h.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2], output_shape=[9])],
+                            [h.make_tensor_value_info("x", T.FLOAT, [1, 2, "T"])],
+                            [h.make_tensor_value_info("y", T.FLOAT, [1, 3, 9])],
+                            [h.make_tensor("w", T.FLOAT, [2, 3, 3], [0.1] * 18)]), "convt_output_shape.onnx")
 # Sizes computed from a run-time extent: a float Range (its length would
 # depend on rounding), a Range whose delta is computed too, an Expand of a
 # run-time axis to a fixed size.
@@ -151,8 +158,8 @@ for path, args, want in (
         (conv_same, ["--dim", "H=3:16"], "with auto_pad SAME_UPPER: the padding would depend on the run's size"),
         (conv_c, ["--dim", "C=1:4"], "Conv takes run-time batch and spatial dimensions only"),
         (resize_third, ["--dim", "H=3:16"], "resized by 0.3"),
-        (two, ["--dim", "T=1:8", "--dim", "U=1:8"], "give them one name with --dim"),
-        (inward, ["--dim", "T=1:8"], "is not the input's outermost axis of several elements")):
+        (two, ["--dim", "T=1:8"], "one is computed from the data"),
+        (convt_shape, ["--dim", "T=2:4"], "with output_shape: the output size would not follow")):
     r = run([path, "-o", os.path.join(work, "dims"), "--target", "x86-64-avx2"] + args)
     check(r.returncode in (1, 2) and want in r.stderr,
           f"{os.path.basename(path)} {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()[-200:]!r}")

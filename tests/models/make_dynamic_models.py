@@ -238,10 +238,11 @@ def loop(out):
     write_case(out, "dyn_loop", model, ["--dim T=1:16"], sets)
 
 
-def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14):
+def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14, failing=()):
     """Exports a PyTorch module with `dynamic_axes` and writes a test set per
     input shape in `shapes` (tuples, one per input), PyTorch's outputs as
-    the references."""
+    the references; then one per (shapes, text) of `failing`, a run that
+    must stop with that text (expected_error.txt)."""
     import torch
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
@@ -257,6 +258,14 @@ def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=
             y = module(*ins)
             sets.append(([x.numpy() for x in ins], [y.numpy()]))
     write_case(out, name, model, options, sets)
+    for k, (shape, text) in enumerate(failing):
+        sd = os.path.join(d, "test_data_set_%d" % (len(sets) + k))
+        os.makedirs(sd, exist_ok=True)
+        for i, (vi, s) in enumerate(zip(model.graph.input, shape)):
+            t = numpy_helper.from_array(torch.randn(*s).numpy(), vi.name)
+            open(os.path.join(sd, "input_%d.pb" % i), "wb").write(t.SerializeToString())
+        with open(os.path.join(sd, "expected_error.txt"), "w") as f:
+            f.write(text + "\n")
 
 
 def transformer(out):
@@ -358,6 +367,50 @@ def segmenter(out):
                                                                                    (96, 96))])
 
 
+def unet(out):
+    """A small U-Net over images whose sides are multiples of 4 in 16:96:
+    two max-pooling encoder stages, a bottleneck with instance
+    normalization, 2x2 stride-2 transposed convolutions back up, each
+    concatenated with its encoder's skip (the skip's H against the
+    decoder's 2 * (H / 2): equal for the sizes the network takes, tested
+    by the run; an odd size stops the run with TINYRT_ERR_SHAPE, as it
+    fails in PyTorch), per-pixel class scores."""
+    import torch
+    from torch import nn
+    torch.manual_seed(41)
+
+    def block(i, o):
+        return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1, self.e2 = block(3, 8), block(8, 16)
+            self.mid = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.InstanceNorm2d(16, affine=True), nn.ReLU())
+            self.u2, self.d2 = nn.ConvTranspose2d(16, 16, 2, stride=2), block(32, 8)
+            self.u1, self.d1 = nn.ConvTranspose2d(8, 8, 2, stride=2), block(16, 8)
+            self.head = nn.Conv2d(8, 3, 1)
+
+        def forward(self, x):
+            f1 = self.e1(x)
+            f2 = self.e2(nn.functional.max_pool2d(f1, 2))
+            m = self.mid(nn.functional.max_pool2d(f2, 2))
+            y = self.d2(torch.cat([self.u2(m), f2], 1))
+            y = self.d1(torch.cat([self.u1(y), f1], 1))
+            return self.head(y) + x
+
+    m = UNet().eval()
+    with torch.no_grad():
+        for b in (m.e1[1], m.e2[1], m.d2[1], m.d1[1]):
+            b.running_mean.uniform_(-0.5, 0.5)
+            b.running_var.uniform_(0.5, 2.0)
+    torch_case(out, "dyn_unet", m, [torch.randn(1, 3, 32, 32)], {"in0": {2: "H", 3: "W"}, "out": {2: "H", 3: "W"}},
+               ["--dim H=16:96", "--dim W=16:96"], [[(1, 3, h, w)] for h, w in ((16, 16), (24, 40), (64, 48),
+                                                                                   (96, 96))],
+               failing=[([(1, 3, 18, 16)], "extents differ in this run"),
+                        ([(1, 3, 16, 17)], "extents differ in this run")])
+
+
 def conv_ops(out):
     """Each op of a fully convolutional network alone over run-time image
     sizes (8:40 x 8:40; test sets at 8x8, 9x17, 16x16 and 33x40: odd widths
@@ -388,6 +441,69 @@ def conv_ops(out):
         torch_case(out, "dyn_image_" + name, op.eval(), [torch.randn(1, 4, 20, 20)],
                    {"in0": {2: "H", 3: "W"}, "out": {2: "h", 3: "w"}}, ["--dim H=8:40", "--dim W=8:40"],
                    [[(1, 4, h, w)] for h, w in ((8, 8), (9, 17), (16, 16), (33, 40))])
+
+
+def decoder_ops(out):
+    """The ops of decoders, normalizing and super-resolution networks over
+    run-time image sizes (8:40 x 8:40, the sets of conv_ops; 2 in 8:40 and
+    even sizes where the op needs them): transposed convolutions (a U-Net's
+    2x2 stride 2, a 3x3 stride 2 with output padding, 3x3 stride 1, a 1-D
+    one over a run-time length), constant/reflect/edge padding, instance
+    and group normalization (statistics over the run's pixels), layer
+    normalization over channels (opset 17's LayerNormalization), pixel
+    shuffle and unshuffle, and flattening the image to a sequence of
+    pixels (H and W merged: a copy, as the bounds' layout differs)."""
+    import torch
+    from torch import nn
+    torch.manual_seed(5)
+    fn = nn.functional
+
+    class Fn(nn.Module):
+        def __init__(self, f):
+            super().__init__()
+            self.f = f
+
+        def forward(self, x):
+            return self.f(x)
+
+    class ChannelsLast(nn.Module):
+        def __init__(self, f):
+            super().__init__()
+            self.f = f
+
+        def forward(self, x):
+            return self.f(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    odd = ((8, 8), (9, 17), (16, 16), (33, 40))
+    even = ((8, 8), (10, 18), (16, 16), (32, 40))
+    inorm = nn.InstanceNorm2d(4, affine=True)
+    gnorm = nn.GroupNorm(2, 4)
+    lnorm = nn.LayerNorm(4)
+    with torch.no_grad():
+        for m in (inorm, gnorm, lnorm):
+            m.weight.uniform_(0.5, 1.5)
+            m.bias.uniform_(-0.5, 0.5)
+    ops = {"convT_2s2": (nn.ConvTranspose2d(4, 6, 2, stride=2), odd, 14),
+           "convT_3s2": (nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), odd, 14),
+           "convT_3s1": (nn.ConvTranspose2d(4, 5, 3, padding=1), odd, 14),
+           "pad": (Fn(lambda x: fn.pad(x, (1, 2, 3, 0), value=0.5)), odd, 14),
+           "reflect": (nn.ReflectionPad2d((2, 1, 1, 2)), odd, 14),
+           "edge": (nn.ReplicationPad2d(1), odd, 14),
+           "instnorm": (inorm, odd, 14),
+           "groupnorm": (gnorm, odd, 14),
+           "layernorm": (ChannelsLast(lnorm), odd, 17),
+           "shuffle": (nn.Sequential(nn.Conv2d(4, 8, 1), nn.PixelShuffle(2)), odd, 14),
+           "unshuffle": (nn.PixelUnshuffle(2), even, 14),
+           "tokens": (Fn(lambda x: torch.softmax(x.flatten(2).transpose(1, 2), -1)), odd, 14)}
+    for name, (op, sizes, opset) in ops.items():
+        # An odd size does not unshuffle (PyTorch refuses it too): the run stops.
+        failing = [([(1, 4, 9, 8)], "extents differ in this run")] if sizes is even else []
+        torch_case(out, "dyn_image_" + name, op.eval(), [torch.randn(1, 4, 20, 20)],
+                   {"in0": {2: "H", 3: "W"}, "out": {}}, ["--dim H=8:40", "--dim W=8:40"],
+                   [[(1, 4, h, w)] for h, w in sizes], opset=opset, failing=failing)
+    torch_case(out, "dyn_seq_convT", nn.ConvTranspose1d(6, 3, 4, stride=2, padding=1).eval(),
+               [torch.randn(2, 6, 16)], {"in0": {2: "T"}, "out": {}}, ["--dim T=1:50"],
+               [[(2, 6, t)] for t in (1, 13, 50)])
 
 
 def sequence_lengths(out):
@@ -444,7 +560,7 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     for make in (mlp, masked_frames, inner_axis, middle_axis, shape_ops, topk, loop, transformer, recurrent,
-                 sequence_lengths, conv_ops, segmenter):
+                 sequence_lengths, conv_ops, decoder_ops, segmenter, unet):
         make(out)
 
 

@@ -1074,6 +1074,11 @@ static void test_branches(void) {
   CHECK(tinyrt_session_run(&s) == TINYRT_ERR_BRANCH);
   CHECK(strstr(tinyrt_session_message(&s), "step 2: the model was not compiled for the else branch") != NULL);
   CHECK(strcmp(tinyrt_status_string(TINYRT_ERR_BRANCH), "unknown status") != 0);
+  /* The same stop flagged as a test of the run's extents (ABI 1.5): SHAPE. */
+  st[2].flags = TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL | TINYRT_STEP_SHAPE_ERROR;
+  CHECK(tinyrt_session_run(&s) == TINYRT_ERR_SHAPE);
+  CHECK(strstr(tinyrt_session_message(&s), "step 2: ") != NULL);
+  st[2].flags = TINYRT_STEP_GUARDED | TINYRT_STEP_FAIL;
   arena_mem[COND + 1] = 1;
   CHECK(tinyrt_session_run(&s) == TINYRT_OK && tinyrt_session_message(&s)[0] == '\0');
 
@@ -1089,7 +1094,7 @@ static void test_branches(void) {
   st[2].call_node = NULL;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "branch error"));
   st[2].call_node = "x";
-  st[0].flags = 8;
+  st[0].flags = 16;
   CHECK(refused(&m, TINYRT_ERR_BAD_MODEL, "unknown flags"));
   st[0].flags = 0;
   m.step_desc_bytes = TINYRT_STEP_DESC_1_2_BYTES;
