@@ -57,6 +57,9 @@ struct WinogradEmitter {
   // This run's sizes: the input's (WinogradIn), the output's and the
   // tiles per side; constants when fixed.
   bool dyn = false;
+  // Run-time sizes: the rows of the tile row being stored that exist (m in
+  // a whole tile row, else the first; out_row branches on it).
+  int dyn_rows = 1;
   Value *in_h = nullptr, *in_w = nullptr, *out_h = nullptr, *out_w = nullptr, *tiles_h = nullptr, *tiles_w = nullptr;
 
   WinogradEmitter(EmitEnv &e, const Kernel &kk)
@@ -324,12 +327,15 @@ struct WinogradEmitter {
   // epilogue and the store (rows past the output's end are skipped).
   void store_column(ExprEmitter &em, Value *n, Value *th, Value *ow, const std::vector<Value *> &y, Value *c0,
                     int lanes) {
-    // Rows every tile row has (with run-time sizes, the first).
-    int64_t full_rows = dyn ? 1 : s.out_h % m ? s.out_h % m : m;
+    // Rows every tile row of the bounds has (what the bounds proof sees),
+    // and the rows this one is known to have (with run-time sizes, all in
+    // a whole tile row).
+    const int64_t proved_rows = s.out_h % m ? s.out_h % m : m;
+    const int64_t full_rows = dyn ? dyn_rows : proved_rows;
     for (int i = 0; i < m; ++i) {
       Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
       auto store_row = [&, oh]() mutable {
-        if (i >= full_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
+        if (i >= proved_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
         store_epilogue(em, s, out, n, oh, ow, c0, y[(size_t)i], lanes);
       };
       if (i < full_rows)
@@ -341,6 +347,24 @@ struct WinogradEmitter {
   }
 
   void out_row(Value *n, Value *th) {
+    if (dyn) {  // a whole tile row (all but the run's last one) stores its rows untested
+      Value *whole = b.CreateICmpSLE(b.CreateMul(b.CreateAdd(th, i32(1)), i32(m)), out_h);
+      emit_branch(
+          b, whole,
+          [&] {
+            dyn_rows = m;
+            out_row_tiles(n, th);
+          },
+          [&] {
+            dyn_rows = 1;
+            out_row_tiles(n, th);
+          },
+          "whole");
+      return;
+    }
+    out_row_tiles(n, th);
+  }
+  void out_row_tiles(Value *n, Value *th) {
     auto tile = [&](Value *tw, int width) {
       Value *t = tile_index(n, th, tw);
       Value *ow0 = b.CreateMul(tw, i32(m));
