@@ -330,20 +330,7 @@ class CaseRunner {
                                    std::to_string(a.outputs.size())};
       // The outputs' actual dims, as the runner printed them ("dims K: D0,...").
       std::map<size_t, Shape> out_dims;
-      if (dynamic) {
-        std::istringstream lines(pr.output);
-        std::string line;
-        while (std::getline(lines, line)) {
-          unsigned k = 0;
-          int at = 0;
-          if (sscanf(line.c_str(), "dims %u:%n", &k, &at) != 1 || at == 0) continue;
-          Shape sh;
-          std::stringstream ds_(line.substr((size_t)at));
-          std::string tok;
-          while (std::getline(ds_, tok, ',')) sh.push_back(strtoll(tok.c_str(), nullptr, 10));
-          out_dims[k] = sh;
-        }
-      }
+      if (dynamic) out_dims = runner_output_dims(pr.output);
       size_t off = 0;
       for (size_t k = 0; k < a.outputs.size(); ++k) {
         const TensorInfo &ti = a.outputs[k];

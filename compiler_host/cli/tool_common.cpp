@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <map>
 
@@ -170,7 +171,9 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
   if (!fs::is_directory(dir, ec)) fail_usage("--calibration '" + dir + "' is not a directory");
   std::vector<fs::path> sets;
   for (auto &e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0 &&
+        !fs::exists(e.path() / "expected_error.txt"))  // (a set whose run must fail is no calibration data)
+      sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty() && !input_files(dir).empty()) sets.push_back(dir);
   if (sets.empty())
@@ -200,6 +203,9 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
         given.push_back({name, t});
       }
       std::string in = (fs::path(work) / "in.bin").string(), out = (fs::path(work) / "out.bin").string();
+      // A model compiled for ranges takes each set at its own shape.
+      bool dynamic = false;
+      std::vector<Shape> shapes;
       {
         std::ofstream f(in, std::ios::binary);
         for (size_t k = 0; k < a.inputs.size(); ++k) {
@@ -209,28 +215,37 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
             if (g.first == ti.name) t = g.second;
           if (!t && k < given.size()) t = given[k].second;
           if (!t) fail_usage("calibration set " + sets[si].string() + " has no input '" + ti.name + "'");
-          if (t->dtype != ti.dtype || t->shape != ti.shape)
+          if (!ti.accepts(t->dtype, t->shape))
             fail_usage("calibration set " + sets[si].string() + ": input '" + ti.name + "' is " + dtype_name(t->dtype) +
-                       shape_str(t->shape) + ", the model expects " + dtype_name(ti.dtype) + shape_str(ti.shape));
+                       shape_str(t->shape) + ", the model expects " + ti.takes());
+          dynamic = dynamic || ti.dynamic();
+          shapes.push_back(t->shape);
           f.write(reinterpret_cast<const char *>(t->bytes.data()), (std::streamsize)t->bytes.size());
           if (std::find(names.begin(), names.end(), ti.name) != names.end()) observe(obs, ti.name, *t, sample);
         }
       }
-      ProcessResult pr = run_runner(a.target, m, {"--in", in, "--out", out});
+      for (const TensorInfo &ti : a.outputs) dynamic = dynamic || ti.dynamic();
+      std::vector<std::string> args = {"--in", in, "--out", out};
+      if (dynamic) args.insert(args.end(), {"--dims", runner_dims(shapes)});
+      ProcessResult pr = run_runner(a.target, m, args);
       if (pr.exit_code != 0) fail_usage("calibration run failed: " + pr.output);
+      std::map<size_t, Shape> out_dims = runner_output_dims(pr.output);
       std::ifstream f(out, std::ios::binary);
       std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       size_t off = 0;
-      for (const TensorInfo &ti : a.outputs) {
-        if (got.size() < off + (size_t)ti.bytes) fail_usage("calibration run wrote too few output bytes");
+      for (size_t k = 0; k < a.outputs.size(); ++k) {
+        const TensorInfo &ti = a.outputs[k];
+        Shape shape = out_dims.count(k) ? out_dims[k] : ti.shape;  // the run's (dense) or the fixed ones
+        const size_t bytes = (size_t)shape_numel(shape) * (size_t)dtype_bytes(ti.dtype);
+        if (got.size() < off + bytes) fail_usage("calibration run wrote too few output bytes");
         if (ti.dtype == DType::F32 && std::find(names.begin(), names.end(), ti.name) != names.end()) {
           ConstData t;
           t.dtype = ti.dtype;
-          t.shape = ti.shape;
-          t.bytes.assign(got.begin() + (long)off, got.begin() + (long)(off + (size_t)ti.bytes));
+          t.shape = shape;
+          t.bytes.assign(got.begin() + (long)off, got.begin() + (long)(off + bytes));
           observe(obs, ti.name, t, sample);
         }
-        off += (size_t)ti.bytes;
+        off += bytes;
       }
       if (log)
         *log << "calibration: set " << si + 1 << "/" << sets.size() << " (" << sets[si].filename().string() << ")\n";
@@ -258,6 +273,23 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
     ranges[kv.first] = {lo, hi};
   }
   return ranges;
+}
+
+std::map<size_t, Shape> runner_output_dims(const std::string &output) {
+  std::map<size_t, Shape> dims;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    unsigned k = 0;
+    int at = 0;
+    if (sscanf(line.c_str(), "dims %u:%n", &k, &at) != 1 || at == 0) continue;
+    Shape sh;
+    std::stringstream ds(line.substr((size_t)at));
+    std::string tok;
+    while (std::getline(ds, tok, ',')) sh.push_back(strtoll(tok.c_str(), nullptr, 10));
+    dims[k] = sh;
+  }
+  return dims;
 }
 
 std::string runner_dims(const std::vector<Shape> &shapes) {

@@ -3,6 +3,7 @@
 // natively or under qemu.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -53,5 +54,8 @@ CalibrationRanges calibrate(const std::string &onnx, const CompileOptions &opt, 
 // tinyrt-runner's --dims for inputs of these shapes (descriptor order):
 // "D0,D1,...;D0,...".
 std::string runner_dims(const std::vector<Shape> &shapes);
+// The outputs' actual dims the runner printed after a run with --dims
+// ("dims K: D0,D1,..." lines), by output index.
+std::map<size_t, Shape> runner_output_dims(const std::string &output);
 
 }  // namespace tinyrt

@@ -416,6 +416,35 @@ void def_gemm() {
 
 }  // namespace
 
+// The dims rule of the matrix products (MatMul, MatMulInteger,
+// QLinearMatMul: A and B at inputs a_in and b_in): rows, columns and
+// batch axes carry their extents; a run-time summed axis must be one
+// extent in both.
+void matmul_dims(Node &n, Graph &g, int a_in, int b_in) {
+  const Value &A = in_val(g, n, (size_t)a_in), &B = in_val(g, n, (size_t)b_in);
+  Value &Y = g.v(n.out[0]);
+  const int yr = Y.rank();
+  const int ka = A.rank() - 1, kb = B.rank() >= 2 ? B.rank() - 2 : 0;
+  if (A.dim(ka) != B.dim(kb))  // a run-time summed axis is one extent in both
+    fail_unsupported(n.where() + ": the summed axes " + describe_dim(g, n.in[(size_t)a_in], ka) + " and " +
+                     describe_dim(g, n.in[(size_t)b_in], kb) + " are not one dimension");
+  std::vector<int> dims((size_t)yr, -1);
+  auto take = [&](int ya, int v, int axis) {
+    if (ya < 0 || axis < 0) return;
+    int d = g.v(v).dim(axis);
+    if (d < 0) return;
+    if (dims[(size_t)ya] >= 0 && dims[(size_t)ya] != d)
+      fail_unsupported(n.where() + ": two run-time dimensions meet on output axis " + std::to_string(ya));
+    dims[(size_t)ya] = d;
+  };
+  if (B.rank() >= 2) take(yr - 1, n.in[(size_t)b_in], B.rank() - 1);
+  if (A.rank() >= 2) take(yr - (B.rank() >= 2 ? 2 : 1), n.in[(size_t)a_in], A.rank() - 2);
+  for (int k = 0; k + 2 < A.rank(); ++k) take(yr - (B.rank() >= 2 ? 2 : 1) - (A.rank() - 2 - k), n.in[(size_t)a_in], k);
+  for (int k = 0; k + 2 < B.rank(); ++k) take(yr - 2 - (B.rank() - 2 - k), n.in[(size_t)b_in], k);
+  Y.dims = dims;
+  if (!Y.is_dynamic()) Y.dims.clear();
+}
+
 Shape matmul_out_shape(const Node &n, Shape a, Shape b) {
   if (a.empty() || b.empty()) fail_invalid(n.where() + ": scalar operands");
   bool a1 = a.size() == 1, b1 = b.size() == 1;
@@ -531,30 +560,7 @@ void def_matmul() {
   };
   // Run-time extents: the rows of A and the columns of B, and batch axes
   // broadcast; the sum's K is fixed.
-  d.dims = [](Node &n, Graph &g) {
-    const Value &A = in_val(g, n, 0), &B = in_val(g, n, 1);
-    Value &Y = g.v(n.out[0]);
-    const int yr = Y.rank();
-    const int ka = A.rank() - 1, kb = B.rank() >= 2 ? B.rank() - 2 : 0;
-    if (A.dim(ka) != B.dim(kb))  // a run-time summed axis is one extent in both
-      fail_unsupported(n.where() + ": the summed axes " + describe_dim(g, n.in[0], ka) + " and " +
-                       describe_dim(g, n.in[1], kb) + " are not one dimension");
-    std::vector<int> dims((size_t)yr, -1);
-    auto take = [&](int ya, int v, int axis) {
-      if (ya < 0 || axis < 0) return;
-      int d = g.v(v).dim(axis);
-      if (d < 0) return;
-      if (dims[(size_t)ya] >= 0 && dims[(size_t)ya] != d)
-        fail_unsupported(n.where() + ": two run-time dimensions meet on output axis " + std::to_string(ya));
-      dims[(size_t)ya] = d;
-    };
-    if (B.rank() >= 2) take(yr - 1, n.in[1], B.rank() - 1);
-    if (A.rank() >= 2) take(yr - (B.rank() >= 2 ? 2 : 1), n.in[0], A.rank() - 2);
-    for (int k = 0; k + 2 < A.rank(); ++k) take(yr - (B.rank() >= 2 ? 2 : 1) - (A.rank() - 2 - k), n.in[0], k);
-    for (int k = 0; k + 2 < B.rank(); ++k) take(yr - 2 - (B.rank() - 2 - k), n.in[1], k);
-    Y.dims = dims;
-    if (!Y.is_dynamic()) Y.dims.clear();
-  };
+  d.dims = [](Node &n, Graph &g) { matmul_dims(n, g, 0, 1); };
   register_op(std::move(d));
 }
 

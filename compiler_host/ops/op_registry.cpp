@@ -289,6 +289,30 @@ bool agree_at_run_time(Graph &g, const Node &n, const ExprP &a, const ExprP &b, 
   return true;
 }
 
+bool reads_run_time_dims(const OpDef &d, const Node &n, const Graph &g) {
+  for (size_t k = 0; k < n.in.size(); ++k) {
+    if (n.in[k] < 0 || !g.v(n.in[k]).is_dynamic()) continue;
+    if (!d.dims) {
+      const Value &x = g.v(n.in[k]);
+      int axis = 0;
+      while (x.dim(axis) < 0) ++axis;
+      fail_unsupported(n.where() + ": input " + describe_dim(g, n.in[k], axis) + ": " + n.op +
+                       " does not take run-time dimensions yet (give the input a fixed shape with --input-shape)");
+    }
+    return true;
+  }
+  return false;
+}
+
+void infer_node(Node &n, Graph &g) {
+  const OpDef &d = check_node(n, g);
+  d.infer(n, g);
+  if (!reads_run_time_dims(d, n, g)) return;
+  for (int v : n.out)
+    if (v >= 0) g.v(v).dims.clear();
+  d.dims(n, g);
+}
+
 void dims_like_input(Node &n, Graph &g) {
   const Value &x = in_val(g, n, 0);
   for (int o : n.out)

@@ -78,6 +78,14 @@ struct OpDef {
   std::function<void(Node &, Graph &)> dims;
 };
 
+// Does node n read a value with run-time dimensions? Throws, naming the
+// input, the axis and the range, when its op has no dims rule.
+bool reads_run_time_dims(const OpDef &d, const Node &n, const Graph &g);
+// For passes that add nodes after shape inference (quantize_static,
+// fuse_qdq): validates n, infers its outputs and, when it reads run-time
+// dimensions, gives them theirs by the op's rule.
+void infer_node(Node &n, Graph &g);
+
 // Dimension rules for OpDef::dims: every output takes input 0's dims; the
 // outputs take the numpy broadcast of the inputs' dims (two different
 // extents on one axis are refused, a static size other than 1 against an
@@ -185,6 +193,8 @@ const std::vector<std::string> &conv_attributes();
 ExprP matmul_sum(const Shape &a, const Shape &b, int out_rank, DType at, DType bt, DType acc,
                  const std::function<ExprP(ExprP, ExprP)> &fa, const std::function<ExprP(ExprP, ExprP)> &fb);
 Shape matmul_out_shape(const Node &n, Shape a, Shape b);
+// Their dims rule, A and B at inputs a_in and b_in.
+void matmul_dims(Node &n, Graph &g, int a_in, int b_in);
 // GemmSpecs of the scheduled families (nn.cpp): a convolution with Conv's
 // attributes of input 0 by `weight` ([OC, IC/groups, k...], 1 or 2 spatial
 // axes), and A (any rank >= 2) times `weight` ([N, K, 1, 1]) into a

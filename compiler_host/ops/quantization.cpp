@@ -59,6 +59,19 @@ void check_linear_params(const Node &n, const Graph &g, const char *scale, const
   check_param(n, g, 2, zero_point, zp_type, len);
 }
 
+// QuantizeLinear and DequantizeLinear elementwise over run-time extents
+// (an image of any size, quantized per tensor or per channel); a
+// run-time axis cannot be the per-axis parameters' axis.
+void quant_dims(Node &n, Graph &g) {
+  const Value &x = in_val(g, n, 0);
+  if (in_val(g, n, 1).numel() > 1) {
+    int axis = quant_axis(n, g, x.rank());
+    if (x.dim(axis) >= 0)
+      fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], axis) + " carries per-axis scales");
+  }
+  dims_like_input(n, g);
+}
+
 void def_quantize() {
   OpDef d;
   d.name = "QuantizeLinear";
@@ -84,6 +97,7 @@ void def_quantize() {
     }
     c.kernel(n.out[0], ins, quantize(v, zp, t));
   };
+  d.dims = quant_dims;
   register_op(std::move(d));
 }
 
@@ -108,6 +122,7 @@ void def_dequantize() {
     }
     c.kernel(n.out[0], ins, cast(v, DType::F32) * param(in_val(c.g, n, 1), 1, axis));
   };
+  d.dims = quant_dims;
   register_op(std::move(d));
 }
 
@@ -240,7 +255,20 @@ void def_matmul_integer() {
         [&](ExprP v, ExprP col) { return minus_zp(v, n, c.g, 3, 3, col); });
     if (!qgemm_matmul(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
+  d.dims = [](Node &n, Graph &g) { matmul_dims(n, g, 0, 1); };
   register_op(std::move(d));
+}
+
+// x's spatial extents where some are run-time (conv_sum's padding is
+// then the run's), else none.
+std::vector<ExprP> run_extents(const Graph &g, int x) {
+  return g.v(x).is_dynamic() ? spatial_extents(g, x) : std::vector<ExprP>{};
+}
+
+// A convolution weight's window (its axes after the first two).
+std::vector<int64_t> weight_window(const Graph &g, int w) {
+  const Shape &s = g.v(w).shape;
+  return s.size() > 2 ? std::vector<int64_t>(s.begin() + 2, s.end()) : std::vector<int64_t>{};
 }
 
 void def_conv_integer() {
@@ -261,9 +289,10 @@ void def_conv_integer() {
     std::vector<int> ins = {n.in[0], n.in[1], n.has_in(2) ? n.in[2] : n.in[0], n.has_in(3) ? n.in[3] : n.in[1]};
     ExprP e = conv_sum(
         n, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
-        [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); });
+        [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); }, run_extents(c.g, n.in[0]));
     if (!qgemm_conv(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
+  d.dims = [](Node &n, Graph &g) { window_dims(n, g, weight_window(g, n.in[1])); };
   register_op(std::move(d));
 }
 
@@ -307,6 +336,7 @@ void def_qlinear_matmul() {
     // inputs: 0 A, 1 a_scale, 2 a_zp, 3 B, 4 b_scale, 5 b_zp
     if (!qgemm_matmul(n, c, 3, 2, 5, ins, rq(sum), rq)) c.kernel(n.out[0], ins, rq(sum));
   };
+  d.dims = [](Node &n, Graph &g) { matmul_dims(n, g, 0, 3); };
   register_op(std::move(d));
 }
 
@@ -342,7 +372,7 @@ void def_qlinear_conv() {
     m.in = {n.in[0], n.in[3], n.in[2], n.in[5]};
     ExprP sum = conv_sum(
         m, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
-        [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); });
+        [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); }, run_extents(c.g, n.in[0]));
     ExprP bias;
     if (n.has_in(8)) {
       ins.push_back(n.in[8]);
@@ -354,6 +384,7 @@ void def_qlinear_conv() {
     // inputs: 0 x, 1 x_scale, 2 x_zp, 3 w, 4 w_scale, 5 w_zp
     if (!qgemm_conv(n, c, 3, 2, 5, ins, rq(sum), rq)) c.kernel(n.out[0], ins, rq(sum));
   };
+  d.dims = [](Node &n, Graph &g) { window_dims(n, g, weight_window(g, n.in[3])); };
   register_op(std::move(d));
 }
 

@@ -111,8 +111,7 @@ class Rewriter {
     Node n = make_node(g_, op, name, std::move(ins), {out});
     n.domain = domain;
     n.attrs = std::move(attrs);
-    const OpDef &d = check_node(n, g_);
-    d.infer(n, g_);
+    infer_node(n, g_);
     nodes.push_back(std::move(n));
     return out;
   }

@@ -141,17 +141,7 @@ Visit visit_node(PassContext &c, const InferAndFoldOptions &o, Graph &g, size_t 
   bool symbolic_shape = false;
   for (int k : d.const_inputs)
     symbolic_shape = symbolic_shape || (n.has_in((size_t)k) && g.v(n.in[k]).is_sym() && !g.v(n.in[k]).is_const());
-  for (size_t k = 0; k < n.in.size(); ++k) {
-    if (n.in[k] < 0 || !g.v(n.in[k]).is_dynamic()) continue;
-    if (!d.dims) {
-      const Value &x = g.v(n.in[k]);
-      int axis = 0;
-      while (x.dim(axis) < 0) ++axis;
-      fail_unsupported(n.where() + ": input " + describe_dim(g, n.in[k], axis) + ": " + n.op +
-                       " does not take run-time dimensions yet (give the input a fixed shape with --input-shape)");
-    }
-    symbolic_shape = true;
-  }
+  symbolic_shape = reads_run_time_dims(d, n, g) || symbolic_shape;
   if (symbolic_shape) {  // (check_node let a symbolic shape input through only for an op with a dims rule)
     for (int v : n.out)
       if (v >= 0) g.v(v).dims.clear();

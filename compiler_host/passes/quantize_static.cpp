@@ -54,7 +54,7 @@ struct Builder {
     m.opset = std::max(g.opset, 13);
     m.attrs = std::move(attrs);
     m.guard = guard;
-    check_node(m, g).infer(m, g);
+    infer_node(m, g);
     out.push_back(std::move(m));
     return v;
   }
