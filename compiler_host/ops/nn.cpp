@@ -91,7 +91,9 @@ std::vector<ExprP> spatial_extents(const Graph &g, int x) {
   return e;
 }
 
-void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel) {
+// Refuses run-time channels in x (input 0) and run-time dimensions in the
+// other inputs (weights, bias, parameters) of a windowed op.
+void only_run_time_images(const Node &n, const Graph &g) {
   const Value &x = in_val(g, n, 0);
   if (x.rank() >= 2 && x.dim(1) >= 0)
     fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": " + n.op +
@@ -99,6 +101,11 @@ void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel) {
   for (size_t k = 1; k < n.in.size(); ++k)
     if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
       fail_unsupported(n.where() + ": " + n.op + "'s input " + std::to_string(k) + " has run-time dimensions");
+}
+
+void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel) {
+  const Value &x = in_val(g, n, 0);
+  only_run_time_images(n, g);
   Window w = window_geometry(n, x.shape, kernel, n.geti("ceil_mode", 0));
   std::vector<int> dims((size_t)x.rank(), -1);
   dims[0] = x.dim(0);
@@ -784,12 +791,7 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
 // run's size). Run-time channels are refused.
 void transpose_dims(Node &n, Graph &g) {
   const Value &x = in_val(g, n, 0);
-  if (x.rank() >= 2 && x.dim(1) >= 0)
-    fail_unsupported(n.where() + ": " + describe_dim(g, n.in[0], 1) + ": " + n.op +
-                     " takes run-time batch and spatial dimensions only");
-  for (size_t k = 1; k < n.in.size(); ++k)
-    if (n.has_in(k) && g.v(n.in[k]).is_dynamic())
-      fail_unsupported(n.where() + ": " + n.op + "'s input " + std::to_string(k) + " has run-time dimensions");
+  only_run_time_images(n, g);
   TransposeGeometry t = transpose_geometry(n, g);
   std::vector<int64_t> pads = n.getints("pads", std::vector<int64_t>(2 * t.nsp, 0));
   std::vector<int64_t> opad = n.getints("output_padding", std::vector<int64_t>(t.nsp, 0));

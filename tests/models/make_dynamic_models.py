@@ -238,6 +238,21 @@ def loop(out):
     write_case(out, "dyn_loop", model, ["--dim T=1:16"], sets)
 
 
+def function_module():
+    """A torch module class running the function it is given."""
+    from torch import nn
+
+    class Fn(nn.Module):
+        def __init__(self, f):
+            super().__init__()
+            self.f = f
+
+        def forward(self, x):
+            return self.f(x)
+
+    return Fn
+
+
 def torch_case(out, name, module, example, dynamic_axes, options, shapes, opset=14, failing=()):
     """Exports a PyTorch module with `dynamic_axes` and writes a test set per
     input shape in `shapes` (tuples, one per input), PyTorch's outputs as
@@ -421,14 +436,7 @@ def conv_ops(out):
     from torch import nn
     torch.manual_seed(3)
     fn = nn.functional
-
-    class Fn(nn.Module):
-        def __init__(self, f):
-            super().__init__()
-            self.f = f
-
-        def forward(self, x):
-            return self.f(x)
+    Fn = function_module()
 
     ops = {"conv": nn.Conv2d(4, 8, 3, padding=1), "conv_s2": nn.Conv2d(4, 8, 3, stride=2, padding=1),
            "conv1x1": nn.Conv2d(4, 8, 1), "dw": nn.Conv2d(4, 4, 3, padding=1, groups=4),
@@ -457,14 +465,7 @@ def decoder_ops(out):
     from torch import nn
     torch.manual_seed(5)
     fn = nn.functional
-
-    class Fn(nn.Module):
-        def __init__(self, f):
-            super().__init__()
-            self.f = f
-
-        def forward(self, x):
-            return self.f(x)
+    Fn = function_module()
 
     class ChannelsLast(nn.Module):
         def __init__(self, f):
