@@ -103,6 +103,10 @@ void only_run_time_images(const Node &n, const Graph &g) {
       fail_unsupported(n.where() + ": " + n.op + "'s input " + std::to_string(k) + " has run-time dimensions");
 }
 
+std::vector<ExprP> run_spatial_extents(const Graph &g, int x) {
+  return g.v(x).is_dynamic() ? spatial_extents(g, x) : std::vector<ExprP>{};
+}
+
 void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel) {
   const Value &x = in_val(g, n, 0);
   only_run_time_images(n, g);
@@ -286,8 +290,7 @@ void def_conv() {
     Window win = window_geometry(n, X.shape, kernel_shape_of(n, c.g, true), false);
     int64_t G = n.geti("group", 1), OC = W.shape[0], ICg = W.shape[1];
     auto id = [](ExprP v) { return v; };
-    ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id,
-                         X.is_dynamic() ? spatial_extents(c.g, n.in[0]) : std::vector<ExprP>{});
+    ExprP sum = conv_sum(n, X.shape, W.shape, t, t, t, id, id, run_spatial_extents(c.g, n.in[0]));
     std::vector<int> ins = {n.in[0], n.in[1]};
     ExprP bias;
     if (n.has_in(2)) {
@@ -780,7 +783,7 @@ TransposeGeometry transpose_geometry(const Node &n, const Graph &g) {
     }
     if (t.out[i] <= 0) fail_invalid(n.where() + ": empty output");
   }
-  if (in_val(g, n, 0).is_dynamic()) t.in_ext = spatial_extents(g, n.in[0]);
+  t.in_ext = run_spatial_extents(g, n.in[0]);
   return t;
 }
 
@@ -862,10 +865,6 @@ void lower_conv_transpose_gemm(const Node &n, LowerCtx &c, const TransposeGeomet
   zshape.insert(zshape.end(), geo.in.begin(), geo.in.end());
   c.g.check_size(zshape, n.where() + ": the ConvTranspose's intermediate");
   int z = c.temp(n.out[0] >= 0 ? c.g.v(n.out[0]).name + "_taps" : "taps", t, zshape);
-  if (X.is_dynamic()) {  // the taps over x's pixels: x's extents, static channels
-    c.g.v(z).dims = X.dims;
-    c.g.v(z).dims[1] = -1;
-  }
 
   GemmSpec s;
   s.batch = N;

@@ -15,42 +15,31 @@ const std::vector<DType> kFloat = {DType::F32, DType::F64, DType::F16, DType::BF
 // Mean and 1/sqrt(var + eps) of x over the axes in `red` (kept as size 1),
 // written to `mean_out` / `inv_out` (new temporaries when -1). A reduced
 // run-time axis (an image of any size) is summed over the run's extent
-// and counted as such; a kept one carries its extent to the statistics.
+// and counted as such (a temporary's kept extents follow from its loads:
+// lower_to_kernels).
 void moments(LowerCtx &c, int x_id, const std::vector<bool> &red, double eps, int *mean_out, int *inv_out) {
   const Value &x = c.g.v(x_id);
   DType t = x.dtype;
   Shape ks = x.shape;
-  std::vector<int> kdims;
   std::vector<RVar> rv;
   std::vector<ExprP> in_idx, kept_idx;
-  int64_t count = 1;  // of a static x
-  ExprP run_count = cidx(1);
-  bool run_time = false;
+  ExprP count = cidx(1);  // a constant unless a reduced axis is run-time
   for (int i = 0; i < x.rank(); ++i) {
     if (red[i]) {
       ks[i] = 1;
       rv.push_back({kFirstReduceVar + i, x.shape[i], x.dim(i) >= 0 ? c.g.extent(x_id, i) : nullptr});
       in_idx.push_back(var(kFirstReduceVar + i));
       kept_idx.push_back(cidx(0));
-      count *= x.shape[i];
-      run_count = run_count * c.g.extent(x_id, i);
-      run_time = run_time || x.dim(i) >= 0;
-      kdims.push_back(-1);
+      count = count * c.g.extent(x_id, i);
     } else {
       in_idx.push_back(var(i));
       kept_idx.push_back(var(i));
-      kdims.push_back(x.dim(i));
     }
   }
-  ExprP n = run_time ? cast(run_count, t) : cst(t, (double)count);
-  auto stats = [&](int *id, const char *suffix) {
-    if (*id < 0) *id = c.temp(x.name + suffix, t, ks);
-    for (int k : kdims)
-      if (k >= 0) c.g.v(*id).dims = kdims;
-  };
-  stats(mean_out, "_mean");
+  ExprP n = count->is_const() ? cst(t, (double)count->ival) : cast(count, t);
+  if (*mean_out < 0) *mean_out = c.temp(x.name + "_mean", t, ks);
   c.kernel(*mean_out, {x_id}, reduce(ReduceKind::Sum, rv, load(0, t, in_idx)) / n);
-  stats(inv_out, "_invstd");
+  if (*inv_out < 0) *inv_out = c.temp(x.name + "_invstd", t, ks);
   ExprP d = load(0, t, in_idx) - load(1, t, kept_idx);
   ExprP var_ = reduce(ReduceKind::Sum, rv, d * d) / n;
   c.kernel(*inv_out, {x_id, *mean_out}, cst(t, 1) / un(EOp::Sqrt, var_ + cst(t, eps)));

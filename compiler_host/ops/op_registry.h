@@ -185,6 +185,9 @@ ExprP conv_sum(const Node &n, const Shape &x, const Shape &w, DType xt, DType wt
 void window_dims(Node &n, Graph &g, const std::vector<int64_t> &kernel);
 // x's spatial extents (axes 2..) as index expressions.
 std::vector<ExprP> spatial_extents(const Graph &g, int x);
+// The same when some of x's dimensions are run-time (where conv_sum and
+// the transposed convolution take padding at the run's edges), else none.
+std::vector<ExprP> run_spatial_extents(const Graph &g, int x);
 Shape conv_out_shape(const Node &n, const Shape &x, const Shape &w);
 // The attributes Conv, ConvInteger and QLinearConv share.
 const std::vector<std::string> &conv_attributes();

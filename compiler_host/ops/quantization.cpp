@@ -259,12 +259,6 @@ void def_matmul_integer() {
   register_op(std::move(d));
 }
 
-// x's spatial extents where some are run-time (conv_sum's padding is
-// then the run's), else none.
-std::vector<ExprP> run_extents(const Graph &g, int x) {
-  return g.v(x).is_dynamic() ? spatial_extents(g, x) : std::vector<ExprP>{};
-}
-
 // A convolution weight's window (its axes after the first two).
 std::vector<int64_t> weight_window(const Graph &g, int w) {
   const Shape &s = g.v(w).shape;
@@ -289,7 +283,7 @@ void def_conv_integer() {
     std::vector<int> ins = {n.in[0], n.in[1], n.has_in(2) ? n.in[2] : n.in[0], n.has_in(3) ? n.in[3] : n.in[1]};
     ExprP e = conv_sum(
         n, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, n, c.g, 2, 2, cidx(0)); },
-        [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); }, run_extents(c.g, n.in[0]));
+        [&](ExprP v) { return minus_zp(v, n, c.g, 3, 3, var(1)); }, run_spatial_extents(c.g, n.in[0]));
     if (!qgemm_conv(n, c, 1, 2, 3, ins, e, same)) c.kernel(n.out[0], ins, e);
   };
   d.dims = [](Node &n, Graph &g) { window_dims(n, g, weight_window(g, n.in[1])); };
@@ -372,7 +366,7 @@ void def_qlinear_conv() {
     m.in = {n.in[0], n.in[3], n.in[2], n.in[5]};
     ExprP sum = conv_sum(
         m, X.shape, W.shape, X.dtype, W.dtype, DType::I32, [&](ExprP v) { return minus_zp(v, m, c.g, 2, 2, cidx(0)); },
-        [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); }, run_extents(c.g, n.in[0]));
+        [&](ExprP v) { return minus_zp(v, m, c.g, 3, 3, var(1)); }, run_spatial_extents(c.g, n.in[0]));
     ExprP bias;
     if (n.has_in(8)) {
       ins.push_back(n.in[8]);

@@ -405,7 +405,7 @@ void concat_kernel(LowerCtx &c, int out, const std::vector<int> &ins, int axis) 
 // is).
 void concat_dims(Graph &g, const Node &n, const std::vector<int> &ins, int axis, int out) {
   Value &o = g.v(out);
-  std::vector<int> dims((size_t)o.rank(), -1);
+  std::vector<int> dims((size_t)o.rank(), -1), from((size_t)o.rank(), -1);  // the extent and its input
   ExprP sum = cidx(0);
   for (int v : ins) {
     const Value &x = g.v(v);
@@ -413,9 +413,7 @@ void concat_dims(Graph &g, const Node &n, const std::vector<int> &ins, int axis,
     for (int a = 0; a < o.rank(); ++a) {
       if (a == axis || x.dim(a) < 0) continue;
       if (dims[(size_t)a] >= 0 && dims[(size_t)a] != x.dim(a)) {
-        int first = -1;  // the input that gave the axis its extent
-        for (int u : ins)
-          if (first < 0 && g.v(u).dim(a) == dims[(size_t)a]) first = u;
+        const int first = from[(size_t)a];
         if (!agree_at_run_time(g, n, first, a, v, a))
           fail_unsupported(
               n.where() + ": " + describe_dim(g, v, a) + " and " + describe_dim(g, first, a) + " meet on axis " +
@@ -424,6 +422,7 @@ void concat_dims(Graph &g, const Node &n, const std::vector<int> &ins, int axis,
         continue;
       }
       dims[(size_t)a] = x.dim(a);
+      from[(size_t)a] = v;
     }
   }
   for (int v : ins)

@@ -314,16 +314,6 @@ void pack_weights(PassContext &c) {
       k.kind = KernelKind::Loop;  // channels not contiguous: the generic emitter handles it
       continue;
     }
-    // The int8 GEMM takes run-time extents only as its linear mode's pixels
-    // (one extent: gemm_dynamic_role); an int8 convolution over run-time
-    // image sizes (a model quantized after it was compiled for ranges) runs
-    // its reference expression as a loop kernel.
-    const Value &ov = g.v(k.out), &xv = g.v(k.ins[0]);
-    if (k.kind == KernelKind::QGemm && (ov.is_dynamic() || xv.is_dynamic()) &&
-        (gemm_dynamic_role(s, ov) < 0 || xv.dims != ov.dims)) {
-      k.kind = KernelKind::Loop;
-      continue;
-    }
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
