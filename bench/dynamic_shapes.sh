@@ -6,7 +6,9 @@
 # alternate, ROUNDS times each, and the table gives the median of their
 # medians and the ratio. TARGET=armv7-neon or aarch64-neon: executed guest
 # instructions per inference under qemu instead (exact: one round).
-#   [FILTER=dyn_transformer] [TARGET=...] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
+# QUANTIZE=static: both in int8, calibrated on the set they run (the same
+# scales for both).
+#   [FILTER=dyn_transformer] [TARGET=...] [QUANTIZE=static] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
 # Needs the models: ctest -R dynamic-shapes/make (in BUILD_DIR).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -35,6 +37,11 @@ for case in "$build"/models/dynamic_shapes/${FILTER:-}*/; do
       shapes="$shapes --input-shape $iname=$shape"
       i=$((i + 1))
     done
+    if [ "${QUANTIZE:-}" = static ]; then
+      cal=$(mktemp -d)
+      ln -s "$set" "$cal/test_data_set_0"
+      args="$args --quantize static --calibration $cal"
+    fi
     r=""
     e=""
     for k in $(seq "$rounds"); do
@@ -45,6 +52,7 @@ for case in "$build"/models/dynamic_shapes/${FILTER:-}*/; do
     done
     rm=$(echo "$r" | tr ' ' '\n' | grep . | median)
     em=$(echo "$e" | tr ' ' '\n' | grep . | median)
+    if [ "${QUANTIZE:-}" = static ]; then rm -r "$cal"; fi
     printf '%-20s %-22s %10s %10s %7.2f\n' "$name" "$(echo "$shapes" | sed 's/ --input-shape [^=]*=/ /g; s/^ //')" "$rm" "$em" \
       "$(echo "$rm $em" | awk '{print $1 / $2}')"
   done

@@ -564,7 +564,7 @@ struct GemmEmitter {
         k_dyn_ = extent(k.ins.at(0), s.in_axis[1]);
         run_.in_w = run_.out_w = w_dyn_;  // (1x1, unpadded: the input's rows are the output's)
       } else {
-        TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0 && !q, "a GEMM with run-time extents it cannot take");
+        TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0, "a GEMM with run-time extents it cannot take");
         linear = false;
         run_ = run_sizes(env, b, dimv_, k);
         rt_ = &run_;

@@ -74,7 +74,7 @@ class ProgramCtx : public LowerCtx {
     // pixels (gemm_dynamic_role), as run-time rows (gemm_runtime_rows) and
     // as run-time image sizes, as the depthwise family does
     // (gemm_runtime_spatial); elsewhere the reference expression runs as a
-    // loop kernel (int8 convolutions over run-time sizes, for now).
+    // loop kernel.
     kernel(out, std::move(ins), std::move(expr));  // (a temporary's dims are set there)
     const std::vector<int> &in = p_.kernels.back().ins;
     bool dynamic = g.v(out).is_dynamic();
@@ -86,8 +86,8 @@ class ProgramCtx : public LowerCtx {
     // Row mode (float): run-time rows, output channels and K, B packed at
     // run time too (attention).
     if (!takes && kind == KernelKind::Gemm && !in.empty()) takes = gemm_runtime_rows(spec, g.v(out), g.v(in[0])) == 1;
-    // Run-time image sizes (float convolutions and depthwise ones).
-    if (!takes && (kind == KernelKind::Gemm || kind == KernelKind::Depthwise) && !in.empty())
+    // Run-time image sizes (float and int8 convolutions, depthwise ones).
+    if (!takes && kind != KernelKind::Loop && !in.empty())
       takes = rest_fixed && gemm_runtime_spatial(spec, g.v(out), g.v(in[0])) == 1;
     if (dynamic && !takes) return;
     p_.kernels.back().kind = kind;
