@@ -42,6 +42,10 @@ int64_t nonzeros(const std::vector<double> &v) {
 // Memory traffic in bytes per vector instruction slot: weights streamed
 // from outside L2, and the arena's V and M (written, then read once).
 constexpr double kWeightBytesPerOp = 8, kArenaBytesPerOp = 32;
+// A GEMM's accumulator vector is started and stored once per output vector
+// whatever its K: a small K (an RGB layer's 3 channels as Winograd's K)
+// makes this the larger part.
+constexpr double kStoreOpsPerVector = 2;
 
 struct Estimate {
   double gemm = 0, transforms = 0, memory = 0;
@@ -54,24 +58,35 @@ Estimate direct_cost(const GemmSpec &s, const Target &t) {
   GemmTileShape ts = gemm_tile_shape(s);
   t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, Target::TileKind::Float, &score);
   Estimate e;
-  e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score;
+  e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score +
+           kStoreOpsPerVector * (double)s.batch * s.out_h * s.out_w * ceil_div(s.out_c, L);
   e.memory = 9.0 * s.in_c * s.out_c * 4 / kWeightBytesPerOp;
   return e;
 }
 
-Estimate winograd_cost(const GemmSpec &s, const Target &t, int m) {
+// `run_h`, `run_w`: the output sides are run-time extents, whose tiles
+// are counted as their average over the sizes near them (the last tile
+// row or column is on average (m + 1) / 2m full) instead of at one size.
+Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = false, bool run_w = false) {
   const WinogradMatrices &w = winograd_matrices(m);
   int L = t.f32_lanes();
-  int64_t a = w.a(), T = tiles(s, m);
+  int64_t a = w.a();
+  auto side = [&](int64_t n, bool run) { return run ? (double)n / m + (m - 1) / (2.0 * m) : (double)ceil_div(n, m); };
+  double T = (double)s.batch * side(s.out_h, run_h) * side(s.out_w, run_w);
   double score = 0;
-  t.gemm_tile(s.out_c, T, true, s.in_c, Target::TileKind::Float, &score);
+  t.gemm_tile(s.out_c, tiles(s, m), true, s.in_c, Target::TileKind::Float, &score);
   Estimate e;
-  e.gemm = (double)a * a * T * s.in_c * s.out_c / L / score;
+  e.gemm =
+      (double)a * a * T * s.in_c * s.out_c / L / score + kStoreOpsPerVector * (double)a * a * T * ceil_div(s.out_c, L);
   // Per tile and channel vector: a^2 loads and stores and 2a linear
   // combinations of B^T's rows in; a^2 loads, (a + m) combinations of
   // A^T's rows and m^2 epilogues and stores out.
   double in = 2.0 * a * a + 2.0 * a * (double)nonzeros(w.bt);
   double out = (double)a * a + (double)(a + m) * (double)nonzeros(w.at) + 3.0 * m * m;
+  // Without cheap masked loads and stores (NEON), the channels past the
+  // last whole vector are loaded lane by lane (a load and an insert) from
+  // each of the a^2 input pixels and stored so into V.
+  if (!t.masked_tail) in += 4.0 * a * a * (double)(s.in_c % L) / (double)ceil_div(s.in_c, L);
   e.transforms = (double)T * (ceil_div(s.in_c, L) * in + ceil_div(s.out_c, L) * out);
   e.memory = (double)a * a * s.in_c * s.out_c * 4 / kWeightBytesPerOp +
              2.0 * a * a * T * (s.in_c + s.out_c) * 4 / kArenaBytesPerOp;
@@ -149,16 +164,53 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     };
     if (m && !fits(m)) m = 0;
     const int cands[2] = {2, 4};
-    double direct = direct_cost(s, c.target).total(), best = direct, cost[2];
+    // Over run-time image sizes the choice must pay over the range, from
+    // a quarter of its bounds up (what a range-compiled model promises
+    // against one compiled for the exact size): it is estimated with each
+    // run-time side at a quarter, half and all of its bound, and a form
+    // is taken when it wins at each (cost < direct) and on average (mean
+    // ratio < 0.9), the form of the smaller mean.
+    struct Point {
+      GemmSpec s;
+      bool run_h, run_w;
+    };
+    const bool run_h = s.out_axis[2] >= 0 && g.v(k.out).dim(s.out_axis[2]) >= 0;
+    const bool run_w = s.out_axis[3] >= 0 && g.v(k.out).dim(s.out_axis[3]) >= 0;
+    std::vector<Point> at = {{s, false, false}};
+    for (int d : {2, 4}) {
+      if (!run_h && !run_w) break;
+      Point q{s, run_h, run_w};
+      auto part = [&](bool run, int64_t *out_ext, int64_t *in_ext) {
+        if (!run) return;
+        int64_t e = std::max<int64_t>(1, ceil_div(*out_ext, d));
+        *in_ext -= *out_ext - e;
+        *out_ext = e;
+      };
+      part(run_h, &q.s.out_h, &q.s.in_h);
+      part(run_w, &q.s.out_w, &q.s.in_w);
+      at.push_back(q);
+    }
+    std::vector<double> direct;
+    for (const Point &e : at) direct.push_back(direct_cost(e.s, c.target).total());
+    auto ratio = [&](size_t j, int cand) {
+      return winograd_cost(at[j].s, c.target, cand, at[j].run_h, at[j].run_w).total() / direct[j];
+    };
+    double mean[2], best = 0.9;
     for (int i = 0; i < 2; ++i) {
-      cost[i] = winograd_cost(s, c.target, cands[i]).total();
-      if (o.mode == WinogradMode::Auto && fits(cands[i]) && cost[i] < 0.9 * best) best = cost[i], m = cands[i];
+      double sum = 0, worst = 0;
+      for (size_t j = 0; j < at.size(); ++j) sum += ratio(j, cands[i]), worst = std::max(worst, ratio(j, cands[i]));
+      mean[i] = sum / (double)at.size();
+      if (o.mode == WinogradMode::Auto && fits(cands[i]) && worst < 1.0 && mean[i] < best) best = mean[i], m = cands[i];
     }
     if (c.log) {
       std::ostringstream o;
-      o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c << " " << s.out_h << "x" << s.out_w
-        << ": direct " << (int64_t)direct;
-      for (int i = 0; i < 2; ++i) o << ", F(" << cands[i] << ",3) " << (int64_t)cost[i];
+      o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
+      for (size_t j = 0; j < at.size(); ++j) {
+        o << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
+        for (int i = 0; i < 2; ++i)
+          o << ", F(" << cands[i] << ",3) "
+            << (int64_t)winograd_cost(at[j].s, c.target, cands[i], at[j].run_h, at[j].run_w).total();
+      }
       o << (m ? " -> F(" + std::to_string(m) + ",3)" : std::string(" -> direct")) << "\n";
       *c.log << o.str();
     }
