@@ -156,6 +156,34 @@ struct DepthwiseEmitter {
     return a;
   }
 
+  // Float border tiles: one window row (kh) of m pixels with the taps
+  // unrolled, each input column loaded once (from its clamped offset, or
+  // the zero vector in the padding) and shared by the taps that read it.
+  static constexpr int64_t kBorderTapsUnrolled = 7;
+  struct BorderColumns {
+    std::vector<Value *> offset, ok;
+  };
+  Values border_row(const Values &a0, Value *row, Value *row_ok, const BorderColumns &cols, Value *kh, Value *zero_c,
+                    int m, Value *c0, int lanes) {
+    std::vector<Value *> xv(cols.offset.size(), nullptr);
+    auto input = [&](int64_t j) {
+      if (!xv[(size_t)j]) {
+        Value *p = b.CreateGEP(xel, xbase, b.CreateAdd(row, cols.offset[(size_t)j]));
+        xv[(size_t)j] = load_x(b.CreateSelect(b.CreateAnd(row_ok, cols.ok[(size_t)j]), p, zero_c), lanes);
+      }
+      return xv[(size_t)j];
+    };
+    Values a = a0;
+    for (int64_t kw = 0; kw < s.k_w; ++kw) {
+      Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), i32(kw));
+      Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+      for (int i = 0; i < m; ++i)
+        a[(size_t)i] =
+            b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {input(i * s.stride_w + kw * s.dil_w), w, a[(size_t)i]});
+    }
+    return a;
+  }
+
   // m pixels from (n, oh, ow0), channels [c0, c0 + lanes).
   void tile(bool inside, int m, Value *n, Value *oh, Value *ow0, Value *c0, int lanes) {
     Value *ih0 = b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t));
@@ -171,6 +199,17 @@ struct DepthwiseEmitter {
         : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
                : load_vec(b.CreateGEP(f32, start, c0), lanes);
     Values acc(m, init);
+    // A border tile's input columns: clamped offsets and whether each lies
+    // inside the run's input, once per tile rather than per tap and row.
+    BorderColumns cols;
+    if (!inside && !q && s.k_w <= kBorderTapsUnrolled) {
+      int64_t span = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
+      for (int64_t j = 0; j < span; ++j) {
+        Value *iw = b.CreateAdd(iw0, i32(j));
+        cols.offset.push_back(b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3])));
+        cols.ok.push_back(b.CreateICmpULT(iw, run_.in_w));
+      }
+    }
     acc = carried_loop(
         b, 0, s.k_h, 1, acc,
         [&](Value *kh, const Values &a0) {
@@ -178,6 +217,8 @@ struct DepthwiseEmitter {
           Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, run_.in_h);
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
           if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
+          if (!inside && s.k_w <= kBorderTapsUnrolled)
+            return border_row(a0, row, row_ok, cols, kh, zero_c, m, c0, lanes);
           return carried_loop(
               b, 0, s.k_w, 1, a0,
               [&](Value *kw, const Values &a1) {
