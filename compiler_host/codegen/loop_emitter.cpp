@@ -765,9 +765,17 @@ class LoopKernel {
                   nullptr);
           },
           "vec4");
+    // The loops that start at a run-time index (past the groups, past the
+    // vectors) clamp it into the row's bound (clamp_i32: the identity
+    // there), which the bounds proof cannot derive from a start and a trip
+    // count that are both run-time.
+    const int64_t bound = seg.end - seg.begin;
     emit_counted_loop(
         b_, b_.CreateMul(groups, b_.getInt32(kDynUnroll)), main,
-        [&](llvm::Value *j) { run(seg, L, b_.CreateMul(j, b_.getInt32(L)), nullptr); }, "vec");
+        [&](llvm::Value *j) {
+          run(seg, L, b_.CreateMul(clamp_i32(b_, j, 0, std::max<int64_t>(0, bound / L - 1)), b_.getInt32(L)), nullptr);
+        },
+        "vec");
     llvm::Value *done = b_.CreateMul(main, b_.getInt32(L));
     if (L == 1) return;
     if (T_.masked_tail) {
@@ -783,7 +791,8 @@ class LoopKernel {
           [] {}, "tail");
     } else {
       emit_counted_loop(
-          b_, done, n, [&](llvm::Value *j) { run(seg, 1, j, nullptr); }, "tail");
+          b_, done, n,
+          [&](llvm::Value *j) { run(seg, 1, clamp_i32(b_, j, 0, std::max<int64_t>(0, bound - 1)), nullptr); }, "tail");
     }
   }
 
