@@ -2,9 +2,9 @@
 # Sets up a fresh Debian 12 machine and runs the whole test suite: runtime,
 # compiler, math accuracy, ONNX backend tests and torchvision models on
 # x86-64, armv7 (qemu-arm) and aarch64 (qemu-aarch64), and the examples;
-# then the sanitizer build (tests/fuzz/, docs/SECURITY.md): the compiler's
-# unit tests, ONNX's backend suites and the hostile corpus with the compiler
-# built with ASan+UBSan, and each libFuzzer target for 20-40 s.
+# then the sanitizer build (tests/fuzz/, docs/SECURITY.md): ONNX's backend
+# suites, the hostile corpus, the kernel suites and models with the
+# compiler built with ASan+UBSan, and each libFuzzer target for 10-40 s.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
