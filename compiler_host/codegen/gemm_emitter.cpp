@@ -532,7 +532,10 @@ struct GemmEmitter {
     bool channel_only = true;
     visit(s.epilogue,
           [&](const Expr &e) { channel_only = channel_only && (e.op != EOp::Var || e.id == s.out_axis[1]); });
-    flat_pixels = channel_only && os[2] == s.out_w * os[3] && (s.batch == 1 || os[0] == s.out_h * os[2]);
+    // (One output row, as Winograd's grouped GEMM over its tiles or a
+    // matrix's rows: the row's pitch is its width whatever the h stride.)
+    const int64_t row_pitch = s.out_h == 1 ? s.out_w * os[3] : os[2];
+    flat_pixels = channel_only && row_pitch == s.out_w * os[3] && (s.batch == 1 || os[0] == s.out_h * row_pitch);
     // Linear addressing (the geometry gemm_tile_shape chose the tile for,
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
