@@ -168,8 +168,8 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     // a quarter of its bounds up (what a range-compiled model promises
     // against one compiled for the exact size): it is estimated with each
     // run-time side at a quarter, half and all of its bound, and a form
-    // is taken when it wins at each (cost < direct) and on average (mean
-    // ratio < 0.9), the form of the smaller mean.
+    // is taken when it wins at each (cost < direct) and on average (its
+    // mean ratio 10 % below the best so far, as for one size).
     struct Point {
       GemmSpec s;
       bool run_h, run_w;
@@ -190,26 +190,28 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
+    // cost[i][j]: candidate i at point j (and direct), estimated once.
     std::vector<double> direct;
-    for (const Point &e : at) direct.push_back(direct_cost(e.s, c.target).total());
-    auto ratio = [&](size_t j, int cand) {
-      return winograd_cost(at[j].s, c.target, cand, at[j].run_h, at[j].run_w).total() / direct[j];
-    };
-    double mean[2], best = 0.9;
+    std::vector<double> cost[2];
+    for (const Point &e : at) {
+      direct.push_back(direct_cost(e.s, c.target).total());
+      for (int i = 0; i < 2; ++i) cost[i].push_back(winograd_cost(e.s, c.target, cands[i], e.run_h, e.run_w).total());
+    }
+    // A form must beat the best so far (direct, then F(2,3)) by 10 %.
+    double best = 1.0;
     for (int i = 0; i < 2; ++i) {
       double sum = 0, worst = 0;
-      for (size_t j = 0; j < at.size(); ++j) sum += ratio(j, cands[i]), worst = std::max(worst, ratio(j, cands[i]));
-      mean[i] = sum / (double)at.size();
-      if (o.mode == WinogradMode::Auto && fits(cands[i]) && worst < 1.0 && mean[i] < best) best = mean[i], m = cands[i];
+      for (size_t j = 0; j < at.size(); ++j)
+        sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
+      double mean = sum / (double)at.size();
+      if (o.mode == WinogradMode::Auto && fits(cands[i]) && worst < 1.0 && mean < 0.9 * best) best = mean, m = cands[i];
     }
     if (c.log) {
       std::ostringstream o;
       o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
       for (size_t j = 0; j < at.size(); ++j) {
         o << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
-        for (int i = 0; i < 2; ++i)
-          o << ", F(" << cands[i] << ",3) "
-            << (int64_t)winograd_cost(at[j].s, c.target, cands[i], at[j].run_h, at[j].run_w).total();
+        for (int i = 0; i < 2; ++i) o << ", F(" << cands[i] << ",3) " << (int64_t)cost[i][j];
       }
       o << (m ? " -> F(" + std::to_string(m) + ",3)" : std::string(" -> direct")) << "\n";
       *c.log << o.str();
