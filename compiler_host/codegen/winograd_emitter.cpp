@@ -197,14 +197,15 @@ struct WinogradEmitter {
   // the input; else row_ok/col_ok say which pixels do.
   // Pointers are formed from clamped coordinates (clamp_i32), computed
   // once per tile row and tile: element offsets of the window's origin
-  // (`origin`, inside) and of each pixel's row and column (at the border).
+  // (`origin`, inside) and of each pixel's row and column; at the border,
+  // each pixel's pointer (`pixels`: the input's, or the zero vector where
+  // the pixel lies outside), once per tile rather than per channel vector.
   struct TileOffsets {
     Value *origin;
-    std::vector<Value *> rows, cols;
+    std::vector<Value *> rows, cols, pixels;
   };
   // Row i of the tile's input window: a vectors, channels [c0, c0 + lanes).
-  std::vector<Value *> window_row(bool inside, int i, const TileOffsets &o, const std::vector<Value *> &row_ok,
-                                  const std::vector<Value *> &col_ok, Value *c0, int lanes) {
+  std::vector<Value *> window_row(bool inside, int i, const TileOffsets &o, Value *c0, int lanes) {
     std::vector<Value *> d((size_t)a);
     for (int j = 0; j < a; ++j) {
       Value *p;
@@ -212,12 +213,19 @@ struct WinogradEmitter {
         p = b.CreateGEP(f32, xbase, b.CreateAdd(o.origin, c0));
         p = b.CreateGEP(f32, p, b.getInt64(i * xs[2] + j * xs[3]));
       } else {
-        p = b.CreateGEP(f32, xbase, b.CreateAdd(b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j]), c0));
-        p = b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]), p, b.CreateGEP(f32, zeros, c0));
+        p = b.CreateGEP(f32, o.pixels[(size_t)(i * a + j)], c0);
       }
       d[(size_t)j] = load_lanes(b, vf32, p, lanes);
     }
     return d;
+  }
+  void border_pixels(TileOffsets &o, const std::vector<Value *> &row_ok, const std::vector<Value *> &col_ok) {
+    o.pixels.clear();
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < a; ++j)
+        o.pixels.push_back(b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]),
+                                          b.CreateGEP(f32, xbase, b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j])),
+                                          zeros));
   }
 
   // The row results of a tile (rows[i][j]), or, when `frugal`, nothing:
@@ -232,11 +240,10 @@ struct WinogradEmitter {
   // target's registers (`frugal`), its first half: d B stored into the
   // tile's planes of V; in_tile_columns, in a loop of its own, then
   // finishes B^T (d B) in place.
-  void in_tile(bool inside, Value *t, const TileOffsets &o, const std::vector<Value *> &row_ok,
-               const std::vector<Value *> &col_ok, Value *c0, int lanes) {
+  void in_tile(bool inside, Value *t, const TileOffsets &o, Value *c0, int lanes) {
     Rows tmp((size_t)a);
     for (int i = 0; i < a; ++i) {
-      tmp[(size_t)i] = transform(mx.bt, a, window_row(inside, i, o, row_ok, col_ok, c0, lanes));
+      tmp[(size_t)i] = transform(mx.bt, a, window_row(inside, i, o, c0, lanes));
       if (frugal)
         for (int nu = 0; nu < a; ++nu) store_lanes(b, tmp[(size_t)i][(size_t)nu], plane_ptr(t, i * a + nu, c0), lanes);
     }
@@ -282,7 +289,8 @@ struct WinogradEmitter {
           for (int j = 0; j < a; ++j)
             o.cols.push_back(b.CreateMul(clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1), i32(xs[3])));
           auto channels = [&](bool in) {
-            for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, row_ok, col_ok, c0, lanes); });
+            if (!in) border_pixels(o, row_ok, col_ok);
+            for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, c0, lanes); });
           };
           if (s.in_h >= a && s.in_w >= a)
             emit_branch(
