@@ -500,9 +500,41 @@ class LoopKernel {
     }
     segments_ = row_segments_of(expr_);
     llvm::Value *begin = f->getArg(1), *end = f->getArg(2);
-    if (dynamic_) share_rows(row_axes_, tasks_, &begin, &end);
-    emit_counted_loop(
-        b_, begin, end, [&](llvm::Value *t) { task(t); }, "task");
+    if (pixel_rows()) {
+      // Short rows over run-time extents: a task is a row of them along
+      // the next axis out (its run-time length), so that no row's indices
+      // are divided out of a task index (a division and the clamps per
+      // pixel; the loop's own index is in bounds for the proof).
+      const size_t outer = phys_.size() - row_axes_ - 1;
+      const int w_axis = phys_[outer];
+      result.tasks = tasks_ / out_.shape[(size_t)w_axis];
+      share_rows(row_axes_ + 1, result.tasks, &begin, &end);
+      emit_counted_loop(
+          b_, begin, end,
+          [&](llvm::Value *t) {
+            std::map<int, llvm::Value *> at = task_indices(
+                b_, t, phys_, outer, [this](int a) { return extent_of(a); }, out_.shape, dynamic_);
+            emit_counted_loop(
+                b_, b_.getInt32(0), extent_of(w_axis),
+                [&](llvm::Value *w) {
+                  outer_ = at;
+                  outer_[w_axis] = w;
+                  row();
+                },
+                "pixel");
+          },
+          "task");
+    } else {
+      if (dynamic_) share_rows(row_axes_, tasks_, &begin, &end);
+      emit_counted_loop(
+          b_, begin, end,
+          [&](llvm::Value *t) {
+            outer_ = task_indices(
+                b_, t, phys_, phys_.size() - row_axes_, [this](int a) { return extent_of(a); }, out_.shape, dynamic_);
+            row();
+          },
+          "task");
+    }
     b_.CreateRetVoid();
     return result;
   }
@@ -654,10 +686,15 @@ class LoopKernel {
     em.store(out_slot_, idx, em.emit(seg.expr), out_.dtype);
   }
 
-  // One task: task index t -> the outer physical axes, then its row.
-  void task(llvm::Value *t) {
-    outer_ = task_indices(
-        b_, t, phys_, phys_.size() - row_axes_, [this](int a) { return extent_of(a); }, out_.shape, dynamic_);
+  // Tasks of rows of pixels (see emit): a kernel over run-time extents
+  // whose rows stayed short (channels-last pixels) and have two outer
+  // axes or more.
+  bool pixel_rows() const {
+    return dynamic_ && !by_reduction_ && inner_axis_ >= 0 && inner_ < kMinRow && phys_.size() >= row_axes_ + 2;
+  }
+
+  // One row, at the outer physical axes' indices outer_.
+  void row() {
     for (int a : row_outer_) outer_[a] = b_.getInt32(0);  // flattened into the row
     if (inner_axis_ < 0) {                                // a single element per task
       run(segments_[0], 1, b_.getInt32(0), nullptr);
