@@ -11,7 +11,9 @@
 // are invariant in the pixel loops, so LLVM keeps small kernels' weights in
 // registers) and one input vector per pixel. Tiles whose windows lie inside
 // the input address pixels from one row pointer; border tiles select, per
-// pixel and tap, the input or a zero vector. A last partial channel vector
+// input column of a window row, the input or a zero vector (each column's
+// offset and validity computed once per tile), loading each column once
+// for all the taps that read it. A last partial channel vector
 // loads and stores under a lane mask. The epilogue (bias, activation, ...)
 // runs on the accumulators before the only store.
 //
@@ -129,11 +131,20 @@ struct DepthwiseEmitter {
     return b.CreateSelect(b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w)), p, zero_c);
   }
 
-  // int8: one window row (kh) of m pixels. The row's input vectors are
-  // widened once each and shared by the taps that read them: pixel i, tap
-  // kw reads vector i * stride + kw * dilation.
-  Values window_row(const Values &a0, Value *row, Value *row_ok, Value *iw0, Value *kh, Value *zero_c, bool inside,
-                    int m, Value *c0, int lanes) {
+  // A border tile's input columns: each one's clamped offset and whether
+  // it lies inside the run's input, once per tile rather than per tap and
+  // row (kernels up to kBorderColumns wide; a wider one computes each
+  // pixel's in turn, border_pixel).
+  static constexpr int64_t kBorderColumns = 7;
+  struct BorderColumns {
+    std::vector<Value *> offset, ok;
+  };
+
+  // One window row (kh) of m pixels, the taps unrolled: each input column
+  // is loaded (int8: and widened) once and shared by the taps that read
+  // it: pixel i, tap kw reads column i * stride + kw * dilation.
+  Values window_row(const Values &a0, Value *row, Value *row_ok, Value *iw0, const BorderColumns &cols, Value *kh,
+                    Value *zero_c, bool inside, int m, Value *c0, int lanes) {
     int64_t span = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
     std::vector<Value *> xv((size_t)span, nullptr);
     // One 32-bit offset per row; constant byte offsets from it fold into
@@ -141,8 +152,14 @@ struct DepthwiseEmitter {
     Value *rowp = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3])))) : nullptr;
     auto input = [&](int64_t j) {
       if (!xv[(size_t)j]) {
-        Value *p = inside ? b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]))
-                          : border_pixel(row, row_ok, b.CreateAdd(iw0, i32(j)), zero_c);
+        Value *p;
+        if (inside)
+          p = b.CreateGEP(xel, rowp, b.getInt64(j * xs[3]));
+        else if (!cols.offset.empty())
+          p = b.CreateSelect(b.CreateAnd(row_ok, cols.ok[(size_t)j]),
+                             b.CreateGEP(xel, xbase, b.CreateAdd(row, cols.offset[(size_t)j])), zero_c);
+        else
+          p = border_pixel(row, row_ok, b.CreateAdd(iw0, i32(j)), zero_c);
         xv[(size_t)j] = load_x(p, lanes);
       }
       return xv[(size_t)j];
@@ -152,34 +169,6 @@ struct DepthwiseEmitter {
       Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), i32(kw));
       Value *w = load_w(b.CreateGEP(wel, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
       for (int i = 0; i < m; ++i) a[(size_t)i] = mac(a[(size_t)i], input(i * s.stride_w + kw * s.dil_w), w);
-    }
-    return a;
-  }
-
-  // Float border tiles: one window row (kh) of m pixels with the taps
-  // unrolled, each input column loaded once (from its clamped offset, or
-  // the zero vector in the padding) and shared by the taps that read it.
-  static constexpr int64_t kBorderTapsUnrolled = 7;
-  struct BorderColumns {
-    std::vector<Value *> offset, ok;
-  };
-  Values border_row(const Values &a0, Value *row, Value *row_ok, const BorderColumns &cols, Value *kh, Value *zero_c,
-                    int m, Value *c0, int lanes) {
-    std::vector<Value *> xv(cols.offset.size(), nullptr);
-    auto input = [&](int64_t j) {
-      if (!xv[(size_t)j]) {
-        Value *p = b.CreateGEP(xel, xbase, b.CreateAdd(row, cols.offset[(size_t)j]));
-        xv[(size_t)j] = load_x(b.CreateSelect(b.CreateAnd(row_ok, cols.ok[(size_t)j]), p, zero_c), lanes);
-      }
-      return xv[(size_t)j];
-    };
-    Values a = a0;
-    for (int64_t kw = 0; kw < s.k_w; ++kw) {
-      Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), i32(kw));
-      Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
-      for (int i = 0; i < m; ++i)
-        a[(size_t)i] =
-            b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {input(i * s.stride_w + kw * s.dil_w), w, a[(size_t)i]});
     }
     return a;
   }
@@ -199,10 +188,8 @@ struct DepthwiseEmitter {
         : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
                : load_vec(b.CreateGEP(f32, start, c0), lanes);
     Values acc(m, init);
-    // A border tile's input columns: clamped offsets and whether each lies
-    // inside the run's input, once per tile rather than per tap and row.
     BorderColumns cols;
-    if (!inside && !q && s.k_w <= kBorderTapsUnrolled) {
+    if (!inside && s.k_w <= kBorderColumns) {
       int64_t span = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
       for (int64_t j = 0; j < span; ++j) {
         Value *iw = b.CreateAdd(iw0, i32(j));
@@ -216,9 +203,8 @@ struct DepthwiseEmitter {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
           Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, run_.in_h);
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-          if (q) return window_row(a0, row, row_ok, iw0, kh, zero_c, inside, m, c0, lanes);
-          if (!inside && s.k_w <= kBorderTapsUnrolled)
-            return border_row(a0, row, row_ok, cols, kh, zero_c, m, c0, lanes);
+          if (q || !cols.offset.empty())
+            return window_row(a0, row, row_ok, iw0, cols, kh, zero_c, inside, m, c0, lanes);
           return carried_loop(
               b, 0, s.k_w, 1, a0,
               [&](Value *kw, const Values &a1) {
