@@ -8,6 +8,46 @@
 
 namespace tinyrt {
 
+// "N" (bytes, > 0) or "Rx" (R > 0 times the model's own weights).
+inline bool parse_weights_budget(const std::string &v, Limits *l) {
+  if (v.empty()) return false;
+  const bool ratio = v.back() == 'x' || v.back() == 'X';
+  std::string num = ratio ? v.substr(0, v.size() - 1) : v;
+  if (num.empty() || num.find_first_not_of("0123456789.") != std::string::npos) return false;
+  try {
+    size_t used = 0;
+    if (ratio) {
+      double r = std::stod(num, &used);
+      if (used != num.size() || !(r > 0) || r > 1e6) return false;
+      l->max_weights_ratio = r, l->max_weights_bytes = 0;
+    } else {
+      long long b = std::stoll(num, &used);
+      if (used != num.size() || b <= 0) return false;
+      l->max_weights_bytes = b, l->max_weights_ratio = 0;
+    }
+  } catch (const std::exception &) {
+    return false;
+  }
+  return true;
+}
+
+// The budgets, which also steer the compile (tinyrt-compile, tinyrt-onnx-test
+// and tinyrt-perf): --max-weights-bytes.
+inline void add_budget_options(CLI::App &app, Limits &l) {
+  app.add_option_function<std::string>(
+      "--max-weights-bytes",
+      [&l](const std::string &v) {
+        if (!parse_weights_budget(v, &l))
+          throw CLI::ValidationError("--max-weights-bytes",
+                                     "'" + v +
+                                         "': expected bytes (e.g. 50000000) or a ratio of the model's own "
+                                         "weights (e.g. 1.1x)");
+      },
+      "budget of (packed) weights, in bytes or as a ratio of the model's own weights (e.g. 1.5x): the Winograd "
+      "choices keep within it and the compile refuses a plan above it (default: the choices trading memory for "
+      "speed keep within 1.1x)");
+}
+
 inline void add_limit_options(CLI::App &app, Limits &l) {
   app.add_option("--max-tensor-elements", l.max_tensor_elements, "largest tensor, in elements")
       ->check(CLI::Range(int64_t(1), kMaxTensorElementsHard))
@@ -21,10 +61,7 @@ inline void add_limit_options(CLI::App &app, Limits &l) {
   app.add_option("--max-folded-bytes", l.max_folded_bytes, "bytes of constants folding may create")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--max-weights-bytes", l.max_weights_bytes,
-                 "bytes of (packed) weights the generated code may hold (default: the larger of 256 MiB and 4 times "
-                 "the model file's size)")
-      ->check(CLI::PositiveNumber);
+  add_budget_options(app, l);
   app.add_option("--max-fold-ops", l.max_fold_ops, "element operations constant folding may interpret")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -20,6 +20,7 @@
 #include "custom_op_options.h"
 #include "quantize_option.h"
 #include "codegen_options.h"
+#include "limit_options.h"
 #include "shape_options.h"
 
 namespace fs = std::filesystem;
@@ -37,6 +38,7 @@ struct Options {
   bool function_bodies = false;
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
+  Limits budgets;         // --max-weights-bytes
   std::string gemm_tile;  // --gemm-tile
   bool check_addresses = false;
   int64_t serial_step_ops = -1;
@@ -198,6 +200,7 @@ class CaseRunner {
     co.quantize = o_.quantize.mode;
     co.weight_bits = o_.quantize.weight_bits;
     co.winograd = o_.winograd;
+    co.import.limits = o_.budgets;
     co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;
     co.serial_step_ops = o_.serial_step_ops;
@@ -414,6 +417,7 @@ int main(int argc, char **argv) {
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
+  add_budget_options(app, o.budgets);
   add_gemm_tile_option(app, o.gemm_tile);
   add_check_addresses_option(app, o.check_addresses);
   add_serial_step_option(app, o.serial_step_ops);

@@ -19,6 +19,7 @@
 #include "custom_op_options.h"
 #include "quantize_option.h"
 #include "codegen_options.h"
+#include "limit_options.h"
 #include "shape_options.h"
 
 namespace fs = std::filesystem;
@@ -256,6 +257,8 @@ int main(int argc, char **argv) {
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
   add_winograd_option(app, winograd);
+  Limits budgets;
+  add_budget_options(app, budgets);
   bool check_addresses = false;
   add_check_addresses_option(app, check_addresses);
   int64_t serial_step_ops = -1;
@@ -274,6 +277,7 @@ int main(int argc, char **argv) {
     co.name = "perf";
     co.gemm_tile = tile;
     co.winograd = winograd;
+    co.import.limits = budgets;
     co.check_addresses = check_addresses;
     co.serial_step_ops = serial_step_ops;
     check_quantize_args(quantize);
@@ -301,6 +305,7 @@ int main(int argc, char **argv) {
     j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
     j["weights_bytes"] = a.weights_bytes;
     j["code_bytes"] = a.code_bytes;
+    j["budgets"] = nlohmann::json::parse(a.json)["budgets"];  // the weights budget beside the bytes
     j["compile_seconds"] = a.compile_seconds;
     if (host_tools(a.target).emulator.empty()) {
       ProcessResult r = runner(
@@ -345,7 +350,8 @@ int main(int argc, char **argv) {
         std::cout << "  latency: median " << j["median_ms"] << " ms, min " << j["min_ms"] << " ms, p90 " << j["p90_ms"]
                   << " ms, p99 " << j["p99_ms"] << " ms over " << runs << " runs\n";
       std::cout << "  arena " << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes
-                << "), weights " << a.weights_bytes << " bytes, code " << a.code_bytes << " bytes\n";
+                << "), weights " << a.weights_bytes << " bytes (budget " << j["budgets"]["weights_budget_bytes"]
+                << "), code " << a.code_bytes << " bytes\n";
       if (j.contains("profile")) {
         std::cout << std::flush;
         print_profile(j["profile"]);

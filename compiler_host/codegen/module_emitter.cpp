@@ -397,10 +397,9 @@ static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &nam
   return true;
 }
 
-// The weights the kernels read, against Limits::max_weights_bytes, before
-// LLVM holds any: LLVM keeps several copies of a constant while it emits
-// the object (about 6 bytes of memory per byte of weights), and its
-// allocation failure aborts the process.
+// The weights the kernels read, against Limits::weights_cap, before LLVM
+// holds any (the budget is checked on the weights as emitted, driver): LLVM keeps several copies of a constant while it
+// emits the object (about 6 bytes of memory per byte of weights), and its allocation failure aborts the process.
 void check_weights_bytes(const Program &p) {
   std::set<int> seen;
   int64_t total = 0, largest = 0;
@@ -417,10 +416,11 @@ void check_weights_bytes(const Program &p) {
         reader = &k;
       }
     }
-  if (total <= p.graph.limits.weights_cap()) return;
+  const Limits &lim = p.graph.limits;
+  if (total <= lim.weights_cap()) return;
   fail_cap("the kernels read " + std::to_string(total) + " bytes of weights, more than the limit of " +
-           std::to_string(p.graph.limits.weights_cap()) + " (--max-weights-bytes); the largest, '" +
-           p.graph.v(largest_v).name + "' (" + std::to_string(largest) + " bytes), is read by the kernel of " +
+           std::to_string(lim.weights_cap()) + " (--max-weights-bytes); the largest, '" + p.graph.v(largest_v).name +
+           "' (" + std::to_string(largest) + " bytes), is read by the kernel of " +
            (reader->label.empty() ? std::string("value '") + p.graph.v(reader->out).name + "'" : reader->label) +
            (reader->nodes.empty() ? std::string() : " (node '" + reader->nodes.front() + "')"));
 }

@@ -1,5 +1,6 @@
 #include "driver/compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -162,6 +163,14 @@ std::string compile_options_text(const Target &t, const std::string &name, const
       << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
+  // A weights budget steers the Winograd choices (the other limits only refuse).
+  const Limits &lim = opt.import.limits;
+  if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
+  if (lim.max_weights_ratio > 0) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.17g", lim.max_weights_ratio);
+    o << "max_weights_ratio=" << buf << "\n";
+  }
   if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
@@ -249,6 +258,25 @@ const char *int8_products(const Target &t, const GemmSpec &s) {
   return "vpmaddwd";
 }
 
+// A weights budget given (--max-weights-bytes) against the weights as
+// emitted. The Winograd choices keep within it; what is left above it is
+// the smallest plan, or forms forced with --winograd.
+void check_weights_budget(const Program &p, int64_t weights) {
+  const Limits &lim = p.graph.limits;
+  if (!lim.weights_budget_given() || weights <= lim.given_weights_budget()) return;
+  const bool traded =
+      std::any_of(p.kernels.begin(), p.kernels.end(), [](const Kernel &k) { return is_winograd(k.kind); });
+  char ratio[64] = "";
+  if (lim.model_weights_bytes > 0)
+    snprintf(ratio, sizeof ratio, " (%.3fx the model's weights)", (double)weights / (double)lim.model_weights_bytes);
+  fail_cap("the weights take " + std::to_string(weights) + " bytes, more than the budget of " +
+           std::to_string(lim.given_weights_budget()) + " (--max-weights-bytes)" +
+           (traded ? "; forced Winograd forms add " + std::to_string(p.budgets.traded_weights) +
+                         " bytes of them (--winograd auto keeps within the budget)"
+                   : "; no plan takes fewer: the smallest budget that fits is " + std::to_string(weights) + " bytes" +
+                         ratio));
+}
+
 std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {
   const std::vector<int64_t> &tasks = mr.tasks;
   using nlohmann::json;
@@ -266,6 +294,26 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["options_hash"] = hex64(a.options_hash);
   j["compile_options"] = a.options_text;
   j["weights_checksum"] = hex64(a.weights_checksum);
+  // Budgets, and each choice that traded memory for speed with its bytes
+  // and estimated gain (vector instructions saved at the bounds).
+  const Limits &lim = p.graph.limits;
+  j["budgets"] = {{"weights_budget_bytes", p.budgets.weights},
+                  {"weights_given", p.budgets.weights_given},
+                  {"model_weights_bytes", lim.model_weights_bytes},
+                  {"weights_before_trades_bytes", p.budgets.base_weights},
+                  {"traded_weights_bytes", p.budgets.traded_weights}};
+  json trades = json::array();
+  for (const MemoryTrade &t : p.trades)
+    trades.push_back({{"kind", t.kind},
+                      {"label", t.label},
+                      {"node", t.node},
+                      {"wanted", t.wanted},
+                      {"taken", t.taken},
+                      {"bytes", t.bytes},
+                      {"estimated_gain", t.gain},
+                      {"wanted_bytes", t.wanted_bytes},
+                      {"wanted_estimated_gain", t.wanted_gain}});
+  j["memory_trades"] = trades;
   // The memory plan: each arena buffer, its value and live steps (step 0
   // writes the inputs, kernel i runs at step i + 1, the last step reads the
   // outputs).
@@ -610,6 +658,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;
   a.weights_checksum = mr.weights_checksum;
+  check_weights_budget(p, a.weights_bytes);
   for (size_t i = 0; i < mr.address_checks.size(); ++i) {
     a.address_checks += mr.address_checks[i];
     a.address_checks_left += mr.address_checks_left[i];

@@ -138,14 +138,14 @@ ImportResult import_onnx_bytes(const std::string &bytes, const ImportOptions &op
   return import_model(model, (int64_t)bytes.size(), opt);
 }
 
-// The weights cap by default: 256 MiB, or 4 times the file's size for a
-// file that brings large weights of its own (packing and Winograd enlarge
-// weights up to 4 times), so that a small file cannot make the compiler
-// hold more (folding creates at most --max-folded-bytes).
+// The weights' safety cap (without a budget given): 256 MiB, or 4 times
+// the file's size for a file that brings large weights of its own
+// (packing and Winograd enlarge weights up to 4 times), so that a small
+// file cannot make the compiler hold more (folding creates at most
+// --max-folded-bytes).
 static Limits resolve_limits(Limits lim, int64_t file_bytes) {
-  if (lim.max_weights_bytes <= 0)
-    lim.max_weights_bytes =
-        std::max<int64_t>(Limits::kMinWeightsCap, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
+  lim.weights_safety_cap =
+      std::max<int64_t>(Limits::kMinWeightsCap, file_bytes > INT64_MAX / 4 ? INT64_MAX : 4 * file_bytes);
   return lim;
 }
 
@@ -382,6 +382,16 @@ static ImportResult import_model(onnx::ModelProto &model, int64_t file_bytes, co
   convert_inputs(*gp, opt, bound, ranges, g, ids);
   convert_nodes(*gp, opt, g, ids);
   convert_outputs(*gp, opt, g, ids);
+  // The model's own weights (initializers and Constant nodes): the base
+  // of a weights budget given as a ratio, and of the default one.
+  int64_t own = 0;
+  for (const Value &v : g.values)
+    if (v.is_const()) own = sat_add(own, (int64_t)v.data->bytes.size());
+  for (const Node &n : g.nodes)
+    if (n.op == "Constant")
+      for (const auto &kv : n.attrs)
+        if (kv.second.t) own = sat_add(own, (int64_t)kv.second.t->bytes.size());
+  g.limits.model_weights_bytes = own;
   return res;
 }
 

@@ -28,15 +28,48 @@ struct Limits {
   // expression (ir/interp.h, interpret_cost). The bytes cap alone let a
   // Conv of two constants of 268 MB ask for 10^12 multiply-adds.
   int64_t max_fold_ops = int64_t(1) << 30;
-  // Bytes of weights the kernels read, packed (--max-weights-bytes): the
-  // constants handed to LLVM, which takes about 5 bytes of memory per byte
-  // while it writes the object. 0: the import sets the larger of 256 MiB
-  // and 4 times the model file's size.
+  // Bytes of weights the kernels read, packed (--max-weights-bytes N, or
+  // R x the model's own weights as `--max-weights-bytes Rx`): a budget
+  // that the choices trading memory for speed honour (Winograd per layer,
+  // passes/winograd.cpp) and that the compile refuses to exceed. 0 and 0:
+  // not given; the trades then keep within kDefaultWeightsRatio of the
+  // model's weights, and the weights are capped only against what LLVM
+  // can hold (weights_safety_cap).
   int64_t max_weights_bytes = 0;
-  // The weights cap in force: a graph built without the import (tests,
-  // tools) gets the 256 MiB floor.
-  int64_t weights_cap() const { return max_weights_bytes > 0 ? max_weights_bytes : kMinWeightsCap; }
+  double max_weights_ratio = 0;
+  // The model's own weights: the bytes of its initializers as imported
+  // (the base of a ratio). Set by the import.
+  int64_t model_weights_bytes = 0;
+  // Without a given budget: the constants handed to LLVM, which takes
+  // about 5 bytes of memory per byte of weights while it writes the
+  // object. The import sets the larger of 256 MiB and 4 times the model
+  // file's size; a graph built without the import (tests, tools) gets the
+  // 256 MiB floor.
+  int64_t weights_safety_cap = 0;
   static constexpr int64_t kMinWeightsCap = int64_t(256) << 20;
+  static constexpr double kDefaultWeightsRatio = 1.1;
+  bool weights_budget_given() const { return max_weights_bytes > 0 || max_weights_ratio > 0; }
+  // The budget given, in bytes (a ratio of the model's weights rounded
+  // down), or 0.
+  int64_t given_weights_budget() const {
+    if (max_weights_bytes > 0) return max_weights_bytes;
+    if (max_weights_ratio > 0) return (int64_t)(max_weights_ratio * (double)model_weights_bytes);
+    return 0;
+  }
+  // The budget the speed-for-memory choices keep within: the given one,
+  // else kDefaultWeightsRatio of the model's weights.
+  int64_t weights_budget() const {
+    if (weights_budget_given()) return given_weights_budget();
+    if (model_weights_bytes > 0) return (int64_t)(kDefaultWeightsRatio * (double)model_weights_bytes);
+    return weights_cap();
+  }
+  // What LLVM may be handed (a bound on the compiler's memory, checked
+  // before code generation; the budget is checked on the weights as
+  // emitted): the safety cap, or a larger budget given.
+  int64_t weights_cap() const {
+    const int64_t safety = weights_safety_cap > 0 ? weights_safety_cap : kMinWeightsCap;
+    return safety > given_weights_budget() ? safety : given_weights_budget();
+  }
   // Nesting of subgraphs (If/Loop/Scan bodies) and function expansions.
   int max_nesting = 64;
 };

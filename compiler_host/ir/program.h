@@ -320,8 +320,30 @@ struct PlanStats {
   std::vector<int64_t> sym_offsets;
 };
 
+// A choice that spends memory for speed (a Winograd form per layer), as
+// the budgets decided it: -v and the JSON's "memory_trades" list them.
+struct MemoryTrade {
+  std::string kind;   // "winograd"
+  std::string label;  // the kernel's label (its first node's name in `node`)
+  std::string node;
+  std::string wanted;  // the fastest form by the cost model ("F(4,3)", ...)
+  std::string taken;   // the form taken ("direct" when the budget left none)
+  int64_t bytes = 0;   // weight bytes the taken form adds (against direct)
+  int64_t wanted_bytes = 0;
+  double gain = 0;  // estimated vector instructions the taken form saves
+  double wanted_gain = 0;
+};
+struct Budgets {
+  int64_t weights = 0;         // the weights budget the choices kept within
+  bool weights_given = false;  // --max-weights-bytes (else the default ratio)
+  int64_t base_weights = 0;    // the weights before any trade (the smallest plan)
+  int64_t traded_weights = 0;  // bytes the trades add
+};
+
 struct Program {
   Graph graph;
+  std::vector<MemoryTrade> trades;
+  Budgets budgets;
   std::vector<Kernel> kernels;
   std::map<int, int> alias;  // view -> viewed value (same element order)
   // Physical axis order per value (outermost first); empty = row-major.

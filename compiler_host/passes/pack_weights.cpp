@@ -294,6 +294,18 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 
 }  // namespace
 
+// A GEMM's register tile: the target's table for the layer's shape.
+static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKind kind) {
+  GemmTileShape ts = gemm_tile_shape(s);
+  return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind);
+}
+
+int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t) {
+  const int64_t NR = (int64_t)gemm_tile_of(s, t, Target::TileKind::Float).nv * t.f32_lanes();
+  const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+  return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (int64_t)sizeof(float);
+}
+
 void pack_weights(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
@@ -340,7 +352,6 @@ void pack_weights(PassContext &c) {
     // product of two activations is a 1x1 convolution over each batch
     // entry's rows: the table's linear classes, though its tiles stay
     // inside a batch entry.
-    GemmTileShape ts = gemm_tile_shape(s);
     bool q = k.kind == KernelKind::QGemm;
     if (q) {
       const Value &w = g.v(s.weight);
@@ -352,10 +363,10 @@ void pack_weights(PassContext &c) {
         ++forms[(int)s.madd];
       }
     }
-    GemmTile t = c.target.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic,
-                                    !q                            ? Target::TileKind::Float
-                                    : s.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
-                                                                  : Target::TileKind::Int8);
+    GemmTile t = gemm_tile_of(s, c.target,
+                              !q                            ? Target::TileKind::Float
+                              : s.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
+                                                            : Target::TileKind::Int8);
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

@@ -102,6 +102,9 @@ void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
 void winograd(PassContext &c, const WinogradOptions &o);
 void pack_weights(PassContext &c);
+// The bytes pack_weights gives a float GEMM's weights: each group's output
+// channels padded to its register tile's channel columns (Target::gemm_tile).
+int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t);
 void split_recurrent(PassContext &c);
 void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);

@@ -17,10 +17,18 @@
 // The cost model counts vector instructions of each form with the GEMM's
 // own tile efficiency (Target::gemm_tile), plus the weight bytes each form
 // streams: F(4,3) over few tiles reads 4x the weights for little reuse.
-// `-v` prints each decision with its figures.
+// The transformed weights are the memory this trade spends: the forms the
+// cost model wants are then chosen together under the weights budget
+// (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
+// weights), the fastest set that fits by estimated gain per added byte
+// (fit_budget), F(2,3) standing in for F(4,3) where only it fits.
+// `-v` prints each decision with its figures; the JSON's
+// "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "passes/pass.h"
 
@@ -136,6 +144,111 @@ bool eligible(const Program &p, const Kernel &k) {
   return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
 }
 
+// The grouped GEMM of form m over convolution s's tiles: a 1x1
+// convolution of a*a groups, V [tiles, a*a*IC] -> M [tiles, a*a*OC]
+// (its weight set by the caller).
+GemmSpec grouped_gemm(const GemmSpec &s, int m) {
+  const int64_t a = m + 2;
+  GemmSpec gs;
+  gs.batch = 1;
+  gs.in_c = a * a * s.in_c;
+  gs.out_c = a * a * s.out_c;
+  gs.in_w = gs.out_w = tiles(s, m);
+  gs.groups = a * a;
+  gs.in_axis[0] = gs.in_axis[2] = gs.out_axis[0] = gs.out_axis[2] = -1;
+  gs.in_axis[1] = gs.out_axis[1] = 1;
+  gs.in_axis[3] = gs.out_axis[3] = 0;
+  gs.epilogue = acc(DType::F32);
+  return gs;
+}
+
+// One eligible convolution: its forms' estimated gains (vector
+// instructions saved against direct at its bounds) and the weight bytes
+// each adds; `allowed` those the cost model accepts.
+struct Candidate {
+  size_t kernel;
+  int wanted = 0;  // the fastest form by the cost model alone (0: direct)
+  bool allowed[2] = {false, false};
+  double gain[2] = {0, 0};
+  int64_t bytes[2] = {0, 0};
+  int m = 0;  // the form taken
+  std::string log;
+};
+
+// The forms the weights budget allows: a multiple-choice knapsack over the
+// candidates' forms, by estimated gain per byte. Each candidate's forms,
+// from direct up, are reduced to their upper hull (each step adds bytes
+// for a smaller gain per byte than the one before); the steps of all
+// candidates are taken in order of gain per byte while they fit in
+// `room`, a candidate's step only after its previous one.
+int64_t fit_budget(std::vector<Candidate> &cands, int64_t room) {
+  struct Step {
+    size_t cand;
+    int level, m;
+    double gain;
+    int64_t bytes;
+  };
+  std::vector<Step> steps;
+  for (size_t ci = 0; ci < cands.size(); ++ci) {
+    Candidate &c = cands[ci];
+    c.m = 0;
+    // (bytes, gain, m) of direct and the allowed forms, smaller first.
+    std::vector<std::tuple<int64_t, double, int>> hull = {{0, 0.0, 0}};
+    for (int i = 0; i < 2; ++i) {
+      if (!c.allowed[i] || c.gain[i] <= std::get<1>(hull.back())) continue;
+      // A form that gains more per added byte than the last kept one
+      // replaces it (the hull's steps must slow down).
+      while (hull.size() > 1) {
+        auto [b1, g1, m1] = hull[hull.size() - 2];
+        auto [b2, g2, m2] = hull.back();
+        (void)m1, (void)m2;
+        if ((g2 - g1) * (double)(c.bytes[i] - b2) > (c.gain[i] - g2) * (double)(b2 - b1)) break;
+        hull.pop_back();
+      }
+      hull.push_back({c.bytes[i], c.gain[i], 2 << i});
+    }
+    for (size_t l = 1; l < hull.size(); ++l)
+      steps.push_back({ci, (int)l, std::get<2>(hull[l]), std::get<1>(hull[l]) - std::get<1>(hull[l - 1]),
+                       std::get<0>(hull[l]) - std::get<0>(hull[l - 1])});
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const Step &x, const Step &y) {
+    return x.gain * (double)std::max<int64_t>(1, y.bytes) > y.gain * (double)std::max<int64_t>(1, x.bytes);
+  });
+  std::vector<int> level(cands.size(), 0);
+  int64_t used = 0;
+  for (const Step &st : steps) {
+    if (level[st.cand] != st.level - 1 || st.bytes > room - used) continue;
+    level[st.cand] = st.level;
+    cands[st.cand].m = st.m;
+    used += st.bytes;
+  }
+  return used;
+}
+
+// Bytes of the constants the kernels read, float GEMM weights as
+// pack_weights will pack them (their padding counts against the budget).
+int64_t weights_read(const Program &p, const Target &t) {
+  std::set<int> seen;
+  int64_t total = 0;
+  auto add = [&](int v, int64_t bytes) {
+    if (v >= 0 && p.graph.v(v).is_const() && seen.insert(p.root(v)).second) total = sat_add(total, bytes);
+  };
+  for (const Kernel &k : p.kernels) {
+    const GemmSpec &s = k.gemm;
+    // A GEMM reads its weight (slot 1, or a copy of it made for the
+    // product: GemmSpec::weight) packed.
+    const bool packed =
+        k.kind == KernelKind::Gemm && s.weight >= 0 && !s.arena_weights && p.graph.v(s.weight).dtype == DType::F32;
+    if (packed) add(s.weight, packed_float_weight_bytes(s, t));
+    for (size_t i = 0; i < k.ins.size(); ++i)
+      if (k.ins[i] >= 0 && !(packed && i == 1))
+        add(k.ins[i], p.graph.v(k.ins[i]).is_const() ? (int64_t)p.graph.v(k.ins[i]).data->bytes.size() : 0);
+  }
+  return total;
+}
+
+std::string form_name(int m) { return m ? "F(" + std::to_string(m) + ",3)" : "direct"; }
+
 }  // namespace
 
 const char *winograd_mode_name(WinogradMode m) {
@@ -144,26 +257,27 @@ const char *winograd_mode_name(WinogradMode m) {
 }
 
 void winograd(PassContext &c, const WinogradOptions &o) {
-  if (o.mode == WinogradMode::Off) return;
   Program &p = c.program;
   Graph &g = p.graph;
-  std::vector<Kernel> out;
-  out.reserve(p.kernels.size());
-  int rewritten = 0;
-  int64_t transformed_bytes = 0;  // against --max-weights-bytes before any is made
-  for (Kernel &k : p.kernels) {
-    if (!eligible(p, k)) {
-      out.push_back(std::move(k));
-      continue;
-    }
-    const GemmSpec s = k.gemm;
+  const Limits &lim = g.limits;
+  p.budgets.weights = lim.weights_budget();
+  p.budgets.weights_given = lim.weights_budget_given();
+  p.budgets.base_weights = weights_read(p, c.target);
+  if (o.mode == WinogradMode::Off) return;
+  std::vector<Candidate> cands;
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+    const Kernel &k = p.kernels[ki];
+    if (!eligible(p, k)) continue;
+    const GemmSpec &s = k.gemm;
+    Candidate cand;
+    cand.kernel = ki;
     int m = o.mode == WinogradMode::F2 ? 2 : o.mode == WinogradMode::F4 ? 4 : 0;
     // V and M are indexed with 32 bits like every tensor.
     auto fits = [&](int cand) {
       return (double)tiles(s, cand) * (cand + 2) * (cand + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
     };
     if (m && !fits(m)) m = 0;
-    const int cands[2] = {2, 4};
+    const int forms[2] = {2, 4};
     // Over run-time image sizes the choice must pay over the range, from
     // a quarter of its bounds up (what a range-compiled model promises
     // against one compiled for the exact size): it is estimated with each
@@ -190,44 +304,105 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
-    // cost[i][j]: candidate i at point j (and direct), estimated once.
+    // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[2];
     for (const Point &e : at) {
       direct.push_back(direct_cost(e.s, c.target).total());
-      for (int i = 0; i < 2; ++i) cost[i].push_back(winograd_cost(e.s, c.target, cands[i], e.run_h, e.run_w).total());
+      for (int i = 0; i < 2; ++i) cost[i].push_back(winograd_cost(e.s, c.target, forms[i], e.run_h, e.run_w).total());
     }
-    // A form must beat the best so far (direct, then F(2,3)) by 10 %.
+    // A form must beat the best so far (direct, then F(2,3)) by 10 %; the
+    // forms that beat direct so remain the budget's fallbacks.
     double best = 1.0;
     for (int i = 0; i < 2; ++i) {
       double sum = 0, worst = 0;
       for (size_t j = 0; j < at.size(); ++j)
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       double mean = sum / (double)at.size();
-      if (o.mode == WinogradMode::Auto && fits(cands[i]) && worst < 1.0 && mean < 0.9 * best) best = mean, m = cands[i];
+      bool pays = o.mode == WinogradMode::Auto && fits(forms[i]) && worst < 1.0;
+      cand.allowed[i] = pays && mean < 0.9;
+      if (pays && mean < 0.9 * best) best = mean, m = forms[i];
+      cand.gain[i] = direct[0] - cost[i][0];
+      // As packed: the grouped GEMM's weights replace the convolution's.
+      cand.bytes[i] = std::max<int64_t>(
+          0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target) - packed_float_weight_bytes(s, c.target));
     }
+    // F(4,3) only where it beats F(2,3) by 10 % (the rule above).
+    if (m == 2) cand.allowed[1] = false;
+    cand.wanted = m;
+    cand.m = m;
     if (c.log) {
-      std::ostringstream o;
-      o << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
+      std::ostringstream lg;
+      lg << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
       for (size_t j = 0; j < at.size(); ++j) {
-        o << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
-        for (int i = 0; i < 2; ++i) o << ", F(" << cands[i] << ",3) " << (int64_t)cost[i][j];
+        lg << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
+        for (int i = 0; i < 2; ++i) lg << ", F(" << forms[i] << ",3) " << (int64_t)cost[i][j];
       }
-      o << (m ? " -> F(" + std::to_string(m) + ",3)" : std::string(" -> direct")) << "\n";
-      *c.log << o.str();
+      cand.log = lg.str();
     }
+    cands.push_back(std::move(cand));
+  }
+
+  // The weights budget (Limits::weights_budget): the forms chosen
+  // together, the fastest set that fits. Forced forms (f2, f4: tests and
+  // experiments) are not budgeted; a given budget still refuses them at
+  // emission (check_weights_bytes).
+  if (o.mode == WinogradMode::Auto && !cands.empty())
+    p.budgets.traded_weights = fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
+  std::vector<int> form(p.kernels.size(), 0);
+  for (Candidate &cd : cands) {
+    const Kernel &k = p.kernels[cd.kernel];
+    form[cd.kernel] = cd.m;
+    if (o.mode != WinogradMode::Auto) continue;
+    MemoryTrade t;
+    t.kind = "winograd";
+    t.label = k.label;
+    t.node = k.nodes.empty() ? "" : k.nodes.front();
+    t.wanted = form_name(cd.wanted);
+    t.taken = form_name(cd.m);
+    int wi = cd.wanted == 4 ? 1 : 0, ti = cd.m == 4 ? 1 : 0;
+    t.wanted_bytes = cd.wanted ? cd.bytes[wi] : 0;
+    t.wanted_gain = cd.wanted ? cd.gain[wi] : 0;
+    t.bytes = cd.m ? cd.bytes[ti] : 0;
+    t.gain = cd.m ? cd.gain[ti] : 0;
+    if (c.log)
+      *c.log << cd.log << " -> " << t.taken
+             << (cd.m != cd.wanted ? " (" + t.wanted + " over the weights budget)" : std::string()) << "\n";
+    if (cd.wanted) p.trades.push_back(std::move(t));
+  }
+  if (c.log && o.mode == WinogradMode::Auto && !cands.empty())
+    *c.log << "  weights budget " << p.budgets.weights << " bytes ("
+           << (p.budgets.weights_given ? "--max-weights-bytes" : "default: 1.1x the model's weights")
+           << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "
+           << p.budgets.traded_weights << "\n";
+  if (o.mode != WinogradMode::Auto)
+    for (const Candidate &cd : cands) {
+      if (cd.m) p.budgets.traded_weights += cd.bytes[cd.m == 4 ? 1 : 0];
+      if (c.log) *c.log << cd.log << " -> " << form_name(cd.m) << " (--winograd)\n";
+    }
+
+  std::vector<Kernel> out;
+  out.reserve(p.kernels.size());
+  int rewritten = 0;
+  int64_t transformed_bytes = 0;
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+    Kernel &k = p.kernels[ki];
+    const int m = form[ki];
     if (m == 0) {
       out.push_back(std::move(k));
       continue;
     }
+    const GemmSpec s = k.gemm;
     const WinogradMatrices &w = winograd_matrices(m);
     int64_t a = w.a(), TH = ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m), T = tiles(s, m);
     int64_t IC = s.in_c, OC = s.out_c;
+    // Forced forms are not budgeted: the cap in force refuses them before
+    // the transformed weights are made.
     transformed_bytes += a * a * OC * IC * (int64_t)sizeof(float);
-    if (transformed_bytes > g.limits.weights_cap())
+    if (transformed_bytes > lim.weights_cap())
       fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") + ": its Winograd F(" +
                std::to_string(m) + ",3) weights bring the transformed weights to " + std::to_string(transformed_bytes) +
-               " bytes, more than the limit of " + std::to_string(g.limits.weights_cap()) +
+               " bytes, more than the limit of " + std::to_string(lim.weights_cap()) +
                " (--max-weights-bytes; --winograd off keeps "
                "convolutions direct with their own weights)");
     const std::string &base = g.v(k.out).name;
@@ -262,17 +437,8 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     mm.kind = KernelKind::Gemm;
     mm.out = M;
     mm.ins = {V, U};
-    GemmSpec &gs = mm.gemm;
-    gs.batch = 1;
-    gs.in_c = a * a * IC;
-    gs.out_c = a * a * OC;
-    gs.in_w = gs.out_w = T;
-    gs.groups = a * a;
-    gs.weight = U;
-    gs.in_axis[0] = gs.in_axis[2] = gs.out_axis[0] = gs.out_axis[2] = -1;
-    gs.in_axis[1] = gs.out_axis[1] = 1;
-    gs.in_axis[3] = gs.out_axis[3] = 0;
-    gs.epilogue = acc(DType::F32);
+    mm.gemm = grouped_gemm(s, m);
+    mm.gemm.weight = U;
     int r = kFirstReduceVar;
     ExprP plane = bin(EOp::Div, var(1), cidx(OC));
     mm.expr = reduce(

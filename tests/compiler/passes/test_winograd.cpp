@@ -58,4 +58,97 @@ TEST(Winograd, StridedConvolutionsStayDirect) {
   EXPECT_EQ(count_kernels(p, KernelKind::WinogradIn), 0);
 }
 
+// Under a weights budget (Limits::weights_budget) the forms are chosen
+// together: what they add stays within the room the budget leaves, and
+// the layer that gains more per byte gets it first.
+const char *kTwoLayers = R"(
+  graph opset 17
+  input x: f32[1,32,32,32]
+  const w1: f32[32,32,3,3] = random(1)
+  const w2: f32[32,32,3,3] = random(2)
+  a = Conv(x, w1) {pads=[1,1,1,1]}
+  p = MaxPool(a) {kernel_shape=[4,4], strides=[4,4]}
+  b = Conv(p, w2) {pads=[1,1,1,1]}
+  output b
+)";
+
+Program with_budget(const std::string &ir, int64_t bytes) {
+  static const Target t = resolve_target("x86-64-avx2");
+  Program p;
+  p.graph = parse_graph(ir);
+  p.graph.limits.max_weights_bytes = bytes;
+  PassContext c{p, t, nullptr};
+  run_pipeline(c, mode(WinogradMode::Auto), "winograd");
+  return p;
+}
+
+int64_t traded(const Program &p) {
+  int64_t n = 0;
+  for (const MemoryTrade &t : p.trades) n += t.bytes;
+  return n;
+}
+
+TEST(Winograd, BudgetWithoutRoomKeepsConvolutionsDirect) {
+  Program open = with_budget(kTwoLayers, int64_t(1) << 30);
+  ASSERT_EQ(open.trades.size(), 2u);
+  ASSERT_GT(count_kernels(open, KernelKind::WinogradIn), 0);  // the cost model wants them
+  const int64_t base = open.budgets.base_weights;
+  Program none = with_budget(kTwoLayers, base);
+  EXPECT_EQ(count_kernels(none, KernelKind::WinogradIn), 0);
+  ASSERT_EQ(none.trades.size(), 2u);
+  for (const MemoryTrade &t : none.trades) {
+    EXPECT_EQ(t.taken, "direct");
+    EXPECT_NE(t.wanted, "direct");
+    EXPECT_EQ(t.bytes, 0);
+  }
+}
+
+TEST(Winograd, BudgetGoesToTheLargerGainPerByte) {
+  Program open = with_budget(kTwoLayers, int64_t(1) << 30);
+  const int64_t base = open.budgets.base_weights;
+  // Both layers' weights are the same size; the first runs over 16 times
+  // the pixels. Room for one F(2,3) (the smallest form): the first gets it.
+  const int64_t f2 = 7 * 32 * 32 * (int64_t)sizeof(float);  // (16 - 9) * OC * IC
+  Program one = with_budget(kTwoLayers, base + f2);
+  ASSERT_EQ(one.trades.size(), 2u);
+  EXPECT_EQ(one.trades[0].taken, "F(2,3)");
+  EXPECT_EQ(one.trades[1].taken, "direct");
+  EXPECT_EQ(traded(one), f2);
+  // Room for the first layer's wanted form: the first keeps the larger gain.
+  Program more = with_budget(kTwoLayers, base + open.trades.at(0).wanted_bytes);
+  EXPECT_NE(more.trades.at(0).taken, "direct");
+  EXPECT_GE(more.trades.at(0).gain, more.trades.at(1).gain);
+}
+
+TEST(Winograd, BudgetNeverExceeded) {
+  Program open = with_budget(kTwoLayers, int64_t(1) << 30);
+  const int64_t base = open.budgets.base_weights, all = traded(open);
+  for (int64_t room : {int64_t(0), all / 7, all / 3, all / 2, all - 1, all}) {
+    Program p = with_budget(kTwoLayers, base + room);
+    EXPECT_LE(traded(p), room) << "room " << room;
+    EXPECT_EQ(p.budgets.traded_weights, traded(p));
+  }
+  EXPECT_EQ(with_budget(kTwoLayers, base + all).budgets.traded_weights, all);
+}
+
+TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
+  static const Target t = resolve_target("x86-64-avx2");
+  Program p;
+  p.graph = parse_graph(kTwoLayers);
+  p.graph.limits.weights_safety_cap = 100000;  // F(4,3): 36 * 32 * 32 * 4 = 147456 bytes per layer
+  PassContext c{p, t, nullptr};
+  try {
+    run_pipeline(c, mode(WinogradMode::F4), "winograd");
+    FAIL() << "forced F(4,3) past the cap compiled";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("--max-weights-bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Winograd, ForcedFormsAreNotBudgeted) {
+  Program p = run_until(kTwoLayers, "winograd", "x86-64-avx2", mode(WinogradMode::F4));
+  EXPECT_EQ(count_kernels(p, KernelKind::WinogradIn), 2);
+  EXPECT_TRUE(p.trades.empty());
+}
+
 }  // namespace
