@@ -2,7 +2,8 @@
 #
 #   P/bin/                          tinyrt-compile, tinyrt-onnx-test, tinyrt-perf, tinyrt-runner (host)
 #   P/include/tinyrt/               the public headers (abi/*.h)
-#   P/lib/tinyrt/<target>/          libtinyrt.a (Linux port), libtinyrt_baremetal.a, tinyrt-runner;
+#   P/lib/tinyrt/<target>/          libtinyrt.a (Linux port), libtinyrt_baremetal.a and
+#                                   libtinyrt_baremetal_fixed.a (-Os; fixed shapes only), tinyrt-runner;
 #                                   <target> is host, armv7-neon or aarch64-neon
 #   P/lib/tinyrt/libtinyrt_icount.so  the QEMU instruction-counting plugin
 #   P/lib/cmake/tinyrt/             the CMake package (tinyrt::tinyrt, tinyrt_add_model)
@@ -20,6 +21,8 @@ set(TINYRT_INSTALL_RUNTIME_DIR ${CMAKE_INSTALL_LIBDIR}/tinyrt/${TINYRT_TARGET})
 install(FILES $<TARGET_FILE:tinyrt> DESTINATION ${TINYRT_INSTALL_RUNTIME_DIR})
 install(FILES $<TARGET_FILE:tinyrt_baremetal> DESTINATION ${TINYRT_INSTALL_RUNTIME_DIR}
         RENAME libtinyrt_baremetal.a)
+install(FILES $<TARGET_FILE:tinyrt_baremetal_fixed> DESTINATION ${TINYRT_INSTALL_RUNTIME_DIR}
+        RENAME libtinyrt_baremetal_fixed.a)
 if(TINYRT_TARGET STREQUAL "host")
   install(TARGETS tinyrt-runner RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   set(pc_suffix "")
@@ -33,12 +36,12 @@ set(TINYRT_PC_PREFIX "@CMAKE_INSTALL_PREFIX@")
 foreach(port linux baremetal)
   if(port STREQUAL "linux")
     set(TINYRT_PC_LIB tinyrt)
-    set(TINYRT_PC_THREADS " -lpthread")
+    set(TINYRT_PC_EXTRA_LIBS " -lpthread")
     set(TINYRT_PC_PORT "Linux port")
     set(pc ${PROJECT_BINARY_DIR}/pkgconfig/tinyrt${pc_suffix}.pc)
   else()
     set(TINYRT_PC_LIB tinyrt_baremetal)
-    set(TINYRT_PC_THREADS "")
+    set(TINYRT_PC_EXTRA_LIBS " -no-pie")  # built without position-independent code
     set(TINYRT_PC_PORT "bare-metal port, no threads")
     set(pc ${PROJECT_BINARY_DIR}/pkgconfig/tinyrt${pc_suffix}-baremetal.pc)
   endif()
