@@ -7,8 +7,9 @@
 # medians and the ratio. TARGET=armv7-neon or aarch64-neon: executed guest
 # instructions per inference under qemu instead (exact: one round).
 # QUANTIZE=static: both in int8, calibrated on the set they run (the same
-# scales for both).
-#   [FILTER=dyn_transformer] [TARGET=...] [QUANTIZE=static] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
+# scales for both). FLAGS: more compile options for both (e.g.
+# FLAGS="--max-weights-bytes 5x": Winograd wherever the cost model wants it).
+#   [FILTER=dyn_transformer] [TARGET=...] [QUANTIZE=static] [FLAGS=...] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
 # Needs the models: ctest -R dynamic-shapes/make (in BUILD_DIR).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -42,6 +43,7 @@ for case in "$build"/models/dynamic_shapes/${FILTER:-}*/; do
       ln -s "$set" "$cal/test_data_set_0"
       args="$args --quantize static --calibration $cal"
     fi
+    args="$args ${FLAGS:-}"
     r=""
     e=""
     for k in $(seq "$rounds"); do
