@@ -32,8 +32,17 @@ inline bool parse_weights_budget(const std::string &v, Limits *l) {
 }
 
 // The budgets, which also steer the compile (tinyrt-compile, tinyrt-onnx-test
-// and tinyrt-perf): --max-weights-bytes.
+// and tinyrt-perf): --max-arena-bytes, --max-weights-bytes.
 inline void add_budget_options(CLI::App &app, Limits &l) {
+  app.add_option_function<int64_t>(
+         "--max-arena-bytes",
+         [&l](int64_t v) {
+           l.max_arena_bytes = v;
+           l.arena_budget_given = true;
+         },
+         "largest arena the memory plan may need, and the budget the Winograd choices keep within (default: "
+         "those keep within 1.1x the plan without them; the plan may take up to 2147483648)")
+      ->check(CLI::PositiveNumber);
   app.add_option_function<std::string>(
       "--max-weights-bytes",
       [&l](const std::string &v) {
@@ -51,9 +60,6 @@ inline void add_budget_options(CLI::App &app, Limits &l) {
 inline void add_limit_options(CLI::App &app, Limits &l) {
   app.add_option("--max-tensor-elements", l.max_tensor_elements, "largest tensor, in elements")
       ->check(CLI::Range(int64_t(1), kMaxTensorElementsHard))
-      ->capture_default_str();
-  app.add_option("--max-arena-bytes", l.max_arena_bytes, "largest arena the memory plan may need")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--max-expanded-nodes", l.max_expanded_nodes, "nodes control flow and recurrent ops may unroll into")
       ->check(CLI::PositiveNumber)

@@ -297,11 +297,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   // Budgets, and each choice that traded memory for speed with its bytes
   // and estimated gain (vector instructions saved at the bounds).
   const Limits &lim = p.graph.limits;
-  j["budgets"] = {{"weights_budget_bytes", p.budgets.weights},
-                  {"weights_given", p.budgets.weights_given},
-                  {"model_weights_bytes", lim.model_weights_bytes},
-                  {"weights_before_trades_bytes", p.budgets.base_weights},
-                  {"traded_weights_bytes", p.budgets.traded_weights}};
+  j["budgets"] = {
+      {"weights_budget_bytes", p.budgets.weights},        {"weights_given", p.budgets.weights_given},
+      {"model_weights_bytes", lim.model_weights_bytes},   {"weights_before_trades_bytes", p.budgets.base_weights},
+      {"traded_weights_bytes", p.budgets.traded_weights}, {"arena_budget_bytes", p.budgets.arena},
+      {"arena_before_trades_bytes", p.budgets.base_arena}};
   json trades = json::array();
   for (const MemoryTrade &t : p.trades)
     trades.push_back({{"kind", t.kind},

@@ -13,8 +13,11 @@ struct Limits {
   // Elements of one tensor. Generated code indexes elements with 32-bit
   // integers, so this cap cannot be raised above 2^31 - 1.
   int64_t max_tensor_elements = (int64_t(1) << 31) - 1;
-  // Bytes of the planned arena (--max-arena-bytes).
+  // Bytes of the planned arena (--max-arena-bytes); given, it is also the
+  // budget the speed-for-memory choices keep within (else they keep within
+  // kDefaultArenaRatio of the plan without them).
   int64_t max_arena_bytes = int64_t(1) << 31;
+  bool arena_budget_given = false;
   // Nodes that control flow (Loop, Scan, If) and recurrent ops may expand
   // into (--max-unrolled-nodes).
   int64_t max_expanded_nodes = 200000;
@@ -48,6 +51,9 @@ struct Limits {
   int64_t weights_safety_cap = 0;
   static constexpr int64_t kMinWeightsCap = int64_t(256) << 20;
   static constexpr double kDefaultWeightsRatio = 1.1;
+  // The arena the speed-for-memory choices keep within: this ratio of the
+  // plan's lower bound without them (or --max-arena-bytes, if lower).
+  static constexpr double kDefaultArenaRatio = 1.1;
   bool weights_budget_given() const { return max_weights_bytes > 0 || max_weights_ratio > 0; }
   // The budget given, in bytes (a ratio of the model's weights rounded
   // down), or 0.

@@ -338,6 +338,8 @@ struct Budgets {
   bool weights_given = false;  // --max-weights-bytes (else the default ratio)
   int64_t base_weights = 0;    // the weights before any trade (the smallest plan)
   int64_t traded_weights = 0;  // bytes the trades add
+  int64_t arena = 0;           // the arena each trade keeps within (its live bytes and buffers)
+  int64_t base_arena = 0;      // bytes live at the peak before any trade (the plan's lower bound)
 };
 
 struct Program {

@@ -26,6 +26,7 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -169,6 +170,7 @@ struct Candidate {
   size_t kernel;
   int wanted = 0;  // the fastest form by the cost model alone (0: direct)
   bool allowed[2] = {false, false};
+  bool arena_fits[2] = {true, true};  // V and M with what is live, within the arena budget
   double gain[2] = {0, 0};
   int64_t bytes[2] = {0, 0};
   int m = 0;  // the form taken
@@ -247,6 +249,41 @@ int64_t weights_read(const Program &p, const Target &t) {
   return total;
 }
 
+// Bytes live across each kernel before any transform: every value (its
+// storage root, constants aside) from the kernel that first touches it to
+// the last, graph inputs from the start and outputs to the end, at its
+// bounds. Their maximum is the memory plan's lower bound without
+// transforms, which the arena budget is measured against.
+std::vector<int64_t> live_bytes(const Program &p) {
+  const Graph &g = p.graph;
+  const size_t n = p.kernels.size();
+  std::map<int, std::pair<size_t, size_t>> span;
+  auto touch = [&](int v, size_t i) {
+    if (v < 0) return;
+    int r = p.root(v);
+    if (g.v(r).is_const()) return;
+    auto it = span.find(r);
+    if (it == span.end())
+      span[r] = {i, i};
+    else
+      it->second = {std::min(it->second.first, i), std::max(it->second.second, i)};
+  };
+  for (int v : g.inputs) touch(v, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (int v : p.kernels[i].ins) touch(v, i);
+    touch(p.kernels[i].out, i);
+    for (int v : p.kernels[i].call.outs) touch(v, i);
+  }
+  for (int v : g.outputs) touch(v, n ? n - 1 : 0);
+  std::vector<int64_t> live(n, 0);
+  for (const auto &kv : span) {
+    const Value &val = g.v(kv.first);
+    const int64_t b = sat_mul(val.numel(), dtype_bytes(val.dtype));
+    for (size_t i = kv.second.first; i <= kv.second.second && i < n; ++i) live[i] = sat_add(live[i], b);
+  }
+  return live;
+}
+
 std::string form_name(int m) { return m ? "F(" + std::to_string(m) + ",3)" : "direct"; }
 
 }  // namespace
@@ -264,6 +301,16 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   p.budgets.weights_given = lim.weights_budget_given();
   p.budgets.base_weights = weights_read(p, c.target);
   if (o.mode == WinogradMode::Off) return;
+  // The arena budget the forms keep within, each on its own (the arena is
+  // a peak, not a sum): the bytes live across the layer plus its V and M
+  // within --max-arena-bytes if given, else within 1.1x the plan's lower
+  // bound without transforms.
+  const std::vector<int64_t> live = live_bytes(p);
+  const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+  p.budgets.base_arena = peak;
+  p.budgets.arena = lim.arena_budget_given
+                        ? lim.max_arena_bytes
+                        : std::min<int64_t>(lim.max_arena_bytes, (int64_t)(Limits::kDefaultArenaRatio * (double)peak));
   std::vector<Candidate> cands;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     const Kernel &k = p.kernels[ki];
@@ -319,8 +366,11 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       for (size_t j = 0; j < at.size(); ++j)
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       double mean = sum / (double)at.size();
+      const int64_t a = forms[i] + 2, T = tiles(s, forms[i]);
+      const int64_t vm = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
+      cand.arena_fits[i] = sat_add(live[ki], vm) <= p.budgets.arena;
       bool pays = o.mode == WinogradMode::Auto && fits(forms[i]) && worst < 1.0;
-      cand.allowed[i] = pays && mean < 0.9;
+      cand.allowed[i] = pays && mean < 0.9 && cand.arena_fits[i];
       if (pays && mean < 0.9 * best) best = mean, m = forms[i];
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights replace the convolution's.
@@ -367,11 +417,17 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     t.gain = cd.m ? cd.gain[ti] : 0;
     if (c.log)
       *c.log << cd.log << " -> " << t.taken
-             << (cd.m != cd.wanted ? " (" + t.wanted + " over the weights budget)" : std::string()) << "\n";
+             << (cd.m != cd.wanted
+                     ? " (" + t.wanted + " over the " + (cd.arena_fits[wi] ? "weights" : "arena") + " budget)"
+                     : std::string())
+             << "\n";
     if (cd.wanted) p.trades.push_back(std::move(t));
   }
   if (c.log && o.mode == WinogradMode::Auto && !cands.empty())
-    *c.log << "  weights budget " << p.budgets.weights << " bytes ("
+    *c.log << "  arena budget " << p.budgets.arena << " bytes ("
+           << (lim.arena_budget_given ? std::string("--max-arena-bytes") : std::string("default: 1.1x")) << "; "
+           << p.budgets.base_arena << " bytes live at the peak without transforms)\n"
+           << "  weights budget " << p.budgets.weights << " bytes ("
            << (p.budgets.weights_given ? "--max-weights-bytes" : "default: 1.1x the model's weights")
            << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "
            << p.budgets.traded_weights << "\n";

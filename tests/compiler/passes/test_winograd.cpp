@@ -77,6 +77,7 @@ Program with_budget(const std::string &ir, int64_t bytes) {
   Program p;
   p.graph = parse_graph(ir);
   p.graph.limits.max_weights_bytes = bytes;
+  p.graph.limits.arena_budget_given = true;  // room for any form's V and M: the weights decide
   PassContext c{p, t, nullptr};
   run_pipeline(c, mode(WinogradMode::Auto), "winograd");
   return p;
@@ -129,6 +130,25 @@ TEST(Winograd, BudgetNeverExceeded) {
     EXPECT_EQ(p.budgets.traded_weights, traded(p));
   }
   EXPECT_EQ(with_budget(kTwoLayers, base + all).budgets.traded_weights, all);
+}
+
+TEST(Winograd, DefaultArenaBudgetKeepsLargeTransformBuffersOut) {
+  // 1.1x the bytes live without transforms: the first layer's V and M (1 MB
+  // for F(2,3) at 32x32, 32 channels in and out) are several times what
+  // is live around it (two 128 KB images: the peak); the second layer's
+  // (64 KB at 8x8) fit under that peak.
+  static const Target t = resolve_target("x86-64-avx2");
+  Program p;
+  p.graph = parse_graph(kTwoLayers);
+  p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+  PassContext c{p, t, nullptr};
+  run_pipeline(c, mode(WinogradMode::Auto), "winograd");
+  ASSERT_EQ(p.trades.size(), 2u);
+  EXPECT_EQ(p.trades[0].taken, "direct");
+  EXPECT_NE(p.trades[0].wanted, "direct");
+  EXPECT_NE(p.trades[1].taken, "direct");
+  EXPECT_GT(p.budgets.base_arena, 0);
+  EXPECT_EQ(p.budgets.arena, (int64_t)(1.1 * (double)p.budgets.base_arena));
 }
 
 TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
