@@ -166,6 +166,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   // A weights budget steers the Winograd choices (the other limits only refuse).
   const Limits &lim = opt.import.limits;
   if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
+  if (lim.arena_budget_given) o << "max_arena_bytes=" << lim.max_arena_bytes << "\n";
   if (lim.max_weights_ratio > 0) {
     char buf[32];
     snprintf(buf, sizeof buf, "%.17g", lim.max_weights_ratio);

@@ -128,8 +128,8 @@ bool link_shared(const Target &t, const std::string &object_path, const std::str
 // The compile options that shape the artifact, one "key=value" line each in
 // a fixed order (NAME.json "compile_options"; the options and model hashes
 // are taken over it): compiler version, resolved target, GEMM tile override,
-// model name, input shapes, bindings (by content), function bodies, a
-// weights budget (it steers the Winograd choices). Not the other limits
+// model name, input shapes, bindings (by content), function bodies, the
+// weights and arena budgets given (they steer the Winograd choices). Not the other limits
 // (they refuse models, never change an artifact), dumps or logging.
 std::string compile_options_text(const Target &target, const std::string &name, const CompileOptions &opt);
 // "0x" and 16 hex digits.
