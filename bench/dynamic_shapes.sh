@@ -8,7 +8,8 @@
 # instructions per inference under qemu instead (exact: one round).
 # QUANTIZE=static: both in int8, calibrated on the set they run (the same
 # scales for both). FLAGS: more compile options for both (e.g.
-# FLAGS="--max-weights-bytes 5x": Winograd wherever the cost model wants it).
+# FLAGS="--max-weights-bytes 5x --max-arena-bytes 1000000000": Winograd
+# wherever the cost model wants it, as before the budgets).
 #   [FILTER=dyn_transformer] [TARGET=...] [QUANTIZE=static] [FLAGS=...] bench/dynamic_shapes.sh [BUILD_DIR] [ROUNDS] [RUNS]
 # Needs the models: ctest -R dynamic-shapes/make (in BUILD_DIR).
 set -eu

@@ -398,8 +398,10 @@ static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &nam
 }
 
 // The weights the kernels read, against Limits::weights_cap, before LLVM
-// holds any (the budget is checked on the weights as emitted, driver): LLVM keeps several copies of a constant while it
-// emits the object (about 6 bytes of memory per byte of weights), and its allocation failure aborts the process.
+// holds any (a budget given is checked on the weights as emitted, in the
+// driver): LLVM keeps several copies of a constant while it emits the
+// object (about 6 bytes of memory per byte of weights), and its allocation
+// failure aborts the process.
 void check_weights_bytes(const Program &p) {
   std::set<int> seen;
   int64_t total = 0, largest = 0;

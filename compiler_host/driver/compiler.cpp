@@ -163,7 +163,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
       << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
-  // A weights budget steers the Winograd choices (the other limits only refuse).
+  // The budgets given steer the Winograd choices (the other limits only refuse).
   const Limits &lim = opt.import.limits;
   if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
   if (lim.arena_budget_given) o << "max_arena_bytes=" << lim.max_arena_bytes << "\n";
@@ -299,7 +299,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   // and estimated gain (vector instructions saved at the bounds).
   const Limits &lim = p.graph.limits;
   j["budgets"] = {
-      {"weights_budget_bytes", p.budgets.weights},        {"weights_given", p.budgets.weights_given},
+      {"weights_budget_bytes", p.budgets.weights},        {"weights_given", lim.weights_budget_given()},
       {"model_weights_bytes", lim.model_weights_bytes},   {"weights_before_trades_bytes", p.budgets.base_weights},
       {"traded_weights_bytes", p.budgets.traded_weights}, {"arena_budget_bytes", p.budgets.arena},
       {"arena_before_trades_bytes", p.budgets.base_arena}};

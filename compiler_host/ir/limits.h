@@ -40,8 +40,8 @@ struct Limits {
   // can hold (weights_safety_cap).
   int64_t max_weights_bytes = 0;
   double max_weights_ratio = 0;
-  // The model's own weights: the bytes of its initializers as imported
-  // (the base of a ratio). Set by the import.
+  // The model's own weights: the bytes of its initializers and Constant
+  // nodes as imported (the base of a ratio). Set by the import.
   int64_t model_weights_bytes = 0;
   // Without a given budget: the constants handed to LLVM, which takes
   // about 5 bytes of memory per byte of weights while it writes the
@@ -51,8 +51,9 @@ struct Limits {
   int64_t weights_safety_cap = 0;
   static constexpr int64_t kMinWeightsCap = int64_t(256) << 20;
   static constexpr double kDefaultWeightsRatio = 1.1;
-  // The arena the speed-for-memory choices keep within: this ratio of the
-  // plan's lower bound without them (or --max-arena-bytes, if lower).
+  // The arena the speed-for-memory choices keep within when no budget is
+  // given: this ratio of the plan's lower bound without them (or the cap,
+  // max_arena_bytes, if lower); a budget given replaces it.
   static constexpr double kDefaultArenaRatio = 1.1;
   bool weights_budget_given() const { return max_weights_bytes > 0 || max_weights_ratio > 0; }
   // The budget given, in bytes (a ratio of the model's weights rounded

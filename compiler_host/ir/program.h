@@ -335,7 +335,6 @@ struct MemoryTrade {
 };
 struct Budgets {
   int64_t weights = 0;         // the weights budget the choices kept within
-  bool weights_given = false;  // --max-weights-bytes (else the default ratio)
   int64_t base_weights = 0;    // the weights before any trade (the smallest plan)
   int64_t traded_weights = 0;  // bytes the trades add
   int64_t arena = 0;           // the arena each trade keeps within (its live bytes and buffers)

@@ -395,6 +395,9 @@ void pack_weights(PassContext &c) {
               int64_t oc = gi * OCg + ocg;
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
+    // The Winograd pass budgets weights by this size (packed_float_weight_bytes).
+    TINYRT_CHECK((int64_t)(out.size() * sizeof(float)) == packed_float_weight_bytes(s, c.target),
+                 "packed float weights differ from their estimate");
     s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   }
   p.perm.resize(g.values.size());

@@ -106,6 +106,10 @@ void pack_weights(PassContext &c);
 // channels padded to its register tile's channel columns (Target::gemm_tile).
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t);
 void split_recurrent(PassContext &c);
+// The bytes live at each kernel's step as plan_memory would place them
+// now (its owners, in-place writes and live ranges; kernel i runs at step
+// i + 1): their maximum is the plan's lower bound.
+std::vector<int64_t> live_bytes(const Program &p);
 void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);
 

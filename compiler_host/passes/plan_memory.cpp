@@ -146,6 +146,26 @@ void assign_storage(Program &p, const std::vector<int> &owner, const std::vector
 
 }  // namespace
 
+std::vector<int64_t> live_bytes(const Program &p) {
+  const Graph &g = p.graph;
+  const int n = (int)p.kernels.size(), end = n + 1;
+  int in_place = 0;
+  std::vector<int> owner = buffer_owners(p, last_uses(p, end), &in_place);
+  std::vector<int> first, last;
+  live_ranges(p, owner, end, &first, &last);
+  std::vector<int64_t> delta((size_t)end + 2, 0);  // per step: bytes that start, minus bytes that ended
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const()) continue;
+    const int64_t b = sat_mul(g.values[v].numel(), dtype_bytes(g.values[v].dtype));
+    delta[(size_t)first[v]] = sat_add(delta[(size_t)first[v]], b);
+    delta[(size_t)last[v] + 1] -= b;
+  }
+  std::vector<int64_t> live((size_t)n, 0);
+  int64_t at = delta[0];  // step 0: the inputs
+  for (int i = 0; i < n; ++i) live[(size_t)i] = at = sat_add(at, delta[(size_t)i + 1]);
+  return live;
+}
+
 void plan_memory(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;

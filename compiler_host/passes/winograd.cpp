@@ -26,7 +26,6 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -183,7 +182,7 @@ struct Candidate {
 // for a smaller gain per byte than the one before); the steps of all
 // candidates are taken in order of gain per byte while they fit in
 // `room`, a candidate's step only after its previous one.
-int64_t fit_budget(std::vector<Candidate> &cands, int64_t room) {
+void fit_budget(std::vector<Candidate> &cands, int64_t room) {
   struct Step {
     size_t cand;
     int level, m;
@@ -224,7 +223,6 @@ int64_t fit_budget(std::vector<Candidate> &cands, int64_t room) {
     cands[st.cand].m = st.m;
     used += st.bytes;
   }
-  return used;
 }
 
 // Bytes of the constants the kernels read, float GEMM weights as
@@ -249,41 +247,6 @@ int64_t weights_read(const Program &p, const Target &t) {
   return total;
 }
 
-// Bytes live across each kernel before any transform: every value (its
-// storage root, constants aside) from the kernel that first touches it to
-// the last, graph inputs from the start and outputs to the end, at its
-// bounds. Their maximum is the memory plan's lower bound without
-// transforms, which the arena budget is measured against.
-std::vector<int64_t> live_bytes(const Program &p) {
-  const Graph &g = p.graph;
-  const size_t n = p.kernels.size();
-  std::map<int, std::pair<size_t, size_t>> span;
-  auto touch = [&](int v, size_t i) {
-    if (v < 0) return;
-    int r = p.root(v);
-    if (g.v(r).is_const()) return;
-    auto it = span.find(r);
-    if (it == span.end())
-      span[r] = {i, i};
-    else
-      it->second = {std::min(it->second.first, i), std::max(it->second.second, i)};
-  };
-  for (int v : g.inputs) touch(v, 0);
-  for (size_t i = 0; i < n; ++i) {
-    for (int v : p.kernels[i].ins) touch(v, i);
-    touch(p.kernels[i].out, i);
-    for (int v : p.kernels[i].call.outs) touch(v, i);
-  }
-  for (int v : g.outputs) touch(v, n ? n - 1 : 0);
-  std::vector<int64_t> live(n, 0);
-  for (const auto &kv : span) {
-    const Value &val = g.v(kv.first);
-    const int64_t b = sat_mul(val.numel(), dtype_bytes(val.dtype));
-    for (size_t i = kv.second.first; i <= kv.second.second && i < n; ++i) live[i] = sat_add(live[i], b);
-  }
-  return live;
-}
-
 std::string form_name(int m) { return m ? "F(" + std::to_string(m) + ",3)" : "direct"; }
 
 }  // namespace
@@ -298,13 +261,12 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   Graph &g = p.graph;
   const Limits &lim = g.limits;
   p.budgets.weights = lim.weights_budget();
-  p.budgets.weights_given = lim.weights_budget_given();
   p.budgets.base_weights = weights_read(p, c.target);
   if (o.mode == WinogradMode::Off) return;
   // The arena budget the forms keep within, each on its own (the arena is
-  // a peak, not a sum): the bytes live across the layer plus its V and M
-  // within --max-arena-bytes if given, else within 1.1x the plan's lower
-  // bound without transforms.
+  // a peak, not a sum): the bytes live at the layer's step plus its V and
+  // M within --max-arena-bytes if given, else within 1.1x the plan's lower
+  // bound without transforms (plan_memory's live bytes).
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
   p.budgets.base_arena = peak;
@@ -351,6 +313,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
+    const int64_t direct_bytes = packed_float_weight_bytes(s, c.target);
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[2];
@@ -374,8 +337,8 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       if (pays && mean < 0.9 * best) best = mean, m = forms[i];
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights replace the convolution's.
-      cand.bytes[i] = std::max<int64_t>(
-          0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target) - packed_float_weight_bytes(s, c.target));
+      cand.bytes[i] =
+          std::max<int64_t>(0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target) - direct_bytes);
     }
     // F(4,3) only where it beats F(2,3) by 10 % (the rule above).
     if (m == 2) cand.allowed[1] = false;
@@ -395,47 +358,34 @@ void winograd(PassContext &c, const WinogradOptions &o) {
 
   // The weights budget (Limits::weights_budget): the forms chosen
   // together, the fastest set that fits. Forced forms (f2, f4: tests and
-  // experiments) are not budgeted; a given budget still refuses them at
-  // emission (check_weights_bytes).
-  if (o.mode == WinogradMode::Auto && !cands.empty())
-    p.budgets.traded_weights = fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
+  // experiments) are not budgeted; a given budget still refuses them once
+  // the weights are emitted (driver, check_weights_budget).
+  const bool budgeted = o.mode == WinogradMode::Auto;
+  if (budgeted) fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
   std::vector<int> form(p.kernels.size(), 0);
-  for (Candidate &cd : cands) {
+  for (const Candidate &cd : cands) {
     const Kernel &k = p.kernels[cd.kernel];
     form[cd.kernel] = cd.m;
-    if (o.mode != WinogradMode::Auto) continue;
-    MemoryTrade t;
-    t.kind = "winograd";
-    t.label = k.label;
-    t.node = k.nodes.empty() ? "" : k.nodes.front();
-    t.wanted = form_name(cd.wanted);
-    t.taken = form_name(cd.m);
-    int wi = cd.wanted == 4 ? 1 : 0, ti = cd.m == 4 ? 1 : 0;
-    t.wanted_bytes = cd.wanted ? cd.bytes[wi] : 0;
-    t.wanted_gain = cd.wanted ? cd.gain[wi] : 0;
-    t.bytes = cd.m ? cd.bytes[ti] : 0;
-    t.gain = cd.m ? cd.gain[ti] : 0;
-    if (c.log)
-      *c.log << cd.log << " -> " << t.taken
-             << (cd.m != cd.wanted
-                     ? " (" + t.wanted + " over the " + (cd.arena_fits[wi] ? "weights" : "arena") + " budget)"
-                     : std::string())
-             << "\n";
-    if (cd.wanted) p.trades.push_back(std::move(t));
+    const int wi = cd.wanted == 4 ? 1 : 0, ti = cd.m == 4 ? 1 : 0;
+    const int64_t bytes = cd.m ? cd.bytes[ti] : 0;
+    p.budgets.traded_weights += bytes;
+    std::string why = !budgeted           ? " (--winograd)"
+                      : cd.m == cd.wanted ? ""
+                                          : " (" + form_name(cd.wanted) + " over the " +
+                                                (cd.arena_fits[wi] ? "weights" : "arena") + " budget)";
+    if (c.log) *c.log << cd.log << " -> " << form_name(cd.m) << why << "\n";
+    if (budgeted && cd.wanted)
+      p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(cd.wanted),
+                          form_name(cd.m), bytes, cd.bytes[wi], cd.m ? cd.gain[ti] : 0, cd.gain[wi]});
   }
-  if (c.log && o.mode == WinogradMode::Auto && !cands.empty())
+  if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
-           << (lim.arena_budget_given ? std::string("--max-arena-bytes") : std::string("default: 1.1x")) << "; "
-           << p.budgets.base_arena << " bytes live at the peak without transforms)\n"
+           << (lim.arena_budget_given ? "--max-arena-bytes" : "default: 1.1x") << "; " << p.budgets.base_arena
+           << " bytes live at the peak without transforms)\n"
            << "  weights budget " << p.budgets.weights << " bytes ("
-           << (p.budgets.weights_given ? "--max-weights-bytes" : "default: 1.1x the model's weights")
+           << (lim.weights_budget_given() ? "--max-weights-bytes" : "default: 1.1x the model's weights")
            << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "
            << p.budgets.traded_weights << "\n";
-  if (o.mode != WinogradMode::Auto)
-    for (const Candidate &cd : cands) {
-      if (cd.m) p.budgets.traded_weights += cd.bytes[cd.m == 4 ? 1 : 0];
-      if (c.log) *c.log << cd.log << " -> " << form_name(cd.m) << " (--winograd)\n";
-    }
 
   std::vector<Kernel> out;
   out.reserve(p.kernels.size());

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Weights and arena with the default budgets (issue 28), per model: each
+zoo and torchvision model compiled with defaults and with --winograd off;
+prints the weights against the model's own weights (JSON budgets), the
+arena against the --winograd off plan's, and the Winograd layers taken.
+
+  bench/budgets.py BUILD_DIR TARGET [MORE_COMPILE_OPTIONS...]
+Needs the exported models (ctest -R models/make, zoo/make).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def compile_json(tool, model, out, target, opts):
+    r = subprocess.run([tool, model, "-o", out, "--name", "model", "--target", target] + opts,
+                       capture_output=True, text=True)
+    if r.returncode:
+        return None, r.stderr.strip().splitlines()[-1:]
+    with open(os.path.join(out, "model.json")) as f:
+        return json.load(f), None
+
+
+def main():
+    build, target, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
+    tool = os.path.join(build, "tinyrt-compile")
+    models = sorted(glob.glob(f"{build}/models/zoo/*/model.onnx") + glob.glob(f"{build}/models/torchvision/*/model.onnx"))
+    worst_w = worst_a = 0.0
+    print(f"{'model':22s} {'weights/model':>13s} {'arena/off':>10s} winograd")
+    with tempfile.TemporaryDirectory() as tmp:
+        for m in models:
+            name = m.split("/")[-2]
+            j, err = compile_json(tool, m, os.path.join(tmp, name), target, opts)
+            off, err2 = compile_json(tool, m, os.path.join(tmp, name + "_off"), target, opts + ["--winograd", "off"])
+            if j is None or off is None:
+                print(f"{name:22s} failed: {(err or err2)[0] if (err or err2) else ''}")
+                continue
+            w = j["weights_bytes"] / max(1, j["budgets"]["model_weights_bytes"])
+            a = j["arena_bytes"] / max(1, off["arena_bytes"])
+            worst_w, worst_a = max(worst_w, w), max(worst_a, a)
+            taken = sum(1 for t in j["memory_trades"] if t["taken"] != "direct")
+            print(f"{name:22s} {w:13.3f} {a:10.3f} {taken}/{len(j['memory_trades'])}", flush=True)
+    print(f"{target}: weights at most {worst_w:.3f}x the model's, arena at most {worst_a:.3f}x the --winograd off plan's")
+
+
+main()
