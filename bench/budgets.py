@@ -3,6 +3,8 @@
 zoo and torchvision model compiled with defaults and with --winograd off;
 prints the weights against the model's own weights (JSON budgets), the
 arena against the --winograd off plan's, and the Winograd layers taken.
+With --weights fp16 among the options, also the weights against the same
+compile's with float weights (defaults otherwise).
 
   bench/budgets.py BUILD_DIR TARGET [MORE_COMPILE_OPTIONS...]
 Needs the exported models (ctest -R models/make, zoo/make).
@@ -28,8 +30,10 @@ def main():
     build, target, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
     tool = os.path.join(build, "tinyrt-compile")
     models = sorted(glob.glob(f"{build}/models/zoo/*/model.onnx") + glob.glob(f"{build}/models/torchvision/*/model.onnx"))
-    worst_w = worst_a = 0.0
-    print(f"{'model':22s} {'weights/model':>13s} {'arena/off':>10s} winograd")
+    worst_w = worst_a = worst_h = 0.0
+    half = "fp16" in opts and "--weights" in opts
+    f32_opts = [o for o in opts if o not in ("--weights", "fp16")]
+    print(f"{'model':22s} {'weights/model':>13s} {'arena/off':>10s} winograd" + ("  fp16/fp32" if half else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for m in models:
             name = m.split("/")[-2]
@@ -42,8 +46,15 @@ def main():
             a = j["arena_bytes"] / max(1, off["arena_bytes"])
             worst_w, worst_a = max(worst_w, w), max(worst_a, a)
             taken = sum(1 for t in j["memory_trades"] if t["taken"] != "direct")
-            print(f"{name:22s} {w:13.3f} {a:10.3f} {taken}/{len(j['memory_trades'])}", flush=True)
-    print(f"{target}: weights at most {worst_w:.3f}x the model's, arena at most {worst_a:.3f}x the --winograd off plan's")
+            extra = ""
+            if half:
+                f32, _ = compile_json(tool, m, os.path.join(tmp, name + "_f32"), target, f32_opts)
+                h = j["weights_bytes"] / max(1, f32["weights_bytes"]) if f32 else float("nan")
+                worst_h = max(worst_h, h)
+                extra = f"  {h:9.3f}"
+            print(f"{name:22s} {w:13.3f} {a:10.3f} {taken:3d}/{len(j['memory_trades'])}{extra}", flush=True)
+    print(f"{target}: weights at most {worst_w:.3f}x the model's, arena at most {worst_a:.3f}x the --winograd off plan's"
+          + (f", at most {worst_h:.3f}x the float weights' compile" if half else ""))
 
 
 main()

@@ -22,6 +22,16 @@ inline void add_winograd_option(CLI::App &app, WinogradMode &mode) {
       ->default_str("auto");
 }
 
+inline void add_weights_option(CLI::App &app, WeightStorage &w) {
+  app.add_option_function<std::string>(
+         "--weights", [&w](const std::string &v) { w = v == "fp16" ? WeightStorage::F16 : WeightStorage::F32; },
+         "fp32: float weights stored as float | fp16: as IEEE half, half the bytes (GEMM, convolution, depthwise "
+         "and recurrent weights; biases and other constants stay float), widened to float as the kernels load "
+         "them: each weight rounded to 11 significant bits (relative error <= 2^-11, docs/PRECISION.md)")
+      ->check(CLI::IsMember({"fp32", "fp16"}))
+      ->default_str("fp32");
+}
+
 inline void add_gemm_tile_option(CLI::App &app, std::string &tile) {
   app.add_option("--gemm-tile", tile,
                  "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors), float and int8, for "

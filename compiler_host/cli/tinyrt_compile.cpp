@@ -109,6 +109,8 @@ int main(int argc, char **argv) {
   tinyrt::add_quantize_option(app, quantize);
   tinyrt::WinogradMode winograd = tinyrt::WinogradMode::Auto;
   tinyrt::add_winograd_option(app, winograd);
+  tinyrt::WeightStorage weights = tinyrt::WeightStorage::F32;
+  tinyrt::add_weights_option(app, weights);
   bool check_addresses = false;
   tinyrt::add_check_addresses_option(app, check_addresses);
   int64_t serial_step_ops = -1;
@@ -149,6 +151,7 @@ int main(int argc, char **argv) {
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
     opt.winograd = winograd;
+    opt.weights = weights;
     opt.check_addresses = check_addresses;
     opt.require_proof = require_proof;
     opt.serial_step_ops = serial_step_ops;

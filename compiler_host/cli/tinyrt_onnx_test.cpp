@@ -38,6 +38,7 @@ struct Options {
   bool function_bodies = false;
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
+  WeightStorage weights = WeightStorage::F32;
   Limits budgets;         // --max-weights-bytes
   std::string gemm_tile;  // --gemm-tile
   bool check_addresses = false;
@@ -158,7 +159,7 @@ bool compare(const ConstData &ref, const uint8_t *got, const Options &o, std::st
   if (worst_i < 0) return true;
   std::ostringstream s;
   s << "max error " << worst << " at element " << worst_i << ": expected " << at(ref.bytes.data(), worst_i) << ", got "
-    << at(got, worst_i);
+    << at(got, worst_i) << " (max|ref| " << maxabs << ")";
   *why = s.str();
   return false;
 }
@@ -200,6 +201,7 @@ class CaseRunner {
     co.quantize = o_.quantize.mode;
     co.weight_bits = o_.quantize.weight_bits;
     co.winograd = o_.winograd;
+    co.weights = o_.weights;
     co.import.limits = o_.budgets;
     co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;
@@ -408,7 +410,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "threads of the runtime pool")->capture_default_str();
   app.add_option("--rtol", o.rtol, "relative tolerance")->capture_default_str();
-  app.add_option("--atol", o.atol_scale, "absolute tolerance as a fraction of max|ref|")->capture_default_str();
+  CLI::Option *atol = app.add_option("--atol", o.atol_scale,
+                                     "absolute tolerance as a fraction of max|ref| (with --weights fp16 the default "
+                                     "is 2e-3: half weights' rounding, docs/PRECISION.md)")
+                          ->capture_default_str();
   app.add_option("-j,--jobs", jobs, "cases run in parallel")->capture_default_str();
   app.add_option("--shard", shard, "K/N: run the K-th of N interleaved slices of the cases");
   app.add_option("--filter", o.filter, "only cases whose name contains this (repeatable: any)");
@@ -417,6 +422,7 @@ int main(int argc, char **argv) {
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
+  add_weights_option(app, o.weights);
   add_budget_options(app, o.budgets);
   add_gemm_tile_option(app, o.gemm_tile);
   add_check_addresses_option(app, o.check_addresses);
@@ -431,6 +437,9 @@ int main(int argc, char **argv) {
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);
+  // Half weights round each weight to 11 significant bits: the outputs of
+  // the zoo and the ONNX suites stay within 1e-3 of max|ref|.
+  if (o.weights == WeightStorage::F16 && atol->count() == 0) o.atol_scale = 2e-3;
 
   try {
     Target target = resolve_target(o.target);

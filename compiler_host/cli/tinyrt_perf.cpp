@@ -257,6 +257,8 @@ int main(int argc, char **argv) {
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
   add_winograd_option(app, winograd);
+  WeightStorage weights = WeightStorage::F32;
+  add_weights_option(app, weights);
   Limits budgets;
   add_budget_options(app, budgets);
   bool check_addresses = false;
@@ -277,6 +279,7 @@ int main(int argc, char **argv) {
     co.name = "perf";
     co.gemm_tile = tile;
     co.winograd = winograd;
+    co.weights = weights;
     co.import.limits = budgets;
     co.check_addresses = check_addresses;
     co.serial_step_ops = serial_step_ops;

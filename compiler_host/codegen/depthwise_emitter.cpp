@@ -56,7 +56,7 @@ struct DepthwiseEmitter {
   int64_t xs[4];  // input strides per role n, c, h, w
   Value *xbase = nullptr, *weights = nullptr, *zeros = nullptr;
   Value *start = nullptr;     // int8: the sums' start per channel, or null
-  llvm::Type *wel = nullptr;  // weight element: float, or int16 (qi)
+  llvm::Type *wel = nullptr;  // weight element: float, half (--weights fp16), or int16 (qi)
   llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
   bool q = false;   // int8 input
   bool qi = false;  // int8 summed in int32 (NEON), else in float
@@ -119,8 +119,12 @@ struct DepthwiseEmitter {
     if (!qi) return b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc});
     return b.CreateAdd(acc, b.CreateMul(b.CreateSExt(x, vi32), b.CreateSExt(w, vi32)));
   }
+  // A tap's weights for `lanes` channels: the packed channels are whole
+  // vectors, so half weights (--weights fp16) load a whole one (a masked
+  // load of 16-bit lanes is scalarized on x86).
   Value *load_w(Value *p, int lanes) {
-    return qi ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi16), p, lanes) : load_vec(p, lanes);
+    if (qi) return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi16), p, lanes);
+    return load_float_weights(b, T, wel, p, L, wel->isHalfTy() ? L : lanes);
   }
 
   // A border tile's pixel iw of input row `row` (an element offset from a
@@ -209,7 +213,7 @@ struct DepthwiseEmitter {
               b, 0, s.k_w, 1, a0,
               [&](Value *kw, const Values &a1) {
                 Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
-                Value *w = load_vec(b.CreateGEP(f32, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
+                Value *w = load_w(b.CreateGEP(wel, weights, b.CreateAdd(b.CreateMul(tap, i32(Cp)), c0)), lanes);
                 Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
                 Value *base =
                     inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iwk, i32(xs[3])))) : nullptr;
@@ -249,7 +253,7 @@ struct DepthwiseEmitter {
     q = X.type == DType::U8 || X.type == DType::I8;
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
-    wel = qi ? (llvm::Type *)b.getInt16Ty() : f32;
+    wel = qi ? (llvm::Type *)b.getInt16Ty() : float_weight_type(b, env.program, s.packed);
     weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
     if (q && s.packed_bias >= 0)
       start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());

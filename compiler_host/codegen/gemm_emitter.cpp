@@ -91,6 +91,7 @@ struct GemmEmitter {
   Value *xbase = nullptr, *weights = nullptr, *zero_row = nullptr, *qbias = nullptr;
   llvm::Type *f32, *vf32;
   llvm::Type *xel;   // element of X: float or i8
+  llvm::Type *wel;   // element of the weights: float, half (--weights fp16) or i8
   llvm::Type *accv;  // accumulator vector: <L x float> or <L x i32>
   llvm::Type *wv;    // one weight vector: <L x float> or <4L x i8>
 
@@ -112,6 +113,7 @@ struct GemmEmitter {
     KK = s.k_h * KW;
     ICk = q ? (ICp + 3) / 4 : ICp;
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
+    wel = q || s.arena_weights ? xel : float_weight_type(b, e.program, s.packed);
     accv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt32Ty(), L) : vf32;
     wv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L) : vf32;
   }
@@ -190,7 +192,7 @@ struct GemmEmitter {
     // B packed per batch entry (n, oh): [batch][oc tile][K][nr]. Linear
     // mode only with one entry (gemm_tile_shape).
     if (s.arena_weights && t.mode != Mode::Linear)
-      wtile = b.CreateGEP(xel, wtile,
+      wtile = b.CreateGEP(wel, wtile,
                           b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh), i32(OCt * KK * ICk * NR)));
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
     Values acc(m * nvv, llvm::Constant::getNullValue(accv));
@@ -256,15 +258,14 @@ struct GemmEmitter {
                   }
                 }
                 Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
-                Value *wk = b.CreateGEP(xel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
+                Value *wk = b.CreateGEP(wel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
                 if (q) return qsteps(row, valid, wk, nvv, a1);
                 // The nvv weight vectors of input channel ic.
                 auto weights_of = [&](Value *ic) {
                   Values w;
                   for (int j = 0; j < nvv; ++j) {
-                    Value *wp = b.CreateGEP(f32, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
-                    w.push_back(
-                        b.CreateAlignedLoad(vf32, b.CreateBitCast(wp, vf32->getPointerTo()), llvm::Align(L * 4)));
+                    Value *wp = b.CreateGEP(wel, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
+                    w.push_back(load_float_weights(b, T, wel, wp, L, L, true));
                   }
                   return w;
                 };
@@ -519,9 +520,9 @@ struct GemmEmitter {
       bool dense = w.numel == s.batch * s.out_h * OCt * ICk * NR && w.span == w.numel && w.strides.back() == 1 &&
                    std::is_sorted(w.strides.rbegin(), w.strides.rend());
       TINYRT_CHECK(!q && G == 1 && KK == 1 && dense, "GEMM over run-time weights that are not packed densely");
-      weights = b.CreateBitCast(w.base, xel->getPointerTo());
+      weights = b.CreateBitCast(w.base, wel->getPointerTo());
     } else {
-      weights = b.CreateBitCast(env.const_data(s.packed), xel->getPointerTo());
+      weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
     }
     if (q) {
       qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
@@ -593,7 +594,7 @@ struct GemmEmitter {
     const int64_t run_scale = p_dyn || rt_ || w_dyn_ ? 4 : 1;
     int64_t GO = G * OCt;
     int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4) / run_scale;
-    int64_t w_bytes = GO * KK * ICk * NR * 4;
+    int64_t w_bytes = GO * KK * ICk * NR * (int64_t)(wel->getPrimitiveSizeInBits() / 8) * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
     RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
@@ -617,7 +618,7 @@ struct GemmEmitter {
           auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
             Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
             Value *wtile = b.CreateGEP(
-                xel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
+                wel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
             Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
             if (p_dyn) {
               dynamic_tiles(u_begin, u_end, units, p_dyn, g, wtile, oc0, nvv, lanes_last);

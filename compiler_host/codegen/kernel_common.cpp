@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsARM.h>
 
 namespace tinyrt {
 
@@ -151,6 +152,29 @@ llvm::Value *load_lanes(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, llvm::
   llvm::Align align(vty->getElementType()->getScalarSizeInBits() / 8);
   if (lanes == L) return b.CreateAlignedLoad(vty, vp, align);
   return b.CreateMaskedLoad(vty, vp, align, lane_mask(b, L, lanes), llvm::Constant::getNullValue(vty));
+}
+
+llvm::Type *float_weight_type(llvm::IRBuilder<> &b, const Program &p, int v) {
+  return p.graph.v(v).dtype == DType::F16 ? b.getHalfTy() : b.getFloatTy();
+}
+
+llvm::Value *load_float_weights(llvm::IRBuilder<> &b, const Target &t, llvm::Type *wel, llvm::Value *p, int L,
+                                int lanes, bool aligned) {
+  lanes = lanes > 0 ? lanes : L;
+  auto *vf = llvm::FixedVectorType::get(b.getFloatTy(), (unsigned)L);
+  if (t.half_widen_neon && wel->isHalfTy() && L == 4)  // vcvt.f32.f16 on 4 halves as 16-bit integers
+    wel = b.getInt16Ty();
+  auto *vty = llvm::FixedVectorType::get(wel, (unsigned)L);
+  llvm::Value *v;
+  if (aligned && lanes == L) {
+    const unsigned bytes = (unsigned)L * wel->getPrimitiveSizeInBits() / 8;
+    v = b.CreateAlignedLoad(vty, b.CreateBitCast(p, vty->getPointerTo()), llvm::Align(bytes));
+  } else {
+    v = load_lanes(b, vty, p, lanes);
+  }
+  if (wel->isFloatTy()) return v;
+  if (wel->isIntegerTy(16)) return b.CreateIntrinsic(llvm::Intrinsic::arm_neon_vcvthf2fp, {}, {v});
+  return b.CreateFPExt(v, vf);
 }
 
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes) {

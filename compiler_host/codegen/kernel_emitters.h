@@ -77,6 +77,15 @@ llvm::Constant *lane_mask(llvm::IRBuilder<> &b, int L, int lanes);
 // lanes zero, nothing read past them), and the matching store; whole
 // vectors use plain unaligned loads and stores.
 llvm::Value *load_lanes(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, llvm::Value *p, int lanes);
+// Packed float weights (pack_weights): the element type of constant v,
+// float or half (--weights fp16), and `lanes` of L weights at p (of that
+// element type; the rest 0; 0: all L) as <L x float>: half widened as
+// loaded (vcvtph2ps on x86, fcvtl on AArch64, vcvt.f32.f16 on ARMv7:
+// Target::half_widen_neon). `aligned`: p is a multiple of the vector's
+// bytes (packed tiles of whole vectors).
+llvm::Type *float_weight_type(llvm::IRBuilder<> &b, const Program &p, int v);
+llvm::Value *load_float_weights(llvm::IRBuilder<> &b, const Target &t, llvm::Type *wel, llvm::Value *p, int L,
+                                int lanes = 0, bool aligned = false);
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes);
 
 // A read-only array of n zero floats (at least one), 64-byte aligned: the

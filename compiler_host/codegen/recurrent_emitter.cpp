@@ -50,7 +50,8 @@ struct RecurrentEmitter {
   std::vector<SlotRef> slots;
   SlotRef S;
   Value *rp = nullptr, *zeros = nullptr;
-  Value *steps = nullptr;  // the time steps (i32): T, or a run-time extent
+  llvm::Type *rel = nullptr;  // element of rp: float, or half (--weights fp16)
+  Value *steps = nullptr;     // the time steps (i32): T, or a run-time extent
   llvm::Type *f32, *vf32;
   // int8: R's bytes, row scales [D][G][Hp], int32 starts (or null).
   bool q8;
@@ -254,7 +255,7 @@ struct RecurrentEmitter {
     int64_t row = tail ? G * width : G * NB, gate = tail ? width : NB;
     auto weights = [&](Value *kk, size_t gi, int v) {
       Value *off = b.CreateAdd(block, b.CreateAdd(b.CreateMul(kk, i32(row)), i32(gates[gi] * gate + v * L)));
-      return b.CreateAlignedLoad(vf32, b.CreateBitCast(at(rp, off), vf32->getPointerTo()), llvm::Align(4));
+      return load_float_weights(b, T, rel, b.CreateGEP(rel, rp, off), L);
     };
     // NEON (Target::gemm_lane_mac): 4 state values per load, multiplied by
     // lane, as the float GEMM does.
@@ -532,7 +533,8 @@ struct RecurrentEmitter {
       rscale = b.CreateBitCast(env.const_data(r.packed_scale), f32->getPointerTo());
       if (r.packed_start >= 0) rstart = b.CreateBitCast(env.const_data(r.packed_start), b.getInt32Ty()->getPointerTo());
     } else {
-      rp = b.CreateBitCast(env.const_data(r.packed), f32->getPointerTo());
+      rel = float_weight_type(b, env.program, r.packed);
+      rp = b.CreateBitCast(env.const_data(r.packed), rel->getPointerTo());
     }
     zeros = zero_floats(env, b, Hp, name);
     // Tasks: a direction each, or with parts, `parts` tasks per direction

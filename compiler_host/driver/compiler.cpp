@@ -163,6 +163,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
       << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
+  if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
   // The budgets given steer the Winograd choices (the other limits only refuse).
   const Limits &lim = opt.import.limits;
   if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
@@ -288,6 +289,13 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["arena_bytes"] = a.stats.arena_bytes;
   j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
   j["weights_bytes"] = a.weights_bytes;
+  // Of them, the float weights stored as half (--weights fp16).
+  int64_t half_bytes = 0;
+  for (const Kernel &k : p.kernels) {
+    int v = k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
+    if (v >= 0 && p.graph.v(v).dtype == DType::F16) half_bytes += (int64_t)p.graph.v(v).data->bytes.size();
+  }
+  j["weights_half_bytes"] = half_bytes;
   j["code_bytes"] = a.code_bytes;
   // 64-bit hashes as "0x..." strings (JSON numbers lose bits past 2^53).
   j["model_hash"] = hex64(a.model_hash);
@@ -527,6 +535,7 @@ PassOptions pass_options(const CompileOptions &opt) {
   po.quantize.ranges = &opt.calibration;
   po.quantize.weight_max = opt.weight_bits == 7 ? 63 : 127;
   po.winograd.mode = opt.winograd;
+  po.winograd.weights = po.pack.weights = opt.weights;
   return po;
 }
 

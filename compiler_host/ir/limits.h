@@ -64,10 +64,12 @@ struct Limits {
     return 0;
   }
   // The budget the speed-for-memory choices keep within: the given one,
-  // else kDefaultWeightsRatio of the model's weights.
-  int64_t weights_budget() const {
+  // else kDefaultWeightsRatio of the model's weights as stored, `stored`
+  // bytes per byte of the model's (0.5 with --weights fp16: the default
+  // keeps the half the user asked for).
+  int64_t weights_budget(double stored = 1.0) const {
     if (weights_budget_given()) return given_weights_budget();
-    if (model_weights_bytes > 0) return (int64_t)(kDefaultWeightsRatio * (double)model_weights_bytes);
+    if (model_weights_bytes > 0) return (int64_t)(kDefaultWeightsRatio * stored * (double)model_weights_bytes);
     return weights_cap();
   }
   // What LLVM may be handed (a bound on the compiler's memory, checked

@@ -4,20 +4,41 @@
 // [group][oc tile][kh*kw][ic][nr], zero-padded to whole tiles (int8:
 // [group][oc tile][kh*kw][ic/4][nr][4] plus an int32 accumulator start per
 // output channel); for each depthwise kernel: the pixels per tile and the
-// weights as [kh*kw][channels padded to whole vectors].
+// weights as [kh*kw][channels padded to whole vectors]. Float weights
+// (GEMM, depthwise, recurrent) are stored as float, or as IEEE half with
+// --weights fp16 (PackOptions): the kernels widen them as they load them.
 #include "passes/pass.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tinyrt {
 
 namespace {
 
+// Whether every value keeps its magnitude in half: finite, within
+// [-65504, 65504] (a larger one would become infinity).
+bool fits_half(const std::vector<float> &w) {
+  return std::all_of(w.begin(), w.end(), [](float v) { return std::fabs(v) <= 65504.0f; });
+}
+
+// A packed float weight tensor, stored as the options say: half rounded to
+// nearest even, unless a value lies beyond half's range (the tensor then
+// stays float: the kernels read either; pack_weights counts such tensors).
+int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st) {
+  if (st == WeightStorage::F32 || !fits_half(w))
+    return g.add_const(g.fresh_name(name), make_const_f32({(int64_t)w.size()}, w));
+  std::vector<uint16_t> h(w.size());
+  for (size_t i = 0; i < w.size(); ++i) h[i] = float_to_half(w[i]);
+  Bytes bytes((const uint8_t *)h.data(), (const uint8_t *)(h.data() + h.size()));
+  return g.add_const(g.fresh_name(name), make_const(DType::F16, {(int64_t)h.size()}, std::move(bytes)));
+}
+
 // Depthwise: [kh*kw][channels rounded up to whole vectors], so one vector
 // load gives a tap's weights for `lanes` consecutive channels.
 // int8 with integer sums (Target::depthwise_int8_channels != f32 lanes):
 // the weights as int16 and the sums' start as int32.
-void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
+void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums, WeightStorage st) {
   const Value &w = g.v(s.weight);
   int64_t C = s.out_c, KK = s.k_h * s.k_w, Cp = (C + lanes - 1) / lanes * lanes;
   s.mr = mr;
@@ -41,7 +62,10 @@ void pack_depthwise(Graph &g, GemmSpec &s, int mr, int lanes, bool int_sums) {
   std::vector<float> out((size_t)(KK * Cp), 0.f);
   for (int64_t kk = 0; kk < KK; ++kk)  // float, or int8 widened exactly
     for (int64_t ch = 0; ch < C; ++ch) out[(size_t)(kk * Cp + ch)] = (float)w.data->get_f(ch * KK + kk);
-  s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
+  // int8 weights widened to float stay float: they are no larger than
+  // the model's, and exact either way.
+  bool f32 = dtype_is_float(w.dtype);
+  s.packed = add_float_weights(g, w.name + "_packed", out, f32 ? st : WeightStorage::F32);
   // int8: sums of x * w started at -x_zero * (sum of the channel's
   // weights) are sums of (x - x_zero) * w without a subtraction per tap.
   // Exact in float while every partial sum stays below 2^24: |x|, |x_zero|
@@ -146,7 +170,7 @@ void pack_recurrent_int8(Graph &g, RecurrentSpec &r, const Target &target) {
   }
 }
 
-void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
+void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target, WeightStorage st) {
   if (r.r_scale >= 0) return pack_recurrent_int8(g, r, target);
   int lanes = target.f32_lanes();
   const Value &w = g.v(r.r);
@@ -169,7 +193,7 @@ void pack_recurrent(Graph &g, RecurrentSpec &r, const Target &target) {
                                                    : tail0 * H * G + (k * G + gt) * width + (j - tail0));
           out[(size_t)at] = src[(d * G * H + gt * H + j) * H + k];
         }
-  r.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
+  r.packed = add_float_weights(g, w.name + "_packed", out, st);
   r.h_padded = Hp;
 }
 
@@ -300,13 +324,15 @@ static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKin
   return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind);
 }
 
-int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t) {
+int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w) {
   const int64_t NR = (int64_t)gemm_tile_of(s, t, Target::TileKind::Float).nv * t.f32_lanes();
   const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
-  return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (int64_t)sizeof(float);
+  return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (w == WeightStorage::F16 ? 2 : 4);
 }
 
-void pack_weights(PassContext &c) {
+const char *weight_storage_name(WeightStorage w) { return w == WeightStorage::F16 ? "fp16" : "fp32"; }
+
+void pack_weights(PassContext &c, const PackOptions &o) {
   Program &p = c.program;
   Graph &g = p.graph;
   int L = c.target.f32_lanes();
@@ -314,7 +340,7 @@ void pack_weights(PassContext &c) {
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
-      pack_recurrent(g, k.rnn, c.target);
+      pack_recurrent(g, k.rnn, c.target, o.weights);
       ++packed;
       continue;
     }
@@ -331,7 +357,7 @@ void pack_weights(PassContext &c) {
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
       pack_depthwise(g, s,
                      int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
-                     lanes, int8 && lanes != L);
+                     lanes, int8 && lanes != L, o.weights);
       ++packed;
       continue;
     }
@@ -395,14 +421,26 @@ void pack_weights(PassContext &c) {
               int64_t oc = gi * OCg + ocg;
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
+    s.packed = add_float_weights(g, w.name + "_packed", out, o.weights);
     // The Winograd pass budgets weights by this size (packed_float_weight_bytes).
-    TINYRT_CHECK((int64_t)(out.size() * sizeof(float)) == packed_float_weight_bytes(s, c.target),
+    const WeightStorage stored = g.v(s.packed).dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
+    TINYRT_CHECK((int64_t)g.v(s.packed).data->bytes.size() == packed_float_weight_bytes(s, c.target, stored),
                  "packed float weights differ from their estimate");
-    s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const_f32({(int64_t)out.size()}, out));
   }
   p.perm.resize(g.values.size());
   if (c.log) {
     *c.log << "  packed " << packed << " weight tensors\n";
+    if (o.weights == WeightStorage::F16) {
+      int half = 0, single = 0;  // float weights stored as half, or kept float (a value beyond half's range)
+      for (const Kernel &k : p.kernels) {
+        int v = k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
+        if (v < 0 || !dtype_is_float(g.v(v).dtype)) continue;
+        (g.v(v).dtype == DType::F16 ? half : single) += 1;
+      }
+      *c.log << "  weights fp16: " << half << " tensors as half";
+      if (single) *c.log << ", " << single << " kept float (a weight beyond half's range, |w| > 65504)";
+      *c.log << "\n";
+    }
     // x86 without VNNI: how the int8 GEMMs multiply (GemmSpec::madd).
     int int8_layers = forms[0] + forms[1] + forms[2], widened = forms[(int)MaddForm::Widened];
     if (int8_layers) {

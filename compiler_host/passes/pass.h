@@ -50,14 +50,24 @@ struct QuantizeOptions {
 // always with m = 2 or 4 (F2, F4: tests and experiments).
 enum class WinogradMode { Auto, Off, F2, F4 };
 const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4"
+// How the scheduled kernels' float weights are stored (--weights): as
+// float, or as IEEE half (half the bytes), widened to float as the
+// kernels load them (F16C on x86, fcvtl / vcvt.f32.f16 on NEON).
+enum class WeightStorage { F32, F16 };
+const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 struct WinogradOptions {
   WinogradMode mode = WinogradMode::Auto;
+  WeightStorage weights = WeightStorage::F32;  // the bytes the weights budget counts
+};
+struct PackOptions {
+  WeightStorage weights = WeightStorage::F32;
 };
 
 struct PassOptions {
   InferAndFoldOptions infer_and_fold;
   QuantizeOptions quantize;
   WinogradOptions winograd;
+  PackOptions pack;
 };
 
 struct Pass {
@@ -101,10 +111,11 @@ void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
 void winograd(PassContext &c, const WinogradOptions &o);
-void pack_weights(PassContext &c);
+void pack_weights(PassContext &c, const PackOptions &o);
 // The bytes pack_weights gives a float GEMM's weights: each group's output
-// channels padded to its register tile's channel columns (Target::gemm_tile).
-int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t);
+// channels padded to its register tile's channel columns (Target::gemm_tile),
+// at 4 or 2 bytes a weight.
+int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
 void split_recurrent(PassContext &c);
 // The bytes live at each kernel's step as plan_memory would place them
 // now (its owners, in-place writes and live ranges; kernel i runs at step

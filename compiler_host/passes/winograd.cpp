@@ -20,7 +20,7 @@
 // The transformed weights are the memory this trade spends: the forms the
 // cost model wants are then chosen together under the weights budget
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
-// weights), the fastest set that fits by estimated gain per added byte
+// weights, as stored: half of them with --weights fp16), the fastest set that fits by estimated gain per added byte
 // (fit_budget), F(2,3) standing in for F(4,3) where only it fits.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
@@ -226,12 +226,19 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
 }
 
 // Bytes of the constants the kernels read, float GEMM weights as
-// pack_weights will pack them (their padding counts against the budget).
-int64_t weights_read(const Program &p, const Target &t) {
+// pack_weights will pack them (their padding counts against the budget),
+// the other float weights pack_weights packs (depthwise, recurrent) at the
+// storage's bytes a weight.
+int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
   std::set<int> seen;
   int64_t total = 0;
   auto add = [&](int v, int64_t bytes) {
     if (v >= 0 && p.graph.v(v).is_const() && seen.insert(p.root(v)).second) total = sat_add(total, bytes);
+  };
+  auto stored = [&](int v) {  // a float weight's bytes as pack_weights stores them
+    const Value &w = p.graph.v(v);
+    int64_t n = (int64_t)w.data->bytes.size();
+    return st == WeightStorage::F16 && w.dtype == DType::F32 ? n / 2 : n;
   };
   for (const Kernel &k : p.kernels) {
     const GemmSpec &s = k.gemm;
@@ -239,7 +246,10 @@ int64_t weights_read(const Program &p, const Target &t) {
     // product: GemmSpec::weight) packed.
     const bool packed =
         k.kind == KernelKind::Gemm && s.weight >= 0 && !s.arena_weights && p.graph.v(s.weight).dtype == DType::F32;
-    if (packed) add(s.weight, packed_float_weight_bytes(s, t));
+    if (packed) add(s.weight, packed_float_weight_bytes(s, t, st));
+    if (k.kind == KernelKind::Depthwise && s.weight >= 0 && p.graph.v(s.weight).is_const())
+      add(s.weight, stored(s.weight));
+    if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0) add(k.rnn.r, stored(k.rnn.r));
     for (size_t i = 0; i < k.ins.size(); ++i)
       if (k.ins[i] >= 0 && !(packed && i == 1))
         add(k.ins[i], p.graph.v(k.ins[i]).is_const() ? (int64_t)p.graph.v(k.ins[i]).data->bytes.size() : 0);
@@ -260,8 +270,8 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   Program &p = c.program;
   Graph &g = p.graph;
   const Limits &lim = g.limits;
-  p.budgets.weights = lim.weights_budget();
-  p.budgets.base_weights = weights_read(p, c.target);
+  p.budgets.weights = lim.weights_budget(o.weights == WeightStorage::F16 ? 0.5 : 1.0);
+  p.budgets.base_weights = weights_read(p, c.target, o.weights);
   if (o.mode == WinogradMode::Off) return;
   // The arena budget the forms keep within, each on its own (the arena is
   // a peak, not a sum): the bytes live at the layer's step plus its V and
@@ -313,7 +323,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
-    const int64_t direct_bytes = packed_float_weight_bytes(s, c.target);
+    const int64_t direct_bytes = packed_float_weight_bytes(s, c.target, o.weights);
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[2];
@@ -337,8 +347,8 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       if (pays && mean < 0.9 * best) best = mean, m = forms[i];
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights replace the convolution's.
-      cand.bytes[i] =
-          std::max<int64_t>(0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target) - direct_bytes);
+      cand.bytes[i] = std::max<int64_t>(
+          0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target, o.weights) - direct_bytes);
     }
     // F(4,3) only where it beats F(2,3) by 10 % (the rule above).
     if (m == 2) cand.allowed[1] = false;
@@ -383,7 +393,9 @@ void winograd(PassContext &c, const WinogradOptions &o) {
            << (lim.arena_budget_given ? "--max-arena-bytes" : "default: 1.1x") << "; " << p.budgets.base_arena
            << " bytes live at the peak without transforms)\n"
            << "  weights budget " << p.budgets.weights << " bytes ("
-           << (lim.weights_budget_given() ? "--max-weights-bytes" : "default: 1.1x the model's weights")
+           << (lim.weights_budget_given()        ? "--max-weights-bytes"
+               : o.weights == WeightStorage::F16 ? "default: 1.1x the model's weights as half"
+                                                 : "default: 1.1x the model's weights")
            << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "
            << p.budgets.traded_weights << "\n";
 

@@ -94,6 +94,10 @@ struct Target {
   // fused form by scalar), instead of one broadcast load per channel.
   enum class LaneMac { None, Fused, Unfused };
   LaneMac gemm_lane_mac = LaneMac::None;
+  // Half weights (--weights fp16) widened by NEON's vcvt.f32.f16 on 4
+  // halves as 16-bit integers (ARMv7: LLVM widens a vector of half lane by
+  // lane), else by a vector fpext (vcvtph2ps, fcvtl).
+  bool half_widen_neon = false;
 
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows

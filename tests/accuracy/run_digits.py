@@ -19,6 +19,9 @@ Fails unless, on TARGET:
   calibrated on the training digits, by min/max, by the 99.99th
   percentile, and with 7-bit weights, --weight-bits 7) is at most 1 point
   below fp32, and
+  the float model with half weights (--weights fp16) is at most 0.5
+  point below fp32, its logits within 2e-3 of max |PyTorch logit| of
+  PyTorch's (docs/PRECISION.md), and
   the QDQ model it writes with --emit-qdq passes ONNX's checker and,
   compiled again, gives the same logits byte for byte;
 - int8, static and 7-bit static predicted classes, and logits byte for
@@ -63,7 +66,11 @@ MODELS = {"fp32": ("{data}/fp32.onnx", []), "int8": ("{data}/int8.onnx", []),
           # 7-bit weights: bytes (vpmaddubsw) on x86 without VNNI, the
           # same integers as every other target's products.
           "static7": ("{data}/fp32.onnx", ["--quantize", "static", "--calibration", "{data}/calibration",
-                                           "--weight-bits", "7"])}
+                                           "--weight-bits", "7"]),
+          # Half weights: each weight rounded to 11 significant bits.
+          "fp16": ("{data}/fp32.onnx", ["--weights", "fp16"])}
+MAX_FP16_LOSS = 0.5
+FP16_ATOL = 2e-3  # of max |logit| (docs/PRECISION.md)
 
 
 def run(compile_exe, data, work, target, runner, model, count):
@@ -142,6 +149,10 @@ def main():
     a32, a8 = acc(fp32, labels), acc(int8, labels)
     check(a32 >= FP32_FLOOR, f"{target} fp32 accuracy {a32:.2f}% >= {FP32_FLOOR:.0f}%")
     check(a32 - a8 <= MAX_INT8_LOSS, f"{target} int8 accuracy {a8:.2f}% within {MAX_INT8_LOSS:.0f} point of fp32 {a32:.2f}%")
+    a16, e16 = acc(r["fp16"], labels), np.abs(r["fp16"] - torch_logits)
+    check(a32 - a16 <= MAX_FP16_LOSS and bool(np.all(e16 <= FP16_ATOL * np.abs(torch_logits).max())),
+          f"{target} --weights fp16 accuracy {a16:.2f}% within {MAX_FP16_LOSS} point of fp32 {a32:.2f}%, logits within "
+          f"{FP16_ATOL} x max|logit| of PyTorch's (max |error| {e16.max():.2e} of {np.abs(torch_logits).max():.2f})")
     emitted = os.path.join(work, target, "static", "static_qdq.onnx")
     try:
         onnx.checker.check_model(onnx.load(emitted), full_check=True)

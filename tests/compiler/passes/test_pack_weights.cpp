@@ -2,6 +2,8 @@
 // packed in the order the GEMM reads them.
 #include "pass_test.h"
 
+#include <algorithm>
+
 using namespace tinyrt;
 using namespace tinyrt::test;
 
@@ -56,6 +58,64 @@ TEST(PackWeights, PackedOrderIsTileChannelTapInput) {
         int64_t at = ((oc / s.nr * 9 + tap) * 16 + ic) * s.nr + oc % s.nr;
         EXPECT_EQ(packed.get_f(at), logical.get_f((oc * 16 + ic) * 9 + tap)) << oc << " " << ic << " " << tap;
       }
+}
+
+// --weights fp16: float GEMM and depthwise weights stored as half, each
+// the float weight rounded to nearest even; the sizes the Winograd budget
+// estimates (packed_float_weight_bytes) are the ones packed.
+TEST(PackWeights, HalfWeightsAreTheRoundedFloats) {
+  const char *kConvDw = R"(
+    graph opset 17
+    input x: f32[1,16,8,8]
+    const w: f32[20,16,3,3] = random(1)
+    const d: f32[20,1,3,3] = random(2)
+    y = Conv(x, w) {pads=[1,1,1,1]}
+    z = Conv(y, d) {pads=[1,1,1,1], group=20}
+    output z
+  )";
+  for (const char *target : {"x86-64-avx2", "armv7-neon", "aarch64-neon"}) {
+    PassOptions o;
+    o.winograd.mode = WinogradMode::Off;
+    o.pack.weights = o.winograd.weights = WeightStorage::F16;
+    Program p = run_until(kConvDw, "pack_weights", target, o);
+    ASSERT_EQ(count_kernels(p, KernelKind::Depthwise), 1) << target << "\n" << describe(p);
+    for (const Kernel &k : p.kernels) {
+      if (!is_scheduled(k.kind)) continue;
+      const Value &packed = p.graph.v(k.gemm.packed);
+      EXPECT_EQ(packed.dtype, DType::F16) << target;
+      if (k.kind == KernelKind::Gemm) {
+        EXPECT_EQ((int64_t)packed.data->bytes.size(),
+                  packed_float_weight_bytes(k.gemm, resolve_target(target), WeightStorage::F16));
+      }
+      const ConstData &logical = *p.graph.v(k.gemm.weight).data;
+      // Every weight appears, rounded: the packed values are a permutation
+      // of the rounded weights plus the padding's zeros.
+      std::vector<float> want, got;
+      for (int64_t i = 0; i < shape_numel(logical.shape); ++i)
+        want.push_back(half_to_float(float_to_half((float)logical.get_f(i))));
+      for (int64_t i = 0; i < packed.numel(); ++i)
+        if (packed.data->get_f(i) != 0) got.push_back((float)packed.data->get_f(i));
+      want.erase(std::remove(want.begin(), want.end(), 0.f), want.end());
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << target << " " << k.label;
+    }
+  }
+}
+
+TEST(PackWeights, HalfKeepsFloatForWeightsBeyondItsRange) {
+  const char *kBig = R"(
+    graph opset 17
+    input x: f32[1,2,4,4]
+    const w: f32[2,2,1,1] = [1, 70000, -3, 0.5]
+    y = Conv(x, w)
+    output y
+  )";
+  PassOptions o;
+  o.pack.weights = WeightStorage::F16;
+  Program p = run_until(kBig, "pack_weights", "x86-64-avx2", o);
+  const GemmSpec &s = gemm(p).gemm;
+  EXPECT_EQ(p.graph.v(s.packed).dtype, DType::F32);  // 70000 would become infinity
 }
 
 }  // namespace

@@ -72,14 +72,19 @@ const char *kTwoLayers = R"(
   output b
 )";
 
-Program with_budget(const std::string &ir, int64_t bytes) {
+// bytes 0: the default budget, over a model of `model_bytes` weights.
+Program with_budget(const std::string &ir, int64_t bytes, WeightStorage w = WeightStorage::F32,
+                    int64_t model_bytes = 0) {
   static const Target t = resolve_target("x86-64-avx2");
   Program p;
   p.graph = parse_graph(ir);
   p.graph.limits.max_weights_bytes = bytes;
+  p.graph.limits.model_weights_bytes = model_bytes;
   p.graph.limits.arena_budget_given = true;  // room for any form's V and M: the weights decide
   PassContext c{p, t, nullptr};
-  run_pipeline(c, mode(WinogradMode::Auto), "winograd");
+  PassOptions o = mode(WinogradMode::Auto);
+  o.winograd.weights = w;
+  run_pipeline(c, o, "winograd");
   return p;
 }
 
@@ -130,6 +135,21 @@ TEST(Winograd, BudgetNeverExceeded) {
     EXPECT_EQ(p.budgets.traded_weights, traded(p));
   }
   EXPECT_EQ(with_budget(kTwoLayers, base + all).budgets.traded_weights, all);
+}
+
+// --weights fp16: the budget counts the weights as stored, half the bytes,
+// and the default budget is 1.1x the model's weights as half.
+TEST(Winograd, HalfWeightsCountHalfTheBytes) {
+  Program f32 = with_budget(kTwoLayers, int64_t(1) << 30);
+  Program f16 = with_budget(kTwoLayers, int64_t(1) << 30, WeightStorage::F16);
+  ASSERT_EQ(f16.trades.size(), f32.trades.size());
+  for (size_t i = 0; i < f32.trades.size(); ++i) EXPECT_EQ(f16.trades[i].taken, f32.trades[i].taken);
+  EXPECT_GT(traded(f32), 0);
+  EXPECT_EQ(2 * traded(f16), traded(f32));
+  EXPECT_EQ(2 * f16.budgets.base_weights, f32.budgets.base_weights);
+  const int64_t model = 2 * 32 * 32 * 9 * 4;
+  EXPECT_EQ(with_budget(kTwoLayers, 0, WeightStorage::F16, model).budgets.weights, (int64_t)(1.1 * 0.5 * model));
+  EXPECT_EQ(with_budget(kTwoLayers, 0, WeightStorage::F32, model).budgets.weights, (int64_t)(1.1 * model));
 }
 
 TEST(Winograd, DefaultArenaBudgetKeepsLargeTransformBuffersOut) {
