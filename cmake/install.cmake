@@ -1,6 +1,6 @@
 # Install rules: `cmake --install build --prefix P`.
 #
-#   P/bin/                          tinyrt-compile, tinyrt-onnx-test, tinyrt-perf, tinyrt-runner (host)
+#   P/bin/                          tinyrt-compile, tinyrt-onnx-test, tinyrt-perf, tinyrt-tune, tinyrt-runner (host)
 #   P/include/tinyrt/               the public headers (abi/*.h)
 #   P/lib/tinyrt/<target>/          libtinyrt.a (Linux port), libtinyrt_baremetal.a and
 #                                   libtinyrt_baremetal_fixed.a (-Os; fixed shapes only), tinyrt-runner;
@@ -56,8 +56,8 @@ endif()
 
 # --- the host build: tools, headers, toolchain files, the CMake package
 # Keep the RUNPATH to LLVM's libraries (/usr/lib/llvm-14/lib) in the installed tools.
-set_target_properties(tinyrt-compile tinyrt-onnx-test tinyrt-perf PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
-install(TARGETS tinyrt-compile tinyrt-onnx-test tinyrt-perf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set_target_properties(tinyrt-compile tinyrt-onnx-test tinyrt-perf tinyrt-tune PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS tinyrt-compile tinyrt-onnx-test tinyrt-perf tinyrt-tune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tinyrt_icount LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tinyrt)
 # The public headers: tinyrt.h and the two it includes. A generated model
 # header says #include "tinyrt.h", so consumers put both P/include and

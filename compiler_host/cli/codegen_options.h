@@ -32,6 +32,12 @@ inline void add_weights_option(CLI::App &app, WeightStorage &w) {
       ->default_str("fp32");
 }
 
+inline void add_tuning_option(CLI::App &app, std::string &file) {
+  app.add_option("--tuning", file,
+                 "FILE: register tiles measured on this machine by tinyrt-tune, by layer geometry (layers it did not "
+                 "measure keep the built-in tables; the tiles are part of the model hash)");
+}
+
 inline void add_gemm_tile_option(CLI::App &app, std::string &tile) {
   app.add_option("--gemm-tile", tile,
                  "MR,NV[,UNROLL]: force one GEMM register tile (pixels x channel vectors), float and int8, for "

@@ -111,6 +111,8 @@ int main(int argc, char **argv) {
   tinyrt::add_winograd_option(app, winograd);
   tinyrt::WeightStorage weights = tinyrt::WeightStorage::F32;
   tinyrt::add_weights_option(app, weights);
+  std::string tuning;
+  tinyrt::add_tuning_option(app, tuning);
   bool check_addresses = false;
   tinyrt::add_check_addresses_option(app, check_addresses);
   int64_t serial_step_ops = -1;
@@ -152,6 +154,7 @@ int main(int argc, char **argv) {
     opt.gemm_tile = tile;
     opt.winograd = winograd;
     opt.weights = weights;
+    opt.tuning = tuning;
     opt.check_addresses = check_addresses;
     opt.require_proof = require_proof;
     opt.serial_step_ops = serial_step_ops;

@@ -39,6 +39,7 @@ struct Options {
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
   WeightStorage weights = WeightStorage::F32;
+  std::string tuning;
   Limits budgets;         // --max-weights-bytes
   std::string gemm_tile;  // --gemm-tile
   bool check_addresses = false;
@@ -202,6 +203,7 @@ class CaseRunner {
     co.weight_bits = o_.quantize.weight_bits;
     co.winograd = o_.winograd;
     co.weights = o_.weights;
+    co.tuning = o_.tuning;
     co.import.limits = o_.budgets;
     co.gemm_tile = o_.gemm_tile;
     co.check_addresses = o_.check_addresses;
@@ -423,6 +425,7 @@ int main(int argc, char **argv) {
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd);
   add_weights_option(app, o.weights);
+  add_tuning_option(app, o.tuning);
   add_budget_options(app, o.budgets);
   add_gemm_tile_option(app, o.gemm_tile);
   add_check_addresses_option(app, o.check_addresses);

@@ -259,6 +259,8 @@ int main(int argc, char **argv) {
   add_winograd_option(app, winograd);
   WeightStorage weights = WeightStorage::F32;
   add_weights_option(app, weights);
+  std::string tuning;
+  add_tuning_option(app, tuning);
   Limits budgets;
   add_budget_options(app, budgets);
   bool check_addresses = false;
@@ -280,6 +282,7 @@ int main(int argc, char **argv) {
     co.gemm_tile = tile;
     co.winograd = winograd;
     co.weights = weights;
+    co.tuning = tuning;
     co.import.limits = budgets;
     co.check_addresses = check_addresses;
     co.serial_step_ops = serial_step_ops;

@@ -1,4 +1,5 @@
 #include "driver/compiler.h"
+#include "driver/tuning.h"
 
 #include <algorithm>
 #include <chrono>
@@ -164,6 +165,10 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
+  // Tuned tiles (--tuning): what they say, not the file's name.
+  for (const Target::TunedTile &tt : t.tuned_tiles)
+    o << "tuned_tile=float oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic << " linear=" << tt.linear
+      << " tile=" << tt.mr << "," << tt.nv << "\n";
   // The budgets given steer the Winograd choices (the other limits only refuse).
   const Limits &lim = opt.import.limits;
   if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
@@ -374,7 +379,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"ic_per_group", ts.ic},
                     {"row", ts.row},
                     {"linear", ts.linear},
-                    {"k_run", k.gemm.k_run}};
+                    {"k_run", k.gemm.k_run},
+                    // Target::gemm_tile's arguments (the key of a tuned tile):
+                    // a product of activations takes the linear classes.
+                    {"tile_class",
+                     {{"oc", ts.oc}, {"row", ts.row}, {"ic", ts.ic}, {"linear", ts.linear || k.gemm.arena_weights}}}};
     }
     if (is_winograd(k.kind))
       gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
@@ -511,10 +520,19 @@ void dump_kernels(const Program &p, const std::string &path) {
   write_file(path, o.str());
 }
 
-// The target of opt.target, with the --gemm-tile override applied.
+// The target of opt.target, with the --tuning file's tiles and the
+// --gemm-tile override (which replaces them) applied.
 Target compile_target(const CompileOptions &opt) {
   Target t = resolve_target(opt.target);
+  if (!opt.tuning.empty()) {
+    std::ifstream f(opt.tuning, std::ios::binary);
+    if (!f) fail_usage("--tuning " + opt.tuning + ": cannot read the file");
+    std::ostringstream text;
+    text << f.rdbuf();
+    apply_tuning(text.str(), opt.tuning, t);
+  }
   if (!opt.gemm_tile.empty()) {
+    t.tuned_tiles.clear();
     int mr = 0, nv = 0, unroll = t.gemm_unroll;
     char extra = 0;
     int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);

@@ -26,6 +26,7 @@ struct CompileOptions {
   int weight_bits = 8;                         // --weight-bits 8|7: the quantizers' int8 weights
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
   WeightStorage weights = WeightStorage::F32;  // --weights fp32|fp16
+  std::string tuning;                          // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune
   // --check-addresses: generated code tests every access against its
   // kernel's tensors and traps outside them (codegen/address_checks.h).
   bool check_addresses = false;

@@ -26,6 +26,11 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
     // weight loads, mr * nv FMAs per input channel).
     return pix * ch * latency * (mr * nv) / (gemm_broadcast_cost * mr + nv + mr * nv);
   };
+  for (const TunedTile &t : tuned_tiles)
+    if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear) {
+      if (score_out) *score_out = score(t.mr, t.nv);
+      return {t.mr, t.nv, gemm_unroll};
+    }
   if (!int8)
     for (const TileRule &r : gemm_tile_table)
       if (r.ic_class == tile_ic_class(ic) && r.linear == linear && oc > r.min_oc && oc <= r.max_oc && row > r.min_row &&
@@ -48,6 +53,25 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   }
   if (score_out) *score_out = best_score;
   return best;
+}
+
+std::vector<std::pair<int, int>> Target::tile_candidates() const {
+  std::vector<std::pair<int, int>> out = gemm_tiles;
+  for (const TileRule &r : gemm_tile_table) out.push_back({r.mr, r.nv});
+  // The rest by registers used, most first (the fuller tiles reuse each
+  // load most), then by channel vectors.
+  std::vector<std::pair<int, int>> rest;
+  for (int nv = 1; nv <= 4; ++nv)
+    for (int mr = 1; mr <= 16; ++mr)
+      if (mr * nv >= 4 && mr * nv + nv + 1 <= vector_regs) rest.push_back({mr, nv});
+  auto regs = [](std::pair<int, int> t) { return t.first * t.second + t.second + 1; };
+  std::stable_sort(rest.begin(), rest.end(),
+                   [&](auto a, auto b) { return regs(a) != regs(b) ? regs(a) > regs(b) : a.second > b.second; });
+  out.insert(out.end(), rest.begin(), rest.end());
+  std::vector<std::pair<int, int>> unique;
+  for (auto c : out)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  return unique;
 }
 
 int Target::recurrent_vectors(int gates) const {

@@ -111,6 +111,20 @@ struct Target {
   // (passes/winograd.cpp compares forms of a convolution with it).
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
   enum class TileKind { Float, Int8, Int8Bytes };
+  // Tiles measured on the user's machine (tinyrt-tune, --tuning FILE):
+  // a layer of exactly this geometry takes this tile, before the table.
+  struct TunedTile {
+    TileKind kind;
+    int64_t oc, row, ic;
+    bool linear;
+    int mr, nv;
+  };
+  std::vector<TunedTile> tuned_tiles;
+  // The float tiles a tuner may try: every (mr, nv) whose accumulators,
+  // weight vectors and a broadcast fit the vector registers, with at
+  // least 4 accumulators: the target's candidates and table first, then the
+  // ones using the most registers.
+  std::vector<std::pair<int, int>> tile_candidates() const;
   GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind = TileKind::Float,
                      double *score = nullptr) const;
   // Output pixels per register tile of the depthwise kernel with `taps`

@@ -1,0 +1,45 @@
+#include "driver/tuning.h"
+
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+
+namespace tinyrt {
+
+void apply_tuning(const std::string &text, const std::string &path, Target &t) {
+  using nlohmann::json;
+  auto bad = [&](const std::string &why) { fail_usage("--tuning " + path + ": " + why); };
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) bad("not a JSON object (a file tinyrt-tune writes)");
+  if (!j.contains("tinyrt_tuning") || j["tinyrt_tuning"] != 1) bad("not a tinyrt tuning file (version 1)");
+  if (!j.contains("target") || !j["target"].is_string()) bad("no \"target\"");
+  const std::string target = j["target"];
+  if (target != t.name) bad("tuned for " + target + ", not for " + t.name + " (tinyrt-tune --target " + t.name + ")");
+  if (!j.contains("tiles") || !j["tiles"].is_array()) bad("no \"tiles\" list");
+  t.tuned_tiles.clear();
+  size_t i = 0;
+  for (const json &e : j["tiles"]) {
+    const std::string at = "tiles[" + std::to_string(i++) + "]";
+    auto num = [&](const char *k, int64_t lo, int64_t hi) -> int64_t {
+      if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer()) bad(at + ": no integer \"" + k + "\"");
+      int64_t v = e[k];
+      if (v < lo || v > hi)
+        bad(at + ": \"" + k + "\" " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
+            std::to_string(hi) + "]");
+      return v;
+    };
+    if (!e.is_object() || !e.contains("kind") || e["kind"] != "float") bad(at + ": \"kind\" must be \"float\"");
+    if (!e.contains("linear") || !e["linear"].is_boolean()) bad(at + ": no boolean \"linear\"");
+    Target::TunedTile tt{Target::TileKind::Float, num("oc", 1, INT32_MAX), num("row", 1, INT32_MAX),
+                         num("ic", 1, INT32_MAX), e["linear"].get<bool>(), (int)num("mr", 1, 32),
+                         (int)num("nv", 1, 8)};
+    // The registers hold the accumulators, a column of weight vectors and
+    // an input (Target::tile_candidates).
+    if (tt.mr * tt.nv + tt.nv + 1 > t.vector_regs)
+      bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +
+          std::to_string(t.vector_regs) + " vector registers of " + t.name);
+    t.tuned_tiles.push_back(tt);
+  }
+}
+
+}  // namespace tinyrt
