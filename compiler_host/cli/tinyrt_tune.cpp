@@ -68,26 +68,44 @@ struct Cost {
 };
 using Measurement = std::map<Key, Cost>;
 
+// tinyrt-perf's --json object (its last line starting with '{'; progress
+// lines may come before it).
+json run_perf(const std::vector<std::string> &argv) {
+  tinyrt::ProcessResult r = tinyrt::run_process(argv);
+  size_t at = r.output.rfind("\n{");
+  at = at == std::string::npos ? r.output.find('{') : at + 1;
+  json j = r.exit_code == 0 && at != std::string::npos ? json::parse(r.output.substr(at), nullptr, false) : json();
+  if (r.exit_code != 0 || !j.is_object())
+    throw std::runtime_error(tinyrt::shell_quote(argv) + " failed (" + std::to_string(r.exit_code) + "):\n" + r.output);
+  return j;
+}
+
 struct Tuner {
   std::string perf, target, measure_key;
   int runs = 20, threads = 1;
   std::string winograd = "auto";
 
+  std::vector<std::string> args(const std::string &model, int n_runs) const {
+    return {perf,
+            model,
+            "--target",
+            target,
+            "--json",
+            "--runs",
+            std::to_string(n_runs),
+            "--threads",
+            std::to_string(threads),
+            "--winograd",
+            winograd};
+  }
+
   Measurement measure(const std::string &model, Tile tile) const {
-    std::vector<std::string> argv = {perf,         model,    "--target",           target,      "--profile",
-                                     "--json",     "--runs", std::to_string(runs), "--threads", std::to_string(threads),
-                                     "--winograd", winograd};
+    std::vector<std::string> argv = args(model, runs);
+    argv.push_back("--profile");
     if (tile.first)
       argv.insert(argv.end(), {"--gemm-tile", std::to_string(tile.first) + "," + std::to_string(tile.second)});
-    tinyrt::ProcessResult r = tinyrt::run_process(argv);
-    if (r.exit_code != 0)
-      throw std::runtime_error(tinyrt::shell_quote(argv) + " failed (" + std::to_string(r.exit_code) + "):\n" +
-                               r.output);
-    size_t at = r.output.rfind("\n{");
-    at = at == std::string::npos ? r.output.find('{') : at + 1;
-    json j = json::parse(r.output.substr(at == std::string::npos ? 0 : at), nullptr, false);
-    if (j.is_discarded() || !j.contains("profile"))
-      throw std::runtime_error("tinyrt-perf printed no profile for " + model + ":\n" + r.output);
+    json j = run_perf(argv);
+    if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
     Measurement m;
     for (const json &row : j["profile"]) {
       if (row.value("family", "") != "gemm" || !row.contains("gemm") || !row["gemm"].contains("tile_class")) continue;
@@ -103,25 +121,11 @@ struct Tuner {
   // The whole model's cost (median ms, or instructions) compiled with the
   // tuning file `tuning` ("" for the built-in tables).
   double total(const std::string &model, const std::string &tuning, int n_runs = 0) const {
-    std::vector<std::string> argv = {perf,
-                                     model,
-                                     "--target",
-                                     target,
-                                     "--json",
-                                     "--runs",
-                                     std::to_string(n_runs > 0 ? n_runs : runs),
-                                     "--threads",
-                                     std::to_string(threads),
-                                     "--winograd",
-                                     winograd};
+    std::vector<std::string> argv = args(model, n_runs > 0 ? n_runs : runs);
     if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
-    tinyrt::ProcessResult r = tinyrt::run_process(argv);
-    size_t at = r.output.rfind("\n{");
-    at = at == std::string::npos ? r.output.find('{') : at + 1;
-    json j = r.exit_code == 0 ? json::parse(r.output.substr(at == std::string::npos ? 0 : at), nullptr, false) : json();
-    if (j.is_discarded() || !j.contains(measure_key) || !j[measure_key].is_number())
-      throw std::runtime_error(tinyrt::shell_quote(argv) + " failed (" + std::to_string(r.exit_code) + "):\n" +
-                               r.output);
+    json j = run_perf(argv);
+    if (!j.contains(measure_key) || !j[measure_key].is_number())
+      throw std::runtime_error("tinyrt-perf printed no " + measure_key + " for " + model);
     return j[measure_key].get<double>();
   }
   int target_lanes = 8;
