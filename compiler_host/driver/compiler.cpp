@@ -297,7 +297,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   // Of them, the float weights stored as half (--weights fp16).
   int64_t half_bytes = 0;
   for (const Kernel &k : p.kernels) {
-    int v = k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
+    int v = packed_weights_of(k);
     if (v >= 0 && p.graph.v(v).dtype == DType::F16) half_bytes += (int64_t)p.graph.v(v).data->bytes.size();
   }
   j["weights_half_bytes"] = half_bytes;

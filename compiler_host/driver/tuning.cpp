@@ -33,9 +33,7 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t) {
     Target::TunedTile tt{Target::TileKind::Float, num("oc", 1, INT32_MAX), num("row", 1, INT32_MAX),
                          num("ic", 1, INT32_MAX), e["linear"].get<bool>(), (int)num("mr", 1, 32),
                          (int)num("nv", 1, 8)};
-    // The registers hold the accumulators, a column of weight vectors and
-    // an input (Target::tile_candidates).
-    if (tt.mr * tt.nv + tt.nv + 1 > t.vector_regs)
+    if (!t.tile_fits(tt.mr, tt.nv))
       bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +
           std::to_string(t.vector_regs) + " vector registers of " + t.name);
     t.tuned_tiles.push_back(tt);

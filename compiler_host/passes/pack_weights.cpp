@@ -330,6 +330,10 @@ int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStor
   return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (w == WeightStorage::F16 ? 2 : 4);
 }
 
+int packed_weights_of(const Kernel &k) {
+  return k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
+}
+
 const char *weight_storage_name(WeightStorage w) { return w == WeightStorage::F16 ? "fp16" : "fp32"; }
 
 void pack_weights(PassContext &c, const PackOptions &o) {
@@ -433,7 +437,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     if (o.weights == WeightStorage::F16) {
       int half = 0, single = 0;  // float weights stored as half, or kept float (a value beyond half's range)
       for (const Kernel &k : p.kernels) {
-        int v = k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
+        int v = packed_weights_of(k);
         if (v < 0 || !dtype_is_float(g.v(v).dtype)) continue;
         (g.v(v).dtype == DType::F16 ? half : single) += 1;
       }

@@ -116,6 +116,9 @@ void pack_weights(PassContext &c, const PackOptions &o);
 // channels padded to its register tile's channel columns (Target::gemm_tile),
 // at 4 or 2 bytes a weight.
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
+// The weights pack_weights packed for kernel k (GEMM, depthwise or
+// recurrent), or -1.
+int packed_weights_of(const Kernel &k);
 void split_recurrent(PassContext &c);
 // The bytes live at each kernel's step as plan_memory would place them
 // now (its owners, in-place writes and live ranges; kernel i runs at step
