@@ -12,7 +12,7 @@
 
 namespace tinyrt {
 
-inline void add_winograd_option(CLI::App &app, WinogradMode &mode) {
+inline void add_winograd_option(CLI::App &app, WinogradMode &mode, int64_t &bands) {
   app.add_option_function<std::string>(
          "--winograd", [&mode](const std::string &v) { mode = parse_winograd(v); },
          "auto: 3x3 stride-1 float convolutions as Winograd F(2,3) or F(4,3) where the cost model says it pays "
@@ -20,6 +20,10 @@ inline void add_winograd_option(CLI::App &app, WinogradMode &mode) {
          "| f2, f4: every such convolution with that tile (tests, experiments)")
       ->check(CLI::IsMember({"auto", "off", "f2", "f4"}))
       ->default_str("auto");
+  app.add_option("--winograd-bands", bands,
+                 "N: every Winograd convolution in N bands of tile rows (at most its tile rows), the transform "
+                 "buffers one band's (tests, experiments; by default the arena budget decides)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
 }
 
 inline void add_weights_option(CLI::App &app, WeightStorage &w) {

@@ -108,7 +108,8 @@ int main(int argc, char **argv) {
   tinyrt::QuantizeArgs quantize;
   tinyrt::add_quantize_option(app, quantize);
   tinyrt::WinogradMode winograd = tinyrt::WinogradMode::Auto;
-  tinyrt::add_winograd_option(app, winograd);
+  int64_t winograd_bands = 0;
+  tinyrt::add_winograd_option(app, winograd, winograd_bands);
   tinyrt::WeightStorage weights = tinyrt::WeightStorage::F32;
   tinyrt::add_weights_option(app, weights);
   std::string tuning;
@@ -153,6 +154,7 @@ int main(int argc, char **argv) {
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
     opt.winograd = winograd;
+    opt.winograd_bands = winograd_bands;
     opt.weights = weights;
     opt.tuning = tuning;
     opt.check_addresses = check_addresses;

@@ -38,6 +38,7 @@ struct Options {
   bool function_bodies = false;
   QuantizeArgs quantize;
   WinogradMode winograd = WinogradMode::Auto;
+  int64_t winograd_bands = 0;
   WeightStorage weights = WeightStorage::F32;
   std::string tuning;
   Limits budgets;         // --max-weights-bytes
@@ -202,6 +203,7 @@ class CaseRunner {
     co.quantize = o_.quantize.mode;
     co.weight_bits = o_.quantize.weight_bits;
     co.winograd = o_.winograd;
+    co.winograd_bands = o_.winograd_bands;
     co.weights = o_.weights;
     co.tuning = o_.tuning;
     co.import.limits = o_.budgets;
@@ -423,7 +425,7 @@ int main(int argc, char **argv) {
   app.add_flag("--function-bodies", o.function_bodies,
                "expand every op that has an ONNX function body into it (tests the expansion)");
   add_quantize_option(app, o.quantize);
-  add_winograd_option(app, o.winograd);
+  add_winograd_option(app, o.winograd, o.winograd_bands);
   add_weights_option(app, o.weights);
   add_tuning_option(app, o.tuning);
   add_budget_options(app, o.budgets);

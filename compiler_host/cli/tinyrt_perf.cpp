@@ -256,7 +256,8 @@ int main(int argc, char **argv) {
   QuantizeArgs quantize;
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
-  add_winograd_option(app, winograd);
+  int64_t winograd_bands = 0;
+  add_winograd_option(app, winograd, winograd_bands);
   WeightStorage weights = WeightStorage::F32;
   add_weights_option(app, weights);
   std::string tuning;
@@ -281,6 +282,7 @@ int main(int argc, char **argv) {
     co.name = "perf";
     co.gemm_tile = tile;
     co.winograd = winograd;
+    co.winograd_bands = winograd_bands;
     co.weights = weights;
     co.tuning = tuning;
     co.import.limits = budgets;
@@ -357,7 +359,10 @@ int main(int argc, char **argv) {
                   << " ms, p99 " << j["p99_ms"] << " ms over " << runs << " runs\n";
       std::cout << "  arena " << a.stats.arena_bytes << " bytes (lower bound " << a.stats.lower_bound_bytes
                 << "), weights " << a.weights_bytes << " bytes (budget " << j["budgets"]["weights_budget_bytes"]
-                << "), code " << a.code_bytes << " bytes\n";
+                << "), code " << a.code_bytes << " bytes";
+      if (j["budgets"]["code_budget_bytes"].get<int64_t>() > 0)
+        std::cout << " (budget " << j["budgets"]["code_budget_bytes"] << ")";
+      std::cout << "\n";
       if (j.contains("profile")) {
         std::cout << std::flush;
         print_profile(j["profile"]);

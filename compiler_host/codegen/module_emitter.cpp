@@ -8,6 +8,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Object/ObjectFile.h>
+#include <llvm/Object/SymbolSize.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -556,6 +557,21 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   if (!obj) fail_internal("cannot read back the emitted object");
   for (const auto &sec : (*obj)->sections())
     if (sec.isText()) res.code_bytes += (int64_t)sec.getSize();
+  // Each kernel's functions (MODEL.kI and MODEL.kI.*), for the code budget.
+  res.kernel_code_bytes.assign(p.kernels.size(), 0);
+  const std::string prefix = o.model_name + ".k";
+  for (const auto &[sym, size] : llvm::object::computeSymbolSizes(**obj)) {
+    auto type = sym.getType();
+    auto name = sym.getName();
+    if (!type || *type != llvm::object::SymbolRef::ST_Function || !name || !name->startswith(prefix)) continue;
+    llvm::StringRef rest = name->drop_front(prefix.size());
+    llvm::StringRef digits = rest.take_while([](char ch) { return ch >= '0' && ch <= '9'; });
+    size_t i = 0;
+    if (digits.empty() || digits.getAsInteger(10, i) || i >= p.kernels.size() ||
+        !(rest.size() == digits.size() || rest[digits.size()] == '.'))
+      continue;
+    res.kernel_code_bytes[i] += (int64_t)size;
+  }
   // Generated code calls nothing but the C compiler's own arithmetic helpers
   // (64-bit division and conversions on armv7, half floats without F16C)
   // and the C functions of declared custom ops (call kernels).

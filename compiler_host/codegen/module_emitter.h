@@ -39,6 +39,7 @@ struct ModuleOptions {
 struct ModuleResult {
   std::string object;  // ELF relocatable object
   int64_t code_bytes = 0;
+  std::vector<int64_t> kernel_code_bytes;  // per kernel: its functions' machine code
   int64_t weights_bytes = 0;
   uint64_t weights_checksum = 0;  // FNV-1a 64 of the weights, in descriptor order
   std::vector<int64_t> tasks;     // per kernel

@@ -13,6 +13,10 @@
 // m x m output pixels that exist (the last tile row and column may be
 // partial) and the store.
 //
+// A convolution in bands (WinogradSpec::row0, rows) has a transform pair
+// per band of tile rows; V and M then hold the band's tiles, numbered from
+// its first.
+//
 // Both transforms are separable: rows first, then columns, each a linear
 // combination with the matrices' constant coefficients (zeros skipped,
 // +-1 as adds and subtractions, others as FMAs). Tasks are blocks of tile
@@ -57,6 +61,8 @@ struct WinogradEmitter {
   // This run's sizes: the input's (WinogradIn), the output's and the
   // tiles per side; constants when fixed.
   bool dyn = false;
+  // A band of the tile rows (WinogradSpec::row0, rows): V and M hold its tiles only.
+  bool banded = false;
   // Run-time sizes: the rows of the tile row being stored that exist (m in
   // a whole tile row, else the first; out_row branches on it).
   int dyn_rows = 1;
@@ -178,8 +184,11 @@ struct WinogradEmitter {
     return out;
   }
 
-  // Tile (th, tw) of image n: its index in V and M.
+  // Tile tw of the band's tile row `band_row` (image n's tile row th):
+  // its index in V and M.
+  Value *band_row = nullptr;
   Value *tile_index(Value *n, Value *th, Value *tw) {
+    if (banded) return b.CreateAdd(b.CreateMul(band_row, tiles_w), tw);
     Value *t = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, tiles_h), th), tiles_w), tw);
     // (below the bounds' tiles when the run's are fewer: the clamp tells the bounds proof)
     return dyn ? clamp_i32(b, t, 0, s.batch * w.tiles_h * w.tiles_w - 1) : t;
@@ -434,7 +443,11 @@ struct WinogradEmitter {
       tiles_h = b.CreateUDiv(b.CreateAdd(out_h, i32(m - 1)), i32(m));
       tiles_w = b.CreateUDiv(b.CreateAdd(out_w, i32(m - 1)), i32(m));
     }
-    const int64_t rows = s.batch * w.tiles_h;
+    const int64_t all_rows = s.batch * w.tiles_h;
+    banded = w.rows > 0 && !(w.row0 == 0 && w.rows == all_rows);
+    TINYRT_CHECK(!banded || (!dyn && w.row0 >= 0 && w.row0 + w.rows <= all_rows),
+                 "a Winograd band outside its tile rows, or over run-time sizes");
+    const int64_t rows = banded ? w.rows : all_rows;
     int64_t tasks = emit_row_block_tasks(b, f, rows, [&](Value *r0, Value *r1) {
       if (dyn) {  // the tasks share the run's tile rows
         Value *actual = b.CreateMul(i32(s.batch), tiles_h);
@@ -445,6 +458,8 @@ struct WinogradEmitter {
           b, r0, r1,
           [&](Value *ri) {
             Value *r = clamp_i32(b, ri, 0, rows - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
+            band_row = r;
+            if (banded) r = b.CreateAdd(r, i32(w.row0));  // the band's row in the batch's tile rows
             Value *n = b.CreateUDiv(r, tiles_h), *th = b.CreateURem(r, tiles_h);
             if (dyn) {  // (below the bounds: the clamps tell the bounds proof)
               n = clamp_i32(b, n, 0, s.batch - 1);

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -164,6 +166,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
       << "\n";
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
+  if (opt.winograd_bands) o << "winograd_bands=" << opt.winograd_bands << "\n";
   if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
   // Tuned tiles (--tuning): what they say, not the file's name.
   for (const Target::TunedTile &tt : t.tuned_tiles)
@@ -178,6 +181,7 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     snprintf(buf, sizeof buf, "%.17g", lim.max_weights_ratio);
     o << "max_weights_ratio=" << buf << "\n";
   }
+  if (lim.max_code_bytes > 0) o << "max_code_bytes=" << lim.max_code_bytes << "\n";
   if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
@@ -284,6 +288,41 @@ void check_weights_budget(const Program &p, int64_t weights) {
                          ratio));
 }
 
+// The code budget (--max-code-bytes): the Winograd layers to keep direct
+// so that the code shrinks by at least `excess` bytes, by their transforms'
+// code (a direct convolution's GEMM is about the grouped GEMM's), least
+// estimated gain per byte first; none when no layer is left.
+std::vector<std::string> code_budget_drops(const Program &p, const ModuleResult &mr, int64_t excess) {
+  std::map<std::string, int64_t> code;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (is_winograd(p.kernels[i].kind) && !p.kernels[i].nodes.empty())
+      code[p.kernels[i].nodes.front()] += mr.kernel_code_bytes.at(i);
+  std::vector<std::tuple<double, std::string, int64_t>> layers;  // (gain per byte, node, bytes)
+  for (const auto &[node, bytes] : code) {
+    double gain = 0;
+    for (const MemoryTrade &t : p.trades)
+      if (t.node == node) gain = t.gain;
+    layers.push_back({gain / (double)std::max<int64_t>(1, bytes), node, bytes});
+  }
+  std::sort(layers.begin(), layers.end());
+  std::vector<std::string> drop;
+  int64_t saved = 0;
+  for (const auto &[per_byte, node, bytes] : layers) {
+    if (saved >= excess) break;
+    drop.push_back(node);
+    saved += bytes;
+  }
+  return drop;
+}
+
+[[noreturn]] void fail_code_budget(const Program &p, int64_t code, int64_t budget, size_t dropped) {
+  (void)p;
+  fail_cap("the code takes " + std::to_string(code) + " bytes, more than the budget of " + std::to_string(budget) +
+           " (--max-code-bytes)" +
+           (dropped ? " with " + std::to_string(dropped) + " Winograd layer(s) kept direct for it" : std::string()) +
+           "; no plan takes less: the smallest budget that fits is " + std::to_string(code) + " bytes");
+}
+
 std::string make_json(const Artifact &a, const Program &p, const ModuleResult &mr) {
   const std::vector<int64_t> &tasks = mr.tasks;
   using nlohmann::json;
@@ -312,10 +351,10 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   // and estimated gain (vector instructions saved at the bounds).
   const Limits &lim = p.graph.limits;
   j["budgets"] = {
-      {"weights_budget_bytes", p.budgets.weights},        {"weights_given", lim.weights_budget_given()},
-      {"model_weights_bytes", lim.model_weights_bytes},   {"weights_before_trades_bytes", p.budgets.base_weights},
-      {"traded_weights_bytes", p.budgets.traded_weights}, {"arena_budget_bytes", p.budgets.arena},
-      {"arena_before_trades_bytes", p.budgets.base_arena}};
+      {"weights_budget_bytes", p.budgets.weights},         {"weights_given", lim.weights_budget_given()},
+      {"model_weights_bytes", lim.model_weights_bytes},    {"weights_before_trades_bytes", p.budgets.base_weights},
+      {"traded_weights_bytes", p.budgets.traded_weights},  {"arena_budget_bytes", p.budgets.arena},
+      {"arena_before_trades_bytes", p.budgets.base_arena}, {"code_budget_bytes", p.budgets.code}};
   json trades = json::array();
   for (const MemoryTrade &t : p.trades)
     trades.push_back({{"kind", t.kind},
@@ -326,7 +365,8 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                       {"bytes", t.bytes},
                       {"estimated_gain", t.gain},
                       {"wanted_bytes", t.wanted_bytes},
-                      {"wanted_estimated_gain", t.wanted_gain}});
+                      {"wanted_estimated_gain", t.wanted_gain},
+                      {"bands", t.bands}});
   j["memory_trades"] = trades;
   // The memory plan: each arena buffer, its value and live steps (step 0
   // writes the inputs, kernel i runs at step i + 1, the last step reads the
@@ -385,8 +425,10 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"tile_class",
                      {{"oc", ts.oc}, {"row", ts.row}, {"ic", ts.ic}, {"linear", ts.linear || k.gemm.arena_weights}}}};
     }
-    if (is_winograd(k.kind))
+    if (is_winograd(k.kind)) {
       gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
+      if (k.wino.rows > 0) gj["winograd"]["band_tile_rows"] = {k.wino.row0, k.wino.row0 + k.wino.rows};
+    }
     if (k.kind == KernelKind::Call) gj["call"] = {{"symbol", k.call.symbol}, {"op", k.call.op}};
     if (is_data_dependent(k.kind)) gj["count"] = p.graph.v(k.count).name;
     if (k.guard >= 0) {
@@ -506,7 +548,11 @@ void dump_kernels(const Program &p, const std::string &path) {
     }
     if (is_winograd(k.kind))
       o << "  winograd F(" << k.wino.m << "x" << k.wino.m << ", 3x3) " << k.wino.tiles_h << "x" << k.wino.tiles_w
-        << " tiles per image, " << k.wino.channels << " channels\n";
+        << " tiles per image, " << k.wino.channels << " channels"
+        << (k.wino.rows > 0 ? ", tile rows " + std::to_string(k.wino.row0) + "-" +
+                                  std::to_string(k.wino.row0 + k.wino.rows - 1) + " of the batch's"
+                            : std::string())
+        << "\n";
     if (k.kind == KernelKind::WinogradIn) continue;
     bool epi = is_scheduled(k.kind) || k.kind == KernelKind::WinogradOut;
     std::string e = to_string(epi ? k.gemm.epilogue : k.expr);
@@ -553,16 +599,20 @@ PassOptions pass_options(const CompileOptions &opt) {
   po.quantize.ranges = &opt.calibration;
   po.quantize.weight_max = opt.weight_bits == 7 ? 63 : 127;
   po.winograd.mode = opt.winograd;
+  po.winograd.bands = opt.winograd_bands;
   po.winograd.weights = po.pack.weights = opt.weights;
   return po;
 }
 
-// Every pass of the pipeline, each followed by verify_program.
+// Every pass of the pipeline, each followed by verify_program; `direct`:
+// the convolutions the code budget keeps direct.
 void run_passes(Program &p, const Target &t, const CompileOptions &opt,
-                const std::function<void(const std::string &)> &report) {
+                const std::function<void(const std::string &)> &report, const std::set<std::string> &direct = {}) {
   PassContext ctx{p, t, opt.log};
   auto ps = std::chrono::steady_clock::now();
-  run_pipeline(ctx, pass_options(opt), "", [&](const char *name, bool done) {
+  PassOptions po = pass_options(opt);
+  po.winograd.direct = direct;
+  run_pipeline(ctx, po, "", [&](const char *name, bool done) {
     if (!done) {
       report(std::string("pass ") + name);
       ps = std::chrono::steady_clock::now();
@@ -653,6 +703,11 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     snprintf(buf, sizeof buf, " (%.1f s)", elapsed);
     opt.progress(what + buf);
   };
+  // The code budget may compile again with fewer Winograd layers: from
+  // the imported graph, kept.
+  const int64_t code_budget = p.graph.limits.max_code_bytes;
+  Graph imported;
+  if (code_budget > 0) imported = p.graph;
   run_passes(p, a.target, opt, report);
   {
     // FNV-1a 64 of the file, read again in blocks (the import frees its
@@ -682,6 +737,22 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   if (opt.log)
     *opt.log << "  codegen: " << std::chrono::duration<double>(std::chrono::steady_clock::now() - cs).count() << " s, "
              << mr.code_bytes << " bytes of code\n";
+  std::set<std::string> direct;
+  while (code_budget > 0 && mr.code_bytes > code_budget) {
+    std::vector<std::string> drop = code_budget_drops(p, mr, mr.code_bytes - code_budget);
+    if (drop.empty()) fail_code_budget(p, mr.code_bytes, code_budget, direct.size());
+    for (const std::string &n : drop) direct.insert(n);
+    if (opt.log)
+      *opt.log << "  code budget " << code_budget << " bytes: " << mr.code_bytes << " over it; " << drop.size()
+               << " more Winograd layer(s) kept direct, compiling again\n";
+    report("code budget: compiling again with " + std::to_string(direct.size()) + " Winograd layer(s) direct");
+    p = Program();
+    p.graph = imported;
+    p.custom_ops = opt.custom_ops;
+    run_passes(p, a.target, opt, report, direct);
+    mr = emit_module(p, a.target, mo);
+  }
+  p.budgets.code = code_budget;
   a.object = std::move(mr.object);
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;

@@ -25,6 +25,7 @@ struct CompileOptions {
   Quantize quantize = Quantize::None;          // --quantize dynamic|static
   int weight_bits = 8;                         // --weight-bits 8|7: the quantizers' int8 weights
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
+  int64_t winograd_bands = 0;                  // --winograd-bands N (0: the arena budget decides)
   WeightStorage weights = WeightStorage::F32;  // --weights fp32|fp16
   std::string tuning;                          // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune
   // --check-addresses: generated code tests every access against its

@@ -40,6 +40,10 @@ struct Limits {
   // can hold (weights_safety_cap).
   int64_t max_weights_bytes = 0;
   double max_weights_ratio = 0;
+  // Bytes of machine code (--max-code-bytes; 0: none): the compile drops
+  // the Winograd layers that add the most code for their gain until the
+  // code fits, and refuses a model whose smallest plan does not.
+  int64_t max_code_bytes = 0;
   // The model's own weights: the bytes of its initializers and Constant
   // nodes as imported (the base of a ratio). Set by the import.
   int64_t model_weights_bytes = 0;

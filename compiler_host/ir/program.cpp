@@ -132,7 +132,10 @@ int64_t kernel_ops(const Program &p, const Kernel &k) {
   int64_t n = p.graph.v(k.out).numel();
   if (kernel_flops(k) >= 0) return kernel_flops(k);
   if (has_expr(k.kind) && k.expr) return saturating_product({n, (int64_t)expr_size(k.expr)});
-  if (is_winograd(k.kind)) return saturating_product({n, k.wino.m + 2});
+  if (is_winograd(k.kind)) {  // a band's share of its output
+    if (k.wino.rows > 0 && k.gemm.batch * k.wino.tiles_h > 0) n = n * k.wino.rows / (k.gemm.batch * k.wino.tiles_h);
+    return saturating_product({n, k.wino.m + 2});
+  }
   return n;
 }
 

@@ -204,6 +204,12 @@ struct WinogradSpec {
   int m = 0;                         // output pixels per tile side (2 or 4)
   int64_t tiles_h = 0, tiles_w = 0;  // tiles per image: ceil(out / m)
   int64_t channels = 0;              // the transform's channels: IC (input) or OC (output)
+  // The band this kernel transforms: tile rows [row0, row0 + rows) of the
+  // batch's batch * tiles_h, whose tiles are V's and M's, numbered from
+  // the band's first (rows 0: all of them). A convolution in bands runs
+  // in, product and out band after band, so that V and M hold one band
+  // (the arena budget's choice, passes/winograd.cpp).
+  int64_t row0 = 0, rows = 0;
 };
 // F(m x m, 3 x 3)'s B^T (a x a, row-major) and A^T (m x a) and G (a x 3);
 // m is 2 or 4.
@@ -332,6 +338,7 @@ struct MemoryTrade {
   int64_t wanted_bytes = 0;
   double gain = 0;  // estimated vector instructions the taken form saves
   double wanted_gain = 0;
+  int bands = 1;  // the taken form's bands of tile rows (its V and M hold one)
 };
 struct Budgets {
   int64_t weights = 0;         // the weights budget the choices kept within
@@ -339,6 +346,7 @@ struct Budgets {
   int64_t traded_weights = 0;  // bytes the trades add
   int64_t arena = 0;           // the arena each trade keeps within (its live bytes and buffers)
   int64_t base_arena = 0;      // bytes live at the peak before any trade (the plan's lower bound)
+  int64_t code = 0;            // the code budget (--max-code-bytes; 0: none)
 };
 
 struct Program {

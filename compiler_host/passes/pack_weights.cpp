@@ -10,6 +10,7 @@
 #include "passes/pass.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 namespace tinyrt {
@@ -341,6 +342,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
   Graph &g = p.graph;
   int L = c.target.f32_lanes();
   int packed = 0, forms[3] = {0, 0, 0};  // QGemm layers per MaddForm (x86 without VNNI)
+  std::map<int, size_t> packed_for;      // a float weight -> the kernel that packed it
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
@@ -383,6 +385,19 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     // entry's rows: the table's linear classes, though its tiles stay
     // inside a batch entry.
     bool q = k.kind == KernelKind::QGemm;
+    // Kernels over one weight (a Winograd convolution's bands) share its
+    // tile and its packed copy: the first one's.
+    if (!q && !s.arena_weights) {
+      auto it = packed_for.find(s.weight);
+      if (it != packed_for.end()) {
+        const GemmSpec &f = p.kernels[it->second].gemm;
+        TINYRT_CHECK(f.in_c == s.in_c && f.out_c == s.out_c && f.groups == s.groups && f.k_h == s.k_h &&
+                         f.k_w == s.k_w && f.k_run == s.k_run,
+                     "kernels sharing a weight with different geometries");
+        s.mr = f.mr, s.nr = f.nr, s.unroll = f.unroll, s.packed = f.packed;
+        continue;
+      }
+    }
     if (q) {
       const Value &w = g.v(s.weight);
       const int8_t *src = w.data->as<int8_t>();
@@ -426,6 +441,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
     s.packed = add_float_weights(g, w.name + "_packed", out, o.weights);
+    packed_for[s.weight] = ki;
     // The Winograd pass budgets weights by this size (packed_float_weight_bytes).
     const WeightStorage stored = g.v(s.packed).dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
     TINYRT_CHECK((int64_t)g.v(s.packed).data->bytes.size() == packed_float_weight_bytes(s, c.target, stored),

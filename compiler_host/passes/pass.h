@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 struct WinogradOptions {
   WinogradMode mode = WinogradMode::Auto;
   WeightStorage weights = WeightStorage::F32;  // the bytes the weights budget counts
+  int64_t bands = 0;                           // every convolution in this many bands of tile rows (0: as fits)
+  std::set<std::string> direct;                // convolutions (first node names) kept direct: the code budget
 };
 struct PackOptions {
   WeightStorage weights = WeightStorage::F32;

@@ -77,11 +77,26 @@ std::vector<int> buffer_owners(const Program &p, const std::vector<int> &last_us
   for (auto &kv : p.alias) viewed[p.root(kv.first)] = true;
   std::vector<int> owner(nv);
   for (size_t v = 0; v < nv; ++v) owner[v] = p.root((int)v);
+  // A value several kernels write (a Winograd convolution's bands) goes
+  // over an input only if, from its first writer on, no other kernel reads
+  // that input: the writers read it at their own pixels, others anywhere.
+  std::vector<int> first_writer(nv, -1);
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (first_writer[p.kernels[i].out] < 0) first_writer[p.kernels[i].out] = (int)i;
+  auto others_read = [&](const Kernel &k, int v, size_t i) {
+    for (size_t j = (size_t)first_writer[k.out]; j < i; ++j) {
+      const Kernel &o = p.kernels[j];
+      if (o.out == k.out) continue;
+      for (int u : o.ins)
+        if (p.root(u) == p.root(v)) return true;
+    }
+    return false;
+  };
   *in_place = 0;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     for (size_t s = 0; s < k.ins.size(); ++s)
-      if (can_write_over(p, k, s, last_use, viewed, (int)i + 1)) {
+      if (can_write_over(p, k, s, last_use, viewed, (int)i + 1) && !others_read(k, k.ins[s], i)) {
         owner[k.out] = owner[k.ins[s]];
         ++*in_place;
         break;

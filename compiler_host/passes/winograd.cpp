@@ -22,6 +22,13 @@
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
 // weights, as stored: half of them with --weights fp16), the fastest set that fits by estimated gain per added byte
 // (fit_budget), F(2,3) standing in for F(4,3) where only it fits.
+// V and M are the arena this trade spends: a form's V and M with what is
+// live at the layer must fit the arena budget (--max-arena-bytes, else 1.1x
+// the plan's peak without transforms). Where they do not, the layer runs
+// in bands of tile rows, the fewest whose one band's V and M fit: the three
+// kernels per band, one after the other, each band's GEMM streaming the
+// transformed weights again (the cost model counts it), the buffers
+// reused from band to band by the memory plan.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
@@ -75,14 +82,17 @@ Estimate direct_cost(const GemmSpec &s, const Target &t) {
 // `run_h`, `run_w`: the output sides are run-time extents, whose tiles
 // are counted as their average over the sizes near them (the last tile
 // row or column is on average (m + 1) / 2m full) instead of at one size.
-Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = false, bool run_w = false) {
+// `bands`: the tile rows in that many bands, each a grouped GEMM over its
+// tiles that streams the transformed weights again.
+Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = false, bool run_w = false,
+                       int64_t bands = 1) {
   const WinogradMatrices &w = winograd_matrices(m);
   int L = t.f32_lanes();
   int64_t a = w.a();
   auto side = [&](int64_t n, bool run) { return run ? (double)n / m + (m - 1) / (2.0 * m) : (double)ceil_div(n, m); };
   double T = (double)s.batch * side(s.out_h, run_h) * side(s.out_w, run_w);
   double score = 0;
-  t.gemm_tile(s.out_c, tiles(s, m), true, s.in_c, Target::TileKind::Float, &score);
+  t.gemm_tile(s.out_c, ceil_div(tiles(s, m), bands), true, s.in_c, Target::TileKind::Float, &score);
   Estimate e;
   e.gemm =
       (double)a * a * T * s.in_c * s.out_c / L / score + kStoreOpsPerVector * (double)a * a * T * ceil_div(s.out_c, L);
@@ -96,7 +106,7 @@ Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = f
   // each of the a^2 input pixels and stored so into V.
   if (!t.masked_tail) in += 4.0 * a * a * (double)(s.in_c % L) / (double)ceil_div(s.in_c, L);
   e.transforms = (double)T * (ceil_div(s.in_c, L) * in + ceil_div(s.out_c, L) * out);
-  e.memory = (double)a * a * s.in_c * s.out_c * 4 / kWeightBytesPerOp +
+  e.memory = (double)bands * a * a * s.in_c * s.out_c * 4 / kWeightBytesPerOp +
              2.0 * a * a * T * (s.in_c + s.out_c) * 4 / kArenaBytesPerOp;
   return e;
 }
@@ -144,16 +154,16 @@ bool eligible(const Program &p, const Kernel &k) {
   return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
 }
 
-// The grouped GEMM of form m over convolution s's tiles: a 1x1
-// convolution of a*a groups, V [tiles, a*a*IC] -> M [tiles, a*a*OC]
-// (its weight set by the caller).
-GemmSpec grouped_gemm(const GemmSpec &s, int m) {
+// The grouped GEMM of form m over `n` of convolution s's tiles (0: all):
+// a 1x1 convolution of a*a groups, V [n, a*a*IC] -> M [n, a*a*OC] (its
+// weight set by the caller).
+GemmSpec grouped_gemm(const GemmSpec &s, int m, int64_t n = 0) {
   const int64_t a = m + 2;
   GemmSpec gs;
   gs.batch = 1;
   gs.in_c = a * a * s.in_c;
   gs.out_c = a * a * s.out_c;
-  gs.in_w = gs.out_w = tiles(s, m);
+  gs.in_w = gs.out_w = n ? n : tiles(s, m);
   gs.groups = a * a;
   gs.in_axis[0] = gs.in_axis[2] = gs.out_axis[0] = gs.out_axis[2] = -1;
   gs.in_axis[1] = gs.out_axis[1] = 1;
@@ -169,7 +179,9 @@ struct Candidate {
   size_t kernel;
   int wanted = 0;  // the fastest form by the cost model alone (0: direct)
   bool allowed[2] = {false, false};
-  bool arena_fits[2] = {true, true};  // V and M with what is live, within the arena budget
+  bool arena_fits[2] = {true, true};  // V and M (of a band) with what is live, within the arena budget
+  int64_t bands[2] = {1, 1};          // each form's bands of tile rows (1: V and M whole)
+  bool dropped = false;               // kept direct for the code budget
   double gain[2] = {0, 0};
   int64_t bytes[2] = {0, 0};
   int m = 0;  // the form taken
@@ -324,12 +336,28 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       at.push_back(q);
     }
     const int64_t direct_bytes = packed_float_weight_bytes(s, c.target, o.weights);
+    // The arena budget: V and M with what is live at the layer's step. A
+    // form whose V and M do not fit runs over bands of tile rows (fixed
+    // sizes only), the fewest whose one band fits; none fits when even a
+    // tile row's do not.
+    for (int i = 0; i < 2; ++i) {
+      const int64_t a = forms[i] + 2, rows = s.batch * ceil_div(s.out_h, forms[i]);
+      const int64_t row_bytes =
+          sat_mul(sat_mul(ceil_div(s.out_w, forms[i]), a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
+      const int64_t room = p.budgets.arena - live[ki];
+      cand.arena_fits[i] = sat_mul(row_bytes, rows) <= room;
+      if (!cand.arena_fits[i] && !run_h && !run_w && row_bytes <= room) {
+        cand.bands[i] = ceil_div(rows, room / row_bytes);
+        cand.arena_fits[i] = true;
+      }
+    }
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[2];
     for (const Point &e : at) {
       direct.push_back(direct_cost(e.s, c.target).total());
-      for (int i = 0; i < 2; ++i) cost[i].push_back(winograd_cost(e.s, c.target, forms[i], e.run_h, e.run_w).total());
+      for (int i = 0; i < 2; ++i)
+        cost[i].push_back(winograd_cost(e.s, c.target, forms[i], e.run_h, e.run_w, cand.bands[i]).total());
     }
     // A form must beat the best so far (direct, then F(2,3)) by 10 %; the
     // forms that beat direct so remain the budget's fallbacks.
@@ -339,9 +367,6 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       for (size_t j = 0; j < at.size(); ++j)
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       double mean = sum / (double)at.size();
-      const int64_t a = forms[i] + 2, T = tiles(s, forms[i]);
-      const int64_t vm = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
-      cand.arena_fits[i] = sat_add(live[ki], vm) <= p.budgets.arena;
       bool pays = o.mode == WinogradMode::Auto && fits(forms[i]) && worst < 1.0;
       cand.allowed[i] = pays && mean < 0.9 && cand.arena_fits[i];
       if (pays && mean < 0.9 * best) best = mean, m = forms[i];
@@ -352,14 +377,20 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     }
     // F(4,3) only where it beats F(2,3) by 10 % (the rule above).
     if (m == 2) cand.allowed[1] = false;
+    // The code budget dropped this layer (driver: compile_model).
+    cand.dropped = !k.nodes.empty() && o.direct.count(k.nodes.front());
+    if (cand.dropped) cand.allowed[0] = cand.allowed[1] = false;
     cand.wanted = m;
-    cand.m = m;
+    cand.m = cand.dropped ? 0 : m;
     if (c.log) {
       std::ostringstream lg;
       lg << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
       for (size_t j = 0; j < at.size(); ++j) {
         lg << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
-        for (int i = 0; i < 2; ++i) lg << ", F(" << forms[i] << ",3) " << (int64_t)cost[i][j];
+        for (int i = 0; i < 2; ++i) {
+          lg << ", F(" << forms[i] << ",3) " << (int64_t)cost[i][j];
+          if (cand.bands[i] > 1) lg << " in " << cand.bands[i] << " bands";
+        }
       }
       cand.log = lg.str();
     }
@@ -373,20 +404,33 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   const bool budgeted = o.mode == WinogradMode::Auto;
   if (budgeted) fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
   std::vector<int> form(p.kernels.size(), 0);
+  std::vector<int64_t> bands(p.kernels.size(), 1);
   for (const Candidate &cd : cands) {
     const Kernel &k = p.kernels[cd.kernel];
     form[cd.kernel] = cd.m;
     const int wi = cd.wanted == 4 ? 1 : 0, ti = cd.m == 4 ? 1 : 0;
+    if (cd.m && budgeted) bands[cd.kernel] = cd.bands[ti];
+    // --winograd-bands (tests): that many, at most a band a tile row, over fixed sizes.
+    const GemmSpec &cs = k.gemm;
+    if (cd.m && o.bands > 0 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic())
+      bands[cd.kernel] = std::min(o.bands, cs.batch * ceil_div(cs.out_h, cd.m));
     const int64_t bytes = cd.m ? cd.bytes[ti] : 0;
     p.budgets.traded_weights += bytes;
     std::string why = !budgeted           ? " (--winograd)"
                       : cd.m == cd.wanted ? ""
                                           : " (" + form_name(cd.wanted) + " over the " +
-                                                (cd.arena_fits[wi] ? "weights" : "arena") + " budget)";
+                                                (cd.dropped          ? "code"
+                                                 : cd.arena_fits[wi] ? "weights"
+                                                                     : "arena") +
+                                                " budget)";
+    if (bands[cd.kernel] > 1)
+      why += " in " + std::to_string(bands[cd.kernel]) + " bands of tile rows (" +
+             (o.bands > 0 ? "--winograd-bands" : "the arena budget") + ")";
     if (c.log) *c.log << cd.log << " -> " << form_name(cd.m) << why << "\n";
     if (budgeted && cd.wanted)
       p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(cd.wanted),
-                          form_name(cd.m), bytes, cd.bytes[wi], cd.m ? cd.gain[ti] : 0, cd.gain[wi]});
+                          form_name(cd.m), bytes, cd.bytes[wi], cd.m ? cd.gain[ti] : 0, cd.gain[wi],
+                          (int)bands[cd.kernel]});
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
@@ -423,68 +467,80 @@ void winograd(PassContext &c, const WinogradOptions &o) {
                " bytes, more than the limit of " + std::to_string(lim.weights_cap()) +
                " (--max-weights-bytes; --winograd off keeps "
                "convolutions direct with their own weights)");
-    const std::string &base = g.v(k.out).name;
-    int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
-    int M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * OC});
-    if (g.v(k.out).is_dynamic()) {  // the run's tiles: batch * ceil(out_h / m) * ceil(out_w / m)
-      auto per_side = [&](int role, int64_t fixed) {
-        ExprP e = s.out_axis[role] >= 0 ? g.extent(k.out, s.out_axis[role]) : cidx(fixed);
-        return (e + (m - 1)) / cidx(m);
-      };
-      ExprP run_tiles = per_side(2, s.out_h) * per_side(3, s.out_w) * s.batch;
-      int sym = g.derived_sym(run_tiles, g.v(V).name + "[0]");
-      TINYRT_CHECK(sym < 0 || g.syms[(size_t)sym].hi <= T, "Winograd tiles past their bounds");
-      g.values[(size_t)V].dims = g.values[(size_t)M].dims = {sym, -1};
-    }
+    const std::string base = g.v(k.out).name;
     int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
-    p.perm.resize(g.values.size());
-
-    Kernel in;
-    in.kind = KernelKind::WinogradIn;
-    in.out = V;
-    in.ins = {k.ins[0]};
-    in.gemm = s;
-    in.gemm.epilogue = nullptr;
-    in.wino = {m, TH, TW, IC};
-    in.nodes = k.nodes;
-    in.label = k.label + ".winograd_in";
-    in.guard = k.guard;
-
-    // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
-    Kernel mm;
-    mm.kind = KernelKind::Gemm;
-    mm.out = M;
-    mm.ins = {V, U};
-    mm.gemm = grouped_gemm(s, m);
-    mm.gemm.weight = U;
-    int r = kFirstReduceVar;
-    ExprP plane = bin(EOp::Div, var(1), cidx(OC));
-    mm.expr = reduce(
-        ReduceKind::Sum, {{r, IC}},
-        load(0, DType::F32, {var(0), plane * IC + var(r)}) * load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
-    mm.nodes = k.nodes;
-    mm.label = k.label + ".winograd_gemm";
-    mm.guard = k.guard;
-
-    Kernel o = std::move(k);
-    o.kind = KernelKind::WinogradOut;
-    // Slot 0 becomes M; an epilogue reading the convolution's input (a
-    // residual Relu(Conv(x) + x)) reads it from a slot of its own.
+    // Bands of whole tile rows, as even as they go (one: the whole batch).
+    const int64_t rows = s.batch * TH, nb = bands[ki], per = ceil_div(rows, nb);
+    Kernel conv = std::move(k);
+    // Slot 0 of the output transform becomes M; an epilogue reading the
+    // convolution's input (a residual Relu(Conv(x) + x)) reads it from a
+    // slot of its own.
     bool reads_x = false;
-    visit(o.gemm.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
+    visit(conv.gemm.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
     if (reads_x) {
-      int xs = (int)o.ins.size();
-      o.ins.push_back(o.ins[0]);
-      o.gemm.epilogue = replace_loads(o.gemm.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
+      int xs = (int)conv.ins.size();
+      conv.ins.push_back(conv.ins[0]);
+      conv.gemm.epilogue = replace_loads(conv.gemm.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
     }
-    o.ins[0] = M;
-    o.expr = nullptr;
-    o.wino = {m, TH, TW, OC};
-    o.label += ".winograd_out";
+    for (int64_t row0 = 0, band = 0; row0 < rows; row0 += per, ++band) {
+      const int64_t band_rows = std::min(per, rows - row0), Tb = nb > 1 ? band_rows * TW : T;
+      const std::string suffix = nb > 1 ? "_b" + std::to_string(band) : "";
+      const std::string tag = nb > 1 ? "[" + std::to_string(band) + "]" : "";
+      int V = g.add_value(g.fresh_name(base + "_winograd_v" + suffix), DType::F32, {Tb, a * a * IC});
+      int M = g.add_value(g.fresh_name(base + "_winograd_m" + suffix), DType::F32, {Tb, a * a * OC});
+      if (g.v(conv.out).is_dynamic()) {  // the run's tiles: batch * ceil(out_h / m) * ceil(out_w / m)
+        auto per_side = [&](int role, int64_t fixed) {
+          ExprP e = s.out_axis[role] >= 0 ? g.extent(conv.out, s.out_axis[role]) : cidx(fixed);
+          return (e + (m - 1)) / cidx(m);
+        };
+        ExprP run_tiles = per_side(2, s.out_h) * per_side(3, s.out_w) * s.batch;
+        int sym = g.derived_sym(run_tiles, g.v(V).name + "[0]");
+        TINYRT_CHECK(sym < 0 || g.syms[(size_t)sym].hi <= T, "Winograd tiles past their bounds");
+        g.values[(size_t)V].dims = g.values[(size_t)M].dims = {sym, -1};
+      }
+      p.perm.resize(g.values.size());
+      const WinogradSpec band_of = {m, TH, TW, 0, row0, nb > 1 ? band_rows : 0};
 
-    out.push_back(std::move(in));
-    out.push_back(std::move(mm));
-    out.push_back(std::move(o));
+      Kernel in;
+      in.kind = KernelKind::WinogradIn;
+      in.out = V;
+      in.ins = {conv.ins[0]};
+      in.gemm = s;
+      in.gemm.epilogue = nullptr;
+      in.wino = band_of;
+      in.wino.channels = IC;
+      in.nodes = conv.nodes;
+      in.label = conv.label + ".winograd_in" + tag;
+      in.guard = conv.guard;
+
+      // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
+      Kernel mm;
+      mm.kind = KernelKind::Gemm;
+      mm.out = M;
+      mm.ins = {V, U};
+      mm.gemm = grouped_gemm(s, m, Tb);
+      mm.gemm.weight = U;
+      int r = kFirstReduceVar;
+      ExprP plane = bin(EOp::Div, var(1), cidx(OC));
+      mm.expr = reduce(
+          ReduceKind::Sum, {{r, IC}},
+          load(0, DType::F32, {var(0), plane * IC + var(r)}) * load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
+      mm.nodes = conv.nodes;
+      mm.label = conv.label + ".winograd_gemm" + tag;
+      mm.guard = conv.guard;
+
+      Kernel o = conv;
+      o.kind = KernelKind::WinogradOut;
+      o.ins[0] = M;
+      o.expr = nullptr;
+      o.wino = band_of;
+      o.wino.channels = OC;
+      o.label += ".winograd_out" + tag;
+
+      out.push_back(std::move(in));
+      out.push_back(std::move(mm));
+      out.push_back(std::move(o));
+    }
     ++rewritten;
   }
   p.kernels = std::move(out);

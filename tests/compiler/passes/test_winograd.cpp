@@ -171,6 +171,47 @@ TEST(Winograd, DefaultArenaBudgetKeepsLargeTransformBuffersOut) {
   EXPECT_EQ(p.budgets.arena, (int64_t)(1.1 * (double)p.budgets.base_arena));
 }
 
+// The second convolution's V and M (F(4,3): 12 x 12 tiles, 16 + 48
+// channels, 1.3 MB) do not fit beside what is live at it under 1.1x the
+// peak without transforms (the first layer's 96 x 96 images), a band of
+// its tile rows does: it runs in bands, V and M one band's, and the plan's
+// live bytes stay within the budget.
+const char *kLateLayer = R"(
+  graph opset 17
+  input x: f32[1,8,96,96]
+  const w0: f32[16,8,3,3] = random(1)
+  const w1: f32[48,16,3,3] = random(2)
+  a = Conv(x, w0) {pads=[1,1,1,1]}
+  p = MaxPool(a) {kernel_shape=[2,2], strides=[2,2]}
+  b = Conv(p, w1) {pads=[1,1,1,1]}
+  y = Relu(b)
+  output y
+)";
+
+TEST(Winograd, ArenaBudgetRunsALayerInBands) {
+  static const Target t = resolve_target("aarch64-neon");
+  Program p;
+  p.graph = parse_graph(kLateLayer);
+  p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+  PassContext c{p, t, nullptr};
+  run_pipeline(c, mode(WinogradMode::Auto), "plan_memory");
+  ASSERT_EQ(p.trades.size(), 2u);
+  const MemoryTrade &late = p.trades[1];
+  ASSERT_NE(late.taken, "direct");
+  EXPECT_GT(late.bands, 1);
+  int ins = 0, row = 0;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::WinogradIn && !k.nodes.empty() && k.nodes.front() == late.node) {
+      EXPECT_EQ(k.wino.row0, row);  // the bands cover the tile rows in order
+      row += (int)k.wino.rows;
+      EXPECT_EQ(p.graph.v(k.out).shape[0], k.wino.rows * k.wino.tiles_w);  // V holds one band
+      ++ins;
+    }
+  EXPECT_EQ(ins, late.bands);
+  EXPECT_EQ(row, 48 / (late.taken == "F(4,3)" ? 4 : 2));
+  EXPECT_LE(p.stats.lower_bound_bytes, p.budgets.arena);
+}
+
 TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
   static const Target t = resolve_target("x86-64-avx2");
   Program p;
