@@ -17,8 +17,9 @@ inline void add_winograd_option(CLI::App &app, WinogradMode &mode, int64_t &band
          "--winograd", [&mode](const std::string &v) { mode = parse_winograd(v); },
          "auto: 3x3 stride-1 float convolutions as Winograd F(2,3) or F(4,3) where the cost model says it pays "
          "(fewer multiplies; transformed weights up to 4x larger, transform buffers in the arena) | off: never "
-         "| f2, f4: every such convolution with that tile (tests, experiments)")
-      ->check(CLI::IsMember({"auto", "off", "f2", "f4"}))
+         "| f2, f4: every such convolution with that tile (tests, experiments) | f2rt, f4rt: the same with the "
+         "weights transformed at run time, a chunk of output channels at a time (tests, experiments)")
+      ->check(CLI::IsMember({"auto", "off", "f2", "f4", "f2rt", "f4rt"}))
       ->default_str("auto");
   app.add_option("--winograd-bands", bands,
                  "N: every Winograd convolution in N bands of tile rows (at most its tile rows), the transform "

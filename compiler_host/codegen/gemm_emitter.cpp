@@ -113,7 +113,7 @@ struct GemmEmitter {
     KK = s.k_h * KW;
     ICk = q ? (ICp + 3) / 4 : ICp;
     xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
-    wel = q || s.arena_weights ? xel : float_weight_type(b, e.program, s.packed);
+    wel = q || s.arena_weights || s.arena_packed ? xel : float_weight_type(b, e.program, s.packed);
     accv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt32Ty(), L) : vf32;
     wv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L) : vf32;
   }
@@ -520,6 +520,12 @@ struct GemmEmitter {
       bool dense = w.numel == s.batch * s.out_h * OCt * ICk * NR && w.span == w.numel && w.strides.back() == 1 &&
                    std::is_sorted(w.strides.rbegin(), w.strides.rend());
       TINYRT_CHECK(!q && G == 1 && KK == 1 && dense, "GEMM over run-time weights that are not packed densely");
+      weights = b.CreateBitCast(w.base, wel->getPointerTo());
+    } else if (s.arena_packed) {
+      // Packed at run time as the constant would be (WinogradWeights): the same addressing.
+      const SlotRef &w = slots.at(1);
+      TINYRT_CHECK(!q && w.numel == G * OCt * KK * ICk * NR && w.span == w.numel,
+                   "GEMM over run-time packed weights of another layout");
       weights = b.CreateBitCast(w.base, wel->getPointerTo());
     } else {
       weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());

@@ -177,6 +177,29 @@ llvm::Value *load_float_weights(llvm::IRBuilder<> &b, const Target &t, llvm::Typ
   return b.CreateFPExt(v, vf);
 }
 
+llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, const std::vector<double> &c,
+                                const std::vector<llvm::Value *> &v) {
+  std::vector<size_t> order;
+  for (size_t j = 0; j < v.size(); ++j)
+    if (c[j] == 1) order.push_back(j);
+  for (size_t j = 0; j < v.size(); ++j)
+    if (c[j] != 0 && c[j] != 1) order.push_back(j);
+  llvm::Value *acc = nullptr;
+  for (size_t j : order) {
+    const double cj = c[j];
+    llvm::Value *x = v[j];
+    if (!acc)
+      acc = cj == 1 ? x : cj == -1 ? b.CreateFNeg(x) : b.CreateFMul(llvm::ConstantFP::get(vty, cj), x);
+    else if (cj == 1)
+      acc = b.CreateFAdd(acc, x);
+    else if (cj == -1)
+      acc = b.CreateFSub(acc, x);
+    else
+      acc = b.CreateIntrinsic(llvm::Intrinsic::fma, {vty}, {llvm::ConstantFP::get(vty, cj), x, acc});
+  }
+  return acc ? acc : llvm::Constant::getNullValue(vty);
+}
+
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes) {
   auto *vty = llvm::cast<llvm::FixedVectorType>(v->getType());
   int L = (int)vty->getNumElements();
@@ -394,7 +417,7 @@ llvm::Value *window_interior(llvm::IRBuilder<> &b, const GemmSpec &s, llvm::Valu
 std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, const Kernel &k) {
   std::vector<bool> used(k.ins.size(), false);
   used[0] = true;
-  if (k.gemm.arena_weights) used.at(1) = true;  // B, packed at run time
+  if (k.gemm.arena_weights || k.gemm.arena_packed) used.at(1) = true;  // B, packed at run time
   visit(k.gemm.epilogue, [&](const Expr &e) {
     if (e.op == EOp::Load) used[e.id] = true;
   });

@@ -58,6 +58,8 @@ EmittedKernel emit_depthwise_kernel(EmitEnv &env, const Kernel &k, const std::st
 EmittedKernel emit_recurrent_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // WinogradIn or WinogradOut (winograd_emitter.cpp).
 EmittedKernel emit_winograd_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
+// WinogradWeights: weights transformed at run time (winograd_weights_emitter.cpp).
+EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // A custom op's call of its C function (call_emitter.cpp).
 EmittedKernel emit_call_kernel(EmitEnv &env, const Kernel &k, const std::string &name);
 // Data-dependent sizes: KernelKind::Compact and Nms (one task each).
@@ -87,6 +89,11 @@ llvm::Type *float_weight_type(llvm::IRBuilder<> &b, const Program &p, int v);
 llvm::Value *load_float_weights(llvm::IRBuilder<> &b, const Target &t, llvm::Type *wel, llvm::Value *p, int L,
                                 int lanes = 0, bool aligned = false);
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes);
+// sum_j c[j] * v[j] over the nonzero coefficients c (vectors of type vty):
+// terms with coefficient 1 first (no multiply), then adds, subtractions
+// and FMAs; zero when every coefficient is.
+llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, const std::vector<double> &c,
+                                const std::vector<llvm::Value *> &v);
 
 // A read-only array of n zero floats (at least one), 64-byte aligned: the
 // input that padding reads. Returns a float pointer to it.

@@ -481,6 +481,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
       case KernelKind::TopK: ks.push_back(emit_topk_kernel(env, k, fname)); break;
       case KernelKind::WinogradIn:
       case KernelKind::WinogradOut: ks.push_back(emit_winograd_kernel(env, k, fname)); break;
+      case KernelKind::WinogradWeights: ks.push_back(emit_winograd_weights_kernel(env, k, fname)); break;
       case KernelKind::Fail: ks.push_back({nullptr, 1}); break;  // no code: the runtime stops
       default: ks.push_back(emit_loop_kernel(env, k, fname));
     }

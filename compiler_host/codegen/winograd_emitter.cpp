@@ -15,7 +15,9 @@
 //
 // A convolution in bands (WinogradSpec::row0, rows) has a transform pair
 // per band of tile rows; V and M then hold the band's tiles, numbered from
-// its first.
+// its first. With weights transformed at run time an output transform
+// stores a chunk of the output channels, [c0, c0 + channels), from M's
+// channels [0, channels).
 //
 // Both transforms are separable: rows first, then columns, each a linear
 // combination with the matrices' constant coefficients (zeros skipped,
@@ -81,30 +83,9 @@ struct WinogradEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row):
-  // terms with coefficient 1 first (no multiply), then adds, subtractions
-  // and FMAs.
+  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row).
   Value *combine(const std::vector<double> &c, const std::vector<Value *> &v) {
-    std::vector<size_t> order;
-    for (size_t j = 0; j < v.size(); ++j)
-      if (c[j] == 1) order.push_back(j);
-    for (size_t j = 0; j < v.size(); ++j)
-      if (c[j] != 0 && c[j] != 1) order.push_back(j);
-    Value *acc = nullptr;
-    for (size_t j : order) {
-      double cj = c[j];
-      Value *x = v[j];
-      if (!acc) {
-        acc = cj == 1 ? x : cj == -1 ? b.CreateFNeg(x) : b.CreateFMul(llvm::ConstantFP::get(vf32, cj), x);
-      } else if (cj == 1) {
-        acc = b.CreateFAdd(acc, x);
-      } else if (cj == -1) {
-        acc = b.CreateFSub(acc, x);
-      } else {
-        acc = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {llvm::ConstantFP::get(vf32, cj), x, acc});
-      }
-    }
-    return acc ? acc : llvm::Constant::getNullValue(vf32);
+    return linear_combination(b, vf32, c, v);
   }
 
   // Operations combine() spends on the nonzero coefficients of c.
@@ -353,7 +334,8 @@ struct WinogradEmitter {
       Value *oh = b.CreateAdd(b.CreateMul(th, i32(m)), i32(i));
       auto store_row = [&, oh]() mutable {
         if (i >= proved_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
-        store_epilogue(em, s, out, n, oh, ow, c0, y[(size_t)i], lanes);
+        // (a chunk of the output channels: M's channel c0 is the output's w.c0 + c0)
+        store_epilogue(em, s, out, n, oh, ow, w.c0 ? b.CreateAdd(c0, i32(w.c0)) : c0, y[(size_t)i], lanes);
       };
       if (i < full_rows)
         store_row();

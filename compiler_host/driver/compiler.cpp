@@ -295,7 +295,8 @@ void check_weights_budget(const Program &p, int64_t weights) {
 std::vector<std::string> code_budget_drops(const Program &p, const ModuleResult &mr, int64_t excess) {
   std::map<std::string, int64_t> code;
   for (size_t i = 0; i < p.kernels.size(); ++i)
-    if (is_winograd(p.kernels[i].kind) && !p.kernels[i].nodes.empty())
+    if ((is_winograd(p.kernels[i].kind) || p.kernels[i].kind == KernelKind::WinogradWeights) &&
+        !p.kernels[i].nodes.empty())
       code[p.kernels[i].nodes.front()] += mr.kernel_code_bytes.at(i);
   std::vector<std::tuple<double, std::string, int64_t>> layers;  // (gain per byte, node, bytes)
   for (const auto &[node, bytes] : code) {
@@ -553,7 +554,7 @@ void dump_kernels(const Program &p, const std::string &path) {
                                   std::to_string(k.wino.row0 + k.wino.rows - 1) + " of the batch's"
                             : std::string())
         << "\n";
-    if (k.kind == KernelKind::WinogradIn) continue;
+    if (k.kind == KernelKind::WinogradIn || k.kind == KernelKind::WinogradWeights) continue;
     bool epi = is_scheduled(k.kind) || k.kind == KernelKind::WinogradOut;
     std::string e = to_string(epi ? k.gemm.epilogue : k.expr);
     if (e.size() > 2000) e = e.substr(0, 2000) + "...";

@@ -110,9 +110,10 @@ CustomOpDecl parse_custom_op(const std::string &arg) {
 }
 
 WinogradMode parse_winograd(const std::string &s) {
-  for (WinogradMode m : {WinogradMode::Auto, WinogradMode::Off, WinogradMode::F2, WinogradMode::F4})
+  for (WinogradMode m : {WinogradMode::Auto, WinogradMode::Off, WinogradMode::F2, WinogradMode::F4, WinogradMode::F2Rt,
+                         WinogradMode::F4Rt})
     if (s == winograd_mode_name(m)) return m;
-  fail_usage("--winograd '" + s + "': expected auto, off, f2 or f4");
+  fail_usage("--winograd '" + s + "': expected auto, off, f2, f4, f2rt or f4rt");
 }
 
 }  // namespace tinyrt

@@ -102,6 +102,7 @@ const char *kernel_family(KernelKind k) {
     case KernelKind::Compact: return "compact";
     case KernelKind::Nms: return "nms";
     case KernelKind::TopK: return "topk";
+    case KernelKind::WinogradWeights: return "winograd_weights";
     default: return "loop";
   }
 }
@@ -134,8 +135,11 @@ int64_t kernel_ops(const Program &p, const Kernel &k) {
   if (has_expr(k.kind) && k.expr) return saturating_product({n, (int64_t)expr_size(k.expr)});
   if (is_winograd(k.kind)) {  // a band's share of its output
     if (k.wino.rows > 0 && k.gemm.batch * k.wino.tiles_h > 0) n = n * k.wino.rows / (k.gemm.batch * k.wino.tiles_h);
+    // a chunk's share of the output channels
+    if (k.kind == KernelKind::WinogradOut && k.gemm.out_c > 0) n = n / k.gemm.out_c * k.wino.channels;
     return saturating_product({n, k.wino.m + 2});
   }
+  if (k.kind == KernelKind::WinogradWeights) return saturating_product({n, 3});
   return n;
 }
 

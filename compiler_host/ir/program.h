@@ -29,6 +29,10 @@ struct GemmSpec {
   // slot 1. Batch index of a pixel: n * out_h + oh (A's batch axes take
   // the roles n and h, as matmul_spec gives them; w the rows M).
   bool arena_weights = false;
+  // The weights are kernel slot 1, an arena tensor already in the packed
+  // layout of `packed` ([group][oc tile][kh][kw][ic][nr]): a Winograd
+  // convolution's weights, transformed at run time (WinogradWeights).
+  bool arena_packed = false;
   // Roles -> logical axes of the output (slot: the kernel output) and of the
   // input X (kernel slot 0); -1 when the role has no axis (extent 1).
   int out_axis[4] = {0, 1, 2, 3};  // n, c, h, w
@@ -210,6 +214,10 @@ struct WinogradSpec {
   // in, product and out band after band, so that V and M hold one band
   // (the arena budget's choice, passes/winograd.cpp).
   int64_t row0 = 0, rows = 0;
+  // Weights transformed at run time, a chunk of output channels at a
+  // time: the chunk's first channel (WinogradOut: the output's channels
+  // [c0, c0 + channels); WinogradWeights: the chunk it transforms).
+  int64_t c0 = 0;
 };
 // F(m x m, 3 x 3)'s B^T (a x a, row-major) and A^T (m x a) and G (a x 3);
 // m is 2 or 4.
@@ -228,7 +236,11 @@ const WinogradMatrices &winograd_matrices(int m);
 // the generated code calls call.symbol). WinogradIn and WinogradOut are the
 // transforms of a Winograd convolution (WinogradSpec; `gemm` keeps the
 // convolution's geometry and, for WinogradOut, its epilogue): no element
-// expression either, their definition is the matrices.
+// expression either, their definition is the matrices. WinogradWeights
+// transforms a chunk of a convolution's 3x3 weights (slot 0, a constant
+// [IC, 9, OC]) at run time, U = G g G^T, into its output in the grouped
+// GEMM's packed layout [a*a, oc tiles, IC, gemm.nr] (WinogradSpec::c0 and
+// channels: the chunk's output channels).
 // Fail is no computation: the step that stops the run when the inputs
 // take a branch that could not be compiled (Kernel::message says why; its
 // guard is that branch's).
@@ -252,7 +264,8 @@ enum class KernelKind {
   Fail,
   Compact,
   Nms,
-  TopK
+  TopK,
+  WinogradWeights
 };
 inline bool is_scheduled(KernelKind k) {
   return k == KernelKind::Gemm || k == KernelKind::QGemm || k == KernelKind::Depthwise;
@@ -261,7 +274,7 @@ inline bool is_winograd(KernelKind k) { return k == KernelKind::WinogradIn || k 
 inline bool is_data_dependent(KernelKind k) { return k == KernelKind::Compact || k == KernelKind::Nms; }
 inline bool has_expr(KernelKind k) {
   return k != KernelKind::Recurrent && k != KernelKind::Call && k != KernelKind::Fail && !is_winograd(k) &&
-         !is_data_dependent(k) && k != KernelKind::TopK;
+         !is_data_dependent(k) && k != KernelKind::TopK && k != KernelKind::WinogradWeights;
 }
 const char *kernel_family(
     KernelKind k);  // "loop", "gemm", "qgemm", "depthwise", "recurrent", "call", "winograd_in", ...

@@ -325,8 +325,12 @@ static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKin
   return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind);
 }
 
+int64_t float_gemm_nr(const GemmSpec &s, const Target &t) {
+  return (int64_t)gemm_tile_of(s, t, Target::TileKind::Float).nv * t.f32_lanes();
+}
+
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w) {
-  const int64_t NR = (int64_t)gemm_tile_of(s, t, Target::TileKind::Float).nv * t.f32_lanes();
+  const int64_t NR = float_gemm_nr(s, t);
   const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
   return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (w == WeightStorage::F16 ? 2 : 4);
 }
@@ -387,7 +391,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     bool q = k.kind == KernelKind::QGemm;
     // Kernels over one weight (a Winograd convolution's bands) share its
     // tile and its packed copy: the first one's.
-    if (!q && !s.arena_weights) {
+    if (!q && !s.arena_weights && !s.arena_packed) {
       auto it = packed_for.find(s.weight);
       if (it != packed_for.end()) {
         const GemmSpec &f = p.kernels[it->second].gemm;
@@ -417,6 +421,13 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     s.nr = NR;
     s.unroll = t.unroll;
     ++packed;
+    if (s.arena_packed) {  // packed at run time (WinogradWeights) for this tile: the Winograd pass chose it so
+      const Value &u = g.v(k.ins[1]);
+      TINYRT_CHECK(u.rank() == 4 && u.shape[3] == NR && u.shape[0] == s.groups && u.shape[2] == s.in_c / s.groups &&
+                       u.shape[1] == (s.out_c / s.groups + NR - 1) / NR,
+                   "run-time packed weights of another tile than their GEMM's");
+      continue;
+    }
     if (s.arena_weights) {
       p.kernels.insert(p.kernels.begin() + (long)ki, pack_at_run_time(g, k));
       ++ki;  // past the product

@@ -49,8 +49,11 @@ struct QuantizeOptions {
 // winograd (--winograd): 3x3 stride-1 convolutions as Winograd
 // F(m x m, 3 x 3) where the cost model says it pays (Auto), never (Off), or
 // always with m = 2 or 4 (F2, F4: tests and experiments).
-enum class WinogradMode { Auto, Off, F2, F4 };
-const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4"
+// F2Rt, F4Rt: that form with its weights transformed at run time, a chunk
+// of output channels at a time (tests, experiments; auto chooses it where
+// the weights budget leaves no room for transformed weights).
+enum class WinogradMode { Auto, Off, F2, F4, F2Rt, F4Rt };
+const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4", "f2rt", "f4rt"
 // How the scheduled kernels' float weights are stored (--weights): as
 // float, or as IEEE half (half the bytes), widened to float as the
 // kernels load them (F16C on x86, fcvtl / vcvt.f32.f16 on NEON).
@@ -61,6 +64,7 @@ struct WinogradOptions {
   WeightStorage weights = WeightStorage::F32;  // the bytes the weights budget counts
   int64_t bands = 0;                           // every convolution in this many bands of tile rows (0: as fits)
   std::set<std::string> direct;                // convolutions (first node names) kept direct: the code budget
+  bool runtime_weights = true;                 // auto may choose forms with weights transformed at run time
 };
 struct PackOptions {
   WeightStorage weights = WeightStorage::F32;
@@ -119,6 +123,8 @@ void pack_weights(PassContext &c, const PackOptions &o);
 // channels padded to its register tile's channel columns (Target::gemm_tile),
 // at 4 or 2 bytes a weight.
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
+// The output channels of a float GEMM's register tile (its packed nr).
+int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or
 // recurrent), or -1.
 int packed_weights_of(const Kernel &k);

@@ -22,6 +22,17 @@
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
 // weights, as stored: half of them with --weights fp16), the fastest set that fits by estimated gain per added byte
 // (fit_budget), F(2,3) standing in for F(4,3) where only it fits.
+// Where the weights budget leaves no room for a layer's transformed
+// weights, the layer can still take its form with the weights transformed
+// at run time (F(m,3)/rt): the 3x3 weights stay (as [IC, 9, OC]), and per
+// chunk of output channels a WinogradWeights kernel computes U_c = G g G^T
+// into the arena, packed as the chunk's grouped GEMM reads it, then the
+// GEMM and the output transform of those channels run; the input
+// transform runs once. The transform costs each weight a few vector
+// operations per inference (the cost model counts them, with U_c written
+// and read and V read once per chunk), which layers over many tiles repay;
+// the arena holds V, one chunk's U_c and M_c (the largest chunk, a
+// multiple of 16 channels, that fits the arena budget).
 // V and M are the arena this trade spends: a form's V and M with what is
 // live at the layer must fit the arena budget (--max-arena-bytes, else 1.1x
 // the plan's peak without transforms). Where they do not, the layer runs
@@ -61,6 +72,10 @@ constexpr double kWeightBytesPerOp = 8, kArenaBytesPerOp = 32;
 // whatever its K: a small K (an RGB layer's 3 channels as Winograd's K)
 // makes this the larger part.
 constexpr double kStoreOpsPerVector = 2;
+// A layer in parts (bands of tile rows, chunks of output channels) emits
+// its kernels once per part: at most this many parts, so that the code of
+// a Winograd layer stays within a few times its kernels'.
+constexpr int64_t kMaxParts = 4;
 
 struct Estimate {
   double gemm = 0, transforms = 0, memory = 0;
@@ -172,53 +187,81 @@ GemmSpec grouped_gemm(const GemmSpec &s, int m, int64_t n = 0) {
   return gs;
 }
 
+// The forms: F(2,3) and F(4,3) with their weights transformed at compile
+// time (stored: (m+2)^2 / 9 times the weights) or at run time (`rt`: the
+// 3x3 weights stored, each chunk of output channels transformed into the
+// arena before its grouped GEMM, U_c = G g G^T).
+struct Form {
+  int m;
+  bool rt;
+};
+constexpr int kForms = 4;
+constexpr Form kForm[kForms] = {{2, false}, {4, false}, {2, true}, {4, true}};
+
 // One eligible convolution: its forms' estimated gains (vector
 // instructions saved against direct at its bounds) and the weight bytes
 // each adds; `allowed` those the cost model accepts.
 struct Candidate {
   size_t kernel;
-  int wanted = 0;  // the fastest form by the cost model alone (0: direct)
-  bool allowed[2] = {false, false};
-  bool arena_fits[2] = {true, true};  // V and M (of a band) with what is live, within the arena budget
-  int64_t bands[2] = {1, 1};          // each form's bands of tile rows (1: V and M whole)
-  bool dropped = false;               // kept direct for the code budget
-  double gain[2] = {0, 0};
-  int64_t bytes[2] = {0, 0};
-  int m = 0;  // the form taken
+  int wanted = -1;  // the fastest form by the cost model alone (-1: direct)
+  bool allowed[kForms] = {};
+  bool arena_fits[kForms] = {true, true, true, true};  // its buffers with what is live, within the arena budget
+  int64_t bands[kForms] = {1, 1, 1, 1};                // stored forms: bands of tile rows (1: V and M whole)
+  int64_t chunk[kForms] = {};                          // rt forms: output channels per chunk
+  bool dropped = false;                                // kept direct for the code budget
+  double gain[kForms] = {};
+  int64_t bytes[kForms] = {};
+  int form = -1;  // the form taken
   std::string log;
 };
 
 // The forms the weights budget allows: a multiple-choice knapsack over the
-// candidates' forms, by estimated gain per byte. Each candidate's forms,
-// from direct up, are reduced to their upper hull (each step adds bytes
-// for a smaller gain per byte than the one before); the steps of all
-// candidates are taken in order of gain per byte while they fit in
-// `room`, a candidate's step only after its previous one.
+// candidates' forms, by estimated gain per byte. A form that adds no bytes
+// (run-time weights) is each candidate's base, the best of them taken
+// outright; the forms that add bytes, from the base up, are reduced to
+// their upper hull (each step adds bytes for a smaller gain per byte than
+// the one before); the steps of all candidates are taken in order of gain
+// per byte while they fit in `room`, a candidate's step only after its
+// previous one.
 void fit_budget(std::vector<Candidate> &cands, int64_t room) {
   struct Step {
     size_t cand;
-    int level, m;
+    int level, form;
     double gain;
     int64_t bytes;
   };
   std::vector<Step> steps;
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     Candidate &c = cands[ci];
-    c.m = 0;
-    // (bytes, gain, m) of direct and the allowed forms, smaller first.
-    std::vector<std::tuple<int64_t, double, int>> hull = {{0, 0.0, 0}};
-    for (int i = 0; i < 2; ++i) {
-      if (!c.allowed[i] || c.gain[i] <= std::get<1>(hull.back())) continue;
+    // (bytes, gain, form): the base, then the allowed forms by bytes.
+    std::tuple<int64_t, double, int> base = {0, 0.0, -1};
+    std::vector<std::tuple<int64_t, double, int>> pts;
+    for (int i = 0; i < kForms; ++i) {
+      if (!c.allowed[i] || c.gain[i] <= 0) continue;
+      if (c.bytes[i] <= 0) {
+        if (c.gain[i] > std::get<1>(base)) base = {0, c.gain[i], i};
+      } else {
+        pts.push_back({c.bytes[i], c.gain[i], i});
+      }
+    }
+    c.form = std::get<2>(base);
+    std::sort(pts.begin(), pts.end(), [](const auto &x, const auto &y) {
+      return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y) : std::get<1>(x) > std::get<1>(y);
+    });
+    std::vector<std::tuple<int64_t, double, int>> hull = {base};
+    for (const auto &pt : pts) {
+      auto [bytes, gain, form] = pt;
+      if (gain <= std::get<1>(hull.back())) continue;
       // A form that gains more per added byte than the last kept one
       // replaces it (the hull's steps must slow down).
       while (hull.size() > 1) {
-        auto [b1, g1, m1] = hull[hull.size() - 2];
-        auto [b2, g2, m2] = hull.back();
-        (void)m1, (void)m2;
-        if ((g2 - g1) * (double)(c.bytes[i] - b2) > (c.gain[i] - g2) * (double)(b2 - b1)) break;
+        auto [b1, g1, f1] = hull[hull.size() - 2];
+        auto [b2, g2, f2] = hull.back();
+        (void)f1, (void)f2;
+        if ((g2 - g1) * (double)(bytes - b2) > (gain - g2) * (double)(b2 - b1)) break;
         hull.pop_back();
       }
-      hull.push_back({c.bytes[i], c.gain[i], 2 << i});
+      hull.push_back(pt);
     }
     for (size_t l = 1; l < hull.size(); ++l)
       steps.push_back({ci, (int)l, std::get<2>(hull[l]), std::get<1>(hull[l]) - std::get<1>(hull[l - 1]),
@@ -232,7 +275,7 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
   for (const Step &st : steps) {
     if (level[st.cand] != st.level - 1 || st.bytes > room - used) continue;
     level[st.cand] = st.level;
-    cands[st.cand].m = st.m;
+    cands[st.cand].form = st.form;
     used += st.bytes;
   }
 }
@@ -269,12 +312,31 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
   return total;
 }
 
-std::string form_name(int m) { return m ? "F(" + std::to_string(m) + ",3)" : "direct"; }
+std::string form_name(int f) {
+  if (f < 0) return "direct";
+  return "F(" + std::to_string(kForm[f].m) + ",3)" + (kForm[f].rt ? "/rt" : "");
+}
+
+// The grouped GEMM of a chunk of `occ` output channels (rt forms).
+GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ) {
+  GemmSpec cs = s;
+  cs.out_c = occ;
+  return grouped_gemm(cs, m);
+}
+
+// Vector operations the run-time transform of one vector of output
+// channels of one input channel takes: 9 loads, G g (3 columns of G's
+// nonzeros), (G g) G^T (a rows of them), a^2 stores.
+double weight_transform_ops(int m) {
+  const WinogradMatrices &w = winograd_matrices(m);
+  const double nz = (double)nonzeros(w.g), a = w.a();
+  return 9 + 3 * nz + a * nz + a * a;
+}
 
 }  // namespace
 
 const char *winograd_mode_name(WinogradMode m) {
-  static const char *const names[] = {"auto", "off", "f2", "f4"};
+  static const char *const names[] = {"auto", "off", "f2", "f4", "f2rt", "f4rt"};
   return names[(int)m];
 }
 
@@ -282,19 +344,26 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   Program &p = c.program;
   Graph &g = p.graph;
   const Limits &lim = g.limits;
+  const Target &t = c.target;
   p.budgets.weights = lim.weights_budget(o.weights == WeightStorage::F16 ? 0.5 : 1.0);
-  p.budgets.base_weights = weights_read(p, c.target, o.weights);
+  p.budgets.base_weights = weights_read(p, t, o.weights);
   if (o.mode == WinogradMode::Off) return;
   // The arena budget the forms keep within, each on its own (the arena is
-  // a peak, not a sum): the bytes live at the layer's step plus its V and
-  // M within --max-arena-bytes if given, else within 1.1x the plan's lower
-  // bound without transforms (plan_memory's live bytes).
+  // a peak, not a sum): the bytes live at the layer's step plus its
+  // buffers within --max-arena-bytes if given, else within 1.1x the plan's
+  // lower bound without transforms (plan_memory's live bytes).
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
   p.budgets.base_arena = peak;
   p.budgets.arena = lim.arena_budget_given
                         ? lim.max_arena_bytes
                         : std::min<int64_t>(lim.max_arena_bytes, (int64_t)(Limits::kDefaultArenaRatio * (double)peak));
+  // A forced form (tests, experiments): its index in kForm.
+  const int forced = o.mode == WinogradMode::F2     ? 0
+                     : o.mode == WinogradMode::F4   ? 1
+                     : o.mode == WinogradMode::F2Rt ? 2
+                     : o.mode == WinogradMode::F4Rt ? 3
+                                                    : -1;
   std::vector<Candidate> cands;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     const Kernel &k = p.kernels[ki];
@@ -302,13 +371,10 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     const GemmSpec &s = k.gemm;
     Candidate cand;
     cand.kernel = ki;
-    int m = o.mode == WinogradMode::F2 ? 2 : o.mode == WinogradMode::F4 ? 4 : 0;
     // V and M are indexed with 32 bits like every tensor.
-    auto fits = [&](int cand) {
-      return (double)tiles(s, cand) * (cand + 2) * (cand + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
+    auto fits = [&](int m) {
+      return (double)tiles(s, m) * (m + 2) * (m + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
     };
-    if (m && !fits(m)) m = 0;
-    const int forms[2] = {2, 4};
     // Over run-time image sizes the choice must pay over the range, from
     // a quarter of its bounds up (what a range-compiled model promises
     // against one compiled for the exact size): it is estimated with each
@@ -321,6 +387,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     };
     const bool run_h = s.out_axis[2] >= 0 && g.v(k.out).dim(s.out_axis[2]) >= 0;
     const bool run_w = s.out_axis[3] >= 0 && g.v(k.out).dim(s.out_axis[3]) >= 0;
+    const bool fixed = !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic();
     std::vector<Point> at = {{s, false, false}};
     for (int d : {2, 4}) {
       if (!run_h && !run_w) break;
@@ -335,61 +402,103 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
-    const int64_t direct_bytes = packed_float_weight_bytes(s, c.target, o.weights);
-    // The arena budget: V and M with what is live at the layer's step. A
-    // form whose V and M do not fit runs over bands of tile rows (fixed
-    // sizes only), the fewest whose one band fits; none fits when even a
-    // tile row's do not.
-    for (int i = 0; i < 2; ++i) {
-      const int64_t a = forms[i] + 2, rows = s.batch * ceil_div(s.out_h, forms[i]);
-      const int64_t row_bytes =
-          sat_mul(sat_mul(ceil_div(s.out_w, forms[i]), a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
-      const int64_t room = p.budgets.arena - live[ki];
-      cand.arena_fits[i] = sat_mul(row_bytes, rows) <= room;
-      if (!cand.arena_fits[i] && !run_h && !run_w && row_bytes <= room) {
-        cand.bands[i] = ceil_div(rows, room / row_bytes);
-        cand.arena_fits[i] = true;
+    const int64_t direct_bytes = packed_float_weight_bytes(s, t, o.weights);
+    const int64_t room = p.budgets.arena - live[ki];
+    for (int i = 0; i < kForms; ++i) {
+      const int m = kForm[i].m;
+      const int64_t a = m + 2, T = tiles(s, m);
+      if (!kForm[i].rt) {
+        // Stored forms: V and M with what is live at the layer's step. A
+        // form whose V and M do not fit runs over bands of tile rows
+        // (fixed sizes only), the fewest whose one band fits; none fits
+        // when even a tile row's do not.
+        const int64_t rows = s.batch * ceil_div(s.out_h, m);
+        const int64_t row_bytes =
+            sat_mul(sat_mul(ceil_div(s.out_w, m), a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
+        cand.arena_fits[i] = sat_mul(row_bytes, rows) <= room;
+        if (!cand.arena_fits[i] && fixed && row_bytes <= room && ceil_div(rows, room / row_bytes) <= kMaxParts) {
+          cand.bands[i] = ceil_div(rows, room / row_bytes);
+          cand.arena_fits[i] = true;
+        }
+        continue;
+      }
+      // Run-time weights (fixed sizes, float weights): V whole, then per
+      // chunk of output channels its transformed weights U_c (packed as
+      // the chunk's GEMM reads them) and its products M_c; the largest
+      // chunk (a multiple of 16 channels, or all) that fits.
+      cand.arena_fits[i] = false;
+      if (!fixed || o.weights != WeightStorage::F32 || !o.runtime_weights) continue;
+      const int64_t v_bytes = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c, (int64_t)sizeof(float)));
+      for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) <= kMaxParts;
+           occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
+        const int64_t need =
+            sat_add(sat_add(v_bytes, packed_float_weight_bytes(chunk_gemm(s, m, occ), t, WeightStorage::F32)),
+                    sat_mul(sat_mul(T, a * a), sat_mul(occ, (int64_t)sizeof(float))));
+        if (need <= room) {
+          cand.chunk[i] = occ;
+          cand.arena_fits[i] = true;
+          break;
+        }
       }
     }
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
-    std::vector<double> cost[2];
+    std::vector<double> cost[kForms];
     for (const Point &e : at) {
-      direct.push_back(direct_cost(e.s, c.target).total());
-      for (int i = 0; i < 2; ++i)
-        cost[i].push_back(winograd_cost(e.s, c.target, forms[i], e.run_h, e.run_w, cand.bands[i]).total());
+      direct.push_back(direct_cost(e.s, t).total());
+      for (int i = 0; i < kForms; ++i) {
+        double c_i = winograd_cost(e.s, t, kForm[i].m, e.run_h, e.run_w, cand.bands[i]).total();
+        if (kForm[i].rt && cand.chunk[i] > 0) {
+          // The transform of every weight, U_c written and read once more,
+          // V read once per chunk.
+          const int64_t a = kForm[i].m + 2, T = tiles(e.s, kForm[i].m), L = t.f32_lanes();
+          const double chunks = (double)ceil_div(s.out_c, cand.chunk[i]);
+          c_i += (double)ceil_div(s.out_c, L) * (double)s.in_c * weight_transform_ops(kForm[i].m) +
+                 2.0 * a * a * (double)s.out_c * s.in_c * 4 / kArenaBytesPerOp +
+                 (chunks - 1) * (double)T * a * a * s.in_c * 4 / kArenaBytesPerOp;
+        }
+        cost[i].push_back(c_i);
+      }
     }
-    // A form must beat the best so far (direct, then F(2,3)) by 10 %; the
-    // forms that beat direct so remain the budget's fallbacks.
-    double best = 1.0;
-    for (int i = 0; i < 2; ++i) {
+    // A stored form must beat the best so far (direct, then F(2,3)) by
+    // 10 % to be wanted; every form that beats direct so remains one of
+    // the budgets' choices, F(4,3) only where it beats F(2,3) so too.
+    double best = 1.0, mean[kForms] = {};
+    for (int i = 0; i < kForms; ++i) {
       double sum = 0, worst = 0;
       for (size_t j = 0; j < at.size(); ++j)
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
-      double mean = sum / (double)at.size();
-      bool pays = o.mode == WinogradMode::Auto && fits(forms[i]) && worst < 1.0;
-      cand.allowed[i] = pays && mean < 0.9 && cand.arena_fits[i];
-      if (pays && mean < 0.9 * best) best = mean, m = forms[i];
+      mean[i] = sum / (double)at.size();
+      const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0;
+      cand.allowed[i] = pays && mean[i] < 0.9 && cand.arena_fits[i];
+      if (pays && !kForm[i].rt && mean[i] < 0.9 * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
-      // As packed: the grouped GEMM's weights replace the convolution's.
-      cand.bytes[i] = std::max<int64_t>(
-          0, packed_float_weight_bytes(grouped_gemm(s, forms[i]), c.target, o.weights) - direct_bytes);
+      // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
+      // OC] for the run-time transform) replace the convolution's.
+      const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (int64_t)sizeof(float)
+                                         : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, o.weights);
+      cand.bytes[i] = std::max<int64_t>(0, stored - direct_bytes);
     }
-    // F(4,3) only where it beats F(2,3) by 10 % (the rule above).
-    if (m == 2) cand.allowed[1] = false;
+    for (int i : {1, 3})
+      if (mean[i] >= 0.9 * mean[i - 1]) cand.allowed[i] = false;
+    if (forced >= 0)
+      cand.wanted =
+          fits(kForm[forced].m) && (!kForm[forced].rt || (fixed && o.weights == WeightStorage::F32)) ? forced : -1;
     // The code budget dropped this layer (driver: compile_model).
     cand.dropped = !k.nodes.empty() && o.direct.count(k.nodes.front());
-    if (cand.dropped) cand.allowed[0] = cand.allowed[1] = false;
-    cand.wanted = m;
-    cand.m = cand.dropped ? 0 : m;
+    if (cand.dropped)
+      for (bool &al : cand.allowed) al = false;
+    cand.form = cand.dropped ? -1 : cand.wanted;
     if (c.log) {
       std::ostringstream lg;
       lg << "  winograd " << k.label << " " << s.in_c << "->" << s.out_c;
       for (size_t j = 0; j < at.size(); ++j) {
         lg << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
-        for (int i = 0; i < 2; ++i) {
-          lg << ", F(" << forms[i] << ",3) " << (int64_t)cost[i][j];
+        for (int i = 0; i < kForms; ++i) {
+          if (kForm[i].rt && !cand.chunk[i]) continue;
+          lg << ", " << form_name(i) << " " << (int64_t)cost[i][j];
           if (cand.bands[i] > 1) lg << " in " << cand.bands[i] << " bands";
+          if (cand.chunk[i] && cand.chunk[i] < s.out_c) lg << " in chunks of " << cand.chunk[i];
         }
       }
       cand.log = lg.str();
@@ -398,39 +507,47 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   }
 
   // The weights budget (Limits::weights_budget): the forms chosen
-  // together, the fastest set that fits. Forced forms (f2, f4: tests and
+  // together, the fastest set that fits. Forced forms (tests and
   // experiments) are not budgeted; a given budget still refuses them once
   // the weights are emitted (driver, check_weights_budget).
   const bool budgeted = o.mode == WinogradMode::Auto;
   if (budgeted) fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
-  std::vector<int> form(p.kernels.size(), 0);
-  std::vector<int64_t> bands(p.kernels.size(), 1);
+  std::vector<int> form(p.kernels.size(), -1);
+  std::vector<int64_t> bands(p.kernels.size(), 1), chunk(p.kernels.size(), 0);
   for (const Candidate &cd : cands) {
     const Kernel &k = p.kernels[cd.kernel];
-    form[cd.kernel] = cd.m;
-    const int wi = cd.wanted == 4 ? 1 : 0, ti = cd.m == 4 ? 1 : 0;
-    if (cd.m && budgeted) bands[cd.kernel] = cd.bands[ti];
-    // --winograd-bands (tests): that many, at most a band a tile row, over fixed sizes.
     const GemmSpec &cs = k.gemm;
-    if (cd.m && o.bands > 0 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic())
-      bands[cd.kernel] = std::min(o.bands, cs.batch * ceil_div(cs.out_h, cd.m));
-    const int64_t bytes = cd.m ? cd.bytes[ti] : 0;
+    const int f = cd.form, w = cd.wanted;
+    form[cd.kernel] = f;
+    if (f >= 0 && kForm[f].rt) {
+      // (forced: chunks of 16 channels, so that the tests cross chunks)
+      chunk[cd.kernel] = budgeted ? cd.chunk[f] : std::min<int64_t>(cs.out_c, 16);
+    } else if (f >= 0) {
+      if (budgeted) bands[cd.kernel] = cd.bands[f];
+      // --winograd-bands (tests): that many, at most a band a tile row, over fixed sizes.
+      if (o.bands > 0 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic())
+        bands[cd.kernel] = std::min(o.bands, cs.batch * ceil_div(cs.out_h, kForm[f].m));
+    }
+    const int64_t bytes = f >= 0 ? cd.bytes[f] : 0;
     p.budgets.traded_weights += bytes;
-    std::string why = !budgeted           ? " (--winograd)"
-                      : cd.m == cd.wanted ? ""
-                                          : " (" + form_name(cd.wanted) + " over the " +
-                                                (cd.dropped          ? "code"
-                                                 : cd.arena_fits[wi] ? "weights"
-                                                                     : "arena") +
-                                                " budget)";
+    std::string why = !budgeted               ? " (--winograd)"
+                      : f == w                ? ""
+                      : f >= 0 && kForm[f].rt ? " (" + form_name(w) + "'s transformed weights over the weights budget)"
+                                              : " (" + form_name(w) + " over the " +
+                                                    (cd.dropped || w < 0 ? "code"
+                                                     : cd.arena_fits[w]  ? "weights"
+                                                                         : "arena") +
+                                                    " budget)";
     if (bands[cd.kernel] > 1)
       why += " in " + std::to_string(bands[cd.kernel]) + " bands of tile rows (" +
              (o.bands > 0 ? "--winograd-bands" : "the arena budget") + ")";
-    if (c.log) *c.log << cd.log << " -> " << form_name(cd.m) << why << "\n";
-    if (budgeted && cd.wanted)
-      p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(cd.wanted),
-                          form_name(cd.m), bytes, cd.bytes[wi], cd.m ? cd.gain[ti] : 0, cd.gain[wi],
-                          (int)bands[cd.kernel]});
+    if (chunk[cd.kernel] && chunk[cd.kernel] < cs.out_c)
+      why += " in chunks of " + std::to_string(chunk[cd.kernel]) + " output channels (" +
+             (budgeted ? "the arena budget" : "forced forms: 16") + ")";
+    if (c.log) *c.log << cd.log << " -> " << form_name(f) << why << "\n";
+    if (budgeted && w >= 0)
+      p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(w), form_name(f),
+                          bytes, cd.bytes[w], f >= 0 ? cd.gain[f] : 0, cd.gain[w], (int)bands[cd.kernel]});
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
@@ -449,28 +566,27 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   int64_t transformed_bytes = 0;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
-    const int m = form[ki];
-    if (m == 0) {
+    const int f = form[ki];
+    if (f < 0) {
       out.push_back(std::move(k));
       continue;
     }
+    const int m = kForm[f].m;
+    const bool rt = kForm[f].rt;
     const GemmSpec s = k.gemm;
     const WinogradMatrices &w = winograd_matrices(m);
     int64_t a = w.a(), TH = ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m), T = tiles(s, m);
     int64_t IC = s.in_c, OC = s.out_c;
     // Forced forms are not budgeted: the cap in force refuses them before
     // the transformed weights are made.
-    transformed_bytes += a * a * OC * IC * (int64_t)sizeof(float);
+    transformed_bytes += (rt ? 9 : a * a) * OC * IC * (int64_t)sizeof(float);
     if (transformed_bytes > lim.weights_cap())
-      fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") + ": its Winograd F(" +
-               std::to_string(m) + ",3) weights bring the transformed weights to " + std::to_string(transformed_bytes) +
+      fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") + ": its Winograd " +
+               form_name(f) + " weights bring the transformed weights to " + std::to_string(transformed_bytes) +
                " bytes, more than the limit of " + std::to_string(lim.weights_cap()) +
                " (--max-weights-bytes; --winograd off keeps "
                "convolutions direct with their own weights)");
     const std::string base = g.v(k.out).name;
-    int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
-    // Bands of whole tile rows, as even as they go (one: the whole batch).
-    const int64_t rows = s.batch * TH, nb = bands[ki], per = ceil_div(rows, nb);
     Kernel conv = std::move(k);
     // Slot 0 of the output transform becomes M; an epilogue reading the
     // convolution's input (a residual Relu(Conv(x) + x)) reads it from a
@@ -482,6 +598,95 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       conv.ins.push_back(conv.ins[0]);
       conv.gemm.epilogue = replace_loads(conv.gemm.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
     }
+    auto input_transform = [&](int V, const WinogradSpec &band) {
+      Kernel in;
+      in.kind = KernelKind::WinogradIn;
+      in.out = V;
+      in.ins = {conv.ins[0]};
+      in.gemm = s;
+      in.gemm.epilogue = nullptr;
+      in.wino = band;
+      in.wino.channels = IC;
+      in.nodes = conv.nodes;
+      in.label = conv.label + ".winograd_in" + (band.rows > 0 ? "[" + std::to_string(band.row0) + "]" : "");
+      in.guard = conv.guard;
+      return in;
+    };
+    auto output_transform = [&](int M, const WinogradSpec &part, const std::string &tag) {
+      Kernel o = conv;
+      o.kind = KernelKind::WinogradOut;
+      o.ins[0] = M;
+      o.expr = nullptr;
+      o.wino = part;
+      o.label += ".winograd_out" + tag;
+      return o;
+    };
+    ExprP plane = nullptr;
+    const int r = kFirstReduceVar;
+    if (rt) {
+      // The 3x3 weights as [IC, 9, OC] (a vector of output channels per
+      // tap), transformed a chunk at a time: in (whole), then per chunk
+      // weights, product, out.
+      const Value &wv = g.v(s.weight);
+      const float *src = wv.data->as<float>();
+      std::vector<float> raw((size_t)(IC * 9 * OC));
+      for (int64_t oc = 0; oc < OC; ++oc)
+        for (int64_t ic = 0; ic < IC; ++ic)
+          for (int64_t tap = 0; tap < 9; ++tap) raw[(size_t)((ic * 9 + tap) * OC + oc)] = src[(oc * IC + ic) * 9 + tap];
+      int R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const_f32({IC, 9, OC}, raw));
+      int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
+      p.perm.resize(g.values.size());
+      out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}));
+      const int64_t per = chunk[ki];
+      for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
+        const int64_t occ = std::min(per, OC - oc0);
+        const std::string tag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
+        const GemmSpec cg0 = chunk_gemm(s, m, occ);
+        const int64_t NR = float_gemm_nr(cg0, t), OCt = ceil_div(occ, NR);
+        int U = g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
+        int M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * occ});
+        p.perm.resize(g.values.size());
+        const WinogradSpec part = {m, TH, TW, occ, 0, 0, oc0};
+
+        Kernel wt;
+        wt.kind = KernelKind::WinogradWeights;
+        wt.out = U;
+        wt.ins = {R};
+        wt.gemm = s;
+        wt.gemm.epilogue = nullptr;
+        wt.gemm.nr = (int)NR;
+        wt.wino = part;
+        wt.nodes = conv.nodes;
+        wt.label = conv.label + ".winograd_weights" + tag;
+        wt.guard = conv.guard;
+
+        // M_c[t, q*occ + oc] = sum_ic V[t, q*IC + ic] * U_c[q][oc / NR][ic][oc % NR].
+        Kernel mm;
+        mm.kind = KernelKind::Gemm;
+        mm.out = M;
+        mm.ins = {V, U};
+        mm.gemm = cg0;
+        mm.gemm.arena_packed = true;
+        plane = bin(EOp::Div, var(1), cidx(occ));
+        ExprP oc = bin(EOp::Rem, var(1), cidx(occ));
+        mm.expr =
+            reduce(ReduceKind::Sum, {{r, IC}},
+                   load(0, DType::F32, {var(0), plane * IC + var(r)}) *
+                       load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), var(r), bin(EOp::Rem, oc, cidx(NR))}));
+        mm.nodes = conv.nodes;
+        mm.label = conv.label + ".winograd_gemm" + tag;
+        mm.guard = conv.guard;
+
+        out.push_back(std::move(wt));
+        out.push_back(std::move(mm));
+        out.push_back(output_transform(M, part, tag));
+      }
+      ++rewritten;
+      continue;
+    }
+    int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
+    // Bands of whole tile rows, as even as they go (one: the whole batch).
+    const int64_t rows = s.batch * TH, nb = bands[ki], per = ceil_div(rows, nb);
     for (int64_t row0 = 0, band = 0; row0 < rows; row0 += per, ++band) {
       const int64_t band_rows = std::min(per, rows - row0), Tb = nb > 1 ? band_rows * TW : T;
       const std::string suffix = nb > 1 ? "_b" + std::to_string(band) : "";
@@ -499,19 +704,9 @@ void winograd(PassContext &c, const WinogradOptions &o) {
         g.values[(size_t)V].dims = g.values[(size_t)M].dims = {sym, -1};
       }
       p.perm.resize(g.values.size());
-      const WinogradSpec band_of = {m, TH, TW, 0, row0, nb > 1 ? band_rows : 0};
-
-      Kernel in;
-      in.kind = KernelKind::WinogradIn;
-      in.out = V;
-      in.ins = {conv.ins[0]};
-      in.gemm = s;
-      in.gemm.epilogue = nullptr;
-      in.wino = band_of;
-      in.wino.channels = IC;
-      in.nodes = conv.nodes;
+      const WinogradSpec band_of = {m, TH, TW, OC, row0, nb > 1 ? band_rows : 0, 0};
+      Kernel in = input_transform(V, band_of);
       in.label = conv.label + ".winograd_in" + tag;
-      in.guard = conv.guard;
 
       // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
       Kernel mm;
@@ -520,8 +715,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       mm.ins = {V, U};
       mm.gemm = grouped_gemm(s, m, Tb);
       mm.gemm.weight = U;
-      int r = kFirstReduceVar;
-      ExprP plane = bin(EOp::Div, var(1), cidx(OC));
+      plane = bin(EOp::Div, var(1), cidx(OC));
       mm.expr = reduce(
           ReduceKind::Sum, {{r, IC}},
           load(0, DType::F32, {var(0), plane * IC + var(r)}) * load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
@@ -529,17 +723,9 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       mm.label = conv.label + ".winograd_gemm" + tag;
       mm.guard = conv.guard;
 
-      Kernel o = conv;
-      o.kind = KernelKind::WinogradOut;
-      o.ins[0] = M;
-      o.expr = nullptr;
-      o.wino = band_of;
-      o.wino.channels = OC;
-      o.label += ".winograd_out" + tag;
-
       out.push_back(std::move(in));
       out.push_back(std::move(mm));
-      out.push_back(std::move(o));
+      out.push_back(output_transform(M, band_of, tag));
     }
     ++rewritten;
   }

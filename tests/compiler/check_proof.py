@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-MUST_PROVE = {"gemm", "qgemm", "depthwise", "winograd_in", "winograd_out", "recurrent"}
+MUST_PROVE = {"gemm", "qgemm", "depthwise", "winograd_in", "winograd_out", "winograd_weights", "recurrent"}
 
 
 def compile_one(tool, target, model, out):

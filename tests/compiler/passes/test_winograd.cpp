@@ -73,8 +73,10 @@ const char *kTwoLayers = R"(
 )";
 
 // bytes 0: the default budget, over a model of `model_bytes` weights.
-Program with_budget(const std::string &ir, int64_t bytes, WeightStorage w = WeightStorage::F32,
-                    int64_t model_bytes = 0) {
+// (runtime_weights: the forms that transform weights at run time, which
+// add no bytes, also allowed.)
+Program with_budget(const std::string &ir, int64_t bytes, WeightStorage w = WeightStorage::F32, int64_t model_bytes = 0,
+                    bool runtime_weights = false) {
   static const Target t = resolve_target("x86-64-avx2");
   Program p;
   p.graph = parse_graph(ir);
@@ -84,6 +86,7 @@ Program with_budget(const std::string &ir, int64_t bytes, WeightStorage w = Weig
   PassContext c{p, t, nullptr};
   PassOptions o = mode(WinogradMode::Auto);
   o.winograd.weights = w;
+  o.winograd.runtime_weights = runtime_weights;
   run_pipeline(c, o, "winograd");
   return p;
 }
@@ -124,6 +127,35 @@ TEST(Winograd, BudgetGoesToTheLargerGainPerByte) {
   Program more = with_budget(kTwoLayers, base + open.trades.at(0).wanted_bytes);
   EXPECT_NE(more.trades.at(0).taken, "direct");
   EXPECT_GE(more.trades.at(0).gain, more.trades.at(1).gain);
+}
+
+// A layer whose transformed weights the budget leaves no room for takes
+// its form with the weights transformed at run time (the 3x3 weights kept,
+// no bytes added), a chunk of output channels at a time.
+TEST(Winograd, WithoutRoomTheWeightsAreTransformedAtRunTime) {
+  const int64_t base = with_budget(kTwoLayers, int64_t(1) << 30).budgets.base_weights;
+  Program p = with_budget(kTwoLayers, base, WeightStorage::F32, 0, true);
+  ASSERT_EQ(p.trades.size(), 2u);
+  EXPECT_EQ(traded(p), 0);
+  int rt = 0;
+  for (const MemoryTrade &t : p.trades) {
+    EXPECT_EQ(t.bytes, 0);
+    if (t.taken.size() > 3 && t.taken.substr(t.taken.size() - 3) == "/rt") ++rt;
+  }
+  EXPECT_GT(rt, 0);
+  EXPECT_EQ(count_kernels(p, KernelKind::WinogradWeights), count_kernels(p, KernelKind::WinogradOut));
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Gemm && k.gemm.arena_packed) {
+      // The chunk's transformed weights are the GEMM's slot 1, in its packed layout.
+      const Value &u = p.graph.v(k.ins[1]);
+      EXPECT_FALSE(u.is_const());
+      ASSERT_EQ(u.rank(), 4);
+      EXPECT_EQ(u.shape[0], k.gemm.groups);
+      EXPECT_EQ(u.shape[3], k.gemm.nr ? k.gemm.nr : u.shape[3]);
+    }
+  // Room for every stored form: they are faster, and taken.
+  Program open = with_budget(kTwoLayers, int64_t(1) << 30, WeightStorage::F32, 0, true);
+  for (const MemoryTrade &t : open.trades) EXPECT_EQ(t.taken, t.wanted);
 }
 
 TEST(Winograd, BudgetNeverExceeded) {

@@ -1,0 +1,88 @@
+// winograd_weights_emitter.cpp — a Winograd convolution's weights
+// transformed at run time (KernelKind::WinogradWeights, passes/winograd.cpp):
+// for a chunk of output channels [c0, c0 + channels), U = G g G^T of every
+// (oc, ic) in float, stored in the grouped GEMM's packed layout
+// [a*a][oc tile][IC][nr] (nr: the GEMM's tile, gemm.nr), which the GEMM
+// after it reads as it reads constant packed weights (GemmSpec::arena_packed).
+//
+// The 3x3 weights are a constant [IC][9][OC]: L output channels of one
+// input channel and tap are one vector load, and the transform is a few
+// linear combinations of vectors with G's constant coefficients (rows of
+// the kernel, then columns). The last oc tile's channels past the chunk
+// are stored as zeros (the GEMM's padding). Tasks are blocks of input
+// channels.
+#include "codegen/kernel_emitters.h"
+
+namespace tinyrt {
+
+EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
+  llvm::IRBuilder<> b(env.module.getContext());
+  llvm::Function *f = begin_kernel_function(env, b, name);
+  llvm::Value *arena = f->getArg(0);
+  const Target &T = env.target;
+  const GemmSpec &s = k.gemm;
+  const WinogradSpec &w = k.wino;
+  const WinogradMatrices &mx = winograd_matrices(w.m);
+  const int L = T.f32_lanes(), a = mx.a();
+  const int64_t IC = s.in_c, OC = s.out_c, occ = w.channels, c0 = w.c0, NR = s.nr;
+  TINYRT_CHECK(NR > 0 && NR % L == 0 && occ > 0 && c0 >= 0 && c0 + occ <= OC, "Winograd weights chunk out of range");
+  const int64_t OCt = (occ + NR - 1) / NR;
+  const SlotRef R = slot_for(env, b, arena, k.ins[0]), U = slot_for(env, b, arena, k.out);
+  TINYRT_CHECK(R.strides == std::vector<int64_t>({9 * OC, OC, 1}) && R.numel == IC * 9 * OC,
+               "Winograd 3x3 weights not laid out [IC, 9, OC]");
+  TINYRT_CHECK(U.numel == a * a * OCt * IC * NR && U.span == U.numel, "Winograd run-time weights not packed densely");
+  llvm::Type *f32 = b.getFloatTy();
+  auto *vf32 = llvm::FixedVectorType::get(f32, L);
+  llvm::Value *rbase = b.CreateBitCast(R.base, f32->getPointerTo());
+  llvm::Value *ubase = b.CreateBitCast(U.base, f32->getPointerTo());
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  // G's row x as coefficients.
+  auto grow = [&](int x) { return std::vector<double>(mx.g.begin() + x * 3, mx.g.begin() + x * 3 + 3); };
+
+  // Output channels [ot * NR + r0, + lanes) of the chunk, input channel ic.
+  auto vector_of = [&](llvm::Value *ic, llvm::Value *ot, int64_t r0, int lanes) {
+    std::vector<llvm::Value *> u((size_t)(a * a), llvm::Constant::getNullValue(vf32));
+    if (lanes > 0) {
+      llvm::Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * OC)), i32(c0 + r0)), b.CreateMul(ot, i32(NR)));
+      std::vector<llvm::Value *> g(9);
+      for (int tap = 0; tap < 9; ++tap)
+        g[(size_t)tap] = load_lanes(b, vf32, b.CreateGEP(f32, rbase, b.CreateAdd(at, i32(tap * OC))), lanes);
+      for (int x = 0; x < a; ++x) {
+        std::vector<llvm::Value *> gg(3);  // (G g)[x][v]
+        for (int v = 0; v < 3; ++v) gg[(size_t)v] = linear_combination(b, vf32, grow(x), {g[v], g[3 + v], g[6 + v]});
+        for (int y = 0; y < a; ++y) u[(size_t)(x * a + y)] = linear_combination(b, vf32, grow(y), gg);
+      }
+    }
+    for (int q = 0; q < a * a; ++q) {
+      llvm::Value *off = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(i32(q), i32(OCt)), ot), i32(IC)), ic), i32(NR)),
+          i32(r0));
+      b.CreateAlignedStore(u[(size_t)q], b.CreateBitCast(b.CreateGEP(f32, ubase, off), vf32->getPointerTo()),
+                           llvm::Align((uint64_t)L * 4));
+    }
+  };
+  const int64_t full = occ / NR, rest = occ % NR;
+  int64_t tasks = emit_row_block_tasks(b, f, IC, [&](llvm::Value *i0, llvm::Value *i1) {
+    emit_counted_loop(
+        b, i0, i1,
+        [&](llvm::Value *ici) {
+          llvm::Value *ic = clamp_i32(b, ici, 0, IC - 1);  // i0 <= ici < i1 <= IC: clamp_i32
+          if (full > 0)
+            emit_counted_loop(
+                b, i32(0), i32(full),
+                [&](llvm::Value *oti) {
+                  llvm::Value *ot = clamp_i32(b, oti, 0, full - 1);  // (the loop's bounds)
+                  for (int64_t r0 = 0; r0 < NR; r0 += L) vector_of(ic, ot, r0, L);
+                },
+                "ot");
+          if (rest > 0)  // the last oc tile: its channels past the chunk are zeros
+            for (int64_t r0 = 0; r0 < NR; r0 += L)
+              vector_of(ic, i32(full), r0, (int)std::max<int64_t>(0, std::min<int64_t>(L, rest - r0)));
+        },
+        "ic");
+  });
+  b.CreateRetVoid();
+  return {f, tasks};
+}
+
+}  // namespace tinyrt
