@@ -1,5 +1,5 @@
 // codegen_options.h — the code generation options tinyrt-compile,
-// tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4`
+// tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4|f2rt|f4rt`
 // (passes/winograd.cpp), `--gemm-tile` (target/target.h), `--check-addresses`
 // (codegen/address_checks.h) and `--serial-step-ops`
 // (codegen/module_emitter.cpp).

@@ -24,7 +24,7 @@ struct CompileOptions {
   std::string gemm_tile;                       // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
   Quantize quantize = Quantize::None;          // --quantize dynamic|static
   int weight_bits = 8;                         // --weight-bits 8|7: the quantizers' int8 weights
-  WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4
+  WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4|f2rt|f4rt
   int64_t winograd_bands = 0;                  // --winograd-bands N (0: the arena budget decides)
   WeightStorage weights = WeightStorage::F32;  // --weights fp32|fp16
   std::string tuning;                          // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune

@@ -621,8 +621,24 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       o.label += ".winograd_out" + tag;
       return o;
     };
-    ExprP plane = nullptr;
+    // The grouped GEMM over V into M: M[t, q*C + oc] = sum_ic V[t, q*IC + ic]
+    // * weight(q, oc, ic), C the output channels it computes.
     const int r = kFirstReduceVar;
+    auto product = [&](int V, int U, int M, const GemmSpec &gs, int64_t C, const std::string &tag,
+                       const std::function<ExprP(ExprP col, ExprP plane, ExprP ic)> &weight) {
+      Kernel mm;
+      mm.kind = KernelKind::Gemm;
+      mm.out = M;
+      mm.ins = {V, U};
+      mm.gemm = gs;
+      ExprP plane = bin(EOp::Div, var(1), cidx(C));
+      mm.expr = reduce(ReduceKind::Sum, {{r, IC}},
+                       load(0, DType::F32, {var(0), plane * IC + var(r)}) * weight(var(1), plane, var(r)));
+      mm.nodes = conv.nodes;
+      mm.label = conv.label + ".winograd_gemm" + tag;
+      mm.guard = conv.guard;
+      return mm;
+    };
     if (rt) {
       // The 3x3 weights as [IC, 9, OC] (a vector of output channels per
       // tap), transformed a chunk at a time: in (whole), then per chunk
@@ -660,22 +676,13 @@ void winograd(PassContext &c, const WinogradOptions &o) {
         wt.label = conv.label + ".winograd_weights" + tag;
         wt.guard = conv.guard;
 
-        // M_c[t, q*occ + oc] = sum_ic V[t, q*IC + ic] * U_c[q][oc / NR][ic][oc % NR].
-        Kernel mm;
-        mm.kind = KernelKind::Gemm;
-        mm.out = M;
-        mm.ins = {V, U};
-        mm.gemm = cg0;
-        mm.gemm.arena_packed = true;
-        plane = bin(EOp::Div, var(1), cidx(occ));
-        ExprP oc = bin(EOp::Rem, var(1), cidx(occ));
-        mm.expr =
-            reduce(ReduceKind::Sum, {{r, IC}},
-                   load(0, DType::F32, {var(0), plane * IC + var(r)}) *
-                       load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), var(r), bin(EOp::Rem, oc, cidx(NR))}));
-        mm.nodes = conv.nodes;
-        mm.label = conv.label + ".winograd_gemm" + tag;
-        mm.guard = conv.guard;
+        // U_c[q][oc / NR][ic][oc % NR], packed for this GEMM (arena_packed).
+        GemmSpec cg = cg0;
+        cg.arena_packed = true;
+        Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {
+          ExprP oc = bin(EOp::Rem, col, cidx(occ));
+          return load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), ic, bin(EOp::Rem, oc, cidx(NR))});
+        });
 
         out.push_back(std::move(wt));
         out.push_back(std::move(mm));
@@ -708,20 +715,12 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       Kernel in = input_transform(V, band_of);
       in.label = conv.label + ".winograd_in" + tag;
 
-      // The grouped GEMM: M[t, q*OC + oc] = sum_ic V[t, q*IC + ic] * U[q*OC + oc, ic].
-      Kernel mm;
-      mm.kind = KernelKind::Gemm;
-      mm.out = M;
-      mm.ins = {V, U};
-      mm.gemm = grouped_gemm(s, m, Tb);
-      mm.gemm.weight = U;
-      plane = bin(EOp::Div, var(1), cidx(OC));
-      mm.expr = reduce(
-          ReduceKind::Sum, {{r, IC}},
-          load(0, DType::F32, {var(0), plane * IC + var(r)}) * load(1, DType::F32, {var(1), var(r), cidx(0), cidx(0)}));
-      mm.nodes = conv.nodes;
-      mm.label = conv.label + ".winograd_gemm" + tag;
-      mm.guard = conv.guard;
+      // U[q*OC + oc, ic], transformed at compile time.
+      GemmSpec gs = grouped_gemm(s, m, Tb);
+      gs.weight = U;
+      Kernel mm = product(V, U, M, gs, OC, tag, [&](ExprP col, ExprP, ExprP ic) {
+        return load(1, DType::F32, {col, ic, cidx(0), cidx(0)});
+      });
 
       out.push_back(std::move(in));
       out.push_back(std::move(mm));
