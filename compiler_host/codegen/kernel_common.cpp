@@ -14,9 +14,10 @@ namespace tinyrt {
 
 llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const std::string &name) {
   auto &C = env.module.getContext();
-  auto *fty = llvm::FunctionType::get(
-      llvm::Type::getVoidTy(C), {llvm::Type::getInt8PtrTy(C), llvm::Type::getInt32Ty(C), llvm::Type::getInt32Ty(C)},
-      false);
+  std::vector<llvm::Type *> params = {llvm::Type::getInt8PtrTy(C), llvm::Type::getInt32Ty(C),
+                                      llvm::Type::getInt32Ty(C)};
+  if (env.part_args) params.insert(params.end(), {llvm::Type::getInt32Ty(C), llvm::Type::getInt32Ty(C)});
+  auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(C), params, false);
   auto *f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, env.module);
   f->addFnAttr(llvm::Attribute::NoUnwind);
   // Never turn loops into memset/memcpy calls: generated code calls nothing.
@@ -29,6 +30,13 @@ llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const 
   f->getArg(2)->setName("task_end");
   b.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", f));
   return f;
+}
+
+llvm::Value *part_arg(EmitEnv &env, llvm::IRBuilder<> &b, int which, int64_t own, int64_t lo, int64_t hi) {
+  if (!env.part_args) return b.getInt32((int32_t)own);
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  TINYRT_CHECK(f->arg_size() == 5, "a shared kernel's function without its part arguments");
+  return clamp_i32(b, f->getArg((unsigned)(3 + which)), lo, hi);
 }
 
 SlotRef slot_for(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Value *arena, int v) {

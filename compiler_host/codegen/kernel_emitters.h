@@ -40,7 +40,16 @@ struct EmitEnv {
   const Program &program;
   // The i8* address of a constant value's data, laid out with its strides.
   std::function<llvm::Constant *(int value)> const_data;
+  // The kernel being emitted is shared by the parts of a layer
+  // (Kernel::code_key): its function takes two more i32 arguments, the
+  // part's row0 and c0 (WinogradSpec), which the emitters read through
+  // part_arg instead of the kernel's own.
+  bool part_args = false;
 };
+
+// A part's row0 (which 0) or c0 (1) in a shared kernel's function, clamped
+// into [lo, hi]; the kernel's own `own` otherwise.
+llvm::Value *part_arg(EmitEnv &env, llvm::IRBuilder<> &b, int which, int64_t own, int64_t lo, int64_t hi);
 
 struct EmittedKernel {
   llvm::Function *fn = nullptr;

@@ -378,6 +378,17 @@ static bool model_runs_serially(const Program &p, const Target &t, int64_t seria
 // tasks); }. The bounds proof and the address checks were made on the
 // kernel for exactly that task range. Returns whether it did (not for a
 // step of one task, custom-op calls included, or without code).
+// A part's entry to the function its layer's parts share (Kernel::code_key):
+// calls it with the part's row0 and c0.
+static llvm::Function *part_entry(EmitEnv &env, llvm::Function *shared_fn, const Kernel &k, const std::string &name) {
+  llvm::IRBuilder<> b(env.module.getContext());
+  llvm::Function *f = begin_kernel_function(env, b, name);
+  b.CreateCall(shared_fn, {f->getArg(0), f->getArg(1), f->getArg(2), b.getInt32((int32_t)k.wino.row0),
+                           b.getInt32((int32_t)k.wino.c0)});
+  b.CreateRetVoid();
+  return f;
+}
+
 static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &name) {
   if (!ek.fn || ek.tasks <= 1) return false;
   llvm::Function *tasks_fn = ek.fn;
@@ -466,10 +477,28 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     if (o.progress) o.progress(what);
   };
   const size_t every = std::max<size_t>(1, p.kernels.size() / 10);  // progress about every 10%
+  // Kernel::code_key -> the function its kernels share (emitted for the
+  // first, with the part arguments) and its tasks.
+  std::map<std::string, EmittedKernel> shared;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     if (i % every == 0) progress("codegen: kernel " + std::to_string(i + 1) + "/" + std::to_string(p.kernels.size()));
     std::string fname = o.model_name + ".k" + std::to_string(i);
+    const bool keyed = !k.code_key.empty() && k.kind != KernelKind::Fail;
+    auto reuse = keyed ? shared.find(k.code_key) : shared.end();
+    if (reuse != shared.end()) {
+      // A later part: an entry passing its part to the shared function
+      // (proved, and tested where needed, with the first).
+      ks.push_back({part_entry(env, reuse->second.fn, k, fname), reuse->second.tasks});
+      res.tasks.push_back(ks.back().tasks);
+      res.accesses.push_back(0);
+      res.accesses_unproved.push_back(0);
+      res.address_checks.push_back(0);
+      res.serial.push_back(serial && run_serially(env, ks.back(), fname));
+      continue;
+    }
+    env.part_args = keyed;
+    if (keyed) fname += ".part";
     switch (k.kind) {
       case KernelKind::Gemm:
       case KernelKind::QGemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
@@ -517,6 +546,13 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     res.accesses.push_back(pr.accesses);
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
+    if (keyed) {  // the first part: the shared function, and its own entry
+      env.part_args = false;
+      fname.resize(fname.size() - 5);  // without ".part"
+      ks.back().fn->addFnAttr(llvm::Attribute::NoInline);
+      shared[k.code_key] = ks.back();
+      ks.back().fn = part_entry(env, ks.back().fn, k, fname);
+    }
     res.serial.push_back(serial && run_serially(env, ks.back(), fname));
   }
   if (has_output_dims_step(p)) {  // the outputs' actual dimensions, last

@@ -65,6 +65,9 @@ struct WinogradEmitter {
   bool dyn = false;
   // A band of the tile rows (WinogradSpec::row0, rows): V and M hold its tiles only.
   bool banded = false;
+  // The band's first tile row and the chunk's first output channel (a
+  // shared function's arguments: part_arg); out_c0 null when 0.
+  Value *band_row0 = nullptr, *out_c0 = nullptr;
   // Run-time sizes: the rows of the tile row being stored that exist (m in
   // a whole tile row, else the first; out_row branches on it).
   int dyn_rows = 1;
@@ -335,7 +338,7 @@ struct WinogradEmitter {
       auto store_row = [&, oh]() mutable {
         if (i >= proved_rows) oh = clamp_i32(b, oh, 0, s.out_h - 1);  // under oh < out_h: clamp_i32
         // (a chunk of the output channels: M's channel c0 is the output's w.c0 + c0)
-        store_epilogue(em, s, out, n, oh, ow, w.c0 ? b.CreateAdd(c0, i32(w.c0)) : c0, y[(size_t)i], lanes);
+        store_epilogue(em, s, out, n, oh, ow, out_c0 ? b.CreateAdd(c0, out_c0) : c0, y[(size_t)i], lanes);
       };
       if (i < full_rows)
         store_row();
@@ -430,6 +433,8 @@ struct WinogradEmitter {
     TINYRT_CHECK(!banded || (!dyn && w.row0 >= 0 && w.row0 + w.rows <= all_rows),
                  "a Winograd band outside its tile rows, or over run-time sizes");
     const int64_t rows = banded ? w.rows : all_rows;
+    if (banded) band_row0 = part_arg(env, b, 0, w.row0, 0, all_rows - w.rows);
+    if (!input && (w.c0 || env.part_args)) out_c0 = part_arg(env, b, 1, w.c0, 0, s.out_c - C);
     int64_t tasks = emit_row_block_tasks(b, f, rows, [&](Value *r0, Value *r1) {
       if (dyn) {  // the tasks share the run's tile rows
         Value *actual = b.CreateMul(i32(s.batch), tiles_h);
@@ -441,7 +446,7 @@ struct WinogradEmitter {
           [&](Value *ri) {
             Value *r = clamp_i32(b, ri, 0, rows - 1);  // r0 <= ri < r1 <= the rows: clamp_i32
             band_row = r;
-            if (banded) r = b.CreateAdd(r, i32(w.row0));  // the band's row in the batch's tile rows
+            if (banded) r = b.CreateAdd(r, band_row0);  // the band's row in the batch's tile rows
             Value *n = b.CreateUDiv(r, tiles_h), *th = b.CreateURem(r, tiles_h);
             if (dyn) {  // (below the bounds: the clamps tell the bounds proof)
               n = clamp_i32(b, n, 0, s.batch - 1);

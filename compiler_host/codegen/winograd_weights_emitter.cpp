@@ -24,8 +24,11 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   const WinogradSpec &w = k.wino;
   const WinogradMatrices &mx = winograd_matrices(w.m);
   const int L = T.f32_lanes(), a = mx.a();
-  const int64_t IC = s.in_c, OC = s.out_c, occ = w.channels, c0 = w.c0, NR = s.nr;
-  TINYRT_CHECK(NR > 0 && NR % L == 0 && occ > 0 && c0 >= 0 && c0 + occ <= OC, "Winograd weights chunk out of range");
+  const int64_t IC = s.in_c, OC = s.out_c, occ = w.channels, NR = s.nr;
+  TINYRT_CHECK(NR > 0 && NR % L == 0 && occ > 0 && w.c0 >= 0 && w.c0 + occ <= OC,
+               "Winograd weights chunk out of range");
+  // The chunk's first output channel (a shared function's argument).
+  llvm::Value *c0 = part_arg(env, b, 1, w.c0, 0, OC - occ);
   const int64_t OCt = (occ + NR - 1) / NR;
   const SlotRef R = slot_for(env, b, arena, k.ins[0]), U = slot_for(env, b, arena, k.out);
   TINYRT_CHECK(R.strides == std::vector<int64_t>({9 * OC, OC, 1}) && R.numel == IC * 9 * OC,
@@ -43,7 +46,8 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   auto vector_of = [&](llvm::Value *ic, llvm::Value *ot, int64_t r0, int lanes) {
     std::vector<llvm::Value *> u((size_t)(a * a), llvm::Constant::getNullValue(vf32));
     if (lanes > 0) {
-      llvm::Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * OC)), i32(c0 + r0)), b.CreateMul(ot, i32(NR)));
+      llvm::Value *at =
+          b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * OC)), b.CreateAdd(c0, i32(r0))), b.CreateMul(ot, i32(NR)));
       std::vector<llvm::Value *> g(9);
       for (int tap = 0; tap < 9; ++tap)
         g[(size_t)tap] = load_lanes(b, vf32, b.CreateGEP(f32, rbase, b.CreateAdd(at, i32(tap * OC))), lanes);

@@ -293,9 +293,14 @@ struct Kernel {
   int count = -1;                  // is_data_dependent(kind): the int64 scalar it writes its count to
   std::vector<std::string> nodes;  // ONNX nodes this kernel computes
   std::string label;               // e.g. "Conv+Add+Relu"
-  int guard = -1;                  // Graph::guards: runs only when it holds (-1: always)
-  std::string message;             // Fail: why the run stops
-  bool shape_error = false;        // Fail: with TINYRT_ERR_SHAPE (the run's extents disagree), not _BRANCH
+  // Kernels with the same nonempty key run one generated function (the
+  // parts of a Winograd layer: its bands or chunks over the same values);
+  // each kernel's own entry passes the function its part, WinogradSpec's
+  // row0 and c0 (codegen/module_emitter.cpp).
+  std::string code_key;
+  int guard = -1;            // Graph::guards: runs only when it holds (-1: always)
+  std::string message;       // Fail: why the run stops
+  bool shape_error = false;  // Fail: with TINYRT_ERR_SHAPE (the run's extents disagree), not _BRANCH
 
   // The slot reading value v, or -1.
   int slot_of(int v) const {

@@ -33,6 +33,8 @@
 // and read and V read once per chunk), which layers over many tiles repay;
 // the arena holds V, one chunk's U_c and M_c (the largest chunk, a
 // multiple of 16 channels, that fits the arena budget).
+// The parts of a layer (bands, chunks) of one size share their values and
+// so their kernels' code (Kernel::code_key).
 // V and M are the arena this trade spends: a form's V and M with what is
 // live at the layer must fit the arena budget (--max-arena-bytes, else 1.1x
 // the plan's peak without transforms). Where they do not, the layer runs
@@ -72,10 +74,10 @@ constexpr double kWeightBytesPerOp = 8, kArenaBytesPerOp = 32;
 // whatever its K: a small K (an RGB layer's 3 channels as Winograd's K)
 // makes this the larger part.
 constexpr double kStoreOpsPerVector = 2;
-// A layer in parts (bands of tile rows, chunks of output channels) emits
-// its kernels once per part: at most this many parts, so that the code of
-// a Winograd layer stays within a few times its kernels'.
-constexpr int64_t kMaxParts = 4;
+// A layer in parts (bands of tile rows, chunks of output channels) runs
+// three steps a part (its parts of one size share their kernels' code:
+// Kernel::code_key): at most this many.
+constexpr int64_t kMaxParts = 16;
 
 struct Estimate {
   double gemm = 0, transforms = 0, memory = 0;
@@ -653,15 +655,22 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
       p.perm.resize(g.values.size());
       out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}));
-      const int64_t per = chunk[ki];
+      const int64_t per = chunk[ki], parts = ceil_div(OC, per);
+      int Uf = -1, Mf = -1;  // the full chunks' values, which their kernels share (Kernel::code_key)
       for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
         const int64_t occ = std::min(per, OC - oc0);
         const std::string tag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
         const GemmSpec cg0 = chunk_gemm(s, m, occ);
         const int64_t NR = float_gemm_nr(cg0, t), OCt = ceil_div(occ, NR);
-        int U = g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
-        int M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * occ});
-        p.perm.resize(g.values.size());
+        const bool full = occ == per;
+        int U = full ? Uf : -1, M = full ? Mf : -1;
+        if (U < 0) {
+          U = g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
+          M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * occ});
+          p.perm.resize(g.values.size());
+          if (full) Uf = U, Mf = M;
+        }
+        const std::string key = parts > 1 && full ? base + "/chunk" + std::to_string(occ) : "";
         const WinogradSpec part = {m, TH, TW, occ, 0, 0, oc0};
 
         Kernel wt;
@@ -675,6 +684,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
         wt.nodes = conv.nodes;
         wt.label = conv.label + ".winograd_weights" + tag;
         wt.guard = conv.guard;
+        if (!key.empty()) wt.code_key = key + "/weights";
 
         // U_c[q][oc / NR][ic][oc % NR], packed for this GEMM (arena_packed).
         GemmSpec cg = cg0;
@@ -684,9 +694,11 @@ void winograd(PassContext &c, const WinogradOptions &o) {
           return load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), ic, bin(EOp::Rem, oc, cidx(NR))});
         });
 
+        Kernel ot = output_transform(M, part, tag);
+        if (!key.empty()) mm.code_key = key + "/gemm", ot.code_key = key + "/out";
         out.push_back(std::move(wt));
         out.push_back(std::move(mm));
-        out.push_back(output_transform(M, part, tag));
+        out.push_back(std::move(ot));
       }
       ++rewritten;
       continue;
@@ -694,13 +706,21 @@ void winograd(PassContext &c, const WinogradOptions &o) {
     int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
     // Bands of whole tile rows, as even as they go (one: the whole batch).
     const int64_t rows = s.batch * TH, nb = bands[ki], per = ceil_div(rows, nb);
+    int Vf = -1, Mf = -1;  // the full bands' values, which their kernels share (Kernel::code_key)
     for (int64_t row0 = 0, band = 0; row0 < rows; row0 += per, ++band) {
       const int64_t band_rows = std::min(per, rows - row0), Tb = nb > 1 ? band_rows * TW : T;
       const std::string suffix = nb > 1 ? "_b" + std::to_string(band) : "";
       const std::string tag = nb > 1 ? "[" + std::to_string(band) + "]" : "";
-      int V = g.add_value(g.fresh_name(base + "_winograd_v" + suffix), DType::F32, {Tb, a * a * IC});
-      int M = g.add_value(g.fresh_name(base + "_winograd_m" + suffix), DType::F32, {Tb, a * a * OC});
-      if (g.v(conv.out).is_dynamic()) {  // the run's tiles: batch * ceil(out_h / m) * ceil(out_w / m)
+      const bool full = band_rows == per;
+      int V = full ? Vf : -1, M = full ? Mf : -1;
+      const bool made = V < 0;
+      if (made) {
+        V = g.add_value(g.fresh_name(base + "_winograd_v" + suffix), DType::F32, {Tb, a * a * IC});
+        M = g.add_value(g.fresh_name(base + "_winograd_m" + suffix), DType::F32, {Tb, a * a * OC});
+        if (full) Vf = V, Mf = M;
+      }
+      const std::string key = nb > 1 && full ? base + "/band" + std::to_string(band_rows) : "";
+      if (made && g.v(conv.out).is_dynamic()) {  // the run's tiles: batch * ceil(out_h / m) * ceil(out_w / m)
         auto per_side = [&](int role, int64_t fixed) {
           ExprP e = s.out_axis[role] >= 0 ? g.extent(conv.out, s.out_axis[role]) : cidx(fixed);
           return (e + (m - 1)) / cidx(m);
@@ -722,9 +742,11 @@ void winograd(PassContext &c, const WinogradOptions &o) {
         return load(1, DType::F32, {col, ic, cidx(0), cidx(0)});
       });
 
+      Kernel ot = output_transform(M, band_of, tag);
+      if (!key.empty()) in.code_key = key + "/in", mm.code_key = key + "/gemm", ot.code_key = key + "/out";
       out.push_back(std::move(in));
       out.push_back(std::move(mm));
-      out.push_back(output_transform(M, band_of, tag));
+      out.push_back(std::move(ot));
     }
     ++rewritten;
   }

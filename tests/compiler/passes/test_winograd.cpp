@@ -1,5 +1,8 @@
 // passes/winograd.cpp: 3x3 stride-1 float convolutions as Winograd
 // transforms around a grouped GEMM, where asked or where it pays.
+#include <map>
+#include <set>
+
 #include "pass_test.h"
 
 using namespace tinyrt;
@@ -156,6 +159,24 @@ TEST(Winograd, WithoutRoomTheWeightsAreTransformedAtRunTime) {
   // Room for every stored form: they are faster, and taken.
   Program open = with_budget(kTwoLayers, int64_t(1) << 30, WeightStorage::F32, 0, true);
   for (const MemoryTrade &t : open.trades) EXPECT_EQ(t.taken, t.wanted);
+}
+
+// The chunks of one size share their values (U_c, M_c) and so their
+// kernels' code (Kernel::code_key); the smaller last chunk has its own.
+TEST(Winograd, PartsOfOneSizeShareValuesAndCode) {
+  std::string ir = kConv3x3;
+  ir.replace(ir.find("f32[32,32,3,3]"), 14, "f32[40,32,3,3]");
+  ir.replace(ir.find("f32[32] = random(2)"), 19, "f32[40] = random(2)");
+  Program p = run_until(ir, "winograd", "aarch64-neon", mode(WinogradMode::F4Rt));
+  std::map<std::string, std::set<int>> outs;  // code key -> the values its kernels write
+  int weights = 0;
+  for (const Kernel &k : p.kernels) {
+    if (k.kind == KernelKind::WinogradWeights) ++weights;
+    if (!k.code_key.empty()) outs[k.code_key].insert(k.out);
+  }
+  EXPECT_EQ(weights, 3);       // chunks of 16, 16 and 8 output channels
+  EXPECT_EQ(outs.size(), 3u);  // the two full chunks' weights, GEMM and output transform
+  for (const auto &[key, vals] : outs) EXPECT_EQ(vals.size(), 1u) << key;
 }
 
 TEST(Winograd, BudgetNeverExceeded) {
