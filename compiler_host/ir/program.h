@@ -352,7 +352,7 @@ struct MemoryTrade {
   std::string node;
   std::string wanted;  // the fastest form by the cost model ("F(4,3)", ...)
   std::string taken;   // the form taken ("direct" when the budget left none)
-  int64_t bytes = 0;   // weight bytes the taken form adds (against direct)
+  int64_t bytes = 0;   // weight bytes the taken form adds (against direct; < 0: saves)
   int64_t wanted_bytes = 0;
   double gain = 0;  // estimated vector instructions the taken form saves
   double wanted_gain = 0;

@@ -233,6 +233,7 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
     int64_t bytes;
   };
   std::vector<Step> steps;
+  int64_t used = 0;  // the bases' bytes (<= 0: a form that packs smaller than direct gives them back)
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     Candidate &c = cands[ci];
     // (bytes, gain, form): the base, then the allowed forms by bytes.
@@ -241,12 +242,13 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
     for (int i = 0; i < kForms; ++i) {
       if (!c.allowed[i] || c.gain[i] <= 0) continue;
       if (c.bytes[i] <= 0) {
-        if (c.gain[i] > std::get<1>(base)) base = {0, c.gain[i], i};
+        if (c.gain[i] > std::get<1>(base)) base = {c.bytes[i], c.gain[i], i};
       } else {
         pts.push_back({c.bytes[i], c.gain[i], i});
       }
     }
     c.form = std::get<2>(base);
+    used += std::get<0>(base);
     std::sort(pts.begin(), pts.end(), [](const auto &x, const auto &y) {
       return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y) : std::get<1>(x) > std::get<1>(y);
     });
@@ -273,7 +275,6 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
     return x.gain * (double)std::max<int64_t>(1, y.bytes) > y.gain * (double)std::max<int64_t>(1, x.bytes);
   });
   std::vector<int> level(cands.size(), 0);
-  int64_t used = 0;
   for (const Step &st : steps) {
     if (level[st.cand] != st.level - 1 || st.bytes > room - used) continue;
     level[st.cand] = st.level;
@@ -479,7 +480,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       // OC] for the run-time transform) replace the convolution's.
       const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (int64_t)sizeof(float)
                                          : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, o.weights);
-      cand.bytes[i] = std::max<int64_t>(0, stored - direct_bytes);
+      cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
     }
     for (int i : {1, 3})
       if (mean[i] >= 0.9 * mean[i - 1]) cand.allowed[i] = false;
@@ -513,7 +514,9 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   // experiments) are not budgeted; a given budget still refuses them once
   // the weights are emitted (driver, check_weights_budget).
   const bool budgeted = o.mode == WinogradMode::Auto;
-  if (budgeted) fit_budget(cands, std::max<int64_t>(0, p.budgets.weights - p.budgets.base_weights));
+  // (The room may be negative: the plan without transforms is over the
+  // budget, its packing's padding; forms that pack smaller give bytes back.)
+  if (budgeted) fit_budget(cands, p.budgets.weights - p.budgets.base_weights);
   std::vector<int> form(p.kernels.size(), -1);
   std::vector<int64_t> bands(p.kernels.size(), 1), chunk(p.kernels.size(), 0);
   for (const Candidate &cd : cands) {
