@@ -208,6 +208,78 @@ llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty
   return acc ? acc : llvm::Constant::getNullValue(vty);
 }
 
+// Operations linear_combination spends on the nonzero coefficients of c.
+static int combination_cost(const std::vector<double> &c) {
+  int terms = 0;
+  bool unit = false;
+  for (double x : c)
+    if (x != 0) ++terms, unit |= x == 1 || x == -1;
+  return terms == 0 ? 0 : terms - 1 + (unit ? 0 : 1);
+}
+
+// (kernel_emitters.h) Pairs of columns first, then pairs of rows.
+std::vector<llvm::Value *> linear_transform(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty,
+                                            const std::vector<double> &M, int rows,
+                                            const std::vector<llvm::Value *> &v0) {
+  std::vector<llvm::Value *> v = v0;
+  const size_t cols = v0.size();
+  std::vector<std::vector<double>> W((size_t)rows);
+  for (int r = 0; r < rows; ++r)
+    W[(size_t)r].assign(M.begin() + (long)r * (long)cols, M.begin() + (long)(r + 1) * (long)cols);
+  for (size_t j = 0; j < cols; ++j)
+    for (size_t k = j + 1; k < cols; ++k) {
+      int same = 0, opposite = 0;
+      bool pairs = true;
+      for (auto &row : W) {
+        if (row[j] == 0 && row[k] == 0) continue;
+        if (row[j] == 0 || row[k] == 0)
+          pairs = false;
+        else if (row[j] == row[k])
+          ++same;
+        else if (row[j] == -row[k])
+          ++opposite;
+        else
+          pairs = false;
+      }
+      if (!pairs || same + opposite <= (same > 0) + (opposite > 0)) continue;
+      size_t s = v.size(), t = s + (same > 0);
+      if (same) v.push_back(b.CreateFAdd(v[j], v[k]));
+      if (opposite) v.push_back(b.CreateFSub(v[j], v[k]));
+      for (auto &row : W) {
+        row.resize(v.size(), 0.0);
+        if (row[j] != 0) row[row[j] == row[k] ? s : t] = row[j];
+        row[j] = row[k] = 0;
+      }
+    }
+  for (auto &row : W) row.resize(v.size(), 0.0);
+  std::vector<llvm::Value *> out((size_t)rows, nullptr);
+  for (int r = 0; r < rows; ++r)
+    for (int q = r + 1; q < rows && !out[(size_t)r]; ++q) {
+      if (out[(size_t)q]) continue;
+      const auto &x = W[(size_t)r], &y = W[(size_t)q];
+      std::vector<double> even(v.size(), 0.0), odd(v.size(), 0.0);
+      bool split = true, has_even = false, has_odd = false;
+      for (size_t j = 0; j < v.size() && split; ++j) {
+        if (x[j] == 0 && y[j] == 0) continue;
+        if (x[j] == y[j])
+          even[j] = x[j], has_even = true;
+        else if (x[j] == -y[j])
+          odd[j] = x[j], has_odd = true;
+        else
+          split = false;
+      }
+      if (!split || !has_even || !has_odd ||
+          combination_cost(even) + combination_cost(odd) + 2 >= combination_cost(x) + combination_cost(y))
+        continue;
+      llvm::Value *e = linear_combination(b, vty, even, v), *o = linear_combination(b, vty, odd, v);
+      out[(size_t)r] = b.CreateFAdd(e, o);
+      out[(size_t)q] = b.CreateFSub(e, o);
+    }
+  for (int r = 0; r < rows; ++r)
+    if (!out[(size_t)r]) out[(size_t)r] = linear_combination(b, vty, W[(size_t)r], v);
+  return out;
+}
+
 void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes) {
   auto *vty = llvm::cast<llvm::FixedVectorType>(v->getType());
   int L = (int)vty->getNumElements();

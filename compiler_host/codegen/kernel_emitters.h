@@ -103,6 +103,17 @@ void store_lanes(llvm::IRBuilder<> &b, llvm::Value *v, llvm::Value *p, int lanes
 // and FMAs; zero when every coefficient is.
 llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, const std::vector<double> &c,
                                 const std::vector<llvm::Value *> &v);
+// out[r] = sum_j M[r][j] * v[j] for r < rows (M: rows x v.size(), row
+// major; Winograd's matrices), sharing the work their symmetric points
+// (+-p) allow:
+// - two columns j, k with M[r][k] = +-M[r][j] in every row: the rows read
+//   v[j] + v[k] or v[j] - v[k] once formed (A^T's +-1, +-2 pairs);
+// - two rows whose coefficients agree on some columns and are opposite on
+//   the others: E + O and E - O (B^T's and G's row pairs).
+// Either is used only when it saves operations.
+std::vector<llvm::Value *> linear_transform(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty,
+                                            const std::vector<double> &M, int rows,
+                                            const std::vector<llvm::Value *> &v);
 
 // A read-only array of n zero floats (at least one), 64-byte aligned: the
 // input that padding reads. Returns a float pointer to it.

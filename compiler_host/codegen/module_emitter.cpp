@@ -372,12 +372,6 @@ static bool model_runs_serially(const Program &p, const Target &t, int64_t seria
   return !recurrent && !p.kernels.empty() && total < (double)limit * (double)p.kernels.size();
 }
 
-// Makes a step of a serial model one task that runs the kernel's own tasks
-// in one call, as a one-thread pool would: the kernel is renamed NAME.tasks
-// and inlined into NAME(arena, b, e) { if (b < e) NAME.tasks(arena, 0,
-// tasks); }. The bounds proof and the address checks were made on the
-// kernel for exactly that task range. Returns whether it did (not for a
-// step of one task, custom-op calls included, or without code).
 // A part's entry to the function its layer's parts share (Kernel::code_key):
 // calls it with the part's row0 and c0.
 static llvm::Function *part_entry(EmitEnv &env, llvm::Function *shared_fn, const Kernel &k, const std::string &name) {
@@ -389,6 +383,41 @@ static llvm::Function *part_entry(EmitEnv &env, llvm::Function *shared_fn, const
   return f;
 }
 
+// Kernel k's function and tasks, by its family's emitter.
+static EmittedKernel emit_kernel(EmitEnv &env, const Kernel &k, const std::string &fname) {
+  EmittedKernel ek;
+  switch (k.kind) {
+    case KernelKind::Gemm:
+    case KernelKind::QGemm: ek = emit_gemm_kernel(env, k, fname); break;
+    case KernelKind::Depthwise: ek = emit_depthwise_kernel(env, k, fname); break;
+    case KernelKind::Recurrent: ek = emit_recurrent_kernel(env, k, fname); break;
+    case KernelKind::Call: ek = emit_call_kernel(env, k, fname); break;
+    case KernelKind::Compact: ek = emit_compact_kernel(env, k, fname); break;
+    case KernelKind::Nms: ek = emit_nms_kernel(env, k, fname); break;
+    case KernelKind::TopK: ek = emit_topk_kernel(env, k, fname); break;
+    case KernelKind::WinogradIn:
+    case KernelKind::WinogradOut: ek = emit_winograd_kernel(env, k, fname); break;
+    case KernelKind::WinogradWeights: ek = emit_winograd_weights_kernel(env, k, fname); break;
+    case KernelKind::Fail: return {nullptr, 1};  // no code: the runtime stops
+    default: ek = emit_loop_kernel(env, k, fname);
+  }
+  // No task (an empty output): the runtime needs at least one per step, so
+  // the step runs one task of a function that does nothing.
+  if (ek.tasks == 0) {
+    llvm::IRBuilder<> b(env.module.getContext());
+    ek.fn = begin_kernel_function(env, b, fname + ".empty");
+    b.CreateRetVoid();
+    ek.tasks = 1;
+  }
+  return ek;
+}
+
+// Makes a step of a serial model one task that runs the kernel's own tasks
+// in one call, as a one-thread pool would: the kernel is renamed NAME.tasks
+// and inlined into NAME(arena, b, e) { if (b < e) NAME.tasks(arena, 0,
+// tasks); }. The bounds proof and the address checks were made on the
+// kernel for exactly that task range. Returns whether it did (not for a
+// step of one task, custom-op calls included, or without code).
 static bool run_serially(EmitEnv &env, EmittedKernel &ek, const std::string &name) {
   if (!ek.fn || ek.tasks <= 1) return false;
   llvm::Function *tasks_fn = ek.fn;
@@ -483,76 +512,50 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const Kernel &k = p.kernels[i];
     if (i % every == 0) progress("codegen: kernel " + std::to_string(i + 1) + "/" + std::to_string(p.kernels.size()));
-    std::string fname = o.model_name + ".k" + std::to_string(i);
+    const std::string fname = o.model_name + ".k" + std::to_string(i);
+    // The parts of a layer (Kernel::code_key) share the first one's
+    // function, proved (and tested where needed) with it; each calls it
+    // through an entry of its own.
     const bool keyed = !k.code_key.empty() && k.kind != KernelKind::Fail;
-    auto reuse = keyed ? shared.find(k.code_key) : shared.end();
-    if (reuse != shared.end()) {
-      // A later part: an entry passing its part to the shared function
-      // (proved, and tested where needed, with the first).
-      ks.push_back({part_entry(env, reuse->second.fn, k, fname), reuse->second.tasks});
-      res.tasks.push_back(ks.back().tasks);
-      res.accesses.push_back(0);
-      res.accesses_unproved.push_back(0);
-      res.address_checks.push_back(0);
-      res.serial.push_back(serial && run_serially(env, ks.back(), fname));
-      continue;
-    }
-    env.part_args = keyed;
-    if (keyed) fname += ".part";
-    switch (k.kind) {
-      case KernelKind::Gemm:
-      case KernelKind::QGemm: ks.push_back(emit_gemm_kernel(env, k, fname)); break;
-      case KernelKind::Depthwise: ks.push_back(emit_depthwise_kernel(env, k, fname)); break;
-      case KernelKind::Recurrent: ks.push_back(emit_recurrent_kernel(env, k, fname)); break;
-      case KernelKind::Call: ks.push_back(emit_call_kernel(env, k, fname)); break;
-      case KernelKind::Compact: ks.push_back(emit_compact_kernel(env, k, fname)); break;
-      case KernelKind::Nms: ks.push_back(emit_nms_kernel(env, k, fname)); break;
-      case KernelKind::TopK: ks.push_back(emit_topk_kernel(env, k, fname)); break;
-      case KernelKind::WinogradIn:
-      case KernelKind::WinogradOut: ks.push_back(emit_winograd_kernel(env, k, fname)); break;
-      case KernelKind::WinogradWeights: ks.push_back(emit_winograd_weights_kernel(env, k, fname)); break;
-      case KernelKind::Fail: ks.push_back({nullptr, 1}); break;  // no code: the runtime stops
-      default: ks.push_back(emit_loop_kernel(env, k, fname));
-    }
-    // No task (an empty output): the runtime needs at least one per step, so
-    // the step runs one task of a function that does nothing.
-    if (ks.back().tasks == 0) {
-      llvm::IRBuilder<> b(ctx);
-      ks.back().fn = begin_kernel_function(env, b, fname + ".empty");
-      b.CreateRetVoid();
-      ks.back().tasks = 1;
-    }
-    res.tasks.push_back(ks.back().tasks);
-    // The bounds proof, on the code as emitted (before the optimizer drops
-    // the clamps the emitters put on padded coordinates); a test before
-    // each access it cannot bound, or before every access with
-    // --check-addresses.
+    auto found = keyed ? shared.find(k.code_key) : shared.end();
+    EmittedKernel ek;
     AddressProof pr;
     int tested = 0;
-    if (ks.back().fn && k.kind != KernelKind::Call) {
-      ArenaRanges ranges = arena_ranges(p, k);
-      pr = prove_addresses(*ks.back().fn, ranges, ks.back().tasks, o.want_ir || o.require_proof);
-      for (const std::string &n : pr.notes) res.unproved_notes += n + "\n";
-      if (o.require_proof && !pr.unproved.empty()) {
-        std::string nodes;
-        for (const std::string &n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
-        fail_unsupported("--require-proof: kernel " + std::to_string(i) + " (" + kernel_family(k.kind) + ", nodes " +
-                         nodes + ") has " + std::to_string(pr.unproved.size()) +
-                         " memory accesses the bounds proof cannot bound; the first: " + pr.notes.front());
+    if (found != shared.end()) {
+      ek = found->second;
+    } else {
+      env.part_args = keyed;
+      ek = emit_kernel(env, k, keyed ? fname + ".part" : fname);
+      env.part_args = false;
+      // The bounds proof, on the code as emitted (before the optimizer
+      // drops the clamps the emitters put on padded coordinates); a test
+      // before each access it cannot bound, or before every access with
+      // --check-addresses.
+      if (ek.fn && k.kind != KernelKind::Call) {
+        ArenaRanges ranges = arena_ranges(p, k);
+        pr = prove_addresses(*ek.fn, ranges, ek.tasks, o.want_ir || o.require_proof);
+        for (const std::string &n : pr.notes) res.unproved_notes += n + "\n";
+        if (o.require_proof && !pr.unproved.empty()) {
+          std::string nodes;
+          for (const std::string &n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+          fail_unsupported("--require-proof: kernel " + std::to_string(i) + " (" + kernel_family(k.kind) + ", nodes " +
+                           nodes + ") has " + std::to_string(pr.unproved.size()) +
+                           " memory accesses the bounds proof cannot bound; the first: " + pr.notes.front());
+        }
+        if (o.check_addresses || !pr.unproved.empty())
+          tested = insert_address_checks(*ek.fn, ranges, o.check_addresses ? nullptr : &pr.unproved);
       }
-      if (o.check_addresses || !pr.unproved.empty())
-        tested = insert_address_checks(*ks.back().fn, ranges, o.check_addresses ? nullptr : &pr.unproved);
+      if (keyed) {
+        ek.fn->addFnAttr(llvm::Attribute::NoInline);
+        shared[k.code_key] = ek;
+      }
     }
+    if (keyed) ek.fn = part_entry(env, ek.fn, k, fname);
+    ks.push_back(ek);
+    res.tasks.push_back(ek.tasks);
     res.accesses.push_back(pr.accesses);
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
-    if (keyed) {  // the first part: the shared function, and its own entry
-      env.part_args = false;
-      fname.resize(fname.size() - 5);  // without ".part"
-      ks.back().fn->addFnAttr(llvm::Attribute::NoInline);
-      shared[k.code_key] = ks.back();
-      ks.back().fn = part_entry(env, ks.back().fn, k, fname);
-    }
     res.serial.push_back(serial && run_serially(env, ks.back(), fname));
   }
   if (has_output_dims_step(p)) {  // the outputs' actual dimensions, last

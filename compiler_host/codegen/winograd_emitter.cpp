@@ -86,86 +86,10 @@ struct WinogradEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
 
-  // sum_j c[j] * v[j] over the nonzero coefficients (c: a matrix row).
-  Value *combine(const std::vector<double> &c, const std::vector<Value *> &v) {
-    return linear_combination(b, vf32, c, v);
-  }
-
-  // Operations combine() spends on the nonzero coefficients of c.
-  static int combine_cost(const std::vector<double> &c) {
-    int terms = 0;
-    bool unit = false;
-    for (double x : c)
-      if (x != 0) ++terms, unit |= x == 1 || x == -1;
-    return terms == 0 ? 0 : terms - 1 + (unit ? 0 : 1);
-  }
-
-  // out[r] = sum_j M[r][j] * v[j] for r < rows (M: rows x v.size(), row
-  // major), sharing work the matrices' symmetric interpolation points
-  // (+-p) allow:
-  // - two columns j, k with M[r][k] = +-M[r][j] in every row: the rows
-  //   read v[j] + v[k] or v[j] - v[k] once formed (A^T's +-1, +-2 pairs);
-  // - two rows whose coefficients agree on some columns and are opposite
-  //   on the others: E + O and E - O (B^T's row pairs).
-  // Either is used only when it saves operations.
-  std::vector<Value *> transform(const std::vector<double> &M, int rows, const std::vector<Value *> &v0) {
-    std::vector<Value *> v = v0;
-    const size_t cols = v0.size();
-    std::vector<std::vector<double>> W((size_t)rows);
-    for (int r = 0; r < rows; ++r)
-      W[(size_t)r].assign(M.begin() + (long)r * (long)cols, M.begin() + (long)(r + 1) * (long)cols);
-    for (size_t j = 0; j < cols; ++j)
-      for (size_t k = j + 1; k < cols; ++k) {
-        int same = 0, opposite = 0;
-        bool pairs = true;
-        for (auto &row : W) {
-          if (row[j] == 0 && row[k] == 0) continue;
-          if (row[j] == 0 || row[k] == 0)
-            pairs = false;
-          else if (row[j] == row[k])
-            ++same;
-          else if (row[j] == -row[k])
-            ++opposite;
-          else
-            pairs = false;
-        }
-        if (!pairs || same + opposite <= (same > 0) + (opposite > 0)) continue;
-        size_t s = v.size(), t = s + (same > 0);
-        if (same) v.push_back(b.CreateFAdd(v[j], v[k]));
-        if (opposite) v.push_back(b.CreateFSub(v[j], v[k]));
-        for (auto &row : W) {
-          row.resize(v.size(), 0.0);
-          if (row[j] != 0) row[row[j] == row[k] ? s : t] = row[j];
-          row[j] = row[k] = 0;
-        }
-      }
-    for (auto &row : W) row.resize(v.size(), 0.0);
-    std::vector<Value *> out((size_t)rows, nullptr);
-    for (int r = 0; r < rows; ++r)
-      for (int q = r + 1; q < rows && !out[(size_t)r]; ++q) {
-        if (out[(size_t)q]) continue;
-        const auto &x = W[(size_t)r], &y = W[(size_t)q];
-        std::vector<double> even(v.size(), 0.0), odd(v.size(), 0.0);
-        bool split = true, has_even = false, has_odd = false;
-        for (size_t j = 0; j < v.size() && split; ++j) {
-          if (x[j] == 0 && y[j] == 0) continue;
-          if (x[j] == y[j])
-            even[j] = x[j], has_even = true;
-          else if (x[j] == -y[j])
-            odd[j] = x[j], has_odd = true;
-          else
-            split = false;
-        }
-        if (!split || !has_even || !has_odd ||
-            combine_cost(even) + combine_cost(odd) + 2 >= combine_cost(x) + combine_cost(y))
-          continue;
-        Value *e = combine(even, v), *o = combine(odd, v);
-        out[(size_t)r] = b.CreateFAdd(e, o);
-        out[(size_t)q] = b.CreateFSub(e, o);
-      }
-    for (int r = 0; r < rows; ++r)
-      if (!out[(size_t)r]) out[(size_t)r] = combine(W[(size_t)r], v);
-    return out;
+  // out[r] = sum_j M[r][j] * v[j] for r < rows (linear_transform: the
+  // matrices' symmetric points share their work).
+  std::vector<Value *> transform(const std::vector<double> &M, int rows, const std::vector<Value *> &v) {
+    return linear_transform(b, vf32, M, rows, v);
   }
 
   // Tile tw of the band's tile row `band_row` (image n's tile row th):

@@ -7,10 +7,10 @@
 //
 // The 3x3 weights are a constant [IC][9][OC]: L output channels of one
 // input channel and tap are one vector load, and the transform is a few
-// linear combinations of vectors with G's constant coefficients (rows of
-// the kernel, then columns). The last oc tile's channels past the chunk
-// are stored as zeros (the GEMM's padding). Tasks are blocks of input
-// channels.
+// linear combinations of vectors with G's constant coefficients (columns
+// of the kernel, then rows; linear_transform shares G's row pairs). The
+// last oc tile's channels past the chunk are stored as zeros (the GEMM's
+// padding). Tasks are blocks of input channels.
 #include "codegen/kernel_emitters.h"
 
 namespace tinyrt {
@@ -39,8 +39,6 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   llvm::Value *rbase = b.CreateBitCast(R.base, f32->getPointerTo());
   llvm::Value *ubase = b.CreateBitCast(U.base, f32->getPointerTo());
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
-  // G's row x as coefficients.
-  auto grow = [&](int x) { return std::vector<double>(mx.g.begin() + x * 3, mx.g.begin() + x * 3 + 3); };
 
   // Output channels [ot * NR + r0, + lanes) of the chunk, input channel ic.
   auto vector_of = [&](llvm::Value *ic, llvm::Value *ot, int64_t r0, int lanes) {
@@ -51,10 +49,14 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
       std::vector<llvm::Value *> g(9);
       for (int tap = 0; tap < 9; ++tap)
         g[(size_t)tap] = load_lanes(b, vf32, b.CreateGEP(f32, rbase, b.CreateAdd(at, i32(tap * OC))), lanes);
+      // G g, a column of the kernel at a time (gg[v][x] = (G g)[x][v]), then
+      // (G g) G^T a row at a time: G's row pairs share their work
+      // (linear_transform).
+      std::vector<std::vector<llvm::Value *>> gg(3);
+      for (int v = 0; v < 3; ++v) gg[(size_t)v] = linear_transform(b, vf32, mx.g, a, {g[v], g[3 + v], g[6 + v]});
       for (int x = 0; x < a; ++x) {
-        std::vector<llvm::Value *> gg(3);  // (G g)[x][v]
-        for (int v = 0; v < 3; ++v) gg[(size_t)v] = linear_combination(b, vf32, grow(x), {g[v], g[3 + v], g[6 + v]});
-        for (int y = 0; y < a; ++y) u[(size_t)(x * a + y)] = linear_combination(b, vf32, grow(y), gg);
+        std::vector<llvm::Value *> row = linear_transform(b, vf32, mx.g, a, {gg[0][x], gg[1][x], gg[2][x]});
+        for (int y = 0; y < a; ++y) u[(size_t)(x * a + y)] = row[(size_t)y];
       }
     }
     for (int q = 0; q < a * a; ++q) {

@@ -316,8 +316,7 @@ std::vector<std::string> code_budget_drops(const Program &p, const ModuleResult 
   return drop;
 }
 
-[[noreturn]] void fail_code_budget(const Program &p, int64_t code, int64_t budget, size_t dropped) {
-  (void)p;
+[[noreturn]] void fail_code_budget(int64_t code, int64_t budget, size_t dropped) {
   fail_cap("the code takes " + std::to_string(code) + " bytes, more than the budget of " + std::to_string(budget) +
            " (--max-code-bytes)" +
            (dropped ? " with " + std::to_string(dropped) + " Winograd layer(s) kept direct for it" : std::string()) +
@@ -355,7 +354,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
       {"weights_budget_bytes", p.budgets.weights},         {"weights_given", lim.weights_budget_given()},
       {"model_weights_bytes", lim.model_weights_bytes},    {"weights_before_trades_bytes", p.budgets.base_weights},
       {"traded_weights_bytes", p.budgets.traded_weights},  {"arena_budget_bytes", p.budgets.arena},
-      {"arena_before_trades_bytes", p.budgets.base_arena}, {"code_budget_bytes", p.budgets.code}};
+      {"arena_before_trades_bytes", p.budgets.base_arena}, {"code_budget_bytes", lim.max_code_bytes}};
   json trades = json::array();
   for (const MemoryTrade &t : p.trades)
     trades.push_back({{"kind", t.kind},
@@ -741,7 +740,7 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   std::set<std::string> direct;
   while (code_budget > 0 && mr.code_bytes > code_budget) {
     std::vector<std::string> drop = code_budget_drops(p, mr, mr.code_bytes - code_budget);
-    if (drop.empty()) fail_code_budget(p, mr.code_bytes, code_budget, direct.size());
+    if (drop.empty()) fail_code_budget(mr.code_bytes, code_budget, direct.size());
     for (const std::string &n : drop) direct.insert(n);
     if (opt.log)
       *opt.log << "  code budget " << code_budget << " bytes: " << mr.code_bytes << " over it; " << drop.size()
@@ -753,7 +752,6 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     run_passes(p, a.target, opt, report, direct);
     mr = emit_module(p, a.target, mo);
   }
-  p.budgets.code = code_budget;
   a.object = std::move(mr.object);
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;

@@ -20,28 +20,28 @@
 // The transformed weights are the memory this trade spends: the forms the
 // cost model wants are then chosen together under the weights budget
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
-// weights, as stored: half of them with --weights fp16), the fastest set that fits by estimated gain per added byte
-// (fit_budget), F(2,3) standing in for F(4,3) where only it fits.
+// weights, as stored: half of them with --weights fp16), the fastest set
+// that fits by estimated gain per added byte (fit_budget), F(2,3) standing
+// in for F(4,3) where only it fits.
+// V and M are the arena it spends: a form's V and M with what is live at
+// the layer must fit the arena budget (--max-arena-bytes, else 1.1x the
+// plan's peak without transforms). Where they do not, the layer runs in
+// bands of tile rows, the fewest whose one band's V and M fit: the three
+// kernels per band, one after the other, each band's GEMM streaming the
+// transformed weights again (the cost model counts it).
 // Where the weights budget leaves no room for a layer's transformed
 // weights, the layer can still take its form with the weights transformed
-// at run time (F(m,3)/rt): the 3x3 weights stay (as [IC, 9, OC]), and per
-// chunk of output channels a WinogradWeights kernel computes U_c = G g G^T
-// into the arena, packed as the chunk's grouped GEMM reads it, then the
-// GEMM and the output transform of those channels run; the input
-// transform runs once. The transform costs each weight a few vector
-// operations per inference (the cost model counts them, with U_c written
-// and read and V read once per chunk), which layers over many tiles repay;
-// the arena holds V, one chunk's U_c and M_c (the largest chunk, a
-// multiple of 16 channels, that fits the arena budget).
+// at run time (F(m,3)/rt, adding no bytes): the 3x3 weights stay (as
+// [IC, 9, OC]), and per chunk of output channels a WinogradWeights kernel
+// computes U_c = G g G^T into the arena, packed as the chunk's grouped
+// GEMM reads it, then that GEMM and the output transform of those channels
+// run; the input transform runs once. The cost model adds the transform's
+// vector operations per weight and the extra arena traffic
+// (runtime_weights_cost), which layers over many tiles repay; the arena
+// holds V, one chunk's U_c and M_c (the largest chunk, a multiple of 16
+// channels, that fits the arena budget).
 // The parts of a layer (bands, chunks) of one size share their values and
-// so their kernels' code (Kernel::code_key).
-// V and M are the arena this trade spends: a form's V and M with what is
-// live at the layer must fit the arena budget (--max-arena-bytes, else 1.1x
-// the plan's peak without transforms). Where they do not, the layer runs
-// in bands of tile rows, the fewest whose one band's V and M fit: the three
-// kernels per band, one after the other, each band's GEMM streaming the
-// transformed weights again (the cost model counts it), the buffers
-// reused from band to band by the memory plan.
+// so their kernels' code (Kernel::code_key); at most kMaxParts a layer.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
@@ -327,13 +327,18 @@ GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ) {
   return grouped_gemm(cs, m);
 }
 
-// Vector operations the run-time transform of one vector of output
-// channels of one input channel takes: 9 loads, G g (3 columns of G's
-// nonzeros), (G g) G^T (a rows of them), a^2 stores.
-double weight_transform_ops(int m) {
+// What transforming the weights at run time adds to form m's cost, in
+// chunks of `chunk` output channels: per vector of output channels and
+// input channel 9 loads, G g (3 columns of G's nonzeros), (G g) G^T (a rows
+// of them; fewer where G's row pairs share work) and a^2 stores; U_c
+// written and read once more; V read once per chunk.
+double runtime_weights_cost(const GemmSpec &s, const Target &t, int m, int64_t chunk) {
   const WinogradMatrices &w = winograd_matrices(m);
-  const double nz = (double)nonzeros(w.g), a = w.a();
-  return 9 + 3 * nz + a * nz + a * a;
+  const double nz = (double)nonzeros(w.g), a = w.a(), T = (double)tiles(s, m);
+  const double chunks = (double)ceil_div(s.out_c, chunk);
+  return (double)ceil_div(s.out_c, t.f32_lanes()) * (double)s.in_c * (9 + 3 * nz + a * nz + a * a) +
+         2.0 * a * a * (double)s.out_c * s.in_c * 4 / kArenaBytesPerOp +
+         (chunks - 1) * T * a * a * s.in_c * 4 / kArenaBytesPerOp;
 }
 
 }  // namespace
@@ -451,15 +456,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       direct.push_back(direct_cost(e.s, t).total());
       for (int i = 0; i < kForms; ++i) {
         double c_i = winograd_cost(e.s, t, kForm[i].m, e.run_h, e.run_w, cand.bands[i]).total();
-        if (kForm[i].rt && cand.chunk[i] > 0) {
-          // The transform of every weight, U_c written and read once more,
-          // V read once per chunk.
-          const int64_t a = kForm[i].m + 2, T = tiles(e.s, kForm[i].m), L = t.f32_lanes();
-          const double chunks = (double)ceil_div(s.out_c, cand.chunk[i]);
-          c_i += (double)ceil_div(s.out_c, L) * (double)s.in_c * weight_transform_ops(kForm[i].m) +
-                 2.0 * a * a * (double)s.out_c * s.in_c * 4 / kArenaBytesPerOp +
-                 (chunks - 1) * (double)T * a * a * s.in_c * 4 / kArenaBytesPerOp;
-        }
+        if (kForm[i].rt && cand.chunk[i] > 0) c_i += runtime_weights_cost(e.s, t, kForm[i].m, cand.chunk[i]);
         cost[i].push_back(c_i);
       }
     }
@@ -603,7 +600,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       conv.ins.push_back(conv.ins[0]);
       conv.gemm.epilogue = replace_loads(conv.gemm.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
     }
-    auto input_transform = [&](int V, const WinogradSpec &band) {
+    auto input_transform = [&](int V, const WinogradSpec &band, const std::string &tag) {
       Kernel in;
       in.kind = KernelKind::WinogradIn;
       in.out = V;
@@ -613,7 +610,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       in.wino = band;
       in.wino.channels = IC;
       in.nodes = conv.nodes;
-      in.label = conv.label + ".winograd_in" + (band.rows > 0 ? "[" + std::to_string(band.row0) + "]" : "");
+      in.label = conv.label + ".winograd_in" + tag;
       in.guard = conv.guard;
       return in;
     };
@@ -657,7 +654,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       int R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const_f32({IC, 9, OC}, raw));
       int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
       p.perm.resize(g.values.size());
-      out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}));
+      out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));
       const int64_t per = chunk[ki], parts = ceil_div(OC, per);
       int Uf = -1, Mf = -1;  // the full chunks' values, which their kernels share (Kernel::code_key)
       for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
@@ -735,8 +732,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       }
       p.perm.resize(g.values.size());
       const WinogradSpec band_of = {m, TH, TW, OC, row0, nb > 1 ? band_rows : 0, 0};
-      Kernel in = input_transform(V, band_of);
-      in.label = conv.label + ".winograd_in" + tag;
+      Kernel in = input_transform(V, band_of, tag);
 
       // U[q*OC + oc, ic], transformed at compile time.
       GemmSpec gs = grouped_gemm(s, m, Tb);

@@ -64,7 +64,7 @@ std::vector<std::pair<int, int>> Target::tile_candidates() const {
   for (int nv = 1; nv <= 4; ++nv)
     for (int mr = 1; mr <= 16; ++mr)
       if (mr * nv >= 4 && tile_fits(mr, nv)) rest.push_back({mr, nv});
-  auto regs = [](std::pair<int, int> t) { return t.first * t.second + t.second + 1; };
+  auto regs = [](std::pair<int, int> t) { return tile_regs(t.first, t.second); };
   std::stable_sort(rest.begin(), rest.end(),
                    [&](auto a, auto b) { return regs(a) != regs(b) ? regs(a) > regs(b) : a.second > b.second; });
   out.insert(out.end(), rest.begin(), rest.end());

@@ -125,9 +125,10 @@ struct Target {
   // least 4 accumulators: the target's candidates and table first, then the
   // ones using the most registers.
   std::vector<std::pair<int, int>> tile_candidates() const;
-  // Whether a float tile's mr * nv accumulators, nv weight vectors and a
-  // broadcast input fit the vector registers.
-  bool tile_fits(int mr, int nv) const { return mr * nv + nv + 1 <= vector_regs; }
+  // The vector registers a float tile takes: its mr * nv accumulators, nv
+  // weight vectors and a broadcast input; whether they fit the target's.
+  static int tile_regs(int mr, int nv) { return mr * nv + nv + 1; }
+  bool tile_fits(int mr, int nv) const { return tile_regs(mr, nv) <= vector_regs; }
   GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind = TileKind::Float,
                      double *score = nullptr) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
