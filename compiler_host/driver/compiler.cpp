@@ -302,7 +302,7 @@ std::vector<std::string> code_budget_drops(const Program &p, const ModuleResult 
   for (const auto &[node, bytes] : code) {
     double gain = 0;
     for (const MemoryTrade &t : p.trades)
-      if (t.node == node) gain = t.gain;
+      if (t.kind == "winograd" && t.node == node) gain = t.gain;
     layers.push_back({gain / (double)std::max<int64_t>(1, bytes), node, bytes});
   }
   std::sort(layers.begin(), layers.end());
@@ -587,6 +587,7 @@ Target compile_target(const CompileOptions &opt) {
     t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = {{mr, nv}};
     t.gemm_tile_table.clear();
     t.gemm_unroll = unroll;
+    t.tiles_forced = true;
   }
   return t;
 }

@@ -347,7 +347,7 @@ struct PlanStats {
 // A choice that spends memory for speed (a Winograd form per layer), as
 // the budgets decided it: -v and the JSON's "memory_trades" list them.
 struct MemoryTrade {
-  std::string kind;   // "winograd"
+  std::string kind;   // "winograd", or "tile" (narrow_tiles: wanted and taken are tiles, MRxNR)
   std::string label;  // the kernel's label (its first node's name in `node`)
   std::string node;
   std::string wanted;  // the fastest form by the cost model ("F(4,3)", ...)

@@ -319,8 +319,10 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 
 }  // namespace
 
-// A GEMM's register tile: the target's table for the layer's shape.
+// A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),
+// else the target's table for the layer's shape.
 static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKind kind) {
+  if (kind == Target::TileKind::Float && s.mr > 0 && s.nr > 0) return {s.mr, s.nr / t.f32_lanes(), t.gemm_unroll};
   GemmTileShape ts = gemm_tile_shape(s);
   return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind);
 }

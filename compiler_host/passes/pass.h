@@ -118,6 +118,9 @@ void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
 void winograd(PassContext &c, const WinogradOptions &o);
+// The weights budget's last resort (after winograd): GEMM tiles with
+// fewer channel columns, padding less, until the weights fit.
+void narrow_tiles(PassContext &c, const PackOptions &o);
 void pack_weights(PassContext &c, const PackOptions &o);
 // The bytes pack_weights gives a float GEMM's weights: each group's output
 // channels padded to its register tile's channel columns (Target::gemm_tile),
@@ -133,6 +136,9 @@ void split_recurrent(PassContext &c);
 // now (its owners, in-place writes and live ranges; kernel i runs at step
 // i + 1): their maximum is the plan's lower bound.
 std::vector<int64_t> live_bytes(const Program &p);
+// The arena plan_memory would place now for the buffers (without the
+// blocks it adds after them: custom-op status, run-time dimensions).
+int64_t planned_arena(const Program &p);
 void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);
 

@@ -39,6 +39,8 @@ const std::vector<Pass> &pipeline() {
       {"choose_layouts", "channels-last for convolutions, physical order of constants", plain<choose_layouts>},
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays",
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
+      {"narrow_tiles", "GEMM tiles of fewer channel columns (less padding) where the weights are over their budget",
+       [](PassContext &c, const PassOptions &o) { narrow_tiles(c, o.pack); }},
       {"pack_weights", "choose register tiles and pack GEMM weights",
        [](PassContext &c, const PassOptions &o) { pack_weights(c, o.pack); }},
       {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", plain<split_recurrent>},

@@ -159,7 +159,31 @@ void assign_storage(Program &p, const std::vector<int> &owner, const std::vector
   }
 }
 
+// The arena buffers (values that own their bytes, live at some step) and
+// their requests: bytes and live steps.
+void buffer_requests(const Program &p, std::vector<int> *owner, std::vector<int> *values,
+                     std::vector<BufferRequest> *requests, int *in_place) {
+  const Graph &g = p.graph;
+  const int end = (int)p.kernels.size() + 1;  // kernel i runs at step i + 1
+  *owner = buffer_owners(p, last_uses(p, end), in_place);
+  std::vector<int> first, last;
+  live_ranges(p, *owner, end, &first, &last);
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (first[v] < 0 || (*owner)[v] != (int)v || g.values[v].is_const()) continue;
+    values->push_back((int)v);
+    requests->push_back({g.values[v].numel() * dtype_bytes(g.values[v].dtype), first[v], last[v]});
+  }
+}
+
 }  // namespace
+
+int64_t planned_arena(const Program &p) {
+  std::vector<int> owner, values;
+  std::vector<BufferRequest> requests;
+  int in_place = 0;
+  buffer_requests(p, &owner, &values, &requests, &in_place);
+  return plan_buffers(requests, kAlign).arena;
+}
 
 std::vector<int64_t> live_bytes(const Program &p) {
   const Graph &g = p.graph;
@@ -185,20 +209,11 @@ void plan_memory(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   size_t nv = g.values.size();
-  p.perm.resize(nv);                    // values added since choose_layouts: row-major
-  int end = (int)p.kernels.size() + 1;  // kernel i runs at step i + 1
+  p.perm.resize(nv);  // values added since choose_layouts: row-major
   int in_place = 0;
-  std::vector<int> owner = buffer_owners(p, last_uses(p, end), &in_place);
-  std::vector<int> first, last;
-  live_ranges(p, owner, end, &first, &last);
-
-  std::vector<int> values;
+  std::vector<int> owner, values;
   std::vector<BufferRequest> requests;
-  for (size_t v = 0; v < nv; ++v) {
-    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const()) continue;
-    values.push_back((int)v);
-    requests.push_back({g.values[v].numel() * dtype_bytes(g.values[v].dtype), first[v], last[v]});
-  }
+  buffer_requests(p, &owner, &values, &requests, &in_place);
   BufferPlan plan = plan_buffers(requests, kAlign);
   std::vector<int64_t> offset_of(nv, -1);
   for (size_t i = 0; i < values.size(); ++i) offset_of[values[i]] = plan.offsets[i];

@@ -348,7 +348,12 @@ const char *winograd_mode_name(WinogradMode m) {
   return names[(int)m];
 }
 
-void winograd(PassContext &c, const WinogradOptions &o) {
+namespace {
+
+// The decisions and the rewrite, the arena room of every layer cut by
+// `arena_cut` bytes (winograd: what an earlier choice's placed arena came
+// out over the budget).
+void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_cut) {
   Program &p = c.program;
   Graph &g = p.graph;
   const Limits &lim = g.limits;
@@ -411,7 +416,7 @@ void winograd(PassContext &c, const WinogradOptions &o) {
       at.push_back(q);
     }
     const int64_t direct_bytes = packed_float_weight_bytes(s, t, o.weights);
-    const int64_t room = p.budgets.arena - live[ki];
+    const int64_t room = p.budgets.arena - live[ki] - arena_cut;
     for (int i = 0; i < kForms; ++i) {
       const int m = kForm[i].m;
       const int64_t a = m + 2, T = tiles(s, m);
@@ -751,6 +756,37 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   }
   p.kernels = std::move(out);
   if (c.log) *c.log << "  " << rewritten << " convolutions as Winograd\n";
+}
+
+}  // namespace
+
+void winograd(PassContext &c, const WinogradOptions &o) {
+  if (o.mode != WinogradMode::Auto) return choose_and_rewrite(c, o, 0);
+  // The arena budget is held against the placed arena: the forms are
+  // chosen with each layer's buffers beside what is live at its step, and
+  // the placement may come out above that peak (its gaps). Then the forms
+  // are chosen again with every layer's room cut by the excess, and at
+  // last with none (every layer direct: the plan without transforms).
+  Program &p = c.program;
+  int64_t cut = 0;
+  for (int attempt = 0;; ++attempt) {
+    Program q = p;
+    std::ostringstream lg;
+    PassContext qc{q, c.target, c.log ? &lg : nullptr};
+    choose_and_rewrite(qc, o, cut);
+    const int64_t placed = planned_arena(q), budget = q.budgets.arena;
+    const bool taken =
+        std::any_of(q.kernels.begin(), q.kernels.end(), [](const Kernel &k) { return is_winograd(k.kind); });
+    if (placed <= budget || !taken || cut > budget) {
+      if (c.log) *c.log << lg.str();
+      p = std::move(q);
+      return;
+    }
+    cut = attempt < 3 ? cut + (placed - budget) : budget + 1;
+    if (c.log)
+      *c.log << "  winograd: the arena placed for these forms takes " << placed << " bytes, over the budget of "
+             << budget << "; choosing again with each layer's room cut by " << std::min(cut, budget) << " bytes\n";
+  }
 }
 
 }  // namespace tinyrt

@@ -13,7 +13,8 @@
 
 namespace tinyrt {
 
-GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind, double *score_out) const {
+GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind, double *score_out,
+                           int max_nv) const {
   bool int8 = kind != TileKind::Float;
   int lanes = f32_lanes();
   auto tiles = [](int64_t n, int64_t t) { return (n + t - 1) / t; };
@@ -26,15 +27,16 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
     // weight loads, mr * nv FMAs per input channel).
     return pix * ch * latency * (mr * nv) / (gemm_broadcast_cost * mr + nv + mr * nv);
   };
+  auto within = [&](int nv) { return max_nv <= 0 || nv <= max_nv; };
   for (const TunedTile &t : tuned_tiles)
-    if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear) {
+    if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear && within(t.nv)) {
       if (score_out) *score_out = score(t.mr, t.nv);
       return {t.mr, t.nv, gemm_unroll};
     }
   if (!int8)
     for (const TileRule &r : gemm_tile_table)
       if (r.ic_class == tile_ic_class(ic) && r.linear == linear && oc > r.min_oc && oc <= r.max_oc && row > r.min_row &&
-          row <= r.max_row) {
+          row <= r.max_row && within(r.nv)) {
         if (score_out) *score_out = score(r.mr, r.nv);
         return {r.mr, r.nv, gemm_unroll};
       }
@@ -43,14 +45,20 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   const auto &tiles_of = kind == TileKind::Int8Bytes && !qgemm_byte_tiles.empty() ? qgemm_byte_tiles
                          : int8 && !qgemm_tiles.empty()                           ? qgemm_tiles
                                                                                   : gemm_tiles;
-  for (auto [mr, nv] : tiles_of) {
-    double s = score(mr, nv);
-    // A later entry must win clearly: the first is the measured default.
-    if (best_score < 0 ? true : s > best_score * 1.1) {
-      best_score = s;
-      best = {mr, nv, gemm_unroll};
+  auto pick = [&](const std::vector<std::pair<int, int>> &from) {
+    for (auto [mr, nv] : from) {
+      if (!within(nv)) continue;
+      double s = score(mr, nv);
+      // A later entry must win clearly: the first is the measured default.
+      if (best_score < 0 ? true : s > best_score * 1.1) {
+        best_score = s;
+        best = {mr, nv, gemm_unroll};
+      }
     }
-  }
+  };
+  pick(tiles_of);
+  // Under a cap no listed tile meets: the float tiles the registers hold.
+  if (best_score < 0 && !int8) pick(tile_candidates());
   if (score_out) *score_out = best_score;
   return best;
 }

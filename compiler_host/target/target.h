@@ -86,6 +86,9 @@ struct Target {
   };
   std::vector<TileRule> gemm_tile_table;
   int gemm_unroll = 4;
+  // --gemm-tile (experiments, tinyrt-tune): every GEMM takes that one
+  // tile; the weights budget does not narrow it (passes/narrow_tiles.cpp).
+  bool tiles_forced = false;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::X86Madd;
   // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
@@ -109,6 +112,9 @@ struct Target {
   // accumulators to hide FMA latency; ties go to the earlier entry.
   // `score`, when given, receives that figure for the chosen tile
   // (passes/winograd.cpp compares forms of a convolution with it).
+  // `max_nv` > 0: tiles of at most that many channel vectors only (the
+  // weights budget narrows tiles that pad many channels: passes/
+  // narrow_tiles.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
   enum class TileKind { Float, Int8, Int8Bytes };
   // Tiles measured on the user's machine (tinyrt-tune, --tuning FILE):
@@ -130,7 +136,7 @@ struct Target {
   static int tile_regs(int mr, int nv) { return mr * nv + nv + 1; }
   bool tile_fits(int mr, int nv) const { return tile_regs(mr, nv) <= vector_regs; }
   GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind = TileKind::Float,
-                     double *score = nullptr) const;
+                     double *score = nullptr, int max_nv = 0) const;
   // Output pixels per register tile of the depthwise kernel with `taps`
   // = kh*kw weights per channel vector.
   int depthwise_tile(int64_t taps) const;

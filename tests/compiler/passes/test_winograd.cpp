@@ -263,6 +263,31 @@ TEST(Winograd, ArenaBudgetRunsALayerInBands) {
   EXPECT_EQ(ins, late.bands);
   EXPECT_EQ(row, 48 / (late.taken == "F(4,3)" ? 4 : 2));
   EXPECT_LE(p.stats.lower_bound_bytes, p.budgets.arena);
+  EXPECT_LE(p.stats.arena_bytes, p.budgets.arena);  // the placed arena, not only its peak
+}
+
+// The arena budget holds for the placed arena (its gaps included): with
+// budgets from tight to open, whenever a Winograd form is taken the plan
+// fits the budget, on each target.
+TEST(Winograd, PlacedArenaWithinTheArenaBudget) {
+  for (const char *target : {"x86-64-avx2", "aarch64-neon", "armv7-neon"})
+    for (const char *ir : {kTwoLayers, kLateLayer, kConv3x3})
+      for (double ratio : {1.02, 1.05, 1.1, 1.3}) {
+        Target t = resolve_target(target);
+        Program p;
+        p.graph = parse_graph(ir);
+        p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+        PassContext c{p, t, nullptr};
+        run_pipeline(c, mode(WinogradMode::Off), "plan_memory");
+        Program q;
+        q.graph = parse_graph(ir);
+        q.graph.limits.max_weights_bytes = int64_t(1) << 30;
+        q.graph.limits.max_arena_bytes = (int64_t)(ratio * (double)p.stats.lower_bound_bytes);
+        q.graph.limits.arena_budget_given = true;
+        PassContext qc{q, t, nullptr};
+        run_pipeline(qc, mode(WinogradMode::Auto), "plan_memory");
+        EXPECT_LE(q.stats.arena_bytes, q.graph.limits.max_arena_bytes) << target << " " << ratio << "\n" << ir;
+      }
 }
 
 TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
