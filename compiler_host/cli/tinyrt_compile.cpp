@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
   app.add_option("--dump", dump, "write debug dumps (kernels, LLVM IR, assembly) to this directory");
   app.add_flag("-v,--verbose", verbose, "print each pass");
   app.add_option("--plan-svg", svg,
-                 "draw the memory plan (buffers over time and arena offset, lower bound marked) to this SVG file");
+                 "draw the memory plan (buffers over time and arena offset, the lower bound and the arena budget "
+                 "marked) to this SVG file");
   tinyrt::add_gemm_tile_option(app, tile);
   bool tiles = false;
   app.add_flag("--list-tiles", tiles,
