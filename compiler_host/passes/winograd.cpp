@@ -287,11 +287,18 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
 // pack_weights will pack them (their padding counts against the budget),
 // the other float weights pack_weights packs (depthwise, recurrent) at the
 // storage's bytes a weight.
+// Constants of equal bytes count once, as the object holds them once
+// (LLVM merges equal constants: a model whose layers share weights through
+// Identity reads them through copies of equal bytes).
 int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
-  std::set<int> seen;
+  std::set<std::tuple<uint64_t, int64_t, int64_t>> seen;  // (FNV-1a of the bytes, their size, packed columns)
   int64_t total = 0;
-  auto add = [&](int v, int64_t bytes) {
-    if (v >= 0 && p.graph.v(v).is_const() && seen.insert(p.root(v)).second) total = sat_add(total, bytes);
+  auto add = [&](int v, int64_t bytes, int64_t nr = 0) {
+    if (v < 0 || !p.graph.v(v).is_const()) return;
+    const std::vector<uint8_t> &b = p.graph.v(v).data->bytes;
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t x : b) h = (h ^ x) * 1099511628211ull;
+    if (seen.insert({h, (int64_t)b.size(), nr}).second) total = sat_add(total, bytes);
   };
   auto stored = [&](int v) {  // a float weight's bytes as pack_weights stores them
     const Value &w = p.graph.v(v);
@@ -304,7 +311,7 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
     // product: GemmSpec::weight) packed.
     const bool packed =
         k.kind == KernelKind::Gemm && s.weight >= 0 && !s.arena_weights && p.graph.v(s.weight).dtype == DType::F32;
-    if (packed) add(s.weight, packed_float_weight_bytes(s, t, st));
+    if (packed) add(s.weight, packed_float_weight_bytes(s, t, st), float_gemm_nr(s, t));
     if (k.kind == KernelKind::Depthwise && s.weight >= 0 && p.graph.v(s.weight).is_const())
       add(s.weight, stored(s.weight));
     if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0) add(k.rnn.r, stored(k.rnn.r));
