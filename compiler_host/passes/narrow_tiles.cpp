@@ -7,8 +7,9 @@
 // over the budget (1.1x its own weights by default) before any
 // speed-for-memory transform. After winograd has chosen its forms within
 // the budget, while the weights (as pack_weights will pack them: the
-// budget's accounting, Program::budgets) are over it, this pass gives a GEMM weight a tile of
-// fewer channel vectors, the best of them by Target::gemm_tile's rules
+// budget's accounting, Program::budgets) are over it, this pass gives a
+// GEMM weight a tile of fewer channel vectors, the best of them by
+// Target::gemm_tile's rules
 // (`max_nv`), choosing among all GEMM weights the narrowing that loses the
 // fewest estimated instructions per byte it saves, until the weights fit
 // or no narrowing saves bytes. The tile is set in the GemmSpec (mr, nr),
@@ -30,12 +31,10 @@ struct Layer {
   double macs = 0;  // multiply-adds of all of them
 };
 
-// Tile (mr, nv) and its score for layer `l` with at most `max_nv` channel
-// vectors (0: any), as the first kernel chooses it.
+// The tile of layer `l` by its shape, with at most `max_nv` channel
+// vectors (0: any), as its first kernel chooses it, and its score.
 GemmTile tile_of(const Program &p, const Target &t, const Layer &l, int max_nv, double *score) {
-  const GemmSpec &s = p.kernels[l.kernels.front()].gemm;
-  GemmTileShape ts = gemm_tile_shape(s);
-  return t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, Target::TileKind::Float, score, max_nv);
+  return gemm_table_tile(p.kernels[l.kernels.front()].gemm, t, Target::TileKind::Float, max_nv, score);
 }
 
 std::string tile_name(const GemmTile &g, int lanes) {
@@ -68,7 +67,9 @@ void narrow_tiles(PassContext &c, const PackOptions &o) {
     GemmTile tile;
     double cost;
     int64_t bytes;
-    GemmTile wanted;
+    GemmTile wanted;  // the target's own tile, and its cost and bytes
+    double wanted_cost;
+    int64_t wanted_bytes;
   };
   std::map<int, Current> cur;
   auto bytes_with = [&](const Layer &l, const GemmTile &tile) {
@@ -79,7 +80,9 @@ void narrow_tiles(PassContext &c, const PackOptions &o) {
   for (const auto &[w, l] : layers) {
     double score = 0;
     GemmTile tile = tile_of(p, t, l, 0, &score);
-    cur[w] = {tile, l.macs / L / std::max(score, 1e-9), bytes_with(l, tile), tile};
+    const double cost = l.macs / L / std::max(score, 1e-9);
+    const int64_t bytes = bytes_with(l, tile);
+    cur[w] = {tile, cost, bytes, tile, cost, bytes};
   }
   const int64_t before = weights;
   int narrowed = 0;
@@ -114,19 +117,16 @@ void narrow_tiles(PassContext &c, const PackOptions &o) {
   }
   for (const auto &[w, now] : cur) {
     if (now.tile.nv == now.wanted.nv && now.tile.mr == now.wanted.mr) continue;
-    const Layer &l = layers[w];
-    const Kernel &k = p.kernels[l.kernels.front()];
-    double score = 0;
-    tile_of(p, t, l, 0, &score);
-    const double wanted_cost = l.macs / L / std::max(score, 1e-9);
-    const int64_t bytes = now.bytes - bytes_with(l, now.wanted);
+    const Kernel &k = p.kernels[layers[w].kernels.front()];
+    const int64_t bytes = now.bytes - now.wanted_bytes;
     p.budgets.traded_weights += bytes;
     p.trades.push_back({"tile", k.label, k.nodes.empty() ? "" : k.nodes.front(), tile_name(now.wanted, L),
-                        tile_name(now.tile, L), bytes, 0, wanted_cost - now.cost, 0, 1});
+                        tile_name(now.tile, L), bytes, 0, now.wanted_cost - now.cost, 0, 1});
     if (c.log)
       *c.log << "  tile " << k.label << " " << (k.nodes.empty() ? "" : k.nodes.front()) << ": "
              << tile_name(now.wanted, L) << " -> " << tile_name(now.tile, L) << " (pixels x channels), " << bytes
-             << " bytes; estimated vector instructions " << (int64_t)wanted_cost << " -> " << (int64_t)now.cost << "\n";
+             << " bytes; estimated vector instructions " << (int64_t)now.wanted_cost << " -> " << (int64_t)now.cost
+             << "\n";
   }
   if (c.log)
     *c.log << "  weights " << before << " bytes as packed, over the budget of " << p.budgets.weights << ": " << narrowed

@@ -319,12 +319,16 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 
 }  // namespace
 
+GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
+  GemmTileShape ts = gemm_tile_shape(s);
+  return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind, score, max_nv);
+}
+
 // A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),
-// else the target's table for the layer's shape.
+// else the target's for the layer's shape.
 static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKind kind) {
   if (kind == Target::TileKind::Float && s.mr > 0 && s.nr > 0) return {s.mr, s.nr / t.f32_lanes(), t.gemm_unroll};
-  GemmTileShape ts = gemm_tile_shape(s);
-  return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind);
+  return gemm_table_tile(s, t, kind);
 }
 
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t) {

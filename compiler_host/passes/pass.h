@@ -126,6 +126,11 @@ void pack_weights(PassContext &c, const PackOptions &o);
 // channels padded to its register tile's channel columns (Target::gemm_tile),
 // at 4 or 2 bytes a weight.
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
+// The register tile Target::gemm_tile gives GEMM s by its shape (of at
+// most `max_nv` channel vectors when > 0; `score`: its figure of merit),
+// whatever tile narrow_tiles may have set.
+GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind = Target::TileKind::Float,
+                         int max_nv = 0, double *score = nullptr);
 // The output channels of a float GEMM's register tile (its packed nr).
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or

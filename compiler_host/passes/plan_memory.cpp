@@ -171,7 +171,7 @@ void buffer_requests(const Program &p, std::vector<int> *owner, std::vector<int>
   for (size_t v = 0; v < g.values.size(); ++v) {
     if (first[v] < 0 || (*owner)[v] != (int)v || g.values[v].is_const()) continue;
     values->push_back((int)v);
-    requests->push_back({g.values[v].numel() * dtype_bytes(g.values[v].dtype), first[v], last[v]});
+    requests->push_back({sat_mul(g.values[v].numel(), dtype_bytes(g.values[v].dtype)), first[v], last[v]});
   }
 }
 
@@ -186,18 +186,15 @@ int64_t planned_arena(const Program &p) {
 }
 
 std::vector<int64_t> live_bytes(const Program &p) {
-  const Graph &g = p.graph;
-  const int n = (int)p.kernels.size(), end = n + 1;
+  const int n = (int)p.kernels.size();
+  std::vector<int> owner, values;
+  std::vector<BufferRequest> requests;
   int in_place = 0;
-  std::vector<int> owner = buffer_owners(p, last_uses(p, end), &in_place);
-  std::vector<int> first, last;
-  live_ranges(p, owner, end, &first, &last);
-  std::vector<int64_t> delta((size_t)end + 2, 0);  // per step: bytes that start, minus bytes that ended
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    if (first[v] < 0 || owner[v] != (int)v || g.values[v].is_const()) continue;
-    const int64_t b = sat_mul(g.values[v].numel(), dtype_bytes(g.values[v].dtype));
-    delta[(size_t)first[v]] = sat_add(delta[(size_t)first[v]], b);
-    delta[(size_t)last[v] + 1] -= b;
+  buffer_requests(p, &owner, &values, &requests, &in_place);
+  std::vector<int64_t> delta((size_t)n + 3, 0);  // per step: bytes that start, minus bytes that ended
+  for (const BufferRequest &r : requests) {
+    delta[(size_t)r.first] = sat_add(delta[(size_t)r.first], r.bytes);
+    delta[(size_t)r.last + 1] -= r.bytes;
   }
   std::vector<int64_t> live((size_t)n, 0);
   int64_t at = delta[0];  // step 0: the inputs

@@ -46,7 +46,7 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -87,8 +87,7 @@ struct Estimate {
 Estimate direct_cost(const GemmSpec &s, const Target &t) {
   int L = t.f32_lanes();
   double score = 0;
-  GemmTileShape ts = gemm_tile_shape(s);
-  t.gemm_tile(ts.oc, ts.row, ts.linear, ts.ic, Target::TileKind::Float, &score);
+  gemm_table_tile(s, t, Target::TileKind::Float, 0, &score);
   Estimate e;
   e.gemm = (double)s.batch * s.out_h * s.out_w * s.in_c * s.out_c * 9 / L / score +
            kStoreOpsPerVector * (double)s.batch * s.out_h * s.out_w * ceil_div(s.out_c, L);
@@ -291,14 +290,18 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
 // (LLVM merges equal constants: a model whose layers share weights through
 // Identity reads them through copies of equal bytes).
 int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
-  std::set<std::tuple<uint64_t, int64_t, int64_t>> seen;  // (FNV-1a of the bytes, their size, packed columns)
+  // The constants counted, by (size, packed columns): only those of one
+  // size are compared, byte for byte.
+  std::map<std::pair<size_t, int64_t>, std::vector<const ConstData *>> seen;
   int64_t total = 0;
   auto add = [&](int v, int64_t bytes, int64_t nr = 0) {
     if (v < 0 || !p.graph.v(v).is_const()) return;
-    const std::vector<uint8_t> &b = p.graph.v(v).data->bytes;
-    uint64_t h = 1469598103934665603ull;
-    for (uint8_t x : b) h = (h ^ x) * 1099511628211ull;
-    if (seen.insert({h, (int64_t)b.size(), nr}).second) total = sat_add(total, bytes);
+    const ConstData *d = p.graph.v(v).data.get();
+    std::vector<const ConstData *> &same_size = seen[{d->bytes.size(), nr}];
+    for (const ConstData *e : same_size)
+      if (e == d || e->bytes == d->bytes) return;
+    same_size.push_back(d);
+    total = sat_add(total, bytes);
   };
   auto stored = [&](int v) {  // a float weight's bytes as pack_weights stores them
     const Value &w = p.graph.v(v);
