@@ -114,6 +114,7 @@ nlohmann::json join_steps(const Artifact &a, const std::vector<double> &per_step
                         {"nodes", g["nodes"]}, {key, per_step[i]},    {"share", total > 0 ? per_step[i] / total : 0.0}};
     if (g.contains("tile")) r["tile"] = g["tile"];
     if (g.contains("gemm")) r["gemm"] = g["gemm"];
+    if (g.contains("winograd_class")) r["winograd_class"] = g["winograd_class"];
     if (g.contains("flops")) {
       double f = g["flops"].get<double>();
       if (!strcmp(key, "median_ms") && per_step[i] > 0) r["gflops"] = f / (per_step[i] * 1e6);
@@ -313,7 +314,22 @@ int main(int argc, char **argv) {
     j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
     j["weights_bytes"] = a.weights_bytes;
     j["code_bytes"] = a.code_bytes;
-    j["budgets"] = nlohmann::json::parse(a.json)["budgets"];  // the weights budget beside the bytes
+    const nlohmann::json report = nlohmann::json::parse(a.json);
+    j["budgets"] = report["budgets"];  // the weights budget beside the bytes
+    // Whether the steps run on the calling thread alone (Target::
+    // serial_step_ops against their mean arithmetic operations; tinyrt-tune
+    // measures that threshold).
+    double ops = 0;
+    bool serial = false;
+    size_t steps = 0;
+    for (const nlohmann::json &g : report["fusion_groups"]) {
+      if (g.value("family", "") == "output_dims") continue;  // the run-time dims' step: not a kernel
+      ops += g.value("ops", 0.0);
+      serial = serial || g.value("serial", false);
+      ++steps;
+    }
+    j["mean_step_ops"] = steps ? ops / (double)steps : 0.0;
+    j["steps_serial"] = serial;
     j["compile_seconds"] = a.compile_seconds;
     if (host_tools(a.target).emulator.empty()) {
       ProcessResult r = runner(

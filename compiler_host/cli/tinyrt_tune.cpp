@@ -1,52 +1,29 @@
-// tinyrt-tune: measures, on this machine, the float GEMM register tiles of
-// the layers of one or more models and writes a tuning file keyed by layer
-// geometry (driver/tuning.h) that tinyrt-compile, tinyrt-onnx-test and
-// tinyrt-perf take with --tuning FILE.
-//
-// Each candidate tile (Target::tile_candidates, the target's own first) is
-// forced on a whole model (tinyrt-perf --gemm-tile --profile --json), and
-// every float GEMM step's cost is kept under its geometry (the JSON's
-// gemm.tile_class): the median milliseconds over --runs runs on x86,
-// natively; executed guest instructions under qemu for the ARM targets
-// (deterministic: one run). Measurements alternate — every model's
-// built-in choice, then each candidate on every model, round after round —
-// so that a drifting machine weighs on all alike, and each figure is the
-// smallest of its rounds. A geometry takes the candidate with the least
-// cost summed over the layers and models that have it, when that is at
-// least --margin below the built-in choice's; the others keep the tables.
-// The candidates run in order for three quarters of --minutes. Then each
-// model runs whole with the file and with the tables, alternated: one the
-// file slows (by over 0.5 % timed, at all counted) gives its geometries back
-// to the tables, so that no measured model gets slower.
-#include <algorithm>
-#include <chrono>
+// tinyrt-tune: measures, on this machine, the choices the compiler makes
+// per layer geometry of one or more models and writes a tuning file
+// (driver/tuning.h) that tinyrt-compile, tinyrt-onnx-test and tinyrt-perf
+// take with --tuning FILE. The stages (tune.h), each measuring with what
+// the ones before it chose: at more than one thread, the step size under
+// which a model's steps run on one thread; each 3x3 convolution
+// geometry's Winograd forms against its direct form; then each float GEMM
+// geometry's register tile, candidate by candidate, until three quarters
+// of --minutes. Then each model runs whole with the
+// file and with the tables, alternated: one the file slows (by over 0.5 %
+// timed, at all counted) gives its geometries back to the tables (and the
+// threshold, if the file changed how its steps run), so that no measured
+// model gets slower.
 #include <cstdio>
 #include <fstream>
-#include <map>
-#include <set>
-#include <sstream>
 #include <string>
-#include <tuple>
 #include <unistd.h>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "ir/error.h"
 #include "target/target.h"
-#include "util/process.h"
+#include "tune.h"
 
 namespace {
-
-using nlohmann::json;
-using Key = std::tuple<int64_t, int64_t, int64_t, bool>;  // oc, row, ic, linear (Target::gemm_tile)
-using Tile = std::pair<int, int>;                         // mr, nv; {0, 0}: the built-in choice
-
-std::string key_text(const Key &k) {
-  return "oc " + std::to_string(std::get<0>(k)) + ", row " + std::to_string(std::get<1>(k)) + ", ic " +
-         std::to_string(std::get<2>(k)) + (std::get<3>(k) ? ", linear" : "");
-}
 
 std::string self_dir() {
   char buf[4096];
@@ -56,90 +33,26 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
-// One model measured with one tile: per geometry, its float GEMM steps
-// and their summed cost, and the tile each took. (Keyed by geometry, not
-// by step: a forced tile may change the Winograd choices, and so which
-// steps there are; only geometries with as many steps as the built-in
-// build's compare.)
-struct Cost {
-  int steps = 0;
-  double cost = 0;
-  Tile tile{0, 0};
-};
-using Measurement = std::map<Key, Cost>;
-
-// tinyrt-perf's --json object (its last line starting with '{'; progress
-// lines may come before it).
-json run_perf(const std::vector<std::string> &argv) {
-  tinyrt::ProcessResult r = tinyrt::run_process(argv);
-  size_t at = r.output.rfind("\n{");
-  at = at == std::string::npos ? r.output.find('{') : at + 1;
-  json j = r.exit_code == 0 && at != std::string::npos ? json::parse(r.output.substr(at), nullptr, false) : json();
-  if (r.exit_code != 0 || !j.is_object())
-    throw std::runtime_error(tinyrt::shell_quote(argv) + " failed (" + std::to_string(r.exit_code) + "):\n" + r.output);
-  return j;
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
 }
-
-struct Tuner {
-  std::string perf, target, measure_key;
-  int runs = 20, threads = 1;
-  std::string winograd = "auto";
-
-  std::vector<std::string> args(const std::string &model, int n_runs) const {
-    return {perf,
-            model,
-            "--target",
-            target,
-            "--json",
-            "--runs",
-            std::to_string(n_runs),
-            "--threads",
-            std::to_string(threads),
-            "--winograd",
-            winograd};
-  }
-
-  Measurement measure(const std::string &model, Tile tile) const {
-    std::vector<std::string> argv = args(model, runs);
-    argv.push_back("--profile");
-    if (tile.first)
-      argv.insert(argv.end(), {"--gemm-tile", std::to_string(tile.first) + "," + std::to_string(tile.second)});
-    json j = run_perf(argv);
-    if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
-    Measurement m;
-    for (const json &row : j["profile"]) {
-      if (row.value("family", "") != "gemm" || !row.contains("gemm") || !row["gemm"].contains("tile_class")) continue;
-      const json &c = row["gemm"]["tile_class"];
-      Cost &k = m[Key{c["oc"], c["row"], c["ic"], c["linear"]}];
-      k.steps++;
-      k.cost += row[measure_key].get<double>();
-      k.tile = Tile{row["tile"]["mr"], row["tile"]["nr"].get<int>() / target_lanes};
-    }
-    return m;
-  }
-
-  // The whole model's cost (median ms, or instructions) compiled with the
-  // tuning file `tuning` ("" for the built-in tables).
-  double total(const std::string &model, const std::string &tuning, int n_runs = 0) const {
-    std::vector<std::string> argv = args(model, n_runs > 0 ? n_runs : runs);
-    if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
-    json j = run_perf(argv);
-    if (!j.contains(measure_key) || !j[measure_key].is_number())
-      throw std::runtime_error("tinyrt-perf printed no " + measure_key + " for " + model);
-    return j[measure_key].get<double>();
-  }
-  int target_lanes = 8;
-};
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"tinyrt-tune: measure GEMM register tiles on this machine and write a tuning file (--tuning FILE)"};
+  using namespace tinyrt::tune;
+  CLI::App app{
+      "tinyrt-tune: measure Winograd forms, the serial-step threshold and GEMM register tiles on this machine and "
+      "write a tuning file (--tuning FILE)"};
   std::vector<std::string> models;
   std::string target = "host", out;
   double minutes = 5, margin = -1;
   int runs = 20, rounds = 2;
-  Tuner t;
+  Perf p;
   app.add_option("models", models, "ONNX model files whose layers to tune")->required()->check(CLI::ExistingFile);
   app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
       ->capture_default_str();
@@ -150,206 +63,117 @@ int main(int argc, char **argv) {
   app.add_option("--runs", runs, "timed runs per measurement on x86 (ARM counts one run)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--rounds", rounds, "measurements of each (model, tile) on x86, alternated; the least counts")
+  app.add_option("--rounds", rounds, "measurements of each (model, variant) on x86, alternated; the least counts")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  app.add_option("--threads", t.threads, "threads of the runtime pool while measuring")
+  app.add_option("--threads", p.threads,
+                 "threads of the runtime pool while measuring (more than one: the serial-step threshold too)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--margin", margin,
                  "a tile replaces the tables' where it costs this fraction less (default 0.03 timed, 0.005 counted)");
-  app.add_option("--winograd", t.winograd, "as tinyrt-compile (the Winograd GEMMs are tuned too)")
+  app.add_option("--winograd", p.winograd, "as tinyrt-compile (auto: the Winograd forms and their GEMMs are tuned too)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
+  app.add_flag("-v,--verbose", p.verbose, "print each tinyrt-perf command it runs");
   CLI11_PARSE(app, argc, argv);
 
   try {
     tinyrt::Target tg = tinyrt::resolve_target(target);
     const bool counted = tg.name.rfind("x86", 0) != 0;  // ARM: instructions under qemu
-    t.perf = self_dir() + "/tinyrt-perf";
-    if (access(t.perf.c_str(), X_OK) != 0)
-      throw std::runtime_error("tinyrt-perf not found beside tinyrt-tune: " + t.perf);
-    t.target = target;
-    t.target_lanes = tg.f32_lanes();
-    t.measure_key = counted ? "guest_instructions" : "median_ms";
-    t.runs = counted ? 1 : runs;
+    p.perf = self_dir() + "/tinyrt-perf";
+    if (access(p.perf.c_str(), X_OK) != 0)
+      throw std::runtime_error("tinyrt-perf not found beside tinyrt-tune: " + p.perf);
+    p.target = target;
+    p.lanes = tg.f32_lanes();
+    p.measure_key = counted ? "guest_instructions" : "median_ms";
+    p.runs = counted ? 1 : runs;
     if (counted) rounds = 1;
     if (margin < 0) margin = counted ? 0.005 : 0.03;
-    std::vector<Tile> cands;
-    for (auto c : tg.tile_candidates()) cands.push_back(c);
+    if (counted && p.threads > 1)
+      fprintf(stderr,
+              "tinyrt-tune: instructions under qemu count one thread: the serial-step threshold is not measured\n");
 
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    // Three quarters of the time measure candidates; the rest (at least)
-    // checks each model with the file against the tables.
-    const double limit = minutes * 60 * 0.75;
-    // best[model][tile]: per geometry, the least cost over the rounds.
-    std::map<std::string, std::map<Tile, Measurement>> best;
-    std::set<Tile> complete;  // tiles measured on every model
-    const size_t total = (cands.size() + 1) * models.size() * (size_t)rounds;
-    size_t done = 0;
-    bool out_of_time = false;
-    for (int round = 0; round < rounds && !out_of_time; ++round) {
-      std::vector<Tile> order = {Tile{0, 0}};
-      order.insert(order.end(), cands.begin(), cands.end());
-      for (Tile tile : order) {
-        for (const std::string &m : models) {
-          if (elapsed() > limit && tile.first) {
-            out_of_time = true;
-            break;
-          }
-          Measurement r = t.measure(m, tile);
-          ++done;
-          Measurement &b = best[m][tile];
-          double sum = 0;
-          for (const auto &kc : r) {
-            sum += kc.second.cost;
-            auto it = b.find(kc.first);
-            if (it == b.end())
-              b[kc.first] = kc.second;
-            else if (it->second.steps == kc.second.steps)
-              it->second.cost = std::min(it->second.cost, kc.second.cost);
-          }
-          fprintf(stderr, "tinyrt-tune: [%zu/%zu] %s tile %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", done, total,
-                  m.c_str(),
-                  tile.first ? (std::to_string(tile.first) + "," + std::to_string(tile.second)).c_str() : "built-in",
-                  sum, counted ? "instructions" : "ms", elapsed(), limit);
-        }
-        if (out_of_time) break;
-        if (tile.first) complete.insert(tile);
-      }
-    }
-
-    // Per geometry: the built-in tile's cost and each complete candidate's,
-    // summed over the models whose steps of that geometry it measured.
-    struct Sum {
-      Tile builtin{0, 0};
-      int steps = 0;
-      double builtin_cost = 0;
-      std::map<Tile, double> cost;
-      std::set<Tile> partial;  // a model without as many steps of this geometry
-    };
-    std::map<Key, Sum> sums;
-    for (auto &mb : best) {
-      const Measurement &base = mb.second[Tile{0, 0}];
-      for (const auto &kc : base) {
-        Sum &s = sums[kc.first];
-        s.builtin = kc.second.tile;
-        s.steps += kc.second.steps;
-        s.builtin_cost += kc.second.cost;
-        for (Tile c : complete) {
-          const Measurement &v = mb.second[c];
-          auto it = v.find(kc.first);
-          if (it == v.end() || it->second.steps != kc.second.steps)
-            s.partial.insert(c);
-          else
-            s.cost[c] += it->second.cost;
-        }
-      }
-    }
-    std::map<Key, json> tiles;  // the geometries tuned, as the file lists them
-    double before = 0, after = 0;
-    for (const auto &ks : sums) {
-      const Sum &s = ks.second;
-      Tile pick{0, 0};
-      double pick_cost = s.builtin_cost;
-      for (const auto &c : s.cost)
-        if (c.first != s.builtin && !s.partial.count(c.first) && c.second < pick_cost)
-          pick = c.first, pick_cost = c.second;
-      before += s.builtin_cost;
-      if (!pick.first || pick_cost > (1 - margin) * s.builtin_cost) {
-        after += s.builtin_cost;
-        // The best other tile, for the log.
-        Tile other{0, 0};
-        double other_cost = 0;
-        for (const auto &c : s.cost)
-          if (c.first != s.builtin && !s.partial.count(c.first) && (!other.first || c.second < other_cost))
-            other = c.first, other_cost = c.second;
-        if (other.first && s.builtin_cost > 0)
-          fprintf(stderr, "tinyrt-tune: %s: keeps %dx%d (the best other, %dx%d, %.3f of its cost over %d steps)\n",
-                  key_text(ks.first).c_str(), s.builtin.first, s.builtin.second, other.first, other.second,
-                  other_cost / s.builtin_cost, s.steps);
-        continue;
-      }
-      after += pick_cost;
-      const Key &k = ks.first;
-      tiles[k] = json({{"kind", "float"},
-                       {"oc", std::get<0>(k)},
-                       {"row", std::get<1>(k)},
-                       {"ic", std::get<2>(k)},
-                       {"linear", std::get<3>(k)},
-                       {"mr", pick.first},
-                       {"nv", pick.second},
-                       {"builtin", {s.builtin.first, s.builtin.second}},
-                       {"steps", s.steps},
-                       {"cost", pick_cost},
-                       {"builtin_cost", s.builtin_cost}});
-      fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n", key_text(k).c_str(),
-              pick.first, pick.second, s.builtin.first, s.builtin.second, pick_cost / s.builtin_cost, s.steps);
-    }
-    std::string cpu = "unknown";
-    {
-      std::ifstream f("/proc/cpuinfo");
-      std::string line;
-      while (std::getline(f, line))
-        if (line.rfind("model name", 0) == 0) {
-          cpu = line.substr(line.find(':') + 2);
-          break;
-        }
-    }
+    // Three quarters of the time measure; the rest (at least) checks each
+    // model with the file against the tables.
+    Clock clock;
+    clock.limit = minutes * 60 * 0.75;
+    const std::string cpu = cpu_name();
     json verified = json::object();
+    WinogradResult wino;
+    SerialResult serial;
+    TileResult tiles;
+    tiles.candidates = tg.tile_candidates().size();
     auto write = [&] {
-      json list = json::array();
-      for (const auto &kt : tiles) list.push_back(kt.second);
       json j = {{"tinyrt_tuning", 1},
                 {"target", tg.name},
                 {"measured_on", counted ? "qemu (" + tg.cpu + "), executed instructions" : cpu},
-                {"measure", t.measure_key},
+                {"measure", p.measure_key},
+                {"threads", p.threads},
                 {"models", models},
-                {"candidates_measured", (int)complete.size()},
-                {"candidates", (int)cands.size()},
-                {"seconds", elapsed()},
+                {"candidates_measured", (int)tiles.complete},
+                {"candidates", (int)tiles.candidates},
+                {"seconds", clock.elapsed()},
                 {"verified", verified},
-                {"tiles", list}};
+                {"tiles", tiles.tiles.array()},
+                {"winograd", wino.forms.array()}};
+      if (serial.measured) j["serial_models"] = serial.models;
+      if (serial.threshold >= 0) j["serial_step_ops"] = serial.threshold;
       std::ofstream f(out);
       if (!(f << j.dump(1) << "\n")) throw std::runtime_error("cannot write " + out);
     };
+    // Each stage measures with the file so far (its choices written).
+    serial = tune_serial(p, models, rounds, tg.serial_step_ops, clock);
     write();
+    p.tuning = out;
+    if (p.winograd == "auto") wino = tune_winograd(p, models, rounds, clock);
+    write();
+    tiles = tune_tiles(p, models, rounds, margin, clock, tg.tile_candidates());
+    write();
+    p.tuning.clear();
     // Each model with the file against the tables, alternated (x86: three
     // rounds, the least of each side): a model the file slows by more than
-    // 0.5 % (timed; any, counted) gives back its geometries to the tables.
-    // Timed: runs enough for about 0.4 s a measurement (small models'
-    // medians over 20 runs drift by several percent), a 0.5 % slack.
+    // 0.5 % (timed; any, counted) gives back its geometries to the tables,
+    // and the threshold when the file changes how its steps run.
     const int vrounds = counted ? 1 : 3;
     const double slack = counted ? 0.0 : 0.005;
     for (const std::string &m : models) {
-      bool touched = false;
-      for (const auto &kc : best[m][Tile{0, 0}]) touched |= tiles.count(kc.first) > 0;
-      if (!touched) continue;
-      double base = t.total(m, ""), tuned = 1e300;
-      const int vruns = counted ? 1 : (int)std::min(5000.0, std::max((double)t.runs, 400.0 / std::max(base, 1e-3)));
+      const bool flips = serial.flips(m);
+      if (!tiles.tiles.touches(m) && !wino.forms.touches(m) && !flips) continue;
+      Perf with_file = p;
+      with_file.tuning = out;
+      double base = p.total(m), tuned = 1e300;
+      const int vruns = p.runs_for(base);
       for (int r = 0; r < vrounds; ++r) {
-        base = std::min(base, t.total(m, "", vruns));
-        tuned = std::min(tuned, t.total(m, out, vruns));
+        base = std::min(base, p.total(m, vruns));
+        tuned = std::min(tuned, with_file.total(m, vruns));
       }
       const bool keep = tuned <= base * (1 + slack);
       verified[m] = {{"builtin", base}, {"tuned", tuned}, {"kept", keep}};
       fprintf(stderr, "tinyrt-tune: check %s: %.6g -> %.6g %s (%.3f)%s (%.0f s)\n", m.c_str(), base, tuned,
               counted ? "instructions" : "ms", tuned / base, keep ? "" : ": slower, its geometries keep the tables",
-              elapsed());
+              clock.elapsed());
       if (!keep) {
-        for (const auto &kc : best[m][Tile{0, 0}]) tiles.erase(kc.first);
+        tiles.tiles.drop_model(m);
+        wino.forms.drop_model(m);
+        if (flips) serial.threshold = -1;
         write();
       }
     }
     write();
     printf(
-        "tinyrt-tune: %zu of %zu geometries tuned, %zu of %zu candidates measured on every model in %.0f s; GEMM "
-        "steps as measured %.4g -> %.4g %s (%.3f, before the check) over %zu models: %s\n",
-        tiles.size(), sums.size(), complete.size(), cands.size(), elapsed(), before, after,
-        counted ? "instructions" : "ms", before > 0 ? after / before : 1.0, models.size(), out.c_str());
-    if (out_of_time && complete.size() < cands.size())
-      printf("tinyrt-tune: the time ran out after %zu candidates; more --minutes measure the rest\n", complete.size());
+        "tinyrt-tune: %zu of %zu geometries tuned, %zu of %zu candidates measured on every model; %zu of %zu 3x3 "
+        "geometries with measured Winograd forms; serial-step threshold %s; in %.0f s; GEMM steps as measured %.4g -> "
+        "%.4g %s (%.3f, before the check) over %zu models: %s\n",
+        tiles.tiles.list.size(), tiles.geometries, tiles.complete, tiles.candidates, wino.forms.list.size(),
+        wino.geometries,
+        serial.threshold >= 0 ? std::to_string(serial.threshold).c_str()
+        : serial.measured     ? "as the tables"
+                              : "not measured",
+        clock.elapsed(), tiles.before, tiles.after, counted ? "instructions" : "ms",
+        tiles.before > 0 ? tiles.after / tiles.before : 1.0, models.size(), out.c_str());
+    if ((tiles.out_of_time || wino.out_of_time) && tiles.complete < tiles.candidates)
+      printf("tinyrt-tune: the time ran out after %zu candidates; more --minutes measure the rest\n", tiles.complete);
   } catch (const tinyrt::CompileError &e) {
     fprintf(stderr, "tinyrt-tune: error: %s\n", e.what());
     return 2;

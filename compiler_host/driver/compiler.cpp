@@ -172,6 +172,14 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   for (const Target::TunedTile &tt : t.tuned_tiles)
     o << "tuned_tile=float oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic << " linear=" << tt.linear
       << " tile=" << tt.mr << "," << tt.nv << "\n";
+  for (const Target::TunedWinograd &w : t.tuned_winograd) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g,%.17g", w.ratio[0], w.ratio[1]);
+    o << "tuned_winograd=ic=" << w.ic << " oc=" << w.oc << " out=" << w.out_h << "x" << w.out_w << " batch=" << w.batch
+      << " ratios=" << buf << "\n";
+  }
+  if (t.serial_step_ops != resolve_target(t.name).serial_step_ops)
+    o << "tuned_serial_step_ops=" << t.serial_step_ops << "\n";
   // The budgets given steer the Winograd choices (the other limits only refuse).
   const Limits &lim = opt.import.limits;
   if (lim.max_weights_bytes > 0) o << "max_weights_bytes=" << lim.max_weights_bytes << "\n";
@@ -425,6 +433,15 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"tile_class",
                      {{"oc", ts.oc}, {"row", ts.row}, {"ic", ts.ic}, {"linear", ts.linear || k.gemm.arena_weights}}}};
     }
+    // A 3x3 stride-1 convolution (direct, or its Winograd input
+    // transform): the geometry tinyrt-tune keys Winograd forms by
+    // (Target::tuned_winograd).
+    const GemmSpec &cs = k.gemm;
+    if ((k.kind == KernelKind::Gemm && cs.k_h == 3 && cs.k_w == 3 && cs.stride_h == 1 && cs.stride_w == 1 &&
+         cs.dil_h == 1 && cs.dil_w == 1 && cs.groups == 1) ||
+        k.kind == KernelKind::WinogradIn)
+      gj["winograd_class"] = {
+          {"ic", cs.in_c}, {"oc", cs.out_c}, {"out_h", cs.out_h}, {"out_w", cs.out_w}, {"batch", cs.batch}};
     if (is_winograd(k.kind)) {
       gj["winograd"] = {{"m", k.wino.m}, {"tiles", k.gemm.batch * k.wino.tiles_h * k.wino.tiles_w}};
       if (k.wino.rows > 0) gj["winograd"]["band_tile_rows"] = {k.wino.row0, k.wino.row0 + k.wino.rows};

@@ -38,6 +38,40 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t) {
           std::to_string(t.vector_regs) + " vector registers of " + t.name);
     t.tuned_tiles.push_back(tt);
   }
+  // Optional (files of older tuners have neither).
+  t.tuned_winograd.clear();
+  if (j.contains("winograd")) {
+    if (!j["winograd"].is_array()) bad("\"winograd\" is not a list");
+    i = 0;
+    for (const json &e : j["winograd"]) {
+      const std::string at = "winograd[" + std::to_string(i++) + "]";
+      auto num = [&](const char *k) -> int64_t {
+        if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer() || e[k].get<int64_t>() < 1 ||
+            e[k].get<int64_t>() > INT32_MAX)
+          bad(at + ": \"" + k + "\" is not an integer in [1, " + std::to_string(INT32_MAX) + "]");
+        return e[k];
+      };
+      Target::TunedWinograd w{num("ic"), num("oc"), num("out_h"), num("out_w"), num("batch"), {0, 0}};
+      int k = 0;
+      for (const char *f : {"f2", "f4"}) {
+        if (e.contains(f)) {
+          // The form's time over the direct convolution's: positive and
+          // finite (a ratio of measured times or counts).
+          if (!e[f].is_number() || !(e[f].get<double>() > 0) || !(e[f].get<double>() < 1e6))
+            bad(at + ": \"" + f + "\" is not a ratio of times (a number > 0)");
+          w.ratio[k] = e[f];
+        }
+        ++k;
+      }
+      t.tuned_winograd.push_back(w);
+    }
+  }
+  if (j.contains("serial_step_ops")) {
+    const json &v = j["serial_step_ops"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      bad("\"serial_step_ops\" is not an integer >= 0 (arithmetic operations per step)");
+    t.serial_step_ops = v;
+  }
 }
 
 }  // namespace tinyrt

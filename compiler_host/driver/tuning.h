@@ -5,9 +5,16 @@
 //   {"tinyrt_tuning": 1, "target": "x86-64-avx2", "measured_on": "...",
 //    "measure": "median_ms" | "guest_instructions",
 //    "tiles": [{"kind": "float", "oc": 64, "row": 56, "ic": 64,
-//               "linear": false, "mr": 4, "nv": 3, ...}, ...]}
-// keyed by layer geometry (Target::gemm_tile's arguments), so that it
-// carries over between models; other fields are reports.
+//               "linear": false, "mr": 4, "nv": 3, ...}, ...],
+//    "winograd": [{"ic": 64, "oc": 64, "out_h": 56, "out_w": 56, "batch": 1,
+//                  "f2": 0.61, "f4": 0.48, ...}, ...],
+//    "serial_step_ops": 400000, "threads": 2}
+// keyed by layer geometry (Target::gemm_tile's arguments; a 3x3
+// convolution's channels and output size with its Winograd forms' measured
+// time over its direct form's, Target::tuned_winograd), so that it
+// carries over between models; "serial_step_ops" (optional) replaces
+// Target::serial_step_ops, measured at "threads"; other fields are
+// reports.
 #pragma once
 
 #include <string>

@@ -42,6 +42,10 @@
 // channels, that fits the arena budget).
 // The parts of a layer (bands, chunks) of one size share their values and
 // so their kernels' code (Kernel::code_key); at most kMaxParts a layer.
+// A tuning file (tinyrt-tune, Target::tuned_winograd) gives, for the
+// geometries it measured, each stored form's time over the direct form's
+// on the user's machine: that ratio replaces the estimate's, and a form
+// must beat the best so far by 3 % instead of 10 %.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
@@ -57,6 +61,10 @@ namespace tinyrt {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A form measured on this machine (--tuning) is wanted when it is this
+// fraction faster than the best so far (the estimate's own hedge is 10 %).
+constexpr double kTunedMargin = 0.03;
 
 // Tiles of F(m, 3) over the whole batch.
 int64_t tiles(const GemmSpec &s, int m) { return s.batch * ceil_div(s.out_h, m) * ceil_div(s.out_w, m); }
@@ -464,6 +472,11 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         }
       }
     }
+    // Forms measured on this machine (tinyrt-tune): their time over the
+    // direct form's replaces the estimate's ratio (fixed sizes only).
+    const Target::TunedWinograd *tuned =
+        fixed ? t.tuned_winograd_of(s.in_c, s.out_c, s.out_h, s.out_w, s.batch) : nullptr;
+    auto tuned_ratio = [&](int i) { return tuned ? tuned->ratio[kForm[i].m == 2 ? 0 : 1] : 0.0; };
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[kForms];
@@ -471,13 +484,18 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       direct.push_back(direct_cost(e.s, t).total());
       for (int i = 0; i < kForms; ++i) {
         double c_i = winograd_cost(e.s, t, kForm[i].m, e.run_h, e.run_w, cand.bands[i]).total();
+        // Measured whole (one band): the estimate's cost of bands on top.
+        if (tuned_ratio(i) > 0)
+          c_i = direct.back() * tuned_ratio(i) * c_i / winograd_cost(e.s, t, kForm[i].m, false, false, 1).total();
         if (kForm[i].rt && cand.chunk[i] > 0) c_i += runtime_weights_cost(e.s, t, kForm[i].m, cand.chunk[i]);
         cost[i].push_back(c_i);
       }
     }
     // A stored form must beat the best so far (direct, then F(2,3)) by
-    // 10 % to be wanted; every form that beats direct so remains one of
-    // the budgets' choices, F(4,3) only where it beats F(2,3) so too.
+    // 10 % to be wanted (by kTunedMargin where measured); every form that
+    // beats direct so remains one of the budgets' choices, F(4,3) only
+    // where it beats F(2,3) so too.
+    const double hedge = tuned ? 1 - kTunedMargin : 0.9;
     double best = 1.0, mean[kForms] = {};
     for (int i = 0; i < kForms; ++i) {
       double sum = 0, worst = 0;
@@ -485,8 +503,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       mean[i] = sum / (double)at.size();
       const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0;
-      cand.allowed[i] = pays && mean[i] < 0.9 && cand.arena_fits[i];
-      if (pays && !kForm[i].rt && mean[i] < 0.9 * best) best = mean[i], cand.wanted = i;
+      cand.allowed[i] = pays && mean[i] < hedge && cand.arena_fits[i];
+      if (pays && !kForm[i].rt && mean[i] < hedge * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
       // OC] for the run-time transform) replace the convolution's.
@@ -495,7 +513,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
     }
     for (int i : {1, 3})
-      if (mean[i] >= 0.9 * mean[i - 1]) cand.allowed[i] = false;
+      if (mean[i] >= hedge * mean[i - 1]) cand.allowed[i] = false;
     if (forced >= 0)
       cand.wanted =
           fits(kForm[forced].m) && (!kForm[forced].rt || (fixed && o.weights == WeightStorage::F32)) ? forced : -1;
@@ -516,6 +534,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           if (cand.chunk[i] && cand.chunk[i] < s.out_c) lg << " in chunks of " << cand.chunk[i];
         }
       }
+      if (tuned) lg << " (tuned: F(2,3) " << tuned->ratio[0] << ", F(4,3) " << tuned->ratio[1] << " of direct)";
       cand.log = lg.str();
     }
     cands.push_back(std::move(cand));

@@ -59,6 +59,8 @@ struct Target {
   // to other threads costs a wake-up and moves its data between the cores'
   // caches, more than so small steps gain. x86: measured at 2 threads on
   // 32 models (bench/RESULTS.md): about 4 us of one core per step.
+  // A tuning file may measure it for the user's machine (tinyrt-tune
+  // --threads N, N > 1: "serial_step_ops").
   int64_t serial_step_ops = 750000;
   // Register tiles (pixels x channel vectors) the GEMM emitter may use on
   // this target, and the input-channel unroll; gemm_tile picks one per
@@ -126,6 +128,22 @@ struct Target {
     int mr, nv;
   };
   std::vector<TunedTile> tuned_tiles;
+  // Winograd forms measured on the user's machine (tinyrt-tune, --tuning
+  // FILE): a float 3x3 stride-1 convolution of exactly this geometry
+  // (input and output channels, output height and width, batch; fixed
+  // sizes) costs ratio[0] of its direct form's time as F(2,3) and ratio[1]
+  // as F(4,3): passes/winograd.cpp takes these in place of its estimate of
+  // those ratios (0: not measured, the estimate stays).
+  struct TunedWinograd {
+    int64_t ic, oc, out_h, out_w, batch;
+    double ratio[2];
+  };
+  std::vector<TunedWinograd> tuned_winograd;
+  const TunedWinograd *tuned_winograd_of(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w, int64_t batch) const {
+    for (const TunedWinograd &w : tuned_winograd)
+      if (w.ic == ic && w.oc == oc && w.out_h == out_h && w.out_w == out_w && w.batch == batch) return &w;
+    return nullptr;
+  }
   // The float tiles a tuner may try: every (mr, nv) whose accumulators,
   // weight vectors and a broadcast fit the vector registers, with at
   // least 4 accumulators: the target's candidates and table first, then the

@@ -73,3 +73,47 @@ TEST(Tuning, BadFilesAreUsageErrors) {
                 .find("\"oc\" -1 outside"),
             std::string::npos);
 }
+
+TEST(Tuning, WinogradRatiosAndTheSerialThreshold) {
+  Target t = resolve_target("x86-64-avx2");
+  const int64_t builtin = t.serial_step_ops;
+  apply_tuning(R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [],
+                   "winograd": [{"ic": 64, "oc": 64, "out_h": 56, "out_w": 56, "batch": 1, "f2": 0.61, "f4": 0.48},
+                                {"ic": 3, "oc": 16, "out_h": 32, "out_w": 32, "batch": 1, "f4": 1.2}],
+                   "serial_step_ops": 123456})",
+               "tune.json", t);
+  EXPECT_EQ(t.serial_step_ops, 123456);
+  EXPECT_NE(builtin, 123456);
+  const Target::TunedWinograd *w = t.tuned_winograd_of(64, 64, 56, 56, 1);
+  ASSERT_NE(w, nullptr);
+  EXPECT_DOUBLE_EQ(w->ratio[0], 0.61);
+  EXPECT_DOUBLE_EQ(w->ratio[1], 0.48);
+  const Target::TunedWinograd *only_f4 = t.tuned_winograd_of(3, 16, 32, 32, 1);
+  ASSERT_NE(only_f4, nullptr);
+  EXPECT_EQ(only_f4->ratio[0], 0);                             // not measured: the estimate stays
+  EXPECT_EQ(t.tuned_winograd_of(64, 64, 56, 56, 2), nullptr);  // another batch
+  // A file without them (an older tuner's) leaves the tables.
+  Target u = resolve_target("x86-64-avx2");
+  apply_tuning(file("x86-64-avx2", kTile), "tune.json", u);
+  EXPECT_EQ(u.serial_step_ops, builtin);
+  EXPECT_TRUE(u.tuned_winograd.empty());
+}
+
+TEST(Tuning, BadWinogradEntriesAndThresholdsAreUsageErrors) {
+  auto with = [](const std::string &extra) {
+    return R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [], )" + extra + "}";
+  };
+  EXPECT_NE(usage_error(with(R"("winograd": {})")).find("\"winograd\" is not a list"), std::string::npos);
+  EXPECT_NE(usage_error(with(R"("winograd": [{"ic": 8, "oc": 8, "out_h": 8, "out_w": 8}])"))
+                .find("winograd[0]: \"batch\" is not an integer"),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("winograd": [{"ic": 8, "oc": 8, "out_h": 8, "out_w": 8, "batch": 1, "f2": -1}])"))
+                .find("winograd[0]: \"f2\" is not a ratio"),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("winograd": [{"ic": 0, "oc": 8, "out_h": 8, "out_w": 8, "batch": 1}])"))
+                .find("\"ic\" is not an integer in [1,"),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("serial_step_ops": -5)")).find("\"serial_step_ops\" is not an integer >= 0"),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("serial_step_ops": "many")")).find("\"serial_step_ops\""), std::string::npos);
+}

@@ -132,6 +132,36 @@ TEST(Winograd, BudgetGoesToTheLargerGainPerByte) {
   EXPECT_GE(more.trades.at(0).gain, more.trades.at(1).gain);
 }
 
+// Forms measured on the user's machine (tinyrt-tune: Target::
+// tuned_winograd) replace the estimate's ratio for their geometry only.
+std::string taken_with_tuning(const std::vector<Target::TunedWinograd> &tuned) {
+  Target t = resolve_target("x86-64-avx2");
+  t.tuned_winograd = tuned;
+  Program p;
+  p.graph = parse_graph(kConv3x3);
+  p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+  p.graph.limits.arena_budget_given = true;
+  PassContext c{p, t, nullptr};
+  run_pipeline(c, mode(WinogradMode::Auto), "winograd");
+  // (A layer that wants no form makes no trade.)
+  EXPECT_LE(p.trades.size(), 1u);
+  const std::string taken = p.trades.empty() ? "direct" : p.trades[0].taken;
+  EXPECT_EQ(count_kernels(p, KernelKind::WinogradIn) > 0, taken != "direct") << taken;
+  return taken;
+}
+
+TEST(Winograd, TunedRatiosReplaceTheEstimate) {
+  const std::string estimated = taken_with_tuning({});
+  ASSERT_NE(estimated, "direct");  // the estimate wants a form for this layer
+  // kConv3x3: 32 -> 32 channels, 16x16 output, batch 1.
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {1.5, 2.0}}}), "direct");   // measured slower
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.5, 0.49}}}), "F(2,3)");  // F(4,3) not 3 % better
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.9, 0.6}}}), "F(4,3)");
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.98, 0.99}}}), "direct");  // within the 3 % margin of direct
+  // Another geometry's measurements leave this layer to the estimate.
+  EXPECT_EQ(taken_with_tuning({{32, 32, 8, 8, 1, {2.0, 2.0}}, {32, 16, 16, 16, 1, {2.0, 2.0}}}), estimated);
+}
+
 // A layer whose transformed weights the budget leaves no room for takes
 // its form with the weights transformed at run time (the 3x3 weights kept,
 // no bytes added), a chunk of output channels at a time.

@@ -1,0 +1,425 @@
+#include "tune.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "util/process.h"
+
+namespace tinyrt::tune {
+
+json Perf::run(const std::string &model, const std::vector<std::string> &extra, int n_runs) const {
+  std::vector<std::string> argv = {perf,
+                                   model,
+                                   "--target",
+                                   target,
+                                   "--json",
+                                   "--runs",
+                                   std::to_string(n_runs > 0 ? n_runs : runs),
+                                   "--threads",
+                                   std::to_string(threads)};
+  if (std::find(extra.begin(), extra.end(), "--winograd") == extra.end())
+    argv.insert(argv.end(), {"--winograd", winograd});
+  if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  if (verbose) fprintf(stderr, "tinyrt-tune: running %s\n", shell_quote(argv).c_str());
+  ProcessResult r = run_process(argv);
+  // The JSON is the last line starting with '{' (progress lines may come before it).
+  size_t at = r.output.rfind("\n{");
+  at = at == std::string::npos ? r.output.find('{') : at + 1;
+  json j = r.exit_code == 0 && at != std::string::npos ? json::parse(r.output.substr(at), nullptr, false) : json();
+  if (r.exit_code != 0 || !j.is_object())
+    throw std::runtime_error(shell_quote(argv) + " failed (" + std::to_string(r.exit_code) + "):\n" + r.output);
+  if (!j.contains(measure_key) || !j[measure_key].is_number())
+    throw std::runtime_error("tinyrt-perf printed no " + measure_key + " for " + model);
+  return j;
+}
+
+double Perf::total(const std::string &model, int n_runs) const {
+  return run(model, {}, n_runs)[measure_key].get<double>();
+}
+
+int Perf::runs_for(double ms) const {
+  return counted() ? 1 : (int)std::min(5000.0, std::max((double)runs, 400.0 / std::max(ms, 1e-3)));
+}
+
+namespace {
+
+const char *unit(const Perf &p) { return p.counted() ? "instructions" : "ms"; }
+
+// ---- GEMM tiles ----------------------------------------------------------
+
+using Tile = std::pair<int, int>;  // mr, nv; {0, 0}: the built-in choice
+
+std::string key_text(const TileKey &k) {
+  return "oc " + std::to_string(std::get<0>(k)) + ", row " + std::to_string(std::get<1>(k)) + ", ic " +
+         std::to_string(std::get<2>(k)) + (std::get<3>(k) ? ", linear" : "");
+}
+
+// One model measured with one tile: per geometry, its float GEMM steps
+// and their summed cost, and the tile each took. (Keyed by geometry, not
+// by step: a forced tile may change the Winograd choices, and so which
+// steps there are; only geometries with as many steps as the built-in
+// build's compare.)
+struct Cost {
+  int steps = 0;
+  double cost = 0;
+  Tile tile{0, 0};
+};
+using Measurement = std::map<TileKey, Cost>;
+
+Measurement measure_tile(const Perf &p, const std::string &model, Tile tile) {
+  std::vector<std::string> extra = {"--profile"};
+  if (tile.first)
+    extra.insert(extra.end(), {"--gemm-tile", std::to_string(tile.first) + "," + std::to_string(tile.second)});
+  json j = p.run(model, extra);
+  if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
+  Measurement m;
+  for (const json &row : j["profile"]) {
+    if (row.value("family", "") != "gemm" || !row.contains("gemm") || !row["gemm"].contains("tile_class")) continue;
+    const json &c = row["gemm"]["tile_class"];
+    Cost &k = m[TileKey{c["oc"], c["row"], c["ic"], c["linear"]}];
+    k.steps++;
+    k.cost += row[p.measure_key].get<double>();
+    k.tile = Tile{row["tile"]["mr"], row["tile"]["nr"].get<int>() / p.lanes};
+  }
+  return m;
+}
+
+}  // namespace
+
+// Each candidate tile is forced on every model (tinyrt-perf --gemm-tile
+// --profile) and every float GEMM step's cost kept under its geometry
+// (the JSON's gemm.tile_class). A geometry takes the candidate with the
+// least cost summed over the layers and models that have it, when that is
+// at least `margin` below the built-in choice's.
+TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int rounds, double margin,
+                      const Clock &clock, const std::vector<std::pair<int, int>> &candidates) {
+  TileResult res;
+  res.candidates = candidates.size();
+  // best[model][tile]: per geometry, the least cost over the rounds.
+  std::map<std::string, std::map<Tile, Measurement>> best;
+  std::set<Tile> complete;  // tiles measured on every model
+  const size_t total =
+      (candidates.size() + 1 + (candidates.size() ? (candidates.size() - 1) / 8 : 0)) * models.size() * (size_t)rounds;
+  size_t done = 0;
+  for (int round = 0; round < rounds && !res.out_of_time; ++round) {
+    // The built-in choice again after every 8 candidates: its least cost
+    // is not left to one measurement at the start.
+    std::vector<Tile> order = {Tile{0, 0}};
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      order.push_back(candidates[i]);
+      if (i % 8 == 7 && i + 1 < candidates.size()) order.push_back(Tile{0, 0});
+    }
+    for (Tile tile : order) {
+      for (const std::string &m : models) {
+        if (clock.over() && tile.first) {
+          res.out_of_time = true;
+          break;
+        }
+        Measurement r = measure_tile(p, m, tile);
+        ++done;
+        Measurement &b = best[m][tile];
+        double sum = 0;
+        for (const auto &kc : r) {
+          sum += kc.second.cost;
+          auto it = b.find(kc.first);
+          if (it == b.end())
+            b[kc.first] = kc.second;
+          else if (it->second.steps == kc.second.steps)
+            it->second.cost = std::min(it->second.cost, kc.second.cost);
+        }
+        fprintf(stderr, "tinyrt-tune: tiles [%zu/%zu] %s tile %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", done, total,
+                m.c_str(),
+                tile.first ? (std::to_string(tile.first) + "," + std::to_string(tile.second)).c_str() : "built-in", sum,
+                unit(p), clock.elapsed(), clock.limit);
+      }
+      if (res.out_of_time) break;
+      if (tile.first && round == 0) complete.insert(tile);
+    }
+  }
+  res.complete = complete.size();
+
+  // Per geometry: the built-in tile's cost and each complete candidate's,
+  // summed over the models whose steps of that geometry it measured.
+  struct Sum {
+    Tile builtin{0, 0};
+    int steps = 0;
+    double builtin_cost = 0;
+    std::map<Tile, double> cost;
+    std::set<Tile> partial;  // a model without as many steps of this geometry
+  };
+  std::map<TileKey, Sum> sums;
+  for (auto &mb : best) {
+    const Measurement &base = mb.second[Tile{0, 0}];
+    for (const auto &kc : base) {
+      res.tiles.of_model[mb.first].insert(kc.first);
+      Sum &s = sums[kc.first];
+      s.builtin = kc.second.tile;
+      s.steps += kc.second.steps;
+      s.builtin_cost += kc.second.cost;
+      for (Tile c : complete) {
+        const Measurement &v = mb.second[c];
+        auto it = v.find(kc.first);
+        if (it == v.end() || it->second.steps != kc.second.steps)
+          s.partial.insert(c);
+        else
+          s.cost[c] += it->second.cost;
+      }
+    }
+  }
+  res.geometries = sums.size();
+  for (const auto &ks : sums) {
+    const Sum &s = ks.second;
+    Tile pick{0, 0};
+    double pick_cost = s.builtin_cost;
+    for (const auto &c : s.cost)
+      if (c.first != s.builtin && !s.partial.count(c.first) && c.second < pick_cost)
+        pick = c.first, pick_cost = c.second;
+    res.before += s.builtin_cost;
+    if (!pick.first || pick_cost > (1 - margin) * s.builtin_cost) {
+      res.after += s.builtin_cost;
+      // The best other tile, for the log.
+      Tile other{0, 0};
+      double other_cost = 0;
+      for (const auto &c : s.cost)
+        if (c.first != s.builtin && !s.partial.count(c.first) && (!other.first || c.second < other_cost))
+          other = c.first, other_cost = c.second;
+      if (other.first && s.builtin_cost > 0)
+        fprintf(stderr, "tinyrt-tune: %s: keeps %dx%d (the best other, %dx%d, %.3f of its cost over %d steps)\n",
+                key_text(ks.first).c_str(), s.builtin.first, s.builtin.second, other.first, other.second,
+                other_cost / s.builtin_cost, s.steps);
+      continue;
+    }
+    res.after += pick_cost;
+    const TileKey &k = ks.first;
+    res.tiles.list[k] = json({{"kind", "float"},
+                              {"oc", std::get<0>(k)},
+                              {"row", std::get<1>(k)},
+                              {"ic", std::get<2>(k)},
+                              {"linear", std::get<3>(k)},
+                              {"mr", pick.first},
+                              {"nv", pick.second},
+                              {"builtin", {s.builtin.first, s.builtin.second}},
+                              {"steps", s.steps},
+                              {"cost", pick_cost},
+                              {"builtin_cost", s.builtin_cost}});
+    fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n", key_text(k).c_str(),
+            pick.first, pick.second, s.builtin.first, s.builtin.second, pick_cost / s.builtin_cost, s.steps);
+  }
+  return res;
+}
+
+// ---- Winograd forms ------------------------------------------------------
+
+namespace {
+
+// One model built with one --winograd mode: per 3x3 convolution (its
+// first ONNX node), its geometry, the summed cost of its steps (direct: one;
+// a form: input transform, product, output transform, per band or chunk)
+// and whether it ran as Winograd.
+struct ConvCost {
+  WinogradKey key{};
+  double cost = 0;
+  bool winograd = false;
+};
+using ConvCosts = std::map<std::string, ConvCost>;
+
+ConvCosts measure_convs(const Perf &p, const std::string &model, const std::string &mode) {
+  json j = p.run(model, {"--profile", "--winograd", mode});
+  if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
+  // Steps of a convolution share its nodes; one of them (the direct step
+  // or the input transform) carries its geometry.
+  ConvCosts convs;
+  std::map<std::string, double> cost_of_node;
+  for (const json &row : j["profile"]) {
+    if (!row.contains("nodes") || row["nodes"].empty()) continue;
+    const std::string node = row["nodes"][0];
+    cost_of_node[node] += row[p.measure_key].get<double>();
+    if (row.contains("winograd_class")) {
+      const json &c = row["winograd_class"];
+      ConvCost &cc = convs[node];
+      cc.key = WinogradKey{c["ic"], c["oc"], c["out_h"], c["out_w"], c["batch"]};
+      cc.winograd = cc.winograd || row.value("family", "") == "winograd_in";
+    }
+  }
+  for (auto &kv : convs) kv.second.cost = cost_of_node[kv.first];
+  return convs;
+}
+
+const char *const kModes[3] = {"off", "f2", "f4"};
+
+}  // namespace
+
+// Every model is built with --winograd off, f2 and f4 (each form forced
+// on every eligible convolution, not budgeted) and each convolution's steps
+// are timed (--profile). Per geometry, the forms' cost over the direct
+// form's, summed over the convolutions of that geometry in all models:
+// the compiler takes these ratios instead of its estimate (passes/
+// winograd.cpp), so that budgets still choose among the forms.
+WinogradResult tune_winograd(const Perf &p, const std::vector<std::string> &models, int rounds, const Clock &clock) {
+  WinogradResult res;
+  // best[model][mode]: per convolution, the least cost over the rounds.
+  std::map<std::string, ConvCosts> best[3];
+  const size_t total = 3 * models.size() * (size_t)rounds;
+  size_t done = 0;
+  std::set<std::string> complete;  // models measured in every mode
+  for (int round = 0; round < rounds && !res.out_of_time; ++round) {
+    for (const std::string &m : models) {
+      // A model without a 3x3 convolution is measured once.
+      if (round > 0 && best[0][m].empty()) continue;
+      for (int mode = 0; mode < 3 && !res.out_of_time; ++mode) {
+        if (clock.over()) {
+          res.out_of_time = true;
+          break;
+        }
+        ConvCosts c = measure_convs(p, m, kModes[mode]);
+        ++done;
+        ConvCosts &b = best[mode][m];
+        double sum = 0;
+        for (const auto &kv : c) {
+          sum += kv.second.cost;
+          auto it = b.find(kv.first);
+          if (it == b.end())
+            b[kv.first] = kv.second;
+          else
+            it->second.cost = std::min(it->second.cost, kv.second.cost);
+        }
+        fprintf(stderr,
+                "tinyrt-tune: winograd [%zu/%zu] %s --winograd %s: %zu 3x3 convolutions %.6g %s (%.0f of %.0f s)\n",
+                done, total, m.c_str(), kModes[mode], c.size(), sum, unit(p), clock.elapsed(), clock.limit);
+        if (mode == 0 && c.empty()) break;
+        if (mode == 2 && round == 0) complete.insert(m);
+      }
+    }
+  }
+  // Per geometry: the direct and forms' costs summed over the convolutions
+  // that ran direct in the off build and as Winograd in both forms' builds.
+  struct Sum {
+    double cost[3] = {};
+    int convs = 0;
+  };
+  std::map<WinogradKey, Sum> sums;
+  for (const std::string &m : complete) {
+    for (const auto &kv : best[0][m]) {
+      const ConvCost &d = kv.second;
+      auto f2 = best[1][m].find(kv.first), f4 = best[2][m].find(kv.first);
+      if (d.winograd || f2 == best[1][m].end() || f4 == best[2][m].end() || !f2->second.winograd ||
+          !f4->second.winograd || d.cost <= 0)
+        continue;
+      Sum &s = sums[d.key];
+      s.cost[0] += d.cost;
+      s.cost[1] += f2->second.cost;
+      s.cost[2] += f4->second.cost;
+      s.convs++;
+      res.forms.of_model[m].insert(d.key);
+    }
+  }
+  res.geometries = sums.size();
+  for (const auto &ks : sums) {
+    const auto &[ic, oc, h, w, batch] = ks.first;
+    const Sum &s = ks.second;
+    const double r2 = s.cost[1] / s.cost[0], r4 = s.cost[2] / s.cost[0];
+    res.forms.list[ks.first] = json({{"ic", ic},
+                                     {"oc", oc},
+                                     {"out_h", h},
+                                     {"out_w", w},
+                                     {"batch", batch},
+                                     {"f2", r2},
+                                     {"f4", r4},
+                                     {"convs", s.convs},
+                                     {"direct_cost", s.cost[0]}});
+    fprintf(stderr,
+            "tinyrt-tune: 3x3 %lld->%lld at %lldx%lld: F(2,3) %.3f, F(4,3) %.3f of direct over %d convolutions\n",
+            (long long)ic, (long long)oc, (long long)h, (long long)w, r2, r4, s.convs);
+  }
+  return res;
+}
+
+// ---- The serial-step threshold -------------------------------------------
+
+bool SerialResult::flips(const std::string &m) const {
+  if (threshold < 0 || !models.contains(m)) return false;
+  const double ops = models[m]["mean_step_ops"];
+  return (ops < (double)threshold) != (ops < (double)builtin);
+}
+
+// Every model runs whole with its steps shared by the threads
+// (--serial-step-ops 0) and on the calling thread alone (a threshold no
+// model reaches); a model that stays shared (a recurrent one) does not
+// count. The threshold is the one that costs the models least, their
+// costs taken relative to each model's faster way: between the two
+// models' mean step sizes around it, at their geometric mean, so that it
+// carries over to other models. The tables' threshold stands when it does
+// as well.
+SerialResult tune_serial(const Perf &p, const std::vector<std::string> &models, int rounds, int64_t builtin,
+                         const Clock &clock) {
+  SerialResult res;
+  res.builtin = builtin;
+  if (p.counted() || p.threads < 2) return res;
+  struct Two {
+    double ops = 0, cost[2] = {1e300, 1e300};  // shared, serial
+    int runs = 0;
+  };
+  std::map<std::string, Two> two;
+  const char *const kWays[2] = {"0", "1000000000000000"};
+  const size_t total = 2 * models.size() * (size_t)rounds;
+  size_t done = 0;
+  for (int round = 0; round < rounds && !clock.over(); ++round) {
+    for (const std::string &m : models) {
+      for (int way = 0; way < 2 && !clock.over(); ++way) {
+        if (round > 0 && (!two.count(m) || two[m].runs == 0)) break;  // shares its steps whatever the threshold
+        Two &t = two[m];
+        // Runs for about 0.4 s a measurement, from a first untimed one.
+        if (!t.runs) t.runs = p.runs_for(p.total(m));
+        json j = p.run(m, {"--serial-step-ops", kWays[way]}, t.runs);
+        ++done;
+        if (way == 1 && !j.value("steps_serial", false)) {
+          two.erase(m);
+          break;
+        }
+        t.ops = j["mean_step_ops"];
+        t.cost[way] = std::min(t.cost[way], j[p.measure_key].get<double>());
+        fprintf(stderr, "tinyrt-tune: serial [%zu/%zu] %s %s: %.6g ms (%.3g operations a step; %.0f of %.0f s)\n", done,
+                total, m.c_str(), way ? "on one thread" : "shared", j[p.measure_key].get<double>(), t.ops,
+                clock.elapsed(), clock.limit);
+      }
+    }
+  }
+  std::vector<std::pair<double, double>> pts;  // (mean step ops, serial cost / shared cost)
+  for (const auto &kv : two) {
+    const Two &t = kv.second;
+    if (t.cost[0] >= 1e300 || t.cost[1] >= 1e300) continue;
+    pts.push_back({t.ops, t.cost[1] / t.cost[0]});
+    res.models[kv.first] = {{"mean_step_ops", t.ops}, {"shared", t.cost[0]}, {"serial", t.cost[1]}};
+  }
+  if (pts.empty()) return res;
+  res.measured = true;
+  std::sort(pts.begin(), pts.end());
+  // Cost of a threshold: models below it serial, the others shared, each
+  // relative to its faster way.
+  auto cost = [&](double th) {
+    double c = 0;
+    for (auto [ops, r] : pts) c += ops < th ? r / std::min(r, 1.0) : 1.0 / std::min(r, 1.0);
+    return c;
+  };
+  const double base = cost((double)builtin);
+  double best_cost = base, best_th = (double)builtin;
+  for (size_t i = 0; i <= pts.size(); ++i) {
+    // Between pts[i-1] and pts[i]: every threshold there costs the same.
+    const double lo = i ? pts[i - 1].first : 0, hi = i < pts.size() ? pts[i].first : 0;
+    const double th = i == 0 ? pts[0].first / 2 : i == pts.size() ? lo * 2 : std::sqrt(std::max(lo, 1.0) * hi);
+    if (i && i < pts.size() && lo == hi) continue;
+    if (cost(th) < best_cost - 1e-9) best_cost = cost(th), best_th = th;
+  }
+  if (best_th != (double)builtin) res.threshold = std::max<int64_t>(1, (int64_t)best_th);
+  fprintf(stderr,
+          "tinyrt-tune: serial threshold %lld operations a step (tables: %lld): %zu models cost %.4g of their faster "
+          "way in all (tables: %.4g)\n",
+          (long long)(res.threshold >= 0 ? res.threshold : builtin), (long long)builtin, pts.size(),
+          best_cost / (double)pts.size(), base / (double)pts.size());
+  return res;
+}
+
+}  // namespace tinyrt::tune

@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""tinyrt-tune (a short budget) on a model with 3x3 convolutions and one
+without: the file gives each of the first's 3x3 geometries its Winograd
+forms' measured ratios to direct (positive figures), timed at two threads
+on x86 it measures the serial-step threshold on both models, and a compile
+with the file takes the measured ratios (-v says "tuned"). The file is
+left at OUT for the tools' own tests (--tuning).
+
+  check_tune.py TINYRT_TUNE TINYRT_COMPILE TARGET OUT CONV_MODEL OTHER_MODEL
+"""
+import json
+import subprocess
+import sys
+
+
+def main():
+    tune, compile_tool, target, out, conv_model, other_model = sys.argv[1:7]
+    timed = target == "host" or target.startswith("x86")
+    args = [tune, conv_model, other_model, "--target", target, "--minutes", "0.4", "--runs", "5", "-o", out]
+    if timed:
+        args += ["--threads", "2"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    assert "geometries tuned" in r.stdout, log
+    with open(out) as f:
+        j = json.load(f)
+    # Measured before the check, which may give a slowed model's entries back:
+    # the stage's own lines name every 3x3 geometry with its two ratios.
+    stage = [l for l in log.splitlines() if l.startswith("tinyrt-tune: 3x3 ")]
+    assert any(" 16->16 at 32x32: F(2,3) " in l for l in stage), log
+    for e in j["winograd"]:
+        assert e["f2"] > 0 and e["f4"] > 0 and e["convs"] >= 1, e
+    if timed:
+        sm = j.get("serial_models", {})
+        assert set(sm) == {conv_model, other_model}, sm
+        assert all(v["shared"] > 0 and v["serial"] > 0 and v["mean_step_ops"] > 0 for v in sm.values()), sm
+    else:
+        assert "serial_models" not in j and "serial_step_ops" not in j, j
+    if j["winograd"]:
+        c = subprocess.run([compile_tool, conv_model, "--target", target, "--tuning", out, "-o", out + ".model", "-v"],
+                           capture_output=True, text=True)
+        assert c.returncode == 0, c.stdout + c.stderr
+        assert "(tuned: F(2,3) " in c.stdout + c.stderr, c.stdout + c.stderr
+    print(f"{target}: {len(stage)} 3x3 geometries measured, {len(j['winograd'])} kept; "
+          f"{len(j['tiles'])} tiles; serial threshold {j.get('serial_step_ops', 'as the tables')}")
+
+
+if __name__ == "__main__":
+    main()
