@@ -39,8 +39,9 @@ inline void add_weights_option(CLI::App &app, WeightStorage &w) {
 
 inline void add_tuning_option(CLI::App &app, std::string &file) {
   app.add_option("--tuning", file,
-                 "FILE: register tiles measured on this machine by tinyrt-tune, by layer geometry (layers it did not "
-                 "measure keep the built-in tables; the tiles are part of the model hash)");
+                 "FILE: choices measured on this machine by tinyrt-tune (register tiles, Winograd forms, the "
+                 "serial-step threshold), by layer geometry (layers it did not measure keep the built-in tables; what "
+                 "it says is part of the model hash)");
 }
 
 inline void add_gemm_tile_option(CLI::App &app, std::string &tile) {

@@ -10,11 +10,13 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tinyrt_artifact.h"
+#include "device.h"
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
@@ -273,6 +275,11 @@ int main(int argc, char **argv) {
                "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on "
                "ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
+  std::string device;
+  app.add_option("--device", device,
+                 "CMD: time the model on a device: CMD runs its argument, a shell command line, there (e.g. 'ssh "
+                 "pi@raspberrypi'); the runner built for the target, the model and its inputs are copied into a fresh "
+                 "directory there and removed after (ARM targets are then timed, not counted)");
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);
@@ -302,9 +309,12 @@ int main(int argc, char **argv) {
     // Every runner invocation below reads the same inputs (--input).
     std::vector<std::string> in_args;
     if (!inputs.empty()) in_args = write_inputs(a, inputs, work);
+    // --device: the runs on the device, timed there (for any target).
+    std::unique_ptr<Device> dev;
+    if (!device.empty()) dev = std::make_unique<Device>(device, a.target, m);
     auto runner = [&](std::vector<std::string> args, const std::vector<std::string> &emulator_args = {}) {
       args.insert(args.end(), in_args.begin(), in_args.end());
-      return run_runner(a.target, m, args, emulator_args);
+      return dev ? dev->run(args) : run_runner(a.target, m, args, emulator_args);
     };
     nlohmann::json j;
     j["model"] = model;
@@ -331,7 +341,8 @@ int main(int argc, char **argv) {
     j["mean_step_ops"] = steps ? ops / (double)steps : 0.0;
     j["steps_serial"] = serial;
     j["compile_seconds"] = a.compile_seconds;
-    if (host_tools(a.target).emulator.empty()) {
+    if (dev) j["device"] = device;
+    if (dev || host_tools(a.target).emulator.empty()) {
       ProcessResult r = runner(
           {"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)});
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);

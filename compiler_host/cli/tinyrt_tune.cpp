@@ -75,12 +75,16 @@ int main(int argc, char **argv) {
   app.add_option("--winograd", p.winograd, "as tinyrt-compile (auto: the Winograd forms and their GEMMs are tuned too)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
+  app.add_option("--device", p.device,
+                 "CMD: time on a device (tinyrt-perf --device: CMD runs a shell command line there, e.g. 'ssh "
+                 "pi@raspberrypi'); ARM targets are then timed there instead of counted under qemu");
   app.add_flag("-v,--verbose", p.verbose, "print each tinyrt-perf command it runs");
   CLI11_PARSE(app, argc, argv);
 
   try {
     tinyrt::Target tg = tinyrt::resolve_target(target);
-    const bool counted = tg.name.rfind("x86", 0) != 0;  // ARM: instructions under qemu
+    // ARM without a device: instructions under qemu.
+    const bool counted = tg.name.rfind("x86", 0) != 0 && p.device.empty();
     p.perf = self_dir() + "/tinyrt-perf";
     if (access(p.perf.c_str(), X_OK) != 0)
       throw std::runtime_error("tinyrt-perf not found beside tinyrt-tune: " + p.perf);
@@ -107,7 +111,9 @@ int main(int argc, char **argv) {
     auto write = [&] {
       json j = {{"tinyrt_tuning", 1},
                 {"target", tg.name},
-                {"measured_on", counted ? "qemu (" + tg.cpu + "), executed instructions" : cpu},
+                {"measured_on", counted             ? "qemu (" + tg.cpu + "), executed instructions"
+                                : !p.device.empty() ? "device: " + p.device
+                                                    : cpu},
                 {"measure", p.measure_key},
                 {"threads", p.threads},
                 {"models", models},

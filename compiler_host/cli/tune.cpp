@@ -22,6 +22,7 @@ json Perf::run(const std::string &model, const std::vector<std::string> &extra, 
   if (std::find(extra.begin(), extra.end(), "--winograd") == extra.end())
     argv.insert(argv.end(), {"--winograd", winograd});
   if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
+  if (!device.empty()) argv.insert(argv.end(), {"--device", device});
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (verbose) fprintf(stderr, "tinyrt-tune: running %s\n", shell_quote(argv).c_str());
   ProcessResult r = run_process(argv);

@@ -35,6 +35,7 @@ struct Perf {
   // before it chose (a forced --gemm-tile replaces its tiles).
   std::string tuning;
   bool verbose = false;  // print each tinyrt-perf command
+  std::string device;    // tinyrt-perf --device: timed on a device
   bool counted() const { return measure_key == "guest_instructions"; }
   // tinyrt-perf's --json object for `model` with `extra` options (its
   // --winograd replaces the tuner's); n_runs 0: `runs`. Throws with the
