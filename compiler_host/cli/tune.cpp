@@ -1,10 +1,10 @@
 #include "tune.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "driver/tuning.h"
 #include "util/process.h"
 
 namespace tinyrt::tune {
@@ -349,11 +349,9 @@ bool SerialResult::flips(const std::string &m) const {
 // Every model runs whole with its steps shared by the threads
 // (--serial-step-ops 0) and on the calling thread alone (a threshold no
 // model reaches); a model that stays shared (a recurrent one) does not
-// count. The threshold is the one that costs the models least, their
-// costs taken relative to each model's faster way: between the two
-// models' mean step sizes around it, at their geometric mean, so that it
-// carries over to other models. The tables' threshold stands when it does
-// as well.
+// count. The threshold is driver/tuning.h's choose_serial_threshold: the
+// one that costs the models least, none more than 2 % slower than the
+// tables run it.
 SerialResult tune_serial(const Perf &p, const std::vector<std::string> &models, int rounds, int64_t builtin,
                          const Clock &clock) {
   SerialResult res;
@@ -388,38 +386,22 @@ SerialResult tune_serial(const Perf &p, const std::vector<std::string> &models, 
       }
     }
   }
-  std::vector<std::pair<double, double>> pts;  // (mean step ops, serial cost / shared cost)
+  std::vector<SerialPoint> pts;
   for (const auto &kv : two) {
     const Two &t = kv.second;
     if (t.cost[0] >= 1e300 || t.cost[1] >= 1e300) continue;
-    pts.push_back({t.ops, t.cost[1] / t.cost[0]});
+    pts.push_back({t.ops, t.cost[0], t.cost[1]});
     res.models[kv.first] = {{"mean_step_ops", t.ops}, {"shared", t.cost[0]}, {"serial", t.cost[1]}};
   }
   if (pts.empty()) return res;
   res.measured = true;
-  std::sort(pts.begin(), pts.end());
-  // Cost of a threshold: models below it serial, the others shared, each
-  // relative to its faster way.
-  auto cost = [&](double th) {
-    double c = 0;
-    for (auto [ops, r] : pts) c += ops < th ? r / std::min(r, 1.0) : 1.0 / std::min(r, 1.0);
-    return c;
-  };
-  const double base = cost((double)builtin);
-  double best_cost = base, best_th = (double)builtin;
-  for (size_t i = 0; i <= pts.size(); ++i) {
-    // Between pts[i-1] and pts[i]: every threshold there costs the same.
-    const double lo = i ? pts[i - 1].first : 0, hi = i < pts.size() ? pts[i].first : 0;
-    const double th = i == 0 ? pts[0].first / 2 : i == pts.size() ? lo * 2 : std::sqrt(std::max(lo, 1.0) * hi);
-    if (i && i < pts.size() && lo == hi) continue;
-    if (cost(th) < best_cost - 1e-9) best_cost = cost(th), best_th = th;
-  }
-  if (best_th != (double)builtin) res.threshold = std::max<int64_t>(1, (int64_t)best_th);
+  double cost = 0, builtin_cost = 0;
+  const int64_t th = choose_serial_threshold(pts, builtin, 0.02, &cost, &builtin_cost);
+  if (th != builtin) res.threshold = th;
   fprintf(stderr,
           "tinyrt-tune: serial threshold %lld operations a step (tables: %lld): %zu models cost %.4g of their faster "
           "way in all (tables: %.4g)\n",
-          (long long)(res.threshold >= 0 ? res.threshold : builtin), (long long)builtin, pts.size(),
-          best_cost / (double)pts.size(), base / (double)pts.size());
+          (long long)th, (long long)builtin, pts.size(), cost / (double)pts.size(), builtin_cost / (double)pts.size());
   return res;
 }
 

@@ -1,5 +1,8 @@
 #include "driver/tuning.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "ir/error.h"
@@ -72,6 +75,38 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t) {
       bad("\"serial_step_ops\" is not an integer >= 0 (arithmetic operations per step)");
     t.serial_step_ops = v;
   }
+}
+
+int64_t choose_serial_threshold(std::vector<SerialPoint> pts, int64_t builtin, double slack, double *cost_out,
+                                double *builtin_cost_out) {
+  std::sort(pts.begin(), pts.end(),
+            [](const SerialPoint &a, const SerialPoint &b) { return a.mean_step_ops < b.mean_step_ops; });
+  auto way = [](const SerialPoint &p, double th) { return p.mean_step_ops < th ? p.serial : p.shared; };
+  // The summed relative cost, or infinity when a model is slower than the
+  // tables run it by more than `slack`.
+  auto cost = [&](double th) {
+    double c = 0;
+    for (const SerialPoint &p : pts) {
+      if (way(p, th) > (1 + slack) * way(p, (double)builtin)) return (double)INFINITY;
+      c += way(p, th) / std::min(p.serial, p.shared);
+    }
+    return c;
+  };
+  const double base = cost((double)builtin);
+  double best_cost = base, best = (double)builtin;
+  for (size_t i = 0; i <= pts.size(); ++i) {
+    // Below every model (all shared), between models i-1 and i, above every one (all serial).
+    const double lo = i ? pts[i - 1].mean_step_ops : 0, hi = i < pts.size() ? pts[i].mean_step_ops : 0;
+    if (i && i < pts.size() && lo == hi) continue;
+    const double th = i == 0            ? std::floor(hi / 2)
+                      : i == pts.size() ? std::ceil(lo * 2)
+                                        : std::sqrt(std::max(lo, 1.0) * hi);
+    const double c = cost(th);
+    if (c < best_cost - 1e-9) best_cost = c, best = th;
+  }
+  if (cost_out) *cost_out = best_cost;
+  if (builtin_cost_out) *builtin_cost_out = base;
+  return best == (double)builtin ? builtin : std::max<int64_t>(0, (int64_t)std::llround(best));
 }
 
 }  // namespace tinyrt

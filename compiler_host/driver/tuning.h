@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "target/target.h"
 
@@ -28,5 +29,25 @@ namespace tinyrt {
 // a missing field or a tile outside the target's registers is a usage
 // error naming the file and the problem.
 void apply_tuning(const std::string &text, const std::string &path, Target &t);
+
+// A model timed at more than one thread with its steps shared by the
+// threads and on the calling thread alone, and its steps' mean arithmetic
+// operations (ir/program.h kernel_ops).
+struct SerialPoint {
+  double mean_step_ops, shared, serial;
+};
+// The serial-step threshold (Target::serial_step_ops: steps below it run
+// on one thread) that costs these models least, each model's cost taken
+// relative to its faster way: every threshold between two models' mean
+// step sizes costs the same, and the one taken is their geometric mean,
+// so that it carries over to other models. Only thresholds under which no
+// model is slower than under `builtin` (the tables') by more than `slack`
+// count: a single threshold cannot serve models that disagree (a model
+// faster alone with bigger steps than one faster shared), and tuning must
+// not trade one model's time for another's. `builtin` when none costs
+// less. `cost` and `builtin_cost` (when given) receive the summed
+// relative costs.
+int64_t choose_serial_threshold(std::vector<SerialPoint> pts, int64_t builtin, double slack = 0.02,
+                                double *cost = nullptr, double *builtin_cost = nullptr);
 
 }  // namespace tinyrt

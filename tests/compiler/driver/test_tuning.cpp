@@ -117,3 +117,39 @@ TEST(Tuning, BadWinogradEntriesAndThresholdsAreUsageErrors) {
             std::string::npos);
   EXPECT_NE(usage_error(with(R"("serial_step_ops": "many")")).find("\"serial_step_ops\""), std::string::npos);
 }
+
+TEST(Tuning, SerialThresholdSeparatesTheModelsThatRunFasterAlone) {
+  // Small steps faster on one thread, big ones faster shared.
+  std::vector<SerialPoint> pts = {{5e4, 1.2, 1.0}, {2e5, 1.1, 1.0}, {8e5, 1.0, 1.5}, {3e6, 1.0, 1.9}};
+  double cost = 0, builtin_cost = 0;
+  int64_t th = choose_serial_threshold(pts, 2000000, 0.02, &cost, &builtin_cost);
+  EXPECT_EQ(th, 400000);                // the geometric mean of 2e5 and 8e5
+  EXPECT_DOUBLE_EQ(cost, 4.0);          // every model its faster way
+  EXPECT_DOUBLE_EQ(builtin_cost, 4.5);  // the tables ran the 8e5 one alone
+  // A threshold the tables already have in the best interval stays.
+  EXPECT_EQ(choose_serial_threshold(pts, 300000), 300000);
+  // Every model faster shared: below the smallest.
+  std::vector<SerialPoint> shared = {{5e4, 1.0, 1.2}, {2e5, 1.0, 1.1}};
+  EXPECT_LE(choose_serial_threshold(shared, 750000), 50000);
+  // Every model faster alone: above the largest.
+  std::vector<SerialPoint> alone = {{5e4, 1.2, 1.0}, {2e5, 1.1, 1.0}};
+  EXPECT_GT(choose_serial_threshold(alone, 1000), 200000);
+}
+
+TEST(Tuning, SerialThresholdSlowsNoModelAgainstTheTables) {
+  // Measured at 2 threads (Zen 4): the smallest model runs faster shared,
+  // the next faster alone, the third faster shared; the tables run all
+  // three alone. All shared would cost least (the second 10 % slower):
+  // not taken; the threshold between the second and the third is.
+  std::vector<SerialPoint> pts = {{5.28e4, 0.0083, 0.0112}, {9.09e4, 0.0564, 0.0513}, {4.83e5, 0.0362, 0.0481}};
+  int64_t th = choose_serial_threshold(pts, 750000);
+  EXPECT_GT(th, 90900);
+  EXPECT_LT(th, 483000);
+  // With room for a 15 % loss the cheapest is taken.
+  EXPECT_LT(choose_serial_threshold(pts, 750000, 0.15), 52800);
+  // Two models faster each way the other way round: between them.
+  std::vector<SerialPoint> mixed = {{1e5, 1.3, 1.0}, {1.2e5, 1.0, 1.05}, {1e7, 1.0, 2.0}};
+  int64_t m = choose_serial_threshold(mixed, 0);
+  EXPECT_GT(m, 100000);
+  EXPECT_LT(m, 120000);
+}
