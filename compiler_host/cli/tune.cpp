@@ -49,6 +49,23 @@ namespace {
 
 const char *unit(const Perf &p) { return p.counted() ? "instructions" : "ms"; }
 
+// Keeps, key by key, the least cost of a measurement and those before it
+// (entries that `same` says do not compare keep the first); returns the
+// measurement's summed cost.
+template <class Map, class Same>
+double keep_least(Map &best, const Map &measured, Same same) {
+  double sum = 0;
+  for (const auto &kv : measured) {
+    sum += kv.second.cost;
+    auto it = best.find(kv.first);
+    if (it == best.end())
+      best[kv.first] = kv.second;
+    else if (same(it->second, kv.second))
+      it->second.cost = std::min(it->second.cost, kv.second.cost);
+  }
+  return sum;
+}
+
 // ---- GEMM tiles ----------------------------------------------------------
 
 using Tile = std::pair<int, int>;  // mr, nv; {0, 0}: the built-in choice
@@ -121,16 +138,9 @@ TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int
         }
         Measurement r = measure_tile(p, m, tile);
         ++done;
-        Measurement &b = best[m][tile];
-        double sum = 0;
-        for (const auto &kc : r) {
-          sum += kc.second.cost;
-          auto it = b.find(kc.first);
-          if (it == b.end())
-            b[kc.first] = kc.second;
-          else if (it->second.steps == kc.second.steps)
-            it->second.cost = std::min(it->second.cost, kc.second.cost);
-        }
+        // (A geometry whose step count changed does not compare.)
+        const double sum =
+            keep_least(best[m][tile], r, [](const Cost &x, const Cost &y) { return x.steps == y.steps; });
         fprintf(stderr, "tinyrt-tune: tiles [%zu/%zu] %s tile %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", done, total,
                 m.c_str(),
                 tile.first ? (std::to_string(tile.first) + "," + std::to_string(tile.second)).c_str() : "built-in", sum,
@@ -277,16 +287,7 @@ WinogradResult tune_winograd(const Perf &p, const std::vector<std::string> &mode
         }
         ConvCosts c = measure_convs(p, m, kModes[mode]);
         ++done;
-        ConvCosts &b = best[mode][m];
-        double sum = 0;
-        for (const auto &kv : c) {
-          sum += kv.second.cost;
-          auto it = b.find(kv.first);
-          if (it == b.end())
-            b[kv.first] = kv.second;
-          else
-            it->second.cost = std::min(it->second.cost, kv.second.cost);
-        }
+        const double sum = keep_least(best[mode][m], c, [](const ConvCost &, const ConvCost &) { return true; });
         fprintf(stderr,
                 "tinyrt-tune: winograd [%zu/%zu] %s --winograd %s: %zu 3x3 convolutions %.6g %s (%.0f of %.0f s)\n",
                 done, total, m.c_str(), kModes[mode], c.size(), sum, unit(p), clock.elapsed(), clock.limit);
