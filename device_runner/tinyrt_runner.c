@@ -14,6 +14,9 @@
  * --out: outputs concatenated in descriptor order.
  * --runs/--warmup: timed runs; prints "median_ms=X min_ms=Y p90_ms=A
  *   p99_ms=B runs=N threads=T".
+ * --gap-us N: sleeps N microseconds before each timed (and profiled) run,
+ *   untimed, as an application that runs the model now and then: the
+ *   pool's threads stop spinning and sleep between runs, as they would.
  * --compare-threads N: also runs with N threads and fails unless every
  *   output byte equals the single-thread result.
  * --profile N: runs the model N more times with the runtime's step hook
@@ -30,6 +33,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,15 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* --gap-us: an untimed pause before a run (none for us <= 0). */
+static void pause_us(int us) {
+  struct timespec ts;
+  if (us <= 0) return;
+  ts.tv_sec = us / 1000000;
+  ts.tv_nsec = (long)(us % 1000000) * 1000L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -208,7 +221,7 @@ static int run_once(runner *r) {
 
 int main(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, mark = 0, verify = 0, i;
+  int threads = 1, runs = 0, warmup = 0, compare = 0, profile = 0, mark = 0, verify = 0, gap_us = 0, i;
   void *lib;
   const tinyrt_model *m;
   runner r;
@@ -240,6 +253,8 @@ int main(int argc, char **argv) {
       profile = atoi(v);
     else if (!strcmp(a, "--mark-steps"))
       mark = atoi(v);
+    else if (!strcmp(a, "--gap-us"))
+      gap_us = atoi(v);
     else
       return fail("unknown option", a);
     ++i;
@@ -270,6 +285,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < runs; ++i) {
       double t0;
       restore_inputs(&r, &saved);
+      pause_us(gap_us);
       t0 = now_ms();
       if (run_once(&r)) return 1;
       t[i] = now_ms() - t0;
@@ -296,6 +312,7 @@ int main(int argc, char **argv) {
     if (runner_init(&rp, m, threads, &log, 0) || load_inputs(&rp, in)) return 1;
     for (log.run = 0; log.run < profile; ++log.run) {
       restore_inputs(&rp, &saved);
+      pause_us(gap_us);
       if (run_once(&rp)) return 1;
     }
     for (k = 0; k < m->num_steps; ++k) {

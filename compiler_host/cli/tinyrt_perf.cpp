@@ -275,6 +275,11 @@ int main(int argc, char **argv) {
                "per-kernel table: median ms, share, GFLOP/s on the host; guest instructions per kernel under qemu on "
                "ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
+  int gap_us = 0;
+  app.add_option("--gap-us", gap_us,
+                 "an untimed pause before each timed run, as an application that runs the model now and then (the "
+                 "pool's threads then sleep between runs); timed runs only")
+      ->check(CLI::Range(0, 10000000));
   std::string device;
   app.add_option("--device", device,
                  "CMD: time the model on a device: CMD runs its argument, a shell command line, there (e.g. 'ssh "
@@ -342,9 +347,10 @@ int main(int argc, char **argv) {
     j["steps_serial"] = serial;
     j["compile_seconds"] = a.compile_seconds;
     if (dev) j["device"] = device;
+    if (gap_us > 0) j["gap_us"] = gap_us;
     if (dev || host_tools(a.target).emulator.empty()) {
-      ProcessResult r = runner(
-          {"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)});
+      ProcessResult r = runner({"--runs", std::to_string(runs), "--warmup", std::to_string(warmup), "--threads",
+                                std::to_string(threads), "--gap-us", std::to_string(gap_us)});
       if (r.exit_code != 0) fail_internal("runner failed: " + r.output);
       j["median_ms"] = field(r.output, "median_ms");
       j["min_ms"] = field(r.output, "min_ms");
@@ -353,13 +359,14 @@ int main(int argc, char **argv) {
       j["p99_ms"] = field(r.output, "p99_ms");
       j["runs"] = runs;
       if (profile || !trace.empty()) {
-        ProcessResult pr =
-            runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads)});
+        ProcessResult pr = runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads),
+                                   "--gap-us", std::to_string(gap_us)});
         if (pr.exit_code != 0) fail_internal("runner failed: " + pr.output);
         j["profile"] = profile_table(pr.output, a);
         if (!trace.empty()) write_trace(trace, j["profile"]);
       }
     } else {
+      if (gap_us > 0) fail_usage("--gap-us pauses timed runs: use a host target or --device (ARM runs are counted)");
       if (!trace.empty())
         fail_usage(
             "--trace times kernels on this machine: use a host target (--profile counts ARM instructions per kernel)");

@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
   app.add_option("--device", p.device,
                  "CMD: time on a device (tinyrt-perf --device: CMD runs a shell command line there, e.g. 'ssh "
                  "pi@raspberrypi'); ARM targets are then timed there instead of counted under qemu");
+  app.add_option("--gap-us", p.gap_us,
+                 "time each run after this untimed pause, as an application that runs the model now and then (its "
+                 "pool's threads sleep between runs: the serial-step threshold depends on it); timed runs only")
+      ->check(CLI::Range(0, 10000000));
   app.add_flag("-v,--verbose", p.verbose, "print each tinyrt-perf command it runs");
   CLI11_PARSE(app, argc, argv);
 
@@ -94,6 +98,9 @@ int main(int argc, char **argv) {
     p.runs = counted ? 1 : runs;
     if (counted) rounds = 1;
     if (margin < 0) margin = counted ? 0.005 : 0.03;
+    if (counted && p.gap_us > 0)
+      throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage,
+                                 "--gap-us pauses timed runs: ARM targets are counted under qemu without --device");
     if (counted && p.threads > 1)
       fprintf(stderr,
               "tinyrt-tune: instructions under qemu count one thread: the serial-step threshold is not measured\n");
@@ -116,6 +123,7 @@ int main(int argc, char **argv) {
                                                     : cpu},
                 {"measure", p.measure_key},
                 {"threads", p.threads},
+                {"gap_us", p.gap_us},
                 {"models", models},
                 {"candidates_measured", (int)tiles.complete},
                 {"candidates", (int)tiles.candidates},

@@ -23,6 +23,7 @@ json Perf::run(const std::string &model, const std::vector<std::string> &extra, 
     argv.insert(argv.end(), {"--winograd", winograd});
   if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
   if (!device.empty()) argv.insert(argv.end(), {"--device", device});
+  if (gap_us > 0) argv.insert(argv.end(), {"--gap-us", std::to_string(gap_us)});
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (verbose) fprintf(stderr, "tinyrt-tune: running %s\n", shell_quote(argv).c_str());
   ProcessResult r = run_process(argv);
@@ -42,7 +43,7 @@ double Perf::total(const std::string &model, int n_runs) const {
 }
 
 int Perf::runs_for(double ms) const {
-  return counted() ? 1 : (int)std::min(5000.0, std::max((double)runs, 400.0 / std::max(ms, 1e-3)));
+  return counted() ? 1 : (int)std::min(5000.0, std::max((double)runs, 400.0 / std::max(ms + gap_us * 1e-3, 1e-3)));
 }
 
 namespace {
@@ -259,28 +260,32 @@ ConvCosts measure_convs(const Perf &p, const std::string &model, const std::stri
   return convs;
 }
 
-const char *const kModes[3] = {"off", "f2", "f4"};
+// Direct, then the forms in Target::TunedWinograd's order.
+constexpr int kModeCount = 5;
+const char *const kModes[kModeCount] = {"off", "f2", "f4", "f2rt", "f4rt"};
 
 }  // namespace
 
-// Every model is built with --winograd off, f2 and f4 (each form forced
-// on every eligible convolution, not budgeted) and each convolution's steps
-// are timed (--profile). Per geometry, the forms' cost over the direct
-// form's, summed over the convolutions of that geometry in all models:
-// the compiler takes these ratios instead of its estimate (passes/
-// winograd.cpp), so that budgets still choose among the forms.
+// Every model is built with --winograd off, f2, f4, f2rt and f4rt (each
+// form forced on every eligible convolution, not budgeted; the rt forms
+// transform the weights at run time in chunks of 16 output channels) and
+// each convolution's steps are timed (--profile). Per geometry, the
+// forms' cost over the direct form's, summed over the convolutions of that
+// geometry in all models: the compiler takes these ratios instead of its
+// estimate (passes/winograd.cpp), so that budgets still choose among the
+// forms.
 WinogradResult tune_winograd(const Perf &p, const std::vector<std::string> &models, int rounds, const Clock &clock) {
   WinogradResult res;
-  // best[model][mode]: per convolution, the least cost over the rounds.
-  std::map<std::string, ConvCosts> best[3];
-  const size_t total = 3 * models.size() * (size_t)rounds;
+  // best[mode][model]: per convolution, the least cost over the rounds.
+  std::map<std::string, ConvCosts> best[kModeCount];
+  const size_t total = kModeCount * models.size() * (size_t)rounds;
   size_t done = 0;
   std::set<std::string> complete;  // models measured in every mode
   for (int round = 0; round < rounds && !res.out_of_time; ++round) {
     for (const std::string &m : models) {
       // A model without a 3x3 convolution is measured once.
       if (round > 0 && best[0][m].empty()) continue;
-      for (int mode = 0; mode < 3 && !res.out_of_time; ++mode) {
+      for (int mode = 0; mode < kModeCount && !res.out_of_time; ++mode) {
         if (clock.over()) {
           res.out_of_time = true;
           break;
@@ -292,50 +297,61 @@ WinogradResult tune_winograd(const Perf &p, const std::vector<std::string> &mode
                 "tinyrt-tune: winograd [%zu/%zu] %s --winograd %s: %zu 3x3 convolutions %.6g %s (%.0f of %.0f s)\n",
                 done, total, m.c_str(), kModes[mode], c.size(), sum, unit(p), clock.elapsed(), clock.limit);
         if (mode == 0 && c.empty()) break;
-        if (mode == 2 && round == 0) complete.insert(m);
+        if (mode == kModeCount - 1 && round == 0) complete.insert(m);
       }
     }
   }
   // Per geometry: the direct and forms' costs summed over the convolutions
-  // that ran direct in the off build and as Winograd in both forms' builds.
+  // that ran direct in the off build and as Winograd in the forms' builds
+  // (a form some convolution of the geometry did not take, as an rt form
+  // where it cannot apply, is left out).
   struct Sum {
-    double cost[3] = {};
+    double cost[kModeCount] = {};
+    bool missing[kModeCount] = {};
     int convs = 0;
   };
   std::map<WinogradKey, Sum> sums;
   for (const std::string &m : complete) {
     for (const auto &kv : best[0][m]) {
       const ConvCost &d = kv.second;
-      auto f2 = best[1][m].find(kv.first), f4 = best[2][m].find(kv.first);
-      if (d.winograd || f2 == best[1][m].end() || f4 == best[2][m].end() || !f2->second.winograd ||
-          !f4->second.winograd || d.cost <= 0)
-        continue;
+      if (d.winograd || d.cost <= 0) continue;
       Sum &s = sums[d.key];
       s.cost[0] += d.cost;
-      s.cost[1] += f2->second.cost;
-      s.cost[2] += f4->second.cost;
       s.convs++;
+      for (int mode = 1; mode < kModeCount; ++mode) {
+        auto f = best[mode][m].find(kv.first);
+        if (f == best[mode][m].end() || !f->second.winograd)
+          s.missing[mode] = true;
+        else
+          s.cost[mode] += f->second.cost;
+      }
       res.forms.of_model[m].insert(d.key);
     }
   }
-  res.geometries = sums.size();
   for (const auto &ks : sums) {
     const auto &[ic, oc, h, w, batch] = ks.first;
     const Sum &s = ks.second;
-    const double r2 = s.cost[1] / s.cost[0], r4 = s.cost[2] / s.cost[0];
-    res.forms.list[ks.first] = json({{"ic", ic},
-                                     {"oc", oc},
-                                     {"out_h", h},
-                                     {"out_w", w},
-                                     {"batch", batch},
-                                     {"f2", r2},
-                                     {"f4", r4},
-                                     {"convs", s.convs},
-                                     {"direct_cost", s.cost[0]}});
-    fprintf(stderr,
-            "tinyrt-tune: 3x3 %lld->%lld at %lldx%lld: F(2,3) %.3f, F(4,3) %.3f of direct over %d convolutions\n",
-            (long long)ic, (long long)oc, (long long)h, (long long)w, r2, r4, s.convs);
+    json e = {{"ic", ic},
+              {"oc", oc},
+              {"out_h", h},
+              {"out_w", w},
+              {"batch", batch},
+              {"convs", s.convs},
+              {"direct_cost", s.cost[0]}};
+    std::string text;
+    for (int mode = 1; mode < kModeCount; ++mode) {
+      if (s.missing[mode]) continue;
+      e[kModes[mode]] = s.cost[mode] / s.cost[0];
+      char buf[64];
+      snprintf(buf, sizeof buf, "%s%s %.3f", text.empty() ? "" : ", ", kModes[mode], s.cost[mode] / s.cost[0]);
+      text += buf;
+    }
+    if (text.empty()) continue;  // no form measured
+    res.forms.list[ks.first] = e;
+    fprintf(stderr, "tinyrt-tune: 3x3 %lld->%lld at %lldx%lld: %s of direct over %d convolutions\n", (long long)ic,
+            (long long)oc, (long long)h, (long long)w, text.c_str(), s.convs);
   }
+  res.geometries = res.forms.list.size();
   return res;
 }
 

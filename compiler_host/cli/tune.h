@@ -36,6 +36,7 @@ struct Perf {
   std::string tuning;
   bool verbose = false;  // print each tinyrt-perf command
   std::string device;    // tinyrt-perf --device: timed on a device
+  int gap_us = 0;        // tinyrt-perf --gap-us: a pause before each timed run
   bool counted() const { return measure_key == "guest_instructions"; }
   // tinyrt-perf's --json object for `model` with `extra` options (its
   // --winograd replaces the tuner's); n_runs 0: `runs`. Throws with the

@@ -173,8 +173,8 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     o << "tuned_tile=float oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic << " linear=" << tt.linear
       << " tile=" << tt.mr << "," << tt.nv << "\n";
   for (const Target::TunedWinograd &w : t.tuned_winograd) {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.17g,%.17g", w.ratio[0], w.ratio[1]);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%.17g,%.17g,%.17g,%.17g", w.ratio[0], w.ratio[1], w.ratio[2], w.ratio[3]);
     o << "tuned_winograd=ic=" << w.ic << " oc=" << w.oc << " out=" << w.out_h << "x" << w.out_w << " batch=" << w.batch
       << " ratios=" << buf << "\n";
   }

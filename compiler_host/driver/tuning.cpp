@@ -54,9 +54,9 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t) {
           bad(at + ": \"" + k + "\" is not an integer in [1, " + std::to_string(INT32_MAX) + "]");
         return e[k];
       };
-      Target::TunedWinograd w{num("ic"), num("oc"), num("out_h"), num("out_w"), num("batch"), {0, 0}};
+      Target::TunedWinograd w{num("ic"), num("oc"), num("out_h"), num("out_w"), num("batch"), {0, 0, 0, 0}};
       int k = 0;
-      for (const char *f : {"f2", "f4"}) {
+      for (const char *f : {"f2", "f4", "f2rt", "f4rt"}) {
         if (e.contains(f)) {
           // The form's time over the direct convolution's: positive and
           // finite (a ratio of measured times or counts).

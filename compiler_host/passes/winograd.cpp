@@ -476,7 +476,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     // direct form's replaces the estimate's ratio (fixed sizes only).
     const Target::TunedWinograd *tuned =
         fixed ? t.tuned_winograd_of(s.in_c, s.out_c, s.out_h, s.out_w, s.batch) : nullptr;
-    auto tuned_ratio = [&](int i) { return tuned ? tuned->ratio[kForm[i].m == 2 ? 0 : 1] : 0.0; };
+    auto tuned_ratio = [&](int i) { return tuned ? tuned->ratio[i] : 0.0; };
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[kForms];
@@ -484,10 +484,13 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       direct.push_back(direct_cost(e.s, t).total());
       for (int i = 0; i < kForms; ++i) {
         double c_i = winograd_cost(e.s, t, kForm[i].m, e.run_h, e.run_w, cand.bands[i]).total();
-        // Measured whole (one band): the estimate's cost of bands on top.
-        if (tuned_ratio(i) > 0)
-          c_i = direct.back() * tuned_ratio(i) * c_i / winograd_cost(e.s, t, kForm[i].m, false, false, 1).total();
         if (kForm[i].rt && cand.chunk[i] > 0) c_i += runtime_weights_cost(e.s, t, kForm[i].m, cand.chunk[i]);
+        // Measured: stored forms whole (one band: the estimate's cost of
+        // bands on top), rt forms in chunks of 16 channels (fewer, larger
+        // chunks cost no more).
+        if (tuned_ratio(i) > 0)
+          c_i = direct.back() * tuned_ratio(i) *
+                (kForm[i].rt ? 1.0 : c_i / winograd_cost(e.s, t, kForm[i].m, false, false, 1).total());
         cost[i].push_back(c_i);
       }
     }
@@ -495,7 +498,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     // 10 % to be wanted (by kTunedMargin where measured); every form that
     // beats direct so remains one of the budgets' choices, F(4,3) only
     // where it beats F(2,3) so too.
-    const double hedge = tuned ? 1 - kTunedMargin : 0.9;
+    auto hedge = [&](int i) { return tuned_ratio(i) > 0 ? 1 - kTunedMargin : 0.9; };
     double best = 1.0, mean[kForms] = {};
     for (int i = 0; i < kForms; ++i) {
       double sum = 0, worst = 0;
@@ -503,8 +506,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       mean[i] = sum / (double)at.size();
       const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0;
-      cand.allowed[i] = pays && mean[i] < hedge && cand.arena_fits[i];
-      if (pays && !kForm[i].rt && mean[i] < hedge * best) best = mean[i], cand.wanted = i;
+      cand.allowed[i] = pays && mean[i] < hedge(i) && cand.arena_fits[i];
+      if (pays && !kForm[i].rt && mean[i] < hedge(i) * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
       // OC] for the run-time transform) replace the convolution's.
@@ -513,7 +516,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
     }
     for (int i : {1, 3})
-      if (mean[i] >= hedge * mean[i - 1]) cand.allowed[i] = false;
+      if (mean[i] >= hedge(i) * mean[i - 1]) cand.allowed[i] = false;
     if (forced >= 0)
       cand.wanted =
           fits(kForm[forced].m) && (!kForm[forced].rt || (fixed && o.weights == WeightStorage::F32)) ? forced : -1;
@@ -534,7 +537,12 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           if (cand.chunk[i] && cand.chunk[i] < s.out_c) lg << " in chunks of " << cand.chunk[i];
         }
       }
-      if (tuned) lg << " (tuned: F(2,3) " << tuned->ratio[0] << ", F(4,3) " << tuned->ratio[1] << " of direct)";
+      if (tuned) {
+        lg << " (tuned, of direct:";
+        for (int i = 0; i < kForms; ++i)
+          if (tuned->ratio[i] > 0) lg << " " << form_name(i) << " " << tuned->ratio[i];
+        lg << ")";
+      }
       cand.log = lg.str();
     }
     cands.push_back(std::move(cand));
@@ -581,9 +589,12 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       why += " in chunks of " + std::to_string(chunk[cd.kernel]) + " output channels (" +
              (budgeted ? "the arena budget" : "forced forms: 16") + ")";
     if (c.log) *c.log << cd.log << " -> " << form_name(f) << why << "\n";
-    if (budgeted && w >= 0)
+    // (A form taken where no stored form was wanted: an rt form measured
+    // to pay where the stored ones do not, --tuning.)
+    if (budgeted && (w >= 0 || f >= 0))
       p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(w), form_name(f),
-                          bytes, cd.bytes[w], f >= 0 ? cd.gain[f] : 0, cd.gain[w], (int)bands[cd.kernel]});
+                          bytes, w >= 0 ? cd.bytes[w] : 0, f >= 0 ? cd.gain[f] : 0, w >= 0 ? cd.gain[w] : 0,
+                          (int)bands[cd.kernel]});
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("

@@ -131,12 +131,13 @@ struct Target {
   // Winograd forms measured on the user's machine (tinyrt-tune, --tuning
   // FILE): a float 3x3 stride-1 convolution of exactly this geometry
   // (input and output channels, output height and width, batch; fixed
-  // sizes) costs ratio[0] of its direct form's time as F(2,3) and ratio[1]
-  // as F(4,3): passes/winograd.cpp takes these in place of its estimate of
-  // those ratios (0: not measured, the estimate stays).
+  // sizes) costs ratio[i] of its direct form's time as F(2,3), F(4,3),
+  // F(2,3)/rt and F(4,3)/rt (weights transformed at run time, in chunks of
+  // 16 output channels): passes/winograd.cpp takes these in place of its
+  // estimate of those ratios (0: not measured, the estimate stays).
   struct TunedWinograd {
     int64_t ic, oc, out_h, out_w, batch;
-    double ratio[2];
+    double ratio[4];
   };
   std::vector<TunedWinograd> tuned_winograd;
   const TunedWinograd *tuned_winograd_of(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w, int64_t batch) const {

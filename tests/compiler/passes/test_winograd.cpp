@@ -154,10 +154,14 @@ TEST(Winograd, TunedRatiosReplaceTheEstimate) {
   const std::string estimated = taken_with_tuning({});
   ASSERT_NE(estimated, "direct");  // the estimate wants a form for this layer
   // kConv3x3: 32 -> 32 channels, 16x16 output, batch 1.
-  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {1.5, 2.0}}}), "direct");   // measured slower
-  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.5, 0.49}}}), "F(2,3)");  // F(4,3) not 3 % better
-  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.9, 0.6}}}), "F(4,3)");
-  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.98, 0.99}}}), "direct");  // within the 3 % margin of direct
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {1.5, 2.0, 1.6, 2.1}}}), "direct");    // measured slower
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.5, 0.49, 0.6, 0.59}}}), "F(2,3)");  // F(4,3) not 3 % better
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.9, 0.6, 0.95, 0.7}}}), "F(4,3)");
+  // The weights transformed at run time measured faster (adding no bytes).
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.9, 0.6, 0.95, 0.5}}}), "F(4,3)/rt");
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {1.5, 2.0, 0.8, 2.1}}}), "F(2,3)/rt");
+  EXPECT_EQ(taken_with_tuning({{32, 32, 16, 16, 1, {0.98, 0.99, 0.99, 1.2}}}),
+            "direct");  // within the 3 % margin of direct
   // Another geometry's measurements leave this layer to the estimate.
   EXPECT_EQ(taken_with_tuning({{32, 32, 8, 8, 1, {2.0, 2.0}}, {32, 16, 16, 16, 1, {2.0, 2.0}}}), estimated);
 }
