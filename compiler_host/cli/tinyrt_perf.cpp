@@ -17,6 +17,7 @@
 
 #include "tinyrt_artifact.h"
 #include "device.h"
+#include "device_options.h"
 #include "tool_common.h"
 #include "custom_op_options.h"
 #include "quantize_option.h"
@@ -276,15 +277,8 @@ int main(int argc, char **argv) {
                "ARM targets (adds \"profile\" to --json)");
   app.add_option("--trace", trace, "write the per-kernel medians as a Chrome trace-event file (implies --profile)");
   int gap_us = 0;
-  app.add_option("--gap-us", gap_us,
-                 "an untimed pause before each timed run, as an application that runs the model now and then (the "
-                 "pool's threads then sleep between runs); timed runs only")
-      ->check(CLI::Range(0, 10000000));
   std::string device;
-  app.add_option("--device", device,
-                 "CMD: time the model on a device: CMD runs its argument, a shell command line, there (e.g. 'ssh "
-                 "pi@raspberrypi'); the runner built for the target, the model and its inputs are copied into a fresh "
-                 "directory there and removed after (ARM targets are then timed, not counted)");
+  add_device_options(app, device, gap_us);
   CustomOpArgs custom;
   add_custom_op_options(app, custom, true);
   CLI11_PARSE(app, argc, argv);

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "device_options.h"
 #include "ir/error.h"
 #include "target/target.h"
 #include "tune.h"
@@ -75,13 +76,7 @@ int main(int argc, char **argv) {
   app.add_option("--winograd", p.winograd, "as tinyrt-compile (auto: the Winograd forms and their GEMMs are tuned too)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
-  app.add_option("--device", p.device,
-                 "CMD: time on a device (tinyrt-perf --device: CMD runs a shell command line there, e.g. 'ssh "
-                 "pi@raspberrypi'); ARM targets are then timed there instead of counted under qemu");
-  app.add_option("--gap-us", p.gap_us,
-                 "time each run after this untimed pause, as an application that runs the model now and then (its "
-                 "pool's threads sleep between runs: the serial-step threshold depends on it); timed runs only")
-      ->check(CLI::Range(0, 10000000));
+  tinyrt::add_device_options(app, p.device, p.gap_us);
   app.add_flag("-v,--verbose", p.verbose, "print each tinyrt-perf command it runs");
   CLI11_PARSE(app, argc, argv);
 

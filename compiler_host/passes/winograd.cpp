@@ -43,9 +43,10 @@
 // The parts of a layer (bands, chunks) of one size share their values and
 // so their kernels' code (Kernel::code_key); at most kMaxParts a layer.
 // A tuning file (tinyrt-tune, Target::tuned_winograd) gives, for the
-// geometries it measured, each stored form's time over the direct form's
-// on the user's machine: that ratio replaces the estimate's, and a form
-// must beat the best so far by 3 % instead of 10 %.
+// geometries it measured, each form's time over the direct form's on the
+// user's machine: that ratio replaces the estimate's (an rt form's never
+// below its stored form's plus the estimated transform), and a measured
+// form must beat the best so far by 3 % instead of 10 %.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
