@@ -8,16 +8,10 @@ namespace tinyrt {
 
 namespace {
 
-// One shell word: single-quoted, its quotes spelled '\''.
-std::string quote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
+// The device's shell gets every word quoted (a path may hold anything).
 std::string quote_line(const std::vector<std::string> &words) {
   std::string line;
-  for (const std::string &w : words) line += (line.empty() ? "" : " ") + quote(w);
+  for (const std::string &w : words) line += (line.empty() ? "" : " ") + shell_word(w);
   return line;
 }
 
@@ -27,14 +21,14 @@ std::string quote_line(const std::vector<std::string> &words) {
 // with stdin from `stdin_file` (default /dev/null: ssh would read the
 // terminal).
 ProcessResult Device::remote(const std::string &line, const std::string &stdin_file, double timeout) const {
-  const std::string local =
-      command_ + " " + quote(line) + " < " + quote(stdin_file.empty() ? std::string("/dev/null") : stdin_file);
+  const std::string local = command_ + " " + shell_word(line) + " < " +
+                            shell_word(stdin_file.empty() ? std::string("/dev/null") : stdin_file);
   return run_process({"/bin/sh", "-c", local}, timeout);
 }
 
 std::string Device::copy(const std::string &local, const std::string &name) {
   const std::string there = dir_ + "/" + name;
-  ProcessResult r = remote("cat > " + quote(there) + " && chmod +x " + quote(there), local);
+  ProcessResult r = remote("cat > " + shell_word(there) + " && chmod +x " + shell_word(there), local);
   if (r.exit_code != 0)
     fail_usage("--device '" + command_ + "': cannot copy " + local + " to " + there + ": " + r.output);
   return there;
@@ -54,12 +48,12 @@ Device::Device(const std::string &command, const Target &t, const BuiltModel &m)
     runner_ = copy(runner_path(t), "tinyrt-runner");
     model_ = copy(m.so_path, std::filesystem::path(m.so_path).filename().string());
   } catch (...) {
-    remote("rm -rf " + quote(dir_));
+    remote("rm -rf " + shell_word(dir_));
     throw;
   }
 }
 
-Device::~Device() { remote("rm -rf " + quote(dir_)); }
+Device::~Device() { remote("rm -rf " + shell_word(dir_)); }
 
 ProcessResult Device::run(const std::vector<std::string> &args, double timeout_seconds) {
   std::vector<std::string> words = {runner_, model_, symbol_};

@@ -100,11 +100,11 @@ double count_instructions(const Runner &runner, int runs, const std::string &wor
   return field(s, "guest_instructions");
 }
 
-// The artifact's fusion groups (label, ONNX nodes, family, FLOPs) joined
-// with one figure per step: the median milliseconds on the host, or the
-// guest instructions per run under qemu.
-nlohmann::json join_steps(const Artifact &a, const std::vector<double> &per_step, const char *key) {
-  nlohmann::json groups = nlohmann::json::parse(a.json)["fusion_groups"];
+// The artifact's fusion groups (label, ONNX nodes, family, FLOPs: the
+// compile JSON's "fusion_groups") joined with one figure per step: the
+// median milliseconds on the host, or the guest instructions per run under
+// qemu.
+nlohmann::json join_steps(const nlohmann::json &groups, const std::vector<double> &per_step, const char *key) {
   if (per_step.size() != groups.size())
     fail_internal("runner profiled " + std::to_string(per_step.size()) + " steps, the model has " +
                   std::to_string(groups.size()));
@@ -129,7 +129,7 @@ nlohmann::json join_steps(const Artifact &a, const std::vector<double> &per_step
 }
 
 // Per-step medians from the runner's --profile output.
-nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
+nlohmann::json profile_table(const std::string &runner_out, const nlohmann::json &groups) {
   std::vector<double> ms;
   std::istringstream in(runner_out);
   std::string line;
@@ -141,13 +141,13 @@ nlohmann::json profile_table(const std::string &runner_out, const Artifact &a) {
       ms.push_back(v);
     }
   }
-  return join_steps(a, ms, "median_ms");
+  return join_steps(groups, ms, "median_ms");
 }
 
 // Per-step guest instructions under qemu: the runner marks each step of
 // `runs` runs (--mark-steps) and the icount plugin sums the instructions
 // between the marks.
-nlohmann::json count_steps(const Runner &runner, const Artifact &a, int runs, const std::string &work) {
+nlohmann::json count_steps(const Runner &runner, const nlohmann::json &groups, int runs, const std::string &work) {
   std::string out = (fs::path(work) / "icount-steps.txt").string();
   std::string plugin = icount_plugin_path();
   if (!fs::exists(plugin)) fail_usage("QEMU plugin missing: " + plugin);
@@ -166,9 +166,8 @@ nlohmann::json count_steps(const Runner &runner, const Artifact &a, int runs, co
   }
   // The plugin lists the steps up to the last one that ran: the steps of a
   // branch not taken at the end ran no instructions.
-  size_t steps = nlohmann::json::parse(a.json)["fusion_groups"].size();
-  if (per_step.size() < steps) per_step.resize(steps, 0.0);
-  return join_steps(a, per_step, "guest_instructions");
+  if (per_step.size() < groups.size()) per_step.resize(groups.size(), 0.0);
+  return join_steps(groups, per_step, "guest_instructions");
 }
 
 void print_profile(const nlohmann::json &rows) {
@@ -324,6 +323,7 @@ int main(int argc, char **argv) {
     j["weights_bytes"] = a.weights_bytes;
     j["code_bytes"] = a.code_bytes;
     const nlohmann::json report = nlohmann::json::parse(a.json);
+    const nlohmann::json &groups = report["fusion_groups"];
     j["budgets"] = report["budgets"];  // the weights budget beside the bytes
     // Whether the steps run on the calling thread alone (Target::
     // serial_step_ops against their mean arithmetic operations; tinyrt-tune
@@ -331,7 +331,7 @@ int main(int argc, char **argv) {
     double ops = 0;
     bool serial = false;
     size_t steps = 0;
-    for (const nlohmann::json &g : report["fusion_groups"]) {
+    for (const nlohmann::json &g : groups) {
       if (g.value("family", "") == "output_dims") continue;  // the run-time dims' step: not a kernel
       ops += g.value("ops", 0.0);
       serial = serial || g.value("serial", false);
@@ -356,7 +356,7 @@ int main(int argc, char **argv) {
         ProcessResult pr = runner({"--profile", std::to_string(std::max(runs, 1)), "--threads", std::to_string(threads),
                                    "--gap-us", std::to_string(gap_us)});
         if (pr.exit_code != 0) fail_internal("runner failed: " + pr.output);
-        j["profile"] = profile_table(pr.output, a);
+        j["profile"] = profile_table(pr.output, groups);
         if (!trace.empty()) write_trace(trace, j["profile"]);
       }
     } else {
@@ -373,7 +373,7 @@ int main(int argc, char **argv) {
       j["guest_instructions"] = (int64_t)((cn - c1) / n);
       j["median_ms"] = nullptr;
       j["min_ms"] = nullptr;
-      if (profile) j["profile"] = count_steps(runner, a, n, work);
+      if (profile) j["profile"] = count_steps(runner, groups, n, work);
     }
     fs::remove_all(work);
     if (json) {

@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
     WinogradResult wino;
     SerialResult serial;
     TileResult tiles;
-    tiles.candidates = tg.tile_candidates().size();
+    const std::vector<std::pair<int, int>> cands = tg.tile_candidates();
+    tiles.candidates = cands.size();
     auto write = [&] {
       json j = {{"tinyrt_tuning", 1},
                 {"target", tg.name},
@@ -137,7 +138,7 @@ int main(int argc, char **argv) {
     p.tuning = out;
     if (p.winograd == "auto") wino = tune_winograd(p, models, rounds, clock);
     write();
-    tiles = tune_tiles(p, models, rounds, margin, clock, tg.tile_candidates());
+    tiles = tune_tiles(p, models, rounds, margin, clock, cands);
     write();
     p.tuning.clear();
     // Each model with the file against the tables, alternated (x86: three
@@ -159,9 +160,8 @@ int main(int argc, char **argv) {
       }
       const bool keep = tuned <= base * (1 + slack);
       verified[m] = {{"builtin", base}, {"tuned", tuned}, {"kept", keep}};
-      fprintf(stderr, "tinyrt-tune: check %s: %.6g -> %.6g %s (%.3f)%s (%.0f s)\n", m.c_str(), base, tuned,
-              counted ? "instructions" : "ms", tuned / base, keep ? "" : ": slower, its geometries keep the tables",
-              clock.elapsed());
+      fprintf(stderr, "tinyrt-tune: check %s: %.6g -> %.6g %s (%.3f)%s (%.0f s)\n", m.c_str(), base, tuned, p.unit(),
+              tuned / base, keep ? "" : ": slower, its geometries keep the tables", clock.elapsed());
       if (!keep) {
         tiles.tiles.drop_model(m);
         wino.forms.drop_model(m);
@@ -179,8 +179,8 @@ int main(int argc, char **argv) {
         serial.threshold >= 0 ? std::to_string(serial.threshold).c_str()
         : serial.measured     ? "as the tables"
                               : "not measured",
-        clock.elapsed(), tiles.before, tiles.after, counted ? "instructions" : "ms",
-        tiles.before > 0 ? tiles.after / tiles.before : 1.0, models.size(), out.c_str());
+        clock.elapsed(), tiles.before, tiles.after, p.unit(), tiles.before > 0 ? tiles.after / tiles.before : 1.0,
+        models.size(), out.c_str());
     if ((tiles.out_of_time || wino.out_of_time) && tiles.complete < tiles.candidates)
       printf("tinyrt-tune: the time ran out after %zu candidates; more --minutes measure the rest\n", tiles.complete);
   } catch (const tinyrt::CompileError &e) {

@@ -48,8 +48,6 @@ int Perf::runs_for(double ms) const {
 
 namespace {
 
-const char *unit(const Perf &p) { return p.counted() ? "instructions" : "ms"; }
-
 // Keeps, key by key, the least cost of a measurement and those before it
 // (entries that `same` says do not compare keep the first); returns the
 // measurement's summed cost.
@@ -145,7 +143,7 @@ TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int
         fprintf(stderr, "tinyrt-tune: tiles [%zu/%zu] %s tile %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", done, total,
                 m.c_str(),
                 tile.first ? (std::to_string(tile.first) + "," + std::to_string(tile.second)).c_str() : "built-in", sum,
-                unit(p), clock.elapsed(), clock.limit);
+                p.unit(), clock.elapsed(), clock.limit);
       }
       if (res.out_of_time) break;
       if (tile.first && round == 0) complete.insert(tile);
@@ -295,7 +293,7 @@ WinogradResult tune_winograd(const Perf &p, const std::vector<std::string> &mode
         const double sum = keep_least(best[mode][m], c, [](const ConvCost &, const ConvCost &) { return true; });
         fprintf(stderr,
                 "tinyrt-tune: winograd [%zu/%zu] %s --winograd %s: %zu 3x3 convolutions %.6g %s (%.0f of %.0f s)\n",
-                done, total, m.c_str(), kModes[mode], c.size(), sum, unit(p), clock.elapsed(), clock.limit);
+                done, total, m.c_str(), kModes[mode], c.size(), sum, p.unit(), clock.elapsed(), clock.limit);
         if (mode == 0 && c.empty()) break;
         if (mode == kModeCount - 1 && round == 0) complete.insert(m);
       }
@@ -384,8 +382,10 @@ SerialResult tune_serial(const Perf &p, const std::vector<std::string> &models, 
   size_t done = 0;
   for (int round = 0; round < rounds && !clock.over(); ++round) {
     for (const std::string &m : models) {
-      for (int way = 0; way < 2 && !clock.over(); ++way) {
-        if (round > 0 && (!two.count(m) || two[m].runs == 0)) break;  // shares its steps whatever the threshold
+      // On one thread first: a model that shares its steps whatever the
+      // threshold is dropped before its shared run.
+      for (int way : {1, 0}) {
+        if (clock.over() || (round > 0 && !two.count(m))) break;
         Two &t = two[m];
         // Runs for about 0.4 s a measurement, from a first untimed one.
         if (!t.runs) t.runs = p.runs_for(p.total(m));

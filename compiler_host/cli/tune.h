@@ -38,6 +38,7 @@ struct Perf {
   std::string device;    // tinyrt-perf --device: timed on a device
   int gap_us = 0;        // tinyrt-perf --gap-us: a pause before each timed run
   bool counted() const { return measure_key == "guest_instructions"; }
+  const char *unit() const { return counted() ? "instructions" : "ms"; }
   // tinyrt-perf's --json object for `model` with `extra` options (its
   // --winograd replaces the tuner's); n_runs 0: `runs`. Throws with the
   // command and its output when it fails.

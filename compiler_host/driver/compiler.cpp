@@ -433,13 +433,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"tile_class",
                      {{"oc", ts.oc}, {"row", ts.row}, {"ic", ts.ic}, {"linear", ts.linear || k.gemm.arena_weights}}}};
     }
-    // A 3x3 stride-1 convolution (direct, or its Winograd input
-    // transform): the geometry tinyrt-tune keys Winograd forms by
-    // (Target::tuned_winograd).
+    // A convolution the winograd pass may rewrite (direct, or its
+    // Winograd input transform): the geometry tinyrt-tune keys Winograd
+    // forms by (Target::tuned_winograd).
     const GemmSpec &cs = k.gemm;
-    if ((k.kind == KernelKind::Gemm && cs.k_h == 3 && cs.k_w == 3 && cs.stride_h == 1 && cs.stride_w == 1 &&
-         cs.dil_h == 1 && cs.dil_w == 1 && cs.groups == 1) ||
-        k.kind == KernelKind::WinogradIn)
+    if ((k.kind == KernelKind::Gemm && winograd_eligible(p, k)) || k.kind == KernelKind::WinogradIn)
       gj["winograd_class"] = {
           {"ic", cs.in_c}, {"oc", cs.out_c}, {"out_h", cs.out_h}, {"out_w", cs.out_w}, {"batch", cs.batch}};
     if (is_winograd(k.kind)) {

@@ -54,6 +54,9 @@ struct QuantizeOptions {
 // the weights budget leaves no room for transformed weights).
 enum class WinogradMode { Auto, Off, F2, F4, F2Rt, F4Rt };
 const char *winograd_mode_name(WinogradMode m);  // "auto", "off", "f2", "f4", "f2rt", "f4rt"
+// Whether the winograd pass may rewrite kernel k: a float 3x3 stride-1
+// convolution over channels-last input and output.
+bool winograd_eligible(const Program &p, const Kernel &k);
 // How the scheduled kernels' float weights are stored (--weights): as
 // float, or as IEEE half (half the bytes), widened to float as the
 // kernels load them (F16C on x86, fcvtl / vcvt.f32.f16 on NEON).

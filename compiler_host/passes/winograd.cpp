@@ -162,23 +162,6 @@ ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradM
   return make_const_f32({a * a * OC, IC, 1, 1}, u);
 }
 
-// A float 3x3 stride-1 convolution over channels-last input and output.
-bool eligible(const Program &p, const Kernel &k) {
-  const GemmSpec &s = k.gemm;
-  const Graph &g = p.graph;
-  if (k.kind != KernelKind::Gemm || s.k_h != 3 || s.k_w != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
-      s.dil_w != 1 || s.groups != 1 || s.out_axis[2] < 0 || s.in_axis[2] < 0)
-    return false;
-  if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
-      g.v(k.out).dtype != DType::F32)
-    return false;
-  // Run-time image sizes: the run's tiles are the first of V and M.
-  if ((g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) &&
-      gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins[0])) <= 0)
-    return false;
-  return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
-}
-
 // The grouped GEMM of form m over `n` of convolution s's tiles (0: all):
 // a 1x1 convolution of a*a groups, V [n, a*a*IC] -> M [n, a*a*OC] (its
 // weight set by the caller).
@@ -362,6 +345,23 @@ double runtime_weights_cost(const GemmSpec &s, const Target &t, int m, int64_t c
 
 }  // namespace
 
+// A float 3x3 stride-1 convolution over channels-last input and output.
+bool winograd_eligible(const Program &p, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  const Graph &g = p.graph;
+  if (k.kind != KernelKind::Gemm || s.k_h != 3 || s.k_w != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
+      s.dil_w != 1 || s.groups != 1 || s.out_axis[2] < 0 || s.in_axis[2] < 0)
+    return false;
+  if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
+      g.v(k.out).dtype != DType::F32)
+    return false;
+  // Run-time image sizes: the run's tiles are the first of V and M.
+  if ((g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) &&
+      gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins[0])) <= 0)
+    return false;
+  return p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 && p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
+}
+
 const char *winograd_mode_name(WinogradMode m) {
   static const char *const names[] = {"auto", "off", "f2", "f4", "f2rt", "f4rt"};
   return names[(int)m];
@@ -399,7 +399,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   std::vector<Candidate> cands;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     const Kernel &k = p.kernels[ki];
-    if (!eligible(p, k)) continue;
+    if (!winograd_eligible(p, k)) continue;
     const GemmSpec &s = k.gemm;
     Candidate cand;
     cand.kernel = ki;

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -86,18 +88,20 @@ bool program_exists(const std::string &name) {
   return false;
 }
 
+std::string shell_word(const std::string &s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
 std::string shell_quote(const std::vector<std::string> &argv) {
   std::string s;
   for (auto &a : argv) {
     if (!s.empty()) s += ' ';
-    bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
-    if (plain) {
-      s += a;
-    } else {
-      s += '\'';
-      for (char ch : a) s += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-      s += '\'';
-    }
+    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char ch) {
+      return isalnum((unsigned char)ch) || strchr("_-./,:=+@%", ch) != nullptr;
+    });
+    s += plain ? a : shell_word(a);
   }
   return s;
 }

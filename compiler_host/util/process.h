@@ -14,6 +14,11 @@ struct ProcessResult {
 
 ProcessResult run_process(const std::vector<std::string> &argv, double timeout_seconds = 0);
 bool program_exists(const std::string &name);
+// One shell word, single-quoted (its quotes spelled '\''), safe for any
+// shell line, as --device sends lines to a device's shell.
+std::string shell_word(const std::string &s);
+// A command line for messages and logs: words of only letters, digits and
+// _-./,:=+@% as they are, others as shell_word quotes them.
 std::string shell_quote(const std::vector<std::string> &argv);
 
 }  // namespace tinyrt
