@@ -82,6 +82,7 @@ typedef enum tinyrt_arch { TINYRT_ARCH_X86_64 = 1, TINYRT_ARCH_ARMV7 = 2, TINYRT
 #define TINYRT_ISA_ARM_VFPV4 (1u << 9)    /* armv7 fused multiply-add */
 #define TINYRT_ISA_A64_ASIMD (1u << 10)   /* AArch64 Advanced SIMD */
 #define TINYRT_ISA_A64_DOTPROD (1u << 11) /* Armv8.2 int8 dot product (sdot/udot) */
+#define TINYRT_ISA_A64_FP16 (1u << 12)    /* Armv8.2 half-precision arithmetic (fmla .8h) */
 #define TINYRT_ISA_X86_F16C (1u << 16)    /* half<->single conversions (VEX) */
 #define TINYRT_ISA_X86_BMI1 (1u << 17)
 #define TINYRT_ISA_X86_BMI2 (1u << 18)

@@ -71,7 +71,7 @@ static const struct {
     {TINYRT_ISA_A64_ASIMD, "asimd"},       {TINYRT_ISA_X86_F16C, "f16c"},
     {TINYRT_ISA_X86_BMI1, "bmi1"},         {TINYRT_ISA_X86_BMI2, "bmi2"},
     {TINYRT_ISA_X86_POPCNT, "popcnt"},     {TINYRT_ISA_X86_AVX512VNNI, "avx512vnni"},
-    {TINYRT_ISA_A64_DOTPROD, "asimddp"},
+    {TINYRT_ISA_A64_DOTPROD, "asimddp"},   {TINYRT_ISA_A64_FP16, "asimdhp"},
 };
 
 static tinyrt_status fail(tinyrt_session *s, tinyrt_status st, const char *text) {

@@ -37,6 +37,17 @@ inline void add_weights_option(CLI::App &app, WeightStorage &w) {
       ->default_str("fp32");
 }
 
+inline void add_precision_option(CLI::App &app, Precision &p) {
+  app.add_option_function<std::string>(
+         "--precision", [&p](const std::string &v) { p = v == "fp16" ? Precision::F16 : Precision::F32; },
+         "fp32: float models compute in single precision | fp16 (targets with half arithmetic: aarch64-neon-fp16): "
+         "float GEMMs and convolutions compute their products in half over half weights (implies --weights fp16), "
+         "8 lanes a vector, summed into float every 32 products; the epilogue and the other kernels stay float "
+         "(error bounds: docs/PRECISION.md)")
+      ->check(CLI::IsMember({"fp32", "fp16"}))
+      ->default_str("fp32");
+}
+
 inline void add_tuning_option(CLI::App &app, std::string &file) {
   app.add_option("--tuning", file,
                  "FILE: choices measured on this machine by tinyrt-tune (register tiles, Winograd forms, the "

@@ -113,6 +113,8 @@ int main(int argc, char **argv) {
   tinyrt::add_winograd_option(app, winograd, winograd_bands);
   tinyrt::WeightStorage weights = tinyrt::WeightStorage::F32;
   tinyrt::add_weights_option(app, weights);
+  tinyrt::Precision precision = tinyrt::Precision::F32;
+  tinyrt::add_precision_option(app, precision);
   std::string tuning;
   tinyrt::add_tuning_option(app, tuning);
   bool check_addresses = false;
@@ -157,6 +159,7 @@ int main(int argc, char **argv) {
     opt.winograd = winograd;
     opt.winograd_bands = winograd_bands;
     opt.weights = weights;
+    opt.precision = precision;
     opt.tuning = tuning;
     opt.check_addresses = check_addresses;
     opt.require_proof = require_proof;

@@ -40,6 +40,7 @@ struct Options {
   WinogradMode winograd = WinogradMode::Auto;
   int64_t winograd_bands = 0;
   WeightStorage weights = WeightStorage::F32;
+  Precision precision = Precision::F32;
   std::string tuning;
   Limits budgets;         // --max-weights-bytes
   std::string gemm_tile;  // --gemm-tile
@@ -205,6 +206,7 @@ class CaseRunner {
     co.winograd = o_.winograd;
     co.winograd_bands = o_.winograd_bands;
     co.weights = o_.weights;
+    co.precision = o_.precision;
     co.tuning = o_.tuning;
     co.import.limits = o_.budgets;
     co.gemm_tile = o_.gemm_tile;
@@ -427,6 +429,7 @@ int main(int argc, char **argv) {
   add_quantize_option(app, o.quantize);
   add_winograd_option(app, o.winograd, o.winograd_bands);
   add_weights_option(app, o.weights);
+  add_precision_option(app, o.precision);
   add_tuning_option(app, o.tuning);
   add_budget_options(app, o.budgets);
   add_gemm_tile_option(app, o.gemm_tile);
@@ -444,7 +447,9 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   // Half weights round each weight to 11 significant bits: the outputs of
   // the zoo and the ONNX suites stay within 1e-3 of max|ref|.
-  if (o.weights == WeightStorage::F16 && atol->count() == 0) o.atol_scale = 2e-3;
+  // Half products (--precision fp16) round X too and sum 32 products at a
+  // time in half: the same bound holds (docs/PRECISION.md).
+  if ((o.weights == WeightStorage::F16 || o.precision == Precision::F16) && atol->count() == 0) o.atol_scale = 2e-3;
 
   try {
     Target target = resolve_target(o.target);

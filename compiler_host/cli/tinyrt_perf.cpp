@@ -263,6 +263,8 @@ int main(int argc, char **argv) {
   add_winograd_option(app, winograd, winograd_bands);
   WeightStorage weights = WeightStorage::F32;
   add_weights_option(app, weights);
+  Precision precision = Precision::F32;
+  add_precision_option(app, precision);
   std::string tuning;
   add_tuning_option(app, tuning);
   Limits budgets;
@@ -290,6 +292,7 @@ int main(int argc, char **argv) {
     co.winograd = winograd;
     co.winograd_bands = winograd_bands;
     co.weights = weights;
+    co.precision = precision;
     co.tuning = tuning;
     co.import.limits = budgets;
     co.check_addresses = check_addresses;

@@ -196,6 +196,12 @@ struct GemmEmitter {
                           b.CreateMul(b.CreateAdd(b.CreateMul(t.n, i32(s.out_h)), t.oh), i32(OCt * KK * ICk * NR)));
     Value *gbase = b.CreateMul(g, i32(ICg * xs[1]));
     Values acc(m * nvv, llvm::Constant::getNullValue(accv));
+    // Half products (s.half): m * ceil(nvv / 2) half accumulators after the
+    // float ones, added into them (flush_half) after at most half_chunk
+    // products: once after the taps, after each kernel row, or within a
+    // tap, whichever is the widest that many products cover.
+    const HalfFlush hflush = half_flush();
+    if (s.half) acc.resize((size_t)(m * nvv + m * ((nvv + 1) / 2)), llvm::Constant::getNullValue(vhalf()));
     if (q)  // int8: start from -x_zero * (sum of the channel's weights)
       for (int j = 0; j < nvv; ++j) {
         // packed per oc tile: [group][OCt * NR]
@@ -221,7 +227,7 @@ struct GemmEmitter {
     acc = carried_loop(
         b, 0, s.k_h, 1, acc,
         [&](Value *kh, const Values &a0) {
-          return carried_loop(
+          Values row_sums = carried_loop(
               b, 0, KW, 1, a0,
               [&](Value *kw, const Values &a1) {
                 // x(i, ic): pointer to pixel i's channel 0 and, in General mode
@@ -260,6 +266,7 @@ struct GemmEmitter {
                 Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
                 Value *wk = b.CreateGEP(wel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
                 if (q) return qsteps(row, valid, wk, nvv, a1);
+                if (s.half) return half_tap(row, valid, wk, nvv, a1, hflush == HalfFlush::Chunk);
                 // The nvv weight vectors of input channel ic.
                 auto weights_of = [&](Value *ic) {
                   Values w;
@@ -336,8 +343,13 @@ struct GemmEmitter {
                     b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
               },
               "kw");
+          return s.half && hflush == HalfFlush::Row ? flush_half(m, nvv, row_sums) : row_sums;
         },
         "kh");
+    if (s.half) {
+      if (hflush == HalfFlush::All) acc = flush_half(m, nvv, acc);
+      acc.resize((size_t)(m * nvv));
+    }
 
     // Epilogue and store.
     ExprEmitter em(b, T, L);
@@ -350,6 +362,105 @@ struct GemmEmitter {
         store_epilogue(em, s, out, n, oh, ow, b.CreateAdd(oc0, i32(j * L)),
                        q ? dot().finish(acc[i * nvv + j]) : acc[i * nvv + j], j == nvv - 1 ? last_lanes : L);
     }
+  }
+
+  // --precision fp16 (s.half): where the half sums go into the float ones.
+  enum class HalfFlush { All, Row, Chunk };
+  HalfFlush half_flush() const {
+    const int64_t C = T.half_chunk;
+    return KK * ICp <= C ? HalfFlush::All : KW * ICp <= C ? HalfFlush::Row : HalfFlush::Chunk;
+  }
+  llvm::FixedVectorType *vhalf() { return llvm::FixedVectorType::get(b.getHalfTy(), 8); }
+
+  // The half accumulators (after the m * nvv float ones in a) added into
+  // the float ones, and zero again: each half vector's 8 lanes are two
+  // float vectors (fcvtl, fcvtl2).
+  Values flush_half(int m, int nvv, Values a) {
+    const int nvh = (nvv + 1) / 2;
+    for (int i = 0; i < m; ++i)
+      for (int jh = 0; jh < nvh; ++jh) {
+        Value *&h = a[(size_t)(m * nvv + i * nvh + jh)];
+        for (int p = 0; p < 2 && 2 * jh + p < nvv; ++p) {
+          Value *part = b.CreateFPExt(b.CreateShuffleVector(h, {4 * p, 4 * p + 1, 4 * p + 2, 4 * p + 3}), vf32);
+          Value *&f = a[(size_t)(i * nvv + 2 * jh + p)];
+          f = b.CreateFAdd(f, part);
+        }
+        h = llvm::Constant::getNullValue(vhalf());
+      }
+    return a;
+  }
+
+  // One tap's products in half (s.half): X's channels [0, ICp) of every
+  // pixel rounded to half, 8 at a time (two loads, fcvtn, fcvtn2) when they
+  // are contiguous, each then multiplied by lane (fmla .8h by element)
+  // with the 8-channel half weight vectors; `chunks`: summed into the
+  // float accumulators after every half_chunk channels.
+  Values half_tap(const Values &row, const Values &valid, Value *wk, int nvv, Values a, bool chunks) {
+    const int m = (int)row.size(), nvh = (nvv + 1) / 2;
+    const size_t H = (size_t)(m * nvv);
+    llvm::FixedVectorType *vh = vhalf();
+    llvm::Type *half = b.getHalfTy();
+    const bool octs = valid.empty() && xs[1] == 1;
+    auto weights_of = [&](Value *ic) {
+      Values w;
+      for (int jh = 0; jh < nvh; ++jh) {
+        Value *wp = b.CreateGEP(half, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(jh * 8)));
+        w.push_back(b.CreateAlignedLoad(vh, b.CreateBitCast(wp, vh->getPointerTo()), llvm::Align(2)));
+      }
+      return w;
+    };
+    auto one = [&](Value *ic, const Values &av) {  // one channel
+      Values r = av;
+      Values w = weights_of(ic);
+      Value *icoff = xs[1] == 1 ? ic : b.CreateMul(ic, i32(xs[1]));
+      for (int i = 0; i < m; ++i) {
+        Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[(size_t)i], icoff), llvm::Align(4));
+        if (!valid.empty()) x = b.CreateSelect(valid[(size_t)i], x, llvm::ConstantFP::get(f32, 0.0));
+        Value *xv = b.CreateVectorSplat(8, b.CreateFPTrunc(x, half));
+        for (int jh = 0; jh < nvh; ++jh) {
+          Value *&h = r[H + (size_t)(i * nvh + jh)];
+          h = b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {xv, w[(size_t)jh], h});
+        }
+      }
+      return r;
+    };
+    auto oct = [&](Value *ic, const Values &av) {  // 8 contiguous channels
+      Values r = av;
+      auto *v8 = llvm::FixedVectorType::get(f32, 8);
+      Values xq;
+      for (int i = 0; i < m; ++i)
+        xq.push_back(b.CreateFPTrunc(
+            b.CreateAlignedLoad(v8, b.CreateBitCast(b.CreateGEP(f32, row[(size_t)i], ic), v8->getPointerTo()),
+                                llvm::Align(4)),
+            vh));
+      for (int u = 0; u < 8; ++u) {
+        Values w = weights_of(b.CreateAdd(ic, i32(u)));
+        for (int i = 0; i < m; ++i) {
+          Value *xu = b.CreateShuffleVector(xq[(size_t)i], std::vector<int>(8, u));
+          for (int jh = 0; jh < nvh; ++jh) {
+            Value *&h = r[H + (size_t)(i * nvh + jh)];
+            h = b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {xu, w[(size_t)jh], h});
+          }
+        }
+      }
+      return r;
+    };
+    // Channels [base, base + n) (n static).
+    auto span = [&](Value *base, int64_t n, const Values &av) {
+      if (!octs)
+        return carried_loop(
+            b, 0, n, 1, av, [&](Value *c, const Values &v) { return one(b.CreateAdd(base, c), v); }, "ich");
+      Values r = carried_loop(
+          b, 0, n / 8 * 8, 8, av, [&](Value *c, const Values &v) { return oct(b.CreateAdd(base, c), v); }, "ic8");
+      for (int64_t c = n / 8 * 8; c < n; ++c) r = one(b.CreateAdd(base, i32(c)), r);
+      return r;
+    };
+    if (!chunks) return span(i32(0), ICp, a);
+    const int64_t C = T.half_chunk, full = ICp / C;
+    a = carried_loop(
+        b, 0, full, 1, a,
+        [&](Value *c, const Values &v) { return flush_half(m, nvv, span(b.CreateMul(c, i32(C)), C, v)); }, "ichunk");
+    return ICp % C ? flush_half(m, nvv, span(i32(full * C), ICp % C, a)) : a;
   }
 
   // int8: the ic loop over groups of 4 channels (the last one partial

@@ -167,7 +167,8 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.winograd_bands) o << "winograd_bands=" << opt.winograd_bands << "\n";
-  if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
+  if (stored_weights(opt) != WeightStorage::F32) o << "weights=" << weight_storage_name(stored_weights(opt)) << "\n";
+  if (opt.precision != Precision::F32) o << "precision=" << precision_name(opt.precision) << "\n";
   // Tuned tiles (--tuning): what they say, not the file's name.
   for (const Target::TunedTile &tt : t.tuned_tiles)
     o << "tuned_tile=float oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic << " linear=" << tt.linear
@@ -592,6 +593,13 @@ Target compile_target(const CompileOptions &opt) {
     text << f.rdbuf();
     apply_tuning(text.str(), opt.tuning, t);
   }
+  if (opt.precision == Precision::F16) {
+    if (!t.half_arith)
+      fail_usage("--precision fp16 needs half-precision arithmetic, which target " + t.name +
+                 " does not have: use aarch64-neon-fp16 (Armv8.2 FP16: Cortex-A55/A76, Raspberry Pi 5), or "
+                 "--weights fp16 for half weights computed in float");
+    t.use_half_tiles();
+  }
   if (!opt.gemm_tile.empty()) {
     t.tuned_tiles.clear();
     int mr = 0, nv = 0, unroll = t.gemm_unroll;
@@ -601,6 +609,7 @@ Target compile_target(const CompileOptions &opt) {
       fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
     t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = {{mr, nv}};
     t.gemm_tile_table.clear();
+    t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
     t.gemm_unroll = unroll;
     t.tiles_forced = true;
   }
@@ -616,7 +625,8 @@ PassOptions pass_options(const CompileOptions &opt) {
   po.quantize.weight_max = opt.weight_bits == 7 ? 63 : 127;
   po.winograd.mode = opt.winograd;
   po.winograd.bands = opt.winograd_bands;
-  po.winograd.weights = po.pack.weights = opt.weights;
+  po.winograd.weights = po.pack.weights = stored_weights(opt);
+  po.pack.precision = po.winograd.precision = opt.precision;
   return po;
 }
 

@@ -27,7 +27,10 @@ struct CompileOptions {
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4|f2rt|f4rt
   int64_t winograd_bands = 0;                  // --winograd-bands N (0: the arena budget decides)
   WeightStorage weights = WeightStorage::F32;  // --weights fp32|fp16
-  std::string tuning;                          // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune
+  // --precision fp32|fp16: fp16 (targets with half arithmetic) computes the
+  // float GEMMs in half, and implies --weights fp16 (stored_weights).
+  Precision precision = Precision::F32;
+  std::string tuning;  // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune
   // --check-addresses: generated code tests every access against its
   // kernel's tensors and traps outside them (codegen/address_checks.h).
   bool check_addresses = false;
@@ -50,6 +53,12 @@ struct CompileOptions {
   // and links into NAME.so (the custom ops' implementations).
   std::vector<std::string> link_sources;
 };
+
+// How the compile stores float weights: --weights, or half under
+// --precision fp16.
+inline WeightStorage stored_weights(const CompileOptions &o) {
+  return o.precision == Precision::F16 ? WeightStorage::F16 : o.weights;
+}
 
 struct TensorInfo {
   std::string name;

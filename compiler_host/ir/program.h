@@ -62,6 +62,12 @@ struct GemmSpec {
   bool k_run = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
+  // Float GEMM over half weights whose products are computed in half
+  // (--precision fp16, Target::half_arith; set by pack_weights): nr a
+  // multiple of 8, X's values rounded to half as loaded, each sum in half
+  // for at most Target::half_chunk products, then added into float
+  // accumulators; the epilogue in float.
+  bool half = false;
 };
 
 // What a GEMM's register tile is chosen for (Target::gemm_tile): output and

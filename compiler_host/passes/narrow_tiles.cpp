@@ -73,9 +73,10 @@ void narrow_tiles(PassContext &c, const PackOptions &o) {
   };
   std::map<int, Current> cur;
   auto bytes_with = [&](const Layer &l, const GemmTile &tile) {
-    GemmSpec s = p.kernels[l.kernels.front()].gemm;
+    const Kernel &k = p.kernels[l.kernels.front()];
+    GemmSpec s = k.gemm;
     s.mr = tile.mr, s.nr = tile.nv * L;
-    return packed_float_weight_bytes(s, t, o.weights);
+    return packed_float_weight_bytes(s, t, packed_storage(k.wino.m, o.weights));
   };
   for (const auto &[w, l] : layers) {
     double score = 0;

@@ -346,6 +346,22 @@ int packed_weights_of(const Kernel &k) {
 }
 
 const char *weight_storage_name(WeightStorage w) { return w == WeightStorage::F16 ? "fp16" : "fp32"; }
+const char *precision_name(Precision p) { return p == Precision::F16 ? "fp16" : "fp32"; }
+
+// --precision fp16: whether a packed float GEMM computes in half. Its
+// weights stored as half, its tile whole half vectors (8 channels), at
+// least one vector of 8 input channels per tap to convert at once, and
+// fixed sizes (the run-time paths stay float); not F(4,3)'s GEMM (--winograd
+// f4: its transforms scale the rounding of half by up to 5 and 8).
+static bool computes_in_half(const Program &p, const Kernel &k, const Target &t, const PackOptions &o) {
+  const GemmSpec &s = k.gemm;
+  if (o.precision != Precision::F16 || !t.half_arith || k.kind != KernelKind::Gemm || s.arena_weights ||
+      s.arena_packed || s.packed < 0 || s.nr % 8 != 0 || k.wino.m == 4)
+    return false;
+  const Graph &g = p.graph;
+  int64_t icp = s.k_run ? s.k_w * (s.in_c / s.groups) : s.in_c / s.groups;
+  return g.v(s.packed).dtype == DType::F16 && icp >= 8 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic();
+}
 
 void pack_weights(PassContext &c, const PackOptions &o) {
   Program &p = c.program;
@@ -405,6 +421,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
                          f.k_w == s.k_w && f.k_run == s.k_run,
                      "kernels sharing a weight with different geometries");
         s.mr = f.mr, s.nr = f.nr, s.unroll = f.unroll, s.packed = f.packed;
+        s.half = computes_in_half(p, k, c.target, o);
         continue;
       }
     }
@@ -457,12 +474,13 @@ void pack_weights(PassContext &c, const PackOptions &o) {
               int64_t oc = gi * OCg + ocg;
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
-    s.packed = add_float_weights(g, w.name + "_packed", out, o.weights);
+    s.packed = add_float_weights(g, w.name + "_packed", out, packed_storage(k.wino.m, o.weights));
     packed_for[s.weight] = ki;
     // The Winograd pass budgets weights by this size (packed_float_weight_bytes).
     const WeightStorage stored = g.v(s.packed).dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
     TINYRT_CHECK((int64_t)g.v(s.packed).data->bytes.size() == packed_float_weight_bytes(s, c.target, stored),
                  "packed float weights differ from their estimate");
+    s.half = computes_in_half(p, k, c.target, o);
   }
   p.perm.resize(g.values.size());
   if (c.log) {
@@ -477,6 +495,13 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       *c.log << "  weights fp16: " << half << " tensors as half";
       if (single) *c.log << ", " << single << " kept float (a weight beyond half's range, |w| > 65504)";
       *c.log << "\n";
+    }
+    if (o.precision == Precision::F16) {
+      int half = 0, single = 0;  // float GEMMs computing in half, or in float
+      for (const Kernel &k : p.kernels)
+        if (k.kind == KernelKind::Gemm) (k.gemm.half ? half : single) += 1;
+      *c.log << "  precision fp16: " << half << " GEMMs compute in half, " << single
+             << " in float (fewer than 8 input channels, weights kept float, run-time weights or sizes)\n";
     }
     // x86 without VNNI: how the int8 GEMMs multiply (GemmSpec::madd).
     int int8_layers = forms[0] + forms[1] + forms[2], widened = forms[(int)MaddForm::Widened];

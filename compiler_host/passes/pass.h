@@ -62,15 +62,28 @@ bool winograd_eligible(const Program &p, const Kernel &k);
 // kernels load them (F16C on x86, fcvtl / vcvt.f32.f16 on NEON).
 enum class WeightStorage { F32, F16 };
 const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
+// How pack_weights stores a GEMM's float weights under --weights w: as w,
+// except F(4,3)'s transformed weights (m: the Winograd GEMM's tile, 0 for
+// a direct one), always float: rounded to half, its output transform
+// scales their error to 0.5 % of the output's magnitude.
+inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
+// How float GEMMs compute (--precision): in single precision, or (fp16,
+// on targets with half arithmetic: Target::half_arith) their products in
+// half over half weights, summed into float every Target::half_chunk
+// products (GemmSpec::half).
+enum class Precision { F32, F16 };
+const char *precision_name(Precision p);  // "fp32", "fp16"
 struct WinogradOptions {
   WinogradMode mode = WinogradMode::Auto;
   WeightStorage weights = WeightStorage::F32;  // the bytes the weights budget counts
   int64_t bands = 0;                           // every convolution in this many bands of tile rows (0: as fits)
   std::set<std::string> direct;                // convolutions (first node names) kept direct: the code budget
   bool runtime_weights = true;                 // auto may choose forms with weights transformed at run time
+  Precision precision = Precision::F32;        // fp16: auto never chooses F(4,3) (its products stay float)
 };
 struct PackOptions {
   WeightStorage weights = WeightStorage::F32;
+  Precision precision = Precision::F32;
 };
 
 struct PassOptions {

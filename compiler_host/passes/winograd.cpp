@@ -306,7 +306,7 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
     // product: GemmSpec::weight) packed.
     const bool packed =
         k.kind == KernelKind::Gemm && s.weight >= 0 && !s.arena_weights && p.graph.v(s.weight).dtype == DType::F32;
-    if (packed) add(s.weight, packed_float_weight_bytes(s, t, st), float_gemm_nr(s, t));
+    if (packed) add(s.weight, packed_float_weight_bytes(s, t, packed_storage(k.wino.m, st)), float_gemm_nr(s, t));
     if (k.kind == KernelKind::Depthwise && s.weight >= 0 && p.graph.v(s.weight).is_const())
       add(s.weight, stored(s.weight));
     if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0) add(k.rnn.r, stored(k.rnn.r));
@@ -514,14 +514,18 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       for (size_t j = 0; j < at.size(); ++j)
         sum += cost[i][j] / direct[j], worst = std::max(worst, cost[i][j] / direct[j]);
       mean[i] = sum / (double)at.size();
-      const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0;
+      // Half products (--precision fp16) lose too much in F(4,3), whose
+      // transforms scale values by up to 5 and 8: its GEMM would stay float.
+      const bool half_ok = o.precision != Precision::F16 || kForm[i].m == 2;
+      const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0 && half_ok;
       cand.allowed[i] = pays && mean[i] < hedge(i) && cand.arena_fits[i];
       if (pays && !kForm[i].rt && mean[i] < hedge(i) * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
       // OC] for the run-time transform) replace the convolution's.
       const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (int64_t)sizeof(float)
-                                         : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, o.weights);
+                                         : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t,
+                                                                     packed_storage(kForm[i].m, o.weights));
       cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
     }
     for (int i : {1, 3})
@@ -692,6 +696,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
                        load(0, DType::F32, {var(0), plane * IC + var(r)}) * weight(var(1), plane, var(r)));
       mm.nodes = conv.nodes;
       mm.label = conv.label + ".winograd_gemm" + tag;
+      mm.wino.m = m;  // F(4,3)'s weights stay float (packed_storage), so do its products
       mm.guard = conv.guard;
       return mm;
     };

@@ -10,12 +10,15 @@
 namespace tinyrt {
 
 Target aarch64_target(const std::string &name) {
-  bool dot = name == "aarch64-neon-dot";  // Armv8.2 dot product (Cortex-A55/A76, Raspberry Pi 5)
+  // Armv8.2 half-precision arithmetic (Cortex-A55/A76, Raspberry Pi 5):
+  // --precision fp16 computes GEMMs in half.
+  bool fp16 = name == "aarch64-neon-fp16";
+  bool dot = fp16 || name == "aarch64-neon-dot";  // Armv8.2 dot product (Cortex-A55/A76, Raspberry Pi 5)
   Target t;
   t.name = name;
   t.triple = "aarch64-unknown-linux-gnu";
   t.cpu = dot ? "cortex-a76" : "cortex-a72";  // the Pi 5's and the Pi 4's cores
-  t.features = dot ? "+neon,+fp-armv8,+dotprod" : "+neon,+fp-armv8";
+  t.features = fp16 ? "+neon,+fp-armv8,+dotprod,+fullfp16" : dot ? "+neon,+fp-armv8,+dotprod" : "+neon,+fp-armv8";
   t.arch = TINYRT_ARCH_AARCH64;
   t.isa = TINYRT_ISA_A64_ASIMD;
   t.vector_bytes = 16;
@@ -56,6 +59,11 @@ Target aarch64_target(const std::string &name) {
     t.isa |= TINYRT_ISA_A64_DOTPROD;
     t.dot_i8 = DotI8::NeonSdot;
     t.qgemm_tiles = {{5, 4}, {4, 4}, {5, 2}, {5, 1}};
+  }
+  if (fp16) {
+    t.isa |= TINYRT_ISA_A64_FP16;
+    t.half_arith = true;
+    t.hgemm_tiles = {{4, 4}, {6, 2}, {2, 8}, {4, 2}};
   }
   return t;
 }

@@ -27,7 +27,9 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
     // weight loads, mr * nv FMAs per input channel).
     return pix * ch * latency * (mr * nv) / (gemm_broadcast_cost * mr + nv + mr * nv);
   };
-  auto within = [&](int nv) { return max_nv <= 0 || nv <= max_nv; };
+  // (--precision fp16: float tiles of whole half vectors only.)
+  const int step = int8 ? 1 : tile_nv_step;
+  auto within = [&](int nv) { return (max_nv <= 0 || nv <= std::max(max_nv, step)) && nv % step == 0; };
   for (const TunedTile &t : tuned_tiles)
     if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear && within(t.nv)) {
       if (score_out) *score_out = score(t.mr, t.nv);
@@ -78,7 +80,7 @@ std::vector<std::pair<int, int>> Target::tile_candidates() const {
   out.insert(out.end(), rest.begin(), rest.end());
   std::vector<std::pair<int, int>> unique;
   for (auto c : out)
-    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+    if (c.second % tile_nv_step == 0 && std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
   return unique;
 }
 
@@ -128,6 +130,7 @@ const NamedTarget kTargets[] = {
     {"armv7-neon", [] { return armv7_target("armv7-neon"); }},
     {"aarch64-neon", [] { return aarch64_target("aarch64-neon"); }},
     {"aarch64-neon-dot", [] { return aarch64_target("aarch64-neon-dot"); }},
+    {"aarch64-neon-fp16", [] { return aarch64_target("aarch64-neon-fp16"); }},
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ enum class DotI8 {
 int dot_i8_x_sign(DotI8 d);
 
 struct Target {
-  std::string name;  // x86-64-avx2, x86-64-avx512(-vnni), armv7-neon, aarch64-neon
+  std::string name;  // x86-64-avx2, x86-64-avx512(-vnni), armv7-neon, aarch64-neon(-dot, -fp16)
   std::string triple, cpu, features;
   uint32_t arch = 0;  // TINYRT_ARCH_*
   uint32_t isa = 0;   // TINYRT_ISA_* the code needs
@@ -103,6 +103,26 @@ struct Target {
   // halves as 16-bit integers (ARMv7: LLVM widens a vector of half lane by
   // lane), else by a vector fpext (vcvtph2ps, fcvtl).
   bool half_widen_neon = false;
+  // Half-precision arithmetic (Armv8.2 FP16: fmla .8h, 8 lanes a vector):
+  // --precision fp16 computes the float GEMMs over half weights in half
+  // (codegen/gemm_emitter.cpp), with these register tiles in place of
+  // gemm_tiles (pixels x float channel vectors, an even count: a half
+  // vector holds two). Each product sum runs in half for at most
+  // half_chunk products, then adds into float accumulators.
+  bool half_arith = false;
+  std::vector<std::pair<int, int>> hgemm_tiles;
+  int half_chunk = 32;
+  // Float tiles have a multiple of this many channel vectors (2 under
+  // --precision fp16: whole half vectors; the weights budget narrows
+  // tiles no further).
+  int tile_nv_step = 1;
+  // --precision fp16 (half_arith targets): hgemm_tiles in place of the
+  // float tiles and their table, whole half vectors only.
+  void use_half_tiles() {
+    gemm_tiles = hgemm_tiles;
+    gemm_tile_table.clear();
+    tile_nv_step = 2;
+  }
 
   int f32_lanes() const { return vector_bytes / 4; }
   // The register tile for `oc` output channels (per group) and output rows

@@ -17,6 +17,9 @@ uint32_t tinyrt_port_cpu_features(void) {
 #if defined(__ARM_FEATURE_DOTPROD)
   f |= TINYRT_ISA_A64_DOTPROD;
 #endif
+#if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
+  f |= TINYRT_ISA_A64_FP16;
+#endif
 #elif defined(__ARM_NEON)
   f |= TINYRT_ISA_ARM_NEON;
 #endif

@@ -13,6 +13,12 @@ uint32_t tinyrt_port_cpu_features(void) { return tinyrt_x86_cpu_features(); }
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP_FPHP
+#define HWCAP_FPHP (1 << 9)
+#endif
+#ifndef HWCAP_ASIMDHP
+#define HWCAP_ASIMDHP (1 << 10)
+#endif
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
@@ -22,6 +28,7 @@ uint32_t tinyrt_port_cpu_features(void) {
   uint32_t f = 0;
   if (hw & HWCAP_ASIMD) f |= TINYRT_ISA_A64_ASIMD;
   if (hw & HWCAP_ASIMDDP) f |= TINYRT_ISA_A64_DOTPROD;
+  if ((hw & HWCAP_FPHP) && (hw & HWCAP_ASIMDHP)) f |= TINYRT_ISA_A64_FP16;
   return f;
 }
 

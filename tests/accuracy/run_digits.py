@@ -21,7 +21,8 @@ Fails unless, on TARGET:
   below fp32, and
   the float model with half weights (--weights fp16) is at most 0.5
   point below fp32, its logits within 2e-3 of max |PyTorch logit| of
-  PyTorch's (docs/PRECISION.md), and
+  PyTorch's (docs/PRECISION.md), and so is it with half products
+  (--precision fp16) on targets that have them (aarch64-neon-fp16), and
   the QDQ model it writes with --emit-qdq passes ONNX's checker and,
   compiled again, gives the same logits byte for byte;
 - int8, static and 7-bit static predicted classes, and logits byte for
@@ -69,6 +70,12 @@ MODELS = {"fp32": ("{data}/fp32.onnx", []), "int8": ("{data}/int8.onnx", []),
                                            "--weight-bits", "7"]),
           # Half weights: each weight rounded to 11 significant bits.
           "fp16": ("{data}/fp32.onnx", ["--weights", "fp16"])}
+# On targets with half arithmetic (aarch64-neon-fp16): products in half.
+HALF_MODELS = {"half": ("{data}/fp32.onnx", ["--precision", "fp16"])}
+
+
+def models_for(target):
+    return {**MODELS, **HALF_MODELS} if target.endswith("-fp16") else MODELS
 MAX_FP16_LOSS = 0.5
 FP16_ATOL = 2e-3  # of max |logit| (docs/PRECISION.md)
 
@@ -78,7 +85,7 @@ def run(compile_exe, data, work, target, runner, model, count):
     out_dir = os.path.join(work, target, model)
     os.makedirs(out_dir, exist_ok=True)
     name = "digits_" + model
-    src, extra = MODELS[model]
+    src, extra = models_for(target)[model]
     fmt = dict(data=data, out=out_dir, work=os.path.join(work, target))
     cmd = [compile_exe, src.format(**fmt), "-o", out_dir, "--target", target, "--name", name,
            "--input-shape", f"image={count},1,8,8"] + [a.format(**fmt) for a in extra]
@@ -119,7 +126,7 @@ def main():
         if t in results:
             continue
         t0 = time.monotonic()
-        results[t] = {m: run(compile_exe, data, work, t, runner, m, count) for m in MODELS}
+        results[t] = {m: run(compile_exe, data, work, t, runner, m, count) for m in models_for(t)}
         results[t]["seconds"] = time.monotonic() - t0
     ref = pairs[-1][0]
 
@@ -153,6 +160,13 @@ def main():
     check(a32 - a16 <= MAX_FP16_LOSS and bool(np.all(e16 <= FP16_ATOL * np.abs(torch_logits).max())),
           f"{target} --weights fp16 accuracy {a16:.2f}% within {MAX_FP16_LOSS} point of fp32 {a32:.2f}%, logits within "
           f"{FP16_ATOL} x max|logit| of PyTorch's (max |error| {e16.max():.2e} of {np.abs(torch_logits).max():.2f})")
+    if "half" in r:
+        ah, eh = acc(r["half"], labels), np.abs(r["half"] - torch_logits)
+        check(a32 - ah <= MAX_FP16_LOSS and bool(np.all(eh <= FP16_ATOL * np.abs(torch_logits).max())),
+              f"{target} --precision fp16 accuracy {ah:.2f}% within {MAX_FP16_LOSS} point of fp32 {a32:.2f}%, logits "
+              f"within {FP16_ATOL} x max|logit| of PyTorch's (max |error| {eh.max():.2e} of "
+              f"{np.abs(torch_logits).max():.2f}; {int((r['half'].argmax(1) == fp32.argmax(1)).sum())}/{count} "
+              f"predictions as fp32's)")
     emitted = os.path.join(work, target, "static", "static_qdq.onnx")
     try:
         onnx.checker.check_model(onnx.load(emitted), full_check=True)

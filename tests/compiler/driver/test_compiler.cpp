@@ -137,3 +137,18 @@ TEST(Errors, ShapeInputMustBeConstantOrBound) {
   o.import.bindings["shape"].values = {3, 2};
   EXPECT_EQ(compile_model(path, o).outputs[0].shape, (Shape{3, 2}));
 }
+
+// --precision fp16 needs a target with half-precision arithmetic.
+TEST(Errors, HalfPrecisionNeedsHalfArithmetic) {
+  OnnxBuilder b;
+  b.input("x", {3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {3});
+  CompileOptions o;
+  o.precision = Precision::F16;
+  CompileError e = compile_error(b.save(), o);  // x86-64-avx2
+  EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+  EXPECT_NE(std::string(e.what()).find("--precision fp16 needs half-precision arithmetic"), std::string::npos)
+      << e.what();
+  EXPECT_NE(std::string(e.what()).find("aarch64-neon-fp16"), std::string::npos) << e.what();
+}

@@ -27,6 +27,16 @@ inline Program run_until(const std::string &ir, const std::string &last, const s
   return p;
 }
 
+// The same for a target already resolved (and adjusted).
+inline Program run_until_with(const std::string &ir, const std::string &last, const Target &target,
+                              const PassOptions &options = {}) {
+  Program p;
+  p.graph = parse_graph(ir);
+  PassContext c{p, target, nullptr};
+  run_pipeline(c, options, last);
+  return p;
+}
+
 // The kernels' labels, in program order.
 inline std::vector<std::string> labels(const Program &p) {
   std::vector<std::string> r;

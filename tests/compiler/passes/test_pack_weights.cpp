@@ -60,6 +60,72 @@ TEST(PackWeights, PackedOrderIsTileChannelTapInput) {
       }
 }
 
+// --precision fp16: a GEMM of at least 8 input channels per tap over half
+// weights computes in half on a target with half arithmetic, with a tile
+// of whole half vectors; fewer channels, another target or F(4,3) (whose
+// transformed weights stay float) compute in float.
+// The target as tinyrt-compile --precision fp16 resolves it (driver:
+// compile_target): its half tiles where it has half arithmetic.
+Target half_target(const std::string &name) {
+  Target t = resolve_target(name);
+  if (t.half_arith) t.use_half_tiles();
+  return t;
+}
+
+TEST(PackWeights, HalfPrecisionWhereHalfArithmeticAndChannelsAllow) {
+  const char *kTwo = R"(
+    graph opset 17
+    input x: f32[1,5,9,9]
+    const a: f32[16,5,1,1] = random(1)
+    const w: f32[20,16,3,3] = random(2)
+    y = Conv(x, a)
+    z = Conv(y, w) {pads=[1,1,1,1]}
+    output z
+  )";
+  auto options = [](WinogradMode m) {
+    PassOptions o;
+    o.winograd.mode = m;
+    o.pack.weights = o.winograd.weights = WeightStorage::F16;
+    o.pack.precision = o.winograd.precision = Precision::F16;
+    return o;
+  };
+  for (const char *target : {"aarch64-neon-fp16", "aarch64-neon-dot"}) {
+    Program p = run_until_with(kTwo, "pack_weights", half_target(target), options(WinogradMode::Off));
+    std::vector<const Kernel *> gemms;
+    for (const Kernel &k : p.kernels)
+      if (k.kind == KernelKind::Gemm) gemms.push_back(&k);
+    ASSERT_EQ(gemms.size(), 2u) << describe(p);
+    const bool half_arith = std::string(target) == "aarch64-neon-fp16";
+    EXPECT_FALSE(gemms[0]->gemm.half) << target << ": 5 input channels";
+    EXPECT_EQ(gemms[1]->gemm.half, half_arith) << target;
+    if (half_arith) EXPECT_EQ(gemms[1]->gemm.nr % 8, 0);
+  }
+  // F(4,3): its GEMM's weights float, its products float; F(2,3)'s half.
+  for (WinogradMode m : {WinogradMode::F4, WinogradMode::F2}) {
+    Program p = run_until_with(kTwo, "pack_weights", half_target("aarch64-neon-fp16"), options(m));
+    int winograd = 0;
+    for (const Kernel &k : p.kernels) {
+      if (k.kind != KernelKind::Gemm || k.wino.m == 0) continue;
+      ++winograd;
+      EXPECT_EQ(k.gemm.half, m == WinogradMode::F2);
+      EXPECT_EQ(p.graph.v(k.gemm.packed).dtype, m == WinogradMode::F2 ? DType::F16 : DType::F32);
+    }
+    EXPECT_GT(winograd, 0) << describe(p);
+  }
+}
+
+// Under --precision fp16 (tile_nv_step 2) float tiles are whole half
+// vectors, also where the weights budget asks for one channel vector.
+TEST(PackWeights, HalfTilesAreWholeHalfVectors) {
+  Target t = half_target("aarch64-neon-fp16");
+  for (int64_t oc : {1, 5, 9, 33, 64})
+    for (int max_nv : {0, 1, 2, 3}) {
+      GemmTile g = t.gemm_tile(oc, 7, false, 16, Target::TileKind::Float, nullptr, max_nv);
+      EXPECT_EQ(g.nv % 2, 0) << oc << " " << max_nv;
+    }
+  for (auto [mr, nv] : t.tile_candidates()) EXPECT_EQ(nv % 2, 0) << mr << "x" << nv;
+}
+
 // --weights fp16: float GEMM and depthwise weights stored as half, each
 // the float weight rounded to nearest even; the sizes the Winograd budget
 // estimates (packed_float_weight_bytes) are the ones packed.
