@@ -60,19 +60,13 @@ static const char *arch_name(uint32_t arch) {
   return "unknown";
 }
 
-static const struct {
-  uint32_t bit;
-  const char *name;
-} kIsaNames[] = {
-    {TINYRT_ISA_X86_AVX2, "avx2"},         {TINYRT_ISA_X86_FMA, "fma"},
-    {TINYRT_ISA_X86_AVX512F, "avx512f"},   {TINYRT_ISA_X86_AVX512BW, "avx512bw"},
-    {TINYRT_ISA_X86_AVX512VL, "avx512vl"}, {TINYRT_ISA_X86_AVX512DQ, "avx512dq"},
-    {TINYRT_ISA_ARM_NEON, "neon"},         {TINYRT_ISA_ARM_VFPV4, "vfpv4"},
-    {TINYRT_ISA_A64_ASIMD, "asimd"},       {TINYRT_ISA_X86_F16C, "f16c"},
-    {TINYRT_ISA_X86_BMI1, "bmi1"},         {TINYRT_ISA_X86_BMI2, "bmi2"},
-    {TINYRT_ISA_X86_POPCNT, "popcnt"},     {TINYRT_ISA_X86_AVX512VNNI, "avx512vnni"},
-    {TINYRT_ISA_A64_DOTPROD, "asimddp"},   {TINYRT_ISA_A64_FP16, "asimdhp"},
-};
+/* The TINYRT_ISA_* bits' names, bit 0 first, each ended by a NUL ("" for
+ * a bit without one); one string, no pointer table (the bare-metal text
+ * budget). */
+static const char kIsaNames[] =
+    "avx2\0fma\0avx512f\0avx512bw\0avx512vl\0avx512dq\0\0\0" /* 0-7 */
+    "neon\0vfpv4\0asimd\0asimddp\0asimdhp\0\0\0\0"           /* 8-15 */
+    "f16c\0bmi1\0bmi2\0popcnt\0avx512vnni\0";                /* 16-20 */
 
 static tinyrt_status fail(tinyrt_session *s, tinyrt_status st, const char *text) {
   msg_writer w = session_msg(s);
@@ -210,11 +204,14 @@ static tinyrt_status check_model(tinyrt_session *s, const tinyrt_model *m) {
     if (missing) {
       w = session_msg(s);
       msg_str(&w, "this CPU lacks features the model was compiled for:");
-      for (i = 0; i < sizeof kIsaNames / sizeof kIsaNames[0]; ++i)
-        if (missing & kIsaNames[i].bit) {
+      const char *name = kIsaNames;
+      for (i = 0; name < kIsaNames + sizeof kIsaNames - 1; ++i) {
+        if (*name && (missing >> i & 1u)) {
           msg_str(&w, " ");
-          msg_str(&w, kIsaNames[i].name);
+          msg_str(&w, name);
         }
+        while (*name++) {}
+      }
       msg_str(&w, " (compile for a lesser --target)");
       return TINYRT_ERR_CPU_UNSUPPORTED;
     }

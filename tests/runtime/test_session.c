@@ -128,8 +128,11 @@ static void test_validation(void) {
 
   /* Every feature bit of another architecture is missing on this CPU. */
   m = good_model();
-  m.isa_required = ARCH == TINYRT_ARCH_X86_64 ? TINYRT_ISA_A64_ASIMD | TINYRT_ISA_A64_DOTPROD : TINYRT_ISA_X86_AVX512F;
-  CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, ARCH == TINYRT_ARCH_X86_64 ? "asimd asimddp" : "avx512f"));
+  m.isa_required = ARCH == TINYRT_ARCH_X86_64
+                       ? TINYRT_ISA_A64_ASIMD | TINYRT_ISA_A64_DOTPROD | TINYRT_ISA_A64_FP16 | TINYRT_ISA_X86_AVX512VNNI
+                       : TINYRT_ISA_X86_AVX512F;
+  /* (The host has AVX512-VNNI or not: the names up to asimdhp are checked.) */
+  CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, ARCH == TINYRT_ARCH_X86_64 ? "asimd asimddp asimdhp" : "avx512f"));
   if (ARCH != TINYRT_ARCH_X86_64) {
     m.isa_required = TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT |
                      TINYRT_ISA_X86_AVX512VNNI;
