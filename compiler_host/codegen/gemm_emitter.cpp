@@ -198,7 +198,7 @@ struct GemmEmitter {
     Values acc(m * nvv, llvm::Constant::getNullValue(accv));
     // Half products (s.half): m * ceil(nvv / 2) half accumulators after the
     // float ones, added into them (flush_half) after at most half_chunk
-    // products: once after the taps, after each kernel row, or within a
+    // products: once after the taps, after every few taps, or within a
     // tap, whichever is the widest that many products cover.
     const HalfFlush hflush = half_flush();
     if (s.half) acc.resize((size_t)(m * nvv + m * ((nvv + 1) / 2)), llvm::Constant::getNullValue(vhalf()));
@@ -224,128 +224,146 @@ struct GemmEmitter {
       }
       origin = b.CreateAdd(b.CreateMul(t.n, i32(xs[0])), gbase);
     }
-    acc = carried_loop(
-        b, 0, s.k_h, 1, acc,
-        [&](Value *kh, const Values &a0) {
-          Values row_sums = carried_loop(
-              b, 0, KW, 1, a0,
-              [&](Value *kw, const Values &a1) {
-                // x(i, ic): pointer to pixel i's channel 0 and, in General mode
-                // with strided channels, whether it is inside the input.
-                Values row, valid;
-                if (t.mode == Mode::Linear) {
-                  Value *base = xptr(origin);
-                  for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
-                } else {
-                  Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
-                  Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
-                  if (t.mode == Mode::Row) {
-                    Value *base = xptr(
-                        b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3])))));
-                    for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
-                  } else {
-                    // Pixels in the padding read a zero row: their pointers are
-                    // formed from clamped coordinates (see clamp_i32).
-                    // (Past the run's input size, with run-time sizes, is padding too.)
-                    Value *row_ok = b.CreateICmpULT(ih, run_.in_h);
-                    Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-                    for (int i = 0; i < m; ++i) {
-                      Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-                      Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w));
-                      Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-                      if (contiguous) {
-                        ptr = b.CreateSelect(ok, ptr, zero_row);
-                      } else {
-                        ptr = b.CreateSelect(ok, ptr, xbase);
-                        valid.push_back(ok);
-                      }
-                      row.push_back(ptr);
-                    }
-                  }
-                }
-                Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
-                Value *wk = b.CreateGEP(wel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
-                if (q) return qsteps(row, valid, wk, nvv, a1);
-                if (s.half) return half_tap(row, valid, wk, nvv, a1, hflush == HalfFlush::Chunk);
-                // The nvv weight vectors of input channel ic.
-                auto weights_of = [&](Value *ic) {
-                  Values w;
-                  for (int j = 0; j < nvv; ++j) {
-                    Value *wp = b.CreateGEP(wel, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
-                    w.push_back(load_float_weights(b, T, wel, wp, L, L, true));
-                  }
-                  return w;
-                };
-                auto step = [&](Value *ic, Values a) {
-                  Values w = weights_of(ic);
-                  Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
-                  for (int i = 0; i < m; ++i) {
-                    Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
-                    if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
-                    Value *xv = b.CreateVectorSplat(L, x);
-                    for (int j = 0; j < nvv; ++j)
-                      a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {xv, w[j], a[i * nvv + j]});
-                  }
-                  return a;
-                };
-                const bool quads = T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4;
-                auto quad = [&](Value *ic, const Values &av) {
-                  Values a = av;
-                  Values xq;
-                  for (int i = 0; i < m; ++i)
-                    xq.push_back(b.CreateAlignedLoad(
-                        vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()), llvm::Align(4)));
-                  for (int u = 0; u < 4; ++u) {
-                    Values w = weights_of(b.CreateAdd(ic, i32(u)));
-                    for (int i = 0; i < m; ++i)
-                      for (int j = 0; j < nvv; ++j) a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
-                  }
-                  return a;
-                };
-                const int U = std::max(1, s.unroll);
-                auto unrolled = [&](Value *ic, const Values &av) {
-                  Values cur = av;
-                  for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
-                  return cur;
-                };
-                if (k_dyn_) {  // a run-time K: the same loops with run-time trip counts
-                  Value *qe = i32(0);
-                  Values aq = a1;
-                  if (quads) {
-                    Value *nq = b.CreateUDiv(k_dyn_, i32(4));
-                    aq = carried_loop(
-                        b, i32(0), nq, aq, [&](Value *q, const Values &av) { return quad(b.CreateMul(q, i32(4)), av); },
-                        "icq");
-                    qe = b.CreateMul(nq, i32(4));
-                  }
-                  Value *nu = b.CreateUDiv(b.CreateSub(k_dyn_, qe), i32(U));
-                  Values a2 = carried_loop(
-                      b, i32(0), nu, aq,
-                      [&](Value *j, const Values &av) { return unrolled(b.CreateAdd(qe, b.CreateMul(j, i32(U))), av); },
-                      "ic");
-                  return carried_loop(
-                      b, b.CreateAdd(qe, b.CreateMul(nu, i32(U))), k_dyn_, a2,
-                      [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
-                }
-                // NEON: 4 channels of each pixel per vector load, multiplied by
-                // lane (Target::gemm_lane_mac).
-                int64_t quad_end = 0;
-                Values aq = a1;
-                if (quads) {
-                  quad_end = ICp / 4 * 4;
-                  aq = carried_loop(b, 0, quad_end, 4, aq, quad, "icq");
-                }
-                // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
-                // U, then its remainder.
-                int64_t main_end = quad_end + (ICp - quad_end) / U * U;
-                Values a2 = carried_loop(b, quad_end, main_end, U, aq, unrolled, "ic");
-                return carried_loop(
-                    b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
-              },
-              "kw");
-          return s.half && hflush == HalfFlush::Row ? flush_half(m, nvv, row_sums) : row_sums;
-        },
-        "kh");
+    // One tap (kh, kw) of the kernel: every pixel's products with its
+    // weights, added to the accumulators.
+    auto tap = [&](Value *kh, Value *kw, const Values &a1) -> Values {
+      // x(i, ic): pointer to pixel i's channel 0 and, in General mode
+      // with strided channels, whether it is inside the input.
+      Values row, valid;
+      if (t.mode == Mode::Linear) {
+        Value *base = xptr(origin);
+        for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
+      } else {
+        Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
+        Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
+        if (t.mode == Mode::Row) {
+          Value *base =
+              xptr(b.CreateAdd(origin, b.CreateAdd(b.CreateMul(ih, i32(xs[2])), b.CreateMul(iwk, i32(xs[3])))));
+          for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3])));
+        } else {
+          // Pixels in the padding read a zero row: their pointers are
+          // formed from clamped coordinates (see clamp_i32).
+          // (Past the run's input size, with run-time sizes, is padding too.)
+          Value *row_ok = b.CreateICmpULT(ih, run_.in_h);
+          Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
+          for (int i = 0; i < m; ++i) {
+            Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
+            Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w));
+            Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
+            if (contiguous) {
+              ptr = b.CreateSelect(ok, ptr, zero_row);
+            } else {
+              ptr = b.CreateSelect(ok, ptr, xbase);
+              valid.push_back(ok);
+            }
+            row.push_back(ptr);
+          }
+        }
+      }
+      Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
+      Value *wk = b.CreateGEP(wel, wtile, b.CreateMul(kk, i32(ICk * NR * wstep())));
+      if (q) return qsteps(row, valid, wk, nvv, a1);
+      if (s.half) return half_tap(row, valid, wk, nvv, a1, hflush == HalfFlush::Chunk);
+      // The nvv weight vectors of input channel ic.
+      auto weights_of = [&](Value *ic) {
+        Values w;
+        for (int j = 0; j < nvv; ++j) {
+          Value *wp = b.CreateGEP(wel, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(j * L)));
+          w.push_back(load_float_weights(b, T, wel, wp, L, L, true));
+        }
+        return w;
+      };
+      auto step = [&](Value *ic, Values a) {
+        Values w = weights_of(ic);
+        Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
+        for (int i = 0; i < m; ++i) {
+          Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
+          if (!valid.empty()) x = b.CreateSelect(valid[i], x, llvm::ConstantFP::get(f32, 0.0));
+          Value *xv = b.CreateVectorSplat(L, x);
+          for (int j = 0; j < nvv; ++j)
+            a[i * nvv + j] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {xv, w[j], a[i * nvv + j]});
+        }
+        return a;
+      };
+      const bool quads = T.gemm_lane_mac != Target::LaneMac::None && contiguous && L == 4 && ICp >= 4;
+      auto quad = [&](Value *ic, const Values &av) {
+        Values a = av;
+        Values xq;
+        for (int i = 0; i < m; ++i)
+          xq.push_back(b.CreateAlignedLoad(vf32, b.CreateBitCast(b.CreateGEP(f32, row[i], ic), vf32->getPointerTo()),
+                                           llvm::Align(4)));
+        for (int u = 0; u < 4; ++u) {
+          Values w = weights_of(b.CreateAdd(ic, i32(u)));
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < nvv; ++j) a[i * nvv + j] = lane_mac(b, T, a[i * nvv + j], w[j], xq[i], u);
+        }
+        return a;
+      };
+      const int U = std::max(1, s.unroll);
+      auto unrolled = [&](Value *ic, const Values &av) {
+        Values cur = av;
+        for (int u = 0; u < U; ++u) cur = step(b.CreateAdd(ic, i32(u)), cur);
+        return cur;
+      };
+      if (k_dyn_) {  // a run-time K: the same loops with run-time trip counts
+        Value *qe = i32(0);
+        Values aq = a1;
+        if (quads) {
+          Value *nq = b.CreateUDiv(k_dyn_, i32(4));
+          aq = carried_loop(
+              b, i32(0), nq, aq, [&](Value *q, const Values &av) { return quad(b.CreateMul(q, i32(4)), av); }, "icq");
+          qe = b.CreateMul(nq, i32(4));
+        }
+        Value *nu = b.CreateUDiv(b.CreateSub(k_dyn_, qe), i32(U));
+        Values a2 = carried_loop(
+            b, i32(0), nu, aq,
+            [&](Value *j, const Values &av) { return unrolled(b.CreateAdd(qe, b.CreateMul(j, i32(U))), av); }, "ic");
+        return carried_loop(
+            b, b.CreateAdd(qe, b.CreateMul(nu, i32(U))), k_dyn_, a2,
+            [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
+      }
+      // NEON: 4 channels of each pixel per vector load, multiplied by
+      // lane (Target::gemm_lane_mac).
+      int64_t quad_end = 0;
+      Values aq = a1;
+      if (quads) {
+        quad_end = ICp / 4 * 4;
+        aq = carried_loop(b, 0, quad_end, 4, aq, quad, "icq");
+      }
+      // The ic loop (k_run: a kernel row's k_w * ICg inputs), unrolled by
+      // U, then its remainder.
+      int64_t main_end = quad_end + (ICp - quad_end) / U * U;
+      Values a2 = carried_loop(b, quad_end, main_end, U, aq, unrolled, "ic");
+      return carried_loop(
+          b, main_end, ICp, 1, a2, [&](Value *ic, const Values &av) { return step(ic, av); }, "ic.rem");
+    };
+    if (s.half && hflush == HalfFlush::Taps) {
+      // Half sums into float after every g taps (g * ICp <= half_chunk
+      // products): the taps as one loop in groups of g, then the rest.
+      const int64_t g = T.half_chunk / ICp, groups = KK / g;
+      auto group = [&](Value *kk0, int64_t n, const Values &av) {
+        return flush_half(m, nvv,
+                          carried_loop(
+                              b, 0, n, 1, av,
+                              [&](Value *j, const Values &v) {
+                                Value *kk = b.CreateAdd(kk0, j);
+                                return tap(b.CreateUDiv(kk, i32(KW)), b.CreateURem(kk, i32(KW)), v);
+                              },
+                              "tap"));
+      };
+      acc = carried_loop(
+          b, 0, groups, 1, acc, [&](Value *gi, const Values &v) { return group(b.CreateMul(gi, i32(g)), g, v); },
+          "taps");
+      if (KK % g) acc = group(i32(groups * g), KK % g, acc);
+    } else {
+      acc = carried_loop(
+          b, 0, s.k_h, 1, acc,
+          [&](Value *kh, const Values &a0) {
+            return carried_loop(
+                b, 0, KW, 1, a0, [&](Value *kw, const Values &a1) { return tap(kh, kw, a1); }, "kw");
+          },
+          "kh");
+    }
     if (s.half) {
       if (hflush == HalfFlush::All) acc = flush_half(m, nvv, acc);
       acc.resize((size_t)(m * nvv));
@@ -365,10 +383,13 @@ struct GemmEmitter {
   }
 
   // --precision fp16 (s.half): where the half sums go into the float ones.
-  enum class HalfFlush { All, Row, Chunk };
+  // All: once after the taps (KK * ICp <= half_chunk); Taps: after every
+  // half_chunk / ICp taps (at least 2); Chunk: within each tap, after every
+  // half_chunk channels.
+  enum class HalfFlush { All, Taps, Chunk };
   HalfFlush half_flush() const {
     const int64_t C = T.half_chunk;
-    return KK * ICp <= C ? HalfFlush::All : KW * ICp <= C ? HalfFlush::Row : HalfFlush::Chunk;
+    return KK * ICp <= C ? HalfFlush::All : 2 * ICp <= C ? HalfFlush::Taps : HalfFlush::Chunk;
   }
   llvm::FixedVectorType *vhalf() { return llvm::FixedVectorType::get(b.getHalfTy(), 8); }
 
@@ -401,17 +422,20 @@ struct GemmEmitter {
     llvm::FixedVectorType *vh = vhalf();
     llvm::Type *half = b.getHalfTy();
     const bool octs = valid.empty() && xs[1] == 1;
-    auto weights_of = [&](Value *ic) {
+    // The nvh weight vectors of channel ic + u: from the channel's row at
+    // ic (one address), constant offsets after it (load immediates).
+    auto weights_of = [&](Value *ic, int u) {
+      Value *row0 = b.CreateGEP(half, wk, b.CreateMul(ic, i32(NR)));
       Values w;
       for (int jh = 0; jh < nvh; ++jh) {
-        Value *wp = b.CreateGEP(half, wk, b.CreateAdd(b.CreateMul(ic, i32(NR)), i32(jh * 8)));
+        Value *wp = b.CreateGEP(half, row0, i32((int64_t)u * NR + jh * 8));
         w.push_back(b.CreateAlignedLoad(vh, b.CreateBitCast(wp, vh->getPointerTo()), llvm::Align(2)));
       }
       return w;
     };
     auto one = [&](Value *ic, const Values &av) {  // one channel
       Values r = av;
-      Values w = weights_of(ic);
+      Values w = weights_of(ic, 0);
       Value *icoff = xs[1] == 1 ? ic : b.CreateMul(ic, i32(xs[1]));
       for (int i = 0; i < m; ++i) {
         Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[(size_t)i], icoff), llvm::Align(4));
@@ -434,7 +458,7 @@ struct GemmEmitter {
                                 llvm::Align(4)),
             vh));
       for (int u = 0; u < 8; ++u) {
-        Values w = weights_of(b.CreateAdd(ic, i32(u)));
+        Values w = weights_of(ic, u);
         for (int i = 0; i < m; ++i) {
           Value *xu = b.CreateShuffleVector(xq[(size_t)i], std::vector<int>(8, u));
           for (int jh = 0; jh < nvh; ++jh) {

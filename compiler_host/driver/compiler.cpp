@@ -349,6 +349,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (v >= 0 && p.graph.v(v).dtype == DType::F16) half_bytes += (int64_t)p.graph.v(v).data->bytes.size();
   }
   j["weights_half_bytes"] = half_bytes;
+  // Of the float GEMMs, those computing their products in half (--precision
+  // fp16: fusion_groups[].half).
+  int half_gemms = 0;
+  for (const Kernel &k : p.kernels) half_gemms += k.kind == KernelKind::Gemm && k.gemm.half;
+  j["half_gemms"] = half_gemms;
   j["code_bytes"] = a.code_bytes;
   // 64-bit hashes as "0x..." strings (JSON numbers lose bits past 2^53).
   j["model_hash"] = hex64(a.model_hash);
@@ -422,6 +427,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
     if (k.kind == KernelKind::QGemm) gj["int8_products"] = int8_products(a.target, k.gemm);
+    if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
       gj["gemm"] = {{"oc_per_group", ts.oc},

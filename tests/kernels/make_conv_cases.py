@@ -133,12 +133,13 @@ CASES = [
     ("valid_c9_dilated_rows", 1, 9, (19, 12), 10, (3, 3), (1, 2), (0, 0, 0, 0), (2, 1), 1, True),
     # Input channels per tap for --precision fp16's half products (ctest
     # aarch64-neon-fp16/precision): 70 = two 32-channel chunks and 6 more,
-    # each chunk's sums added into float; 8 x 3 taps = 24 products per
-    # kernel row (summed into float after each row); 27 in all for a 1x1
+    # each chunk's sums added into float; 8 channels: the sums added into
+    # float after every 4 taps (9 = 2 groups and 1); 27 in all for a 1x1
     # (once after the taps, 3 vectors of 8 and 3 single channels); 300 in
-    # 9 chunks and 12; grouped with dilation; odd output channel counts.
+    # 9 chunks and 12; grouped with dilation (24: every tap); odd output
+    # channel counts.
     ("half_chunks_remainder", 1, 70, (7, 9), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, True),
-    ("half_row_sums_stride", 2, 8, (6, 11), 20, (3, 3), (2, 1), (1, 0, 1, 2), (1, 1), 1, True),
+    ("half_sums_every_4_taps", 2, 8, (6, 11), 20, (3, 3), (2, 1), (1, 0, 1, 2), (1, 1), 1, True),
     ("half_one_sum_1x1", 1, 27, (5, 13), 9, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, False),
     ("half_long_k_1x1", 1, 300, (3, 4), 33, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
     ("half_grouped_dilated", 1, 48, (6, 7), 40, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2, True),
