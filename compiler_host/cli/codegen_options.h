@@ -41,8 +41,9 @@ inline void add_precision_option(CLI::App &app, Precision &p) {
   app.add_option_function<std::string>(
          "--precision", [&p](const std::string &v) { p = v == "fp16" ? Precision::F16 : Precision::F32; },
          "fp32: float models compute in single precision | fp16 (targets with half arithmetic: aarch64-neon-fp16): "
-         "float GEMMs and convolutions compute their products in half over half weights (implies --weights fp16), "
-         "8 lanes a vector, summed into float every 32 products; the epilogue and the other kernels stay float "
+         "float GEMMs and convolutions compute their products in half over half weights (GEMM and depthwise "
+         "weights stored as half, as --weights fp16 does; recurrent weights too only with --weights fp16), 8 "
+         "lanes a vector, summed into float every 32 products; the epilogue and the other kernels stay float "
          "(error bounds: docs/PRECISION.md)")
       ->check(CLI::IsMember({"fp32", "fp16"}))
       ->default_str("fp32");

@@ -448,8 +448,10 @@ int main(int argc, char **argv) {
   // Half weights round each weight to 11 significant bits: the outputs of
   // the zoo and the ONNX suites stay within 1e-3 of max|ref|.
   // Half products (--precision fp16) round X too and sum 32 products at a
-  // time in half: the same bound holds (docs/PRECISION.md).
-  if ((o.weights == WeightStorage::F16 || o.precision == Precision::F16) && atol->count() == 0) o.atol_scale = 2e-3;
+  // time in half: twice that (the zoo and torchvision: at most 2.0e-3,
+  // docs/PRECISION.md).
+  if (o.weights == WeightStorage::F16 && atol->count() == 0) o.atol_scale = 2e-3;
+  if (o.precision == Precision::F16 && atol->count() == 0) o.atol_scale = 4e-3;
 
   try {
     Target target = resolve_target(o.target);

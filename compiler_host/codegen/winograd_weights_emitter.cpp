@@ -36,7 +36,9 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   TINYRT_CHECK(U.numel == a * a * OCt * IC * NR && U.span == U.numel, "Winograd run-time weights not packed densely");
   llvm::Type *f32 = b.getFloatTy();
   auto *vf32 = llvm::FixedVectorType::get(f32, L);
-  llvm::Value *rbase = b.CreateBitCast(R.base, f32->getPointerTo());
+  // The 3x3 weights float, or half (--weights fp16: widened as loaded).
+  llvm::Type *rel = env.program.graph.v(k.ins[0]).dtype == DType::F16 ? b.getHalfTy() : f32;
+  llvm::Value *rbase = b.CreateBitCast(R.base, rel->getPointerTo());
   llvm::Value *ubase = b.CreateBitCast(U.base, f32->getPointerTo());
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
 
@@ -48,7 +50,8 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
           b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * OC)), b.CreateAdd(c0, i32(r0))), b.CreateMul(ot, i32(NR)));
       std::vector<llvm::Value *> g(9);
       for (int tap = 0; tap < 9; ++tap)
-        g[(size_t)tap] = load_lanes(b, vf32, b.CreateGEP(f32, rbase, b.CreateAdd(at, i32(tap * OC))), lanes);
+        g[(size_t)tap] =
+            load_float_weights(b, T, rel, b.CreateGEP(rel, rbase, b.CreateAdd(at, i32(tap * OC))), L, lanes);
       // G g, a column of the kernel at a time (gg[v][x] = (G g)[x][v]), then
       // (G g) G^T a row at a time: G's row pairs share their work
       // (linear_transform).

@@ -167,7 +167,8 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   o << "function_bodies=" << (opt.prefer_function_bodies ? 1 : 0) << "\n";
   if (opt.winograd != WinogradMode::Auto) o << "winograd=" << winograd_mode_name(opt.winograd) << "\n";
   if (opt.winograd_bands) o << "winograd_bands=" << opt.winograd_bands << "\n";
-  if (stored_weights(opt) != WeightStorage::F32) o << "weights=" << weight_storage_name(stored_weights(opt)) << "\n";
+  // (As given: --precision fp16 alone keeps recurrent weights float.)
+  if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
   if (opt.precision != Precision::F32) o << "precision=" << precision_name(opt.precision) << "\n";
   // Tuned tiles (--tuning): what they say, not the file's name.
   for (const Target::TunedTile &tt : t.tuned_tiles)
@@ -344,9 +345,12 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["weights_bytes"] = a.weights_bytes;
   // Of them, the float weights stored as half (--weights fp16).
   int64_t half_bytes = 0;
+  std::set<int> counted;  // (kernels sharing a weight: a Winograd layer's bands and chunks)
   for (const Kernel &k : p.kernels) {
-    int v = packed_weights_of(k);
-    if (v >= 0 && p.graph.v(v).dtype == DType::F16) half_bytes += (int64_t)p.graph.v(v).data->bytes.size();
+    // (An rt Winograd form's 3x3 weights: the WinogradWeights kernels' input.)
+    int v = k.kind == KernelKind::WinogradWeights ? k.ins[0] : packed_weights_of(k);
+    if (v >= 0 && p.graph.v(v).dtype == DType::F16 && p.graph.v(v).is_const() && counted.insert(v).second)
+      half_bytes += (int64_t)p.graph.v(v).data->bytes.size();
   }
   j["weights_half_bytes"] = half_bytes;
   // Of the float GEMMs, those computing their products in half (--precision
@@ -633,6 +637,8 @@ PassOptions pass_options(const CompileOptions &opt) {
   po.winograd.bands = opt.winograd_bands;
   po.winograd.weights = po.pack.weights = stored_weights(opt);
   po.pack.precision = po.winograd.precision = opt.precision;
+  po.pack.float_recurrent = po.winograd.float_recurrent =
+      opt.precision == Precision::F16 && opt.weights == WeightStorage::F32;
   return po;
 }
 

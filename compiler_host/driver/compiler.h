@@ -28,7 +28,8 @@ struct CompileOptions {
   int64_t winograd_bands = 0;                  // --winograd-bands N (0: the arena budget decides)
   WeightStorage weights = WeightStorage::F32;  // --weights fp32|fp16
   // --precision fp32|fp16: fp16 (targets with half arithmetic) computes the
-  // float GEMMs in half, and implies --weights fp16 (stored_weights).
+  // float GEMMs in half, and stores GEMM and depthwise weights as half
+  // (stored_weights); recurrent weights too only with --weights fp16.
   Precision precision = Precision::F32;
   std::string tuning;  // --tuning FILE (driver/tuning.h): tiles measured by tinyrt-tune
   // --check-addresses: generated code tests every access against its

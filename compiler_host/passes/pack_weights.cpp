@@ -372,7 +372,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
-      pack_recurrent(g, k.rnn, c.target, o.weights);
+      pack_recurrent(g, k.rnn, c.target, o.float_recurrent ? WeightStorage::F32 : o.weights);
       ++packed;
       continue;
     }

@@ -80,10 +80,16 @@ struct WinogradOptions {
   std::set<std::string> direct;                // convolutions (first node names) kept direct: the code budget
   bool runtime_weights = true;                 // auto may choose forms with weights transformed at run time
   Precision precision = Precision::F32;        // fp16: auto never chooses F(4,3) (its products stay float)
+  bool float_recurrent = false;                // recurrent weights float whatever `weights` (PackOptions)
 };
 struct PackOptions {
   WeightStorage weights = WeightStorage::F32;
   Precision precision = Precision::F32;
+  // --precision fp16 without --weights fp16: the recurrent weights stay
+  // float (the recurrent loop multiplies in float, and widening its half
+  // weights costs more than their traffic saves: lstm256 on the Cortex-A76
+  // 33.8 -> 48.5 M instructions with --weights fp16).
+  bool float_recurrent = false;
 };
 
 struct PassOptions {

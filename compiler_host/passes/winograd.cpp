@@ -281,7 +281,7 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
 // Constants of equal bytes count once, as the object holds them once
 // (LLVM merges equal constants: a model whose layers share weights through
 // Identity reads them through copies of equal bytes).
-int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
+int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool float_recurrent) {
   // The constants counted, by (size, packed columns): only those of one
   // size are compared, byte for byte.
   std::map<std::pair<size_t, int64_t>, std::vector<const ConstData *>> seen;
@@ -309,7 +309,8 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st) {
     if (packed) add(s.weight, packed_float_weight_bytes(s, t, packed_storage(k.wino.m, st)), float_gemm_nr(s, t));
     if (k.kind == KernelKind::Depthwise && s.weight >= 0 && p.graph.v(s.weight).is_const())
       add(s.weight, stored(s.weight));
-    if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0) add(k.rnn.r, stored(k.rnn.r));
+    if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0)
+      add(k.rnn.r, float_recurrent ? (int64_t)p.graph.v(k.rnn.r).data->bytes.size() : stored(k.rnn.r));
     for (size_t i = 0; i < k.ins.size(); ++i)
       if (k.ins[i] >= 0 && !(packed && i == 1))
         add(k.ins[i], p.graph.v(k.ins[i]).is_const() ? (int64_t)p.graph.v(k.ins[i]).data->bytes.size() : 0);
@@ -377,8 +378,20 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   Graph &g = p.graph;
   const Limits &lim = g.limits;
   const Target &t = c.target;
-  p.budgets.weights = lim.weights_budget(o.weights == WeightStorage::F16 ? 0.5 : 1.0);
-  p.budgets.base_weights = weights_read(p, t, o.weights);
+  // The model's weights as stored: half with --weights fp16, except the
+  // recurrent weights kept float (o.float_recurrent).
+  double stored = 1.0;
+  if (o.weights == WeightStorage::F16) {
+    int64_t recurrent = 0;
+    if (o.float_recurrent)
+      for (const Kernel &k : p.kernels)
+        if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0 && g.v(k.rnn.r).is_const())
+          recurrent += (int64_t)g.v(k.rnn.r).data->bytes.size();
+    const int64_t model = std::max<int64_t>(1, lim.model_weights_bytes);
+    stored = 0.5 + 0.5 * std::min(1.0, (double)recurrent / (double)model);
+  }
+  p.budgets.weights = lim.weights_budget(stored);
+  p.budgets.base_weights = weights_read(p, t, o.weights, o.float_recurrent);
   if (o.mode == WinogradMode::Off) return;
   // The arena budget the forms keep within, each on its own (the arena is
   // a peak, not a sum): the bytes live at the layer's step plus its
@@ -454,12 +467,12 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         }
         continue;
       }
-      // Run-time weights (fixed sizes, float weights): V whole, then per
+      // Run-time weights (fixed sizes): V whole, then per
       // chunk of output channels its transformed weights U_c (packed as
       // the chunk's GEMM reads them) and its products M_c; the largest
       // chunk (a multiple of 16 channels, or all) that fits.
       cand.arena_fits[i] = false;
-      if (!fixed || o.weights != WeightStorage::F32 || !o.runtime_weights) continue;
+      if (!fixed || !o.runtime_weights) continue;
       const int64_t v_bytes = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c, (int64_t)sizeof(float)));
       for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) <= kMaxParts;
            occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
@@ -523,16 +536,14 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       cand.gain[i] = direct[0] - cost[i][0];
       // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
       // OC] for the run-time transform) replace the convolution's.
-      const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (int64_t)sizeof(float)
+      const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (o.weights == WeightStorage::F16 ? 2 : 4)
                                          : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t,
                                                                      packed_storage(kForm[i].m, o.weights));
       cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
     }
     for (int i : {1, 3})
       if (mean[i] >= hedge(i) * mean[i - 1]) cand.allowed[i] = false;
-    if (forced >= 0)
-      cand.wanted =
-          fits(kForm[forced].m) && (!kForm[forced].rt || (fixed && o.weights == WeightStorage::F32)) ? forced : -1;
+    if (forced >= 0) cand.wanted = fits(kForm[forced].m) && (!kForm[forced].rt || fixed) ? forced : -1;
     // The code budget dropped this layer (driver: compile_model).
     cand.dropped = !k.nodes.empty() && o.direct.count(k.nodes.front());
     if (cand.dropped)
@@ -710,7 +721,20 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       for (int64_t oc = 0; oc < OC; ++oc)
         for (int64_t ic = 0; ic < IC; ++ic)
           for (int64_t tap = 0; tap < 9; ++tap) raw[(size_t)((ic * 9 + tap) * OC + oc)] = src[(oc * IC + ic) * 9 + tap];
-      int R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const_f32({IC, 9, OC}, raw));
+      // (--weights fp16: as half, widened as the transform loads them; the
+      // transformed weights it writes to the arena are float.)
+      const bool half = o.weights == WeightStorage::F16 &&
+                        std::all_of(raw.begin(), raw.end(), [](float v) { return std::fabs(v) <= 65504.0f; });
+      int R;
+      if (half) {
+        std::vector<uint16_t> h(raw.size());
+        for (size_t j = 0; j < raw.size(); ++j) h[j] = float_to_half(raw[j]);
+        R = g.add_const(g.fresh_name(wv.name + "_3x3"),
+                        make_const(DType::F16, {IC, 9, OC},
+                                   Bytes((const uint8_t *)h.data(), (const uint8_t *)(h.data() + h.size()))));
+      } else {
+        R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const_f32({IC, 9, OC}, raw));
+      }
       int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
       p.perm.resize(g.values.size());
       out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));

@@ -22,7 +22,8 @@ Fails unless, on TARGET:
   the float model with half weights (--weights fp16) is at most 0.5
   point below fp32, its logits within 2e-3 of max |PyTorch logit| of
   PyTorch's (docs/PRECISION.md), and so is it with half products
-  (--precision fp16) on targets that have them (aarch64-neon-fp16), and
+  (--precision fp16, within 4e-3) on targets that have them
+  (aarch64-neon-fp16), and
   the QDQ model it writes with --emit-qdq passes ONNX's checker and,
   compiled again, gives the same logits byte for byte;
 - int8, static and 7-bit static predicted classes, and logits byte for
@@ -78,6 +79,7 @@ def models_for(target):
     return {**MODELS, **HALF_MODELS} if target.endswith("-fp16") else MODELS
 MAX_FP16_LOSS = 0.5
 FP16_ATOL = 2e-3  # of max |logit| (docs/PRECISION.md)
+HALF_ATOL = 4e-3  # --precision fp16: inputs and sums rounded too
 
 
 def run(compile_exe, data, work, target, runner, model, count):
@@ -162,9 +164,9 @@ def main():
           f"{FP16_ATOL} x max|logit| of PyTorch's (max |error| {e16.max():.2e} of {np.abs(torch_logits).max():.2f})")
     if "half" in r:
         ah, eh = acc(r["half"], labels), np.abs(r["half"] - torch_logits)
-        check(a32 - ah <= MAX_FP16_LOSS and bool(np.all(eh <= FP16_ATOL * np.abs(torch_logits).max())),
+        check(a32 - ah <= MAX_FP16_LOSS and bool(np.all(eh <= HALF_ATOL * np.abs(torch_logits).max())),
               f"{target} --precision fp16 accuracy {ah:.2f}% within {MAX_FP16_LOSS} point of fp32 {a32:.2f}%, logits "
-              f"within {FP16_ATOL} x max|logit| of PyTorch's (max |error| {eh.max():.2e} of "
+              f"within {HALF_ATOL} x max|logit| of PyTorch's (max |error| {eh.max():.2e} of "
               f"{np.abs(torch_logits).max():.2f}; {int((r['half'].argmax(1) == fp32.argmax(1)).sum())}/{count} "
               f"predictions as fp32's)")
     emitted = os.path.join(work, target, "static", "static_qdq.onnx")
