@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . bench/models.sh
 T="--target aarch64-neon-fp16"
-echo "| model | fp32 instructions | --weights fp16 | --precision fp16 | precision / fp32 | fp32 --winograd off | --precision fp16 --winograd off | off: precision / fp32 | weights fp32 / fp16 bytes |"
+echo "| model | fp32 instructions | --weights fp16 | --precision fp16 | precision / fp32 | fp32 --winograd off | --precision fp16 --winograd off | off: precision / fp32 | weights bytes: fp32 / --precision fp16 |"
 echo "|---|---|---|---|---|---|---|---|---|"
 count() { "$TINYRT/tinyrt-perf" "$p" $FLAGS $T --json "$@"; }
 field() { echo "$1" | sed "s/.*\"$2\":\([0-9]*\).*/\1/"; }
