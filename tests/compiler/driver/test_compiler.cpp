@@ -22,6 +22,15 @@ CompileError compile_error(const std::string &path, CompileOptions opt = {}) {
   return CompileError(CompileError::Kind::Internal, "");
 }
 
+// A valid one-op model (for option errors).
+std::string relu_model() {
+  OnnxBuilder b;
+  b.input("x", {3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {3});
+  return b.save();
+}
+
 }  // namespace
 
 TEST(Errors, GarbageFileIsInvalidModel) {
@@ -89,14 +98,10 @@ TEST(Errors, ShapeMismatchNamesTheNode) {
 }
 
 TEST(Errors, UnknownTargetListsTheKnownOnes) {
-  OnnxBuilder b;
-  b.input("x", {3});
-  b.node("Relu", {"x"}, {"y"});
-  b.output("y", {3});
   CompileOptions o;
   o.target = "riscv";
   try {
-    compile_model(b.save(), o);
+    compile_model(relu_model(), o);
     FAIL();
   } catch (const CompileError &e) {
     EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
@@ -140,13 +145,9 @@ TEST(Errors, ShapeInputMustBeConstantOrBound) {
 
 // --precision fp16 needs a target with half-precision arithmetic.
 TEST(Errors, HalfPrecisionNeedsHalfArithmetic) {
-  OnnxBuilder b;
-  b.input("x", {3});
-  b.node("Relu", {"x"}, {"y"});
-  b.output("y", {3});
   CompileOptions o;
   o.precision = Precision::F16;
-  CompileError e = compile_error(b.save(), o);  // x86-64-avx2
+  CompileError e = compile_error(relu_model(), o);  // x86-64-avx2
   EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
   EXPECT_NE(std::string(e.what()).find("--precision fp16 needs half-precision arithmetic"), std::string::npos)
       << e.what();
