@@ -391,7 +391,7 @@ struct GemmEmitter {
     const int64_t C = T.half_chunk;
     return KK * ICp <= C ? HalfFlush::All : 2 * ICp <= C ? HalfFlush::Taps : HalfFlush::Chunk;
   }
-  llvm::FixedVectorType *vhalf() { return llvm::FixedVectorType::get(b.getHalfTy(), 8); }
+  llvm::FixedVectorType *vhalf() { return llvm::FixedVectorType::get(b.getHalfTy(), (unsigned)T.half_lanes()); }
 
   // The half accumulators (after the m * nvv float ones in a) added into
   // the float ones, and zero again: each half vector's 8 lanes are two
@@ -402,7 +402,9 @@ struct GemmEmitter {
       for (int jh = 0; jh < nvh; ++jh) {
         Value *&h = a[(size_t)(m * nvv + i * nvh + jh)];
         for (int p = 0; p < 2 && 2 * jh + p < nvv; ++p) {
-          Value *part = b.CreateFPExt(b.CreateShuffleVector(h, {4 * p, 4 * p + 1, 4 * p + 2, 4 * p + 3}), vf32);
+          std::vector<int> lanes(L);
+          for (int l = 0; l < L; ++l) lanes[l] = p * L + l;
+          Value *part = b.CreateFPExt(b.CreateShuffleVector(h, lanes), vf32);
           Value *&f = a[(size_t)(i * nvv + 2 * jh + p)];
           f = b.CreateFAdd(f, part);
         }
@@ -417,18 +419,18 @@ struct GemmEmitter {
   // with the 8-channel half weight vectors; `chunks`: summed into the
   // float accumulators after every half_chunk channels.
   Values half_tap(const Values &row, const Values &valid, Value *wk, int nvv, Values a, bool chunks) {
-    const int m = (int)row.size(), nvh = (nvv + 1) / 2;
+    const int m = (int)row.size(), nvh = (nvv + 1) / 2, HL = 2 * L;  // half lanes: two float vectors
     const size_t H = (size_t)(m * nvv);
     llvm::FixedVectorType *vh = vhalf();
     llvm::Type *half = b.getHalfTy();
-    const bool octs = valid.empty() && xs[1] == 1;
+    const bool octs = xs[1] == 1;  // contiguous channels (`valid` is only for strided ones)
     // The nvh weight vectors of channel ic + u: from the channel's row at
     // ic (one address), constant offsets after it (load immediates).
     auto weights_of = [&](Value *ic, int u) {
       Value *row0 = b.CreateGEP(half, wk, b.CreateMul(ic, i32(NR)));
       Values w;
       for (int jh = 0; jh < nvh; ++jh) {
-        Value *wp = b.CreateGEP(half, row0, i32((int64_t)u * NR + jh * 8));
+        Value *wp = b.CreateGEP(half, row0, i32((int64_t)u * NR + jh * HL));
         w.push_back(b.CreateAlignedLoad(vh, b.CreateBitCast(wp, vh->getPointerTo()), llvm::Align(2)));
       }
       return w;
@@ -440,7 +442,7 @@ struct GemmEmitter {
       for (int i = 0; i < m; ++i) {
         Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[(size_t)i], icoff), llvm::Align(4));
         if (!valid.empty()) x = b.CreateSelect(valid[(size_t)i], x, llvm::ConstantFP::get(f32, 0.0));
-        Value *xv = b.CreateVectorSplat(8, b.CreateFPTrunc(x, half));
+        Value *xv = b.CreateVectorSplat(HL, b.CreateFPTrunc(x, half));
         for (int jh = 0; jh < nvh; ++jh) {
           Value *&h = r[H + (size_t)(i * nvh + jh)];
           h = b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {xv, w[(size_t)jh], h});
@@ -448,19 +450,19 @@ struct GemmEmitter {
       }
       return r;
     };
-    auto oct = [&](Value *ic, const Values &av) {  // 8 contiguous channels
+    auto oct = [&](Value *ic, const Values &av) {  // HL contiguous channels
       Values r = av;
-      auto *v8 = llvm::FixedVectorType::get(f32, 8);
+      auto *vx = llvm::FixedVectorType::get(f32, HL);
       Values xq;
       for (int i = 0; i < m; ++i)
         xq.push_back(b.CreateFPTrunc(
-            b.CreateAlignedLoad(v8, b.CreateBitCast(b.CreateGEP(f32, row[(size_t)i], ic), v8->getPointerTo()),
+            b.CreateAlignedLoad(vx, b.CreateBitCast(b.CreateGEP(f32, row[(size_t)i], ic), vx->getPointerTo()),
                                 llvm::Align(4)),
             vh));
-      for (int u = 0; u < 8; ++u) {
+      for (int u = 0; u < HL; ++u) {
         Values w = weights_of(ic, u);
         for (int i = 0; i < m; ++i) {
-          Value *xu = b.CreateShuffleVector(xq[(size_t)i], std::vector<int>(8, u));
+          Value *xu = b.CreateShuffleVector(xq[(size_t)i], std::vector<int>(HL, u));
           for (int jh = 0; jh < nvh; ++jh) {
             Value *&h = r[H + (size_t)(i * nvh + jh)];
             h = b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {xu, w[(size_t)jh], h});
@@ -475,8 +477,8 @@ struct GemmEmitter {
         return carried_loop(
             b, 0, n, 1, av, [&](Value *c, const Values &v) { return one(b.CreateAdd(base, c), v); }, "ich");
       Values r = carried_loop(
-          b, 0, n / 8 * 8, 8, av, [&](Value *c, const Values &v) { return oct(b.CreateAdd(base, c), v); }, "ic8");
-      for (int64_t c = n / 8 * 8; c < n; ++c) r = one(b.CreateAdd(base, i32(c)), r);
+          b, 0, n / HL * HL, HL, av, [&](Value *c, const Values &v) { return oct(b.CreateAdd(base, c), v); }, "ic8");
+      for (int64_t c = n / HL * HL; c < n; ++c) r = one(b.CreateAdd(base, i32(c)), r);
       return r;
     };
     if (!chunks) return span(i32(0), ICp, a);

@@ -23,18 +23,6 @@ bool fits_half(const std::vector<float> &w) {
   return std::all_of(w.begin(), w.end(), [](float v) { return std::fabs(v) <= 65504.0f; });
 }
 
-// A packed float weight tensor, stored as the options say: half rounded to
-// nearest even, unless a value lies beyond half's range (the tensor then
-// stays float: the kernels read either; pack_weights counts such tensors).
-int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st) {
-  if (st == WeightStorage::F32 || !fits_half(w))
-    return g.add_const(g.fresh_name(name), make_const_f32({(int64_t)w.size()}, w));
-  std::vector<uint16_t> h(w.size());
-  for (size_t i = 0; i < w.size(); ++i) h[i] = float_to_half(w[i]);
-  Bytes bytes((const uint8_t *)h.data(), (const uint8_t *)(h.data() + h.size()));
-  return g.add_const(g.fresh_name(name), make_const(DType::F16, {(int64_t)h.size()}, std::move(bytes)));
-}
-
 // Depthwise: [kh*kw][channels rounded up to whole vectors], so one vector
 // load gives a tap's weights for `lanes` consecutive channels.
 // int8 with integer sums (Target::depthwise_int8_channels != f32 lanes):
@@ -346,6 +334,15 @@ int packed_weights_of(const Kernel &k) {
 }
 
 const char *weight_storage_name(WeightStorage w) { return w == WeightStorage::F16 ? "fp16" : "fp32"; }
+
+int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st, Shape shape) {
+  if (shape.empty()) shape = {(int64_t)w.size()};
+  if (st == WeightStorage::F32 || !fits_half(w)) return g.add_const(g.fresh_name(name), make_const_f32(shape, w));
+  std::vector<uint16_t> h(w.size());
+  for (size_t i = 0; i < w.size(); ++i) h[i] = float_to_half(w[i]);
+  Bytes bytes((const uint8_t *)h.data(), (const uint8_t *)(h.data() + h.size()));
+  return g.add_const(g.fresh_name(name), make_const(DType::F16, shape, std::move(bytes)));
+}
 const char *precision_name(Precision p) { return p == Precision::F16 ? "fp16" : "fp32"; }
 
 // --precision fp16: whether a packed float GEMM computes in half. Its
@@ -356,11 +353,12 @@ const char *precision_name(Precision p) { return p == Precision::F16 ? "fp16" : 
 static bool computes_in_half(const Program &p, const Kernel &k, const Target &t, const PackOptions &o) {
   const GemmSpec &s = k.gemm;
   if (o.precision != Precision::F16 || !t.half_arith || k.kind != KernelKind::Gemm || s.arena_weights ||
-      s.arena_packed || s.packed < 0 || s.nr % 8 != 0 || k.wino.m == 4)
+      s.arena_packed || s.packed < 0 || s.nr % t.half_lanes() != 0 || k.wino.m == 4)
     return false;
   const Graph &g = p.graph;
   int64_t icp = s.k_run ? s.k_w * (s.in_c / s.groups) : s.in_c / s.groups;
-  return g.v(s.packed).dtype == DType::F16 && icp >= 8 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic();
+  return g.v(s.packed).dtype == DType::F16 && icp >= t.half_lanes() && !g.v(k.out).is_dynamic() &&
+         !g.v(k.ins[0]).is_dynamic();
 }
 
 void pack_weights(PassContext &c, const PackOptions &o) {

@@ -67,6 +67,12 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 // a direct one), always float: rounded to half, its output transform
 // scales their error to 0.5 % of the output's magnitude.
 inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
+// A float weight constant of `shape` (empty: 1-D) stored as `st` says:
+// half rounded to nearest even, unless a value lies beyond half's range
+// (the tensor then stays float: the kernels read either; pack_weights
+// counts such tensors). Returns its value id.
+int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st,
+                      Shape shape = {});
 // How float GEMMs compute (--precision): in single precision, or (fp16,
 // on targets with half arithmetic: Target::half_arith) their products in
 // half over half weights, summed into float every Target::half_chunk
@@ -79,7 +85,7 @@ struct WinogradOptions {
   int64_t bands = 0;                           // every convolution in this many bands of tile rows (0: as fits)
   std::set<std::string> direct;                // convolutions (first node names) kept direct: the code budget
   bool runtime_weights = true;                 // auto may choose forms with weights transformed at run time
-  Precision precision = Precision::F32;        // fp16: auto never chooses F(4,3) (its products stay float)
+  Precision precision = Precision::F32;        // fp16: auto takes F(2,3) stored only (the others' products stay float)
   bool float_recurrent = false;                // recurrent weights float whatever `weights` (PackOptions)
 };
 struct PackOptions {

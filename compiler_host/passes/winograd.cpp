@@ -726,18 +726,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           for (int64_t tap = 0; tap < 9; ++tap) raw[(size_t)((ic * 9 + tap) * OC + oc)] = src[(oc * IC + ic) * 9 + tap];
       // (--weights fp16: as half, widened as the transform loads them; the
       // transformed weights it writes to the arena are float.)
-      const bool half = o.weights == WeightStorage::F16 &&
-                        std::all_of(raw.begin(), raw.end(), [](float v) { return std::fabs(v) <= 65504.0f; });
-      int R;
-      if (half) {
-        std::vector<uint16_t> h(raw.size());
-        for (size_t j = 0; j < raw.size(); ++j) h[j] = float_to_half(raw[j]);
-        R = g.add_const(g.fresh_name(wv.name + "_3x3"),
-                        make_const(DType::F16, {IC, 9, OC},
-                                   Bytes((const uint8_t *)h.data(), (const uint8_t *)(h.data() + h.size()))));
-      } else {
-        R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const_f32({IC, 9, OC}, raw));
-      }
+      const int R = add_float_weights(g, wv.name + "_3x3", raw, o.weights, {IC, 9, OC});
       int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
       p.perm.resize(g.values.size());
       out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));

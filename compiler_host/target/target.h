@@ -125,6 +125,7 @@ struct Target {
   }
 
   int f32_lanes() const { return vector_bytes / 4; }
+  int half_lanes() const { return vector_bytes / 2; }
   // The register tile for `oc` output channels (per group) and output rows
   // of `row` pixels (`linear`: all pixels of a 1x1 stride-1 convolution as
   // one row) over `ic` input channels per group (ir/program.h,
