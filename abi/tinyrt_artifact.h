@@ -88,6 +88,7 @@ typedef enum tinyrt_arch { TINYRT_ARCH_X86_64 = 1, TINYRT_ARCH_ARMV7 = 2, TINYRT
 #define TINYRT_ISA_X86_BMI2 (1u << 18)
 #define TINYRT_ISA_X86_POPCNT (1u << 19)
 #define TINYRT_ISA_X86_AVX512VNNI (1u << 20) /* int8 dot products (vpdpbusd) */
+#define TINYRT_ISA_X86_AVXVNNI (1u << 21)    /* the same, VEX-encoded, 256-bit (AVX-VNNI) */
 
 /* Largest tensor rank a descriptor may declare. */
 #define TINYRT_MAX_RANK 16

@@ -15,6 +15,7 @@
 #ifndef bit_AVX512VNNI
 #define bit_AVX512VNNI (1u << 11) /* cpuid 7.0 ecx */
 #endif
+#define TINYRT_BIT_AVXVNNI (1u << 4) /* cpuid 7.1 eax */
 
 static uint64_t tinyrt_x86_xgetbv0(void) {
   uint32_t lo, hi;
@@ -35,6 +36,11 @@ static uint32_t tinyrt_x86_cpu_features(void) {
     if (c1 & bit_F16C) f |= TINYRT_ISA_X86_F16C;
   }
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  { /* AVX-VNNI: leaf 7's subleaf 1 (a: the last subleaf) */
+    unsigned a1 = 0, b1, c7, d1;
+    if (a >= 1 && (xcr0 & 0x6) == 0x6 && __get_cpuid_count(7, 1, &a1, &b1, &c7, &d1) && (a1 & TINYRT_BIT_AVXVNNI))
+      f |= TINYRT_ISA_X86_AVXVNNI;
+  }
   if (b & bit_BMI) f |= TINYRT_ISA_X86_BMI1; /* BMI: VEX-encoded, general registers */
   if (b & bit_BMI2) f |= TINYRT_ISA_X86_BMI2;
   if ((xcr0 & 0x6) == 0x6 && (b & bit_AVX2)) f |= TINYRT_ISA_X86_AVX2;

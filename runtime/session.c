@@ -66,7 +66,7 @@ static const char *arch_name(uint32_t arch) {
 static const char kIsaNames[] =
     "avx2\0fma\0avx512f\0avx512bw\0avx512vl\0avx512dq\0\0\0" /* 0-7 */
     "neon\0vfpv4\0asimd\0asimddp\0asimdhp\0\0\0\0"           /* 8-15 */
-    "f16c\0bmi1\0bmi2\0popcnt\0avx512vnni\0";                /* 16-20 */
+    "f16c\0bmi1\0bmi2\0popcnt\0avx512vnni\0avxvnni\0";       /* 16-21 */
 
 static tinyrt_status fail(tinyrt_session *s, tinyrt_status st, const char *text) {
   msg_writer w = session_msg(s);

@@ -24,6 +24,8 @@ llvm::Function *begin_kernel_function(EmitEnv &env, llvm::IRBuilder<> &b, const 
   f->addFnAttr("no-builtins");
   f->addFnAttr("target-cpu", env.target.cpu);
   f->addFnAttr("target-features", env.target.features);
+  if (env.target.legal_vector_bits > 0)
+    f->addFnAttr("min-legal-vector-width", std::to_string(env.target.legal_vector_bits));
   f->addParamAttr(0, llvm::Attribute::NoAlias);
   f->getArg(0)->setName("arena");
   f->getArg(1)->setName("task_begin");

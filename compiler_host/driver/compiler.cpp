@@ -430,7 +430,12 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                {"output", p.graph.v(k.out).name},
                {"output_shape", p.graph.v(k.out).shape}};
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
-    if (k.kind == KernelKind::QGemm) gj["int8_products"] = int8_products(a.target, k.gemm);
+    if (k.kind == KernelKind::QGemm) {
+      gj["int8_products"] = int8_products(a.target, k.gemm);
+      // Its form's measured time over a float GEMM's (Target::int8_over_float; null: not measured).
+      const double r = a.target.int8_over_float[(int)k.gemm.madd];
+      gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
+    }
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);

@@ -516,6 +516,20 @@ void pack_weights(PassContext &c, const PackOptions &o) {
                << ": docs/QUANTIZATION.md)";
       *c.log << "\n";
     }
+    // Int8 GEMMs in a product form this target runs slower than float
+    // (Target::int8_over_float, measured).
+    int q8 = 0, slower = 0;
+    double worst = 0;
+    for (const Kernel &k : p.kernels) {
+      if (k.kind != KernelKind::QGemm) continue;
+      ++q8;
+      const double r = c.target.int8_over_float[(int)k.gemm.madd];
+      if (r > 1) ++slower, worst = std::max(worst, r);
+    }
+    if (slower)
+      *c.log << "  int8 slower than float: " << slower << " of " << q8 << " int8 GEMMs multiply in a form that "
+             << c.target.name << " was measured to run at up to " << worst
+             << "x the time of a float GEMM (docs/QUANTIZATION.md); the float model would run them faster\n";
   }
 }
 

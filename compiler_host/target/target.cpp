@@ -124,9 +124,11 @@ struct NamedTarget {
   Target (*make)();
 };
 const NamedTarget kTargets[] = {
-    {"x86-64-avx2", [] { return x86_64_target("x86-64-avx2", false, false); }},
-    {"x86-64-avx512", [] { return x86_64_target("x86-64-avx512", true, false); }},
-    {"x86-64-avx512-vnni", [] { return x86_64_target("x86-64-avx512-vnni", true, true); }},
+    {"x86-64-avx2", [] { return x86_64_target("x86-64-avx2", false, X86Vnni::None); }},
+    {"x86-64-avx2-vnni", [] { return x86_64_target("x86-64-avx2-vnni", false, X86Vnni::Vex); }},
+    {"x86-64-avx512-vnni-256", [] { return x86_64_target("x86-64-avx512-vnni-256", false, X86Vnni::Evex); }},
+    {"x86-64-avx512", [] { return x86_64_target("x86-64-avx512", true, X86Vnni::None); }},
+    {"x86-64-avx512-vnni", [] { return x86_64_target("x86-64-avx512-vnni", true, X86Vnni::Evex); }},
     {"armv7-neon", [] { return armv7_target("armv7-neon"); }},
     {"aarch64-neon", [] { return aarch64_target("aarch64-neon"); }},
     {"aarch64-neon-dot", [] { return aarch64_target("aarch64-neon-dot"); }},
@@ -140,14 +142,16 @@ Target resolve_target(const std::string &name) {
 #if defined(__x86_64__)
     // The host's features, asked once per process (cpuid is a VM exit on
     // virtual machines; the fuzzers resolve the target per input).
-    static const std::pair<bool, bool> host = [] {
+    static const char *const host = [] {
       llvm::StringMap<bool> f;
       llvm::sys::getHostCPUFeatures(f);
       bool avx512 = f.lookup("avx512f") && f.lookup("avx512bw") && f.lookup("avx512vl") && f.lookup("avx512dq");
-      return std::make_pair(avx512, avx512 && f.lookup("avx512vnni"));
+      return avx512 && f.lookup("avx512vnni") ? "x86-64-avx512-vnni"
+             : avx512                         ? "x86-64-avx512"
+             : f.lookup("avxvnni")            ? "x86-64-avx2-vnni"
+                                              : "x86-64-avx2";
     }();
-    auto [avx512, vnni] = host;
-    return resolve_target(vnni ? "x86-64-avx512-vnni" : avx512 ? "x86-64-avx512" : "x86-64-avx2");
+    return resolve_target(host);
 #else
     fail_usage("--target host is only implemented on x86-64 hosts; name the target");
 #endif

@@ -34,7 +34,7 @@ enum class DotI8 {
 int dot_i8_x_sign(DotI8 d);
 
 struct Target {
-  std::string name;  // x86-64-avx2, x86-64-avx512(-vnni), armv7-neon, aarch64-neon(-dot, -fp16)
+  std::string name;  // x86-64-avx2(-vnni), x86-64-avx512(-vnni, -vnni-256), armv7-neon, aarch64-neon(-dot, -fp16)
   std::string triple, cpu, features;
   uint32_t arch = 0;  // TINYRT_ARCH_*
   uint32_t isa = 0;   // TINYRT_ISA_* the code needs
@@ -47,6 +47,11 @@ struct Target {
   // walk constant strides by post-increment instead).
   bool vector_imm_offsets = true;
   int ptr_bytes = 8;
+  // > 0: every kernel function's LLVM "min-legal-vector-width", so that
+  // with "prefer-256-bit" wider vector types are split rather than held
+  // in zmm registers (x86-64-avx512-vnni-256: AVX-512 instructions on ymm
+  // only, as x86-64-avx2-vnni's kernels).
+  int legal_vector_bits = 0;
   // Fewest multiply-adds per task for which a GEMM may order its tasks
   // pixel blocks outermost (gemm_emitter.cpp): that keeps each thread on
   // the pixels it wrote the step before, which pays where cores have their
@@ -93,6 +98,14 @@ struct Target {
   bool tiles_forced = false;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::X86Madd;
+  // An int8 GEMM's time over the float GEMM's (direct, the same layers),
+  // measured on whole models' GEMM steps per product form, indexed by
+  // MaddForm (ir/madd_form.h: widened, bytes, signed bytes; a target
+  // whose dot_i8 is not X86Madd has one form, [0]); 0: not measured. Above
+  // 1 the compile says that the float model would run those layers faster
+  // (-v, the JSON's int8_over_float). The figures and the machines they
+  // were measured on: each target's file.
+  double int8_over_float[3] = {0, 0, 0};
   // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
   // one vector and multiplied by lane (AArch64: fmla by element, fused;
   // ARMv7: vmla by scalar, a multiply then an add, as ARMv7 NEON has no

@@ -10,7 +10,11 @@
 
 namespace tinyrt {
 
-Target x86_64_target(const std::string &name, bool avx512, bool vnni);
+// How an x86-64 target forms int8 dot products: without vpdpbusd
+// (vpmaddubsw / vpmaddwd), or with it in its EVEX (AVX-512 VNNI) or VEX
+// (AVX-VNNI) encoding.
+enum class X86Vnni { None, Evex, Vex };
+Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni);
 Target armv7_target(const std::string &name);
 Target aarch64_target(const std::string &name);
 

@@ -1,5 +1,6 @@
-// x86_64.cpp — the x86-64 targets' data: AVX2 + FMA (the baseline), and
-// AVX-512 with and without VNNI. The float tile table was measured with
+// x86_64.cpp — the x86-64 targets' data: AVX2 + FMA (the baseline), AVX2
+// with int8 dot products (AVX-VNNI's VEX form, or AVX-512 VNNI's EVEX form
+// at 256 bits), and AVX-512 with and without VNNI. The float tile table was measured with
 // bench/ab_bench.c --steps (bench/RESULTS.md, "GEMM tiles on AVX-512").
 #include <cstdint>
 
@@ -8,7 +9,7 @@
 
 namespace tinyrt {
 
-Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
+Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   Target t;
   t.name = name;
   t.triple = "x86_64-pc-linux-gnu";
@@ -21,12 +22,27 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
     t.features += ",+avx512f,+avx512bw,+avx512vl,+avx512dq,-prefer-256-bit";
     t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512BW | TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512DQ;
   }
-  if (vnni) {  // Cascade Lake, Ice Lake, Zen 4 and later
+  if (vnni == X86Vnni::Evex && avx512) {  // Cascade Lake, Ice Lake, Zen 4 and later
     t.cpu = "cascadelake";
     t.features += ",+avx512vnni";
     t.isa |= TINYRT_ISA_X86_AVX512VNNI;
-    t.dot_i8 = DotI8::X86Vnni;
   }
+  // 256-bit code with vpdpbusd: AVX-VNNI's VEX form (Alder Lake and its
+  // N100-class parts, Zen 5), or, on AVX-512 VNNI machines, its EVEX
+  // form on ymm registers (the same kernels and tiles: that is how they
+  // run where AVX-VNNI is missing, Zen 4 and the Xeons before Sapphire
+  // Rapids; LLVM picks the encoding from the features).
+  if (vnni == X86Vnni::Vex) {
+    t.cpu = "alderlake";
+    t.features += ",+avxvnni";
+    t.isa |= TINYRT_ISA_X86_AVXVNNI;
+  }
+  if (vnni == X86Vnni::Evex && !avx512) {
+    t.features += ",+avx512vnni,+avx512vl,+prefer-256-bit";
+    t.legal_vector_bits = 256;
+    t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512VNNI;
+  }
+  if (vnni != X86Vnni::None) t.dot_i8 = DotI8::X86Vnni;
   t.vector_bytes = avx512 ? 64 : 32;
   t.vector_regs = avx512 ? 32 : 16;
   // Accumulators + a weight vector per column + a broadcast fit the
@@ -48,7 +64,7 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // 2.66 / 2.93 / 2.80 ms, squeezenet1_1 8.51 / 9.64 / 8.88 ms; 6x2 (the
   // float tile, 24 accumulator registers) 52.7 ms on resnet18. AVX-512
   // without VNNI (32 registers, not measured): 4x2, 20 registers.
-  if (!vnni)
+  if (vnni == X86Vnni::None)
     t.qgemm_tiles =
         avx512 ? std::vector<std::pair<int, int>>{{4, 2}, {4, 1}} : std::vector<std::pair<int, int>>{{2, 2}, {2, 1}};
   // int8 layers multiplied as bytes (GemmSpec::byte_pairs): one register
@@ -62,7 +78,16 @@ Target x86_64_target(const std::string &name, bool avx512, bool vnni) {
   // per row) take the same tiles: ab_bench, 5 rounds, against 4x2, resnet18
   // / mobilenet_v3_small int8: 3x2 1.002 / 1.009, 2x3 1.001 / 1.010, 2x4
   // 0.952 / 1.004, 5x1 1.017 / 1.001.
-  if (!vnni && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
+  // vpdpbusd on ymm (16 registers) reads its weights from memory: 4x3
+  // holds 12 accumulators and the broadcast input. Zen 4 (EPYC, family 25
+  // model 17), x86-64-avx512-vnni-256, 1 thread, ab_bench over 5
+  // alternated rounds, against the float tiles' 6x2: 4x3 resnet18 int8
+  // 0.881, mobilenet_v3_small 1.007, efficientnet_b0 0.973; 3x4 0.864 /
+  // 1.020 / 0.994; 5x2 0.932 / 1.008 / 0.987; 7x1 1.003 / 1.107 / 1.026.
+  // This table against 6x2 everywhere: resnet18 0.849, mobilenet_v3_small
+  // 0.997, efficientnet_b0 1.001, squeezenet1_1 0.978.
+  if (vnni != X86Vnni::None && !avx512) t.qgemm_tiles = {{4, 3}, {6, 2}, {6, 1}};
+  if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98

@@ -135,8 +135,8 @@ static void test_validation(void) {
   CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, ARCH == TINYRT_ARCH_X86_64 ? "asimd asimddp asimdhp" : "avx512f"));
   if (ARCH != TINYRT_ARCH_X86_64) {
     m.isa_required = TINYRT_ISA_X86_F16C | TINYRT_ISA_X86_BMI1 | TINYRT_ISA_X86_BMI2 | TINYRT_ISA_X86_POPCNT |
-                     TINYRT_ISA_X86_AVX512VNNI;
-    CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, "f16c bmi1 bmi2 popcnt avx512vnni"));
+                     TINYRT_ISA_X86_AVX512VNNI | TINYRT_ISA_X86_AVXVNNI;
+    CHECK(refused(&m, TINYRT_ERR_CPU_UNSUPPORTED, "f16c bmi1 bmi2 popcnt avx512vnni avxvnni"));
   }
 
   m = good_model();

@@ -29,10 +29,10 @@ inline Program run_until(const std::string &ir, const std::string &last, const s
 
 // The same for a target already resolved (and adjusted).
 inline Program run_until_with(const std::string &ir, const std::string &last, const Target &target,
-                              const PassOptions &options = {}) {
+                              const PassOptions &options = {}, std::ostream *log = nullptr) {
   Program p;
   p.graph = parse_graph(ir);
-  PassContext c{p, target, nullptr};
+  PassContext c{p, target, log};
   run_pipeline(c, options, last);
   return p;
 }

@@ -1,8 +1,11 @@
 // passes/pack_weights.cpp: register tiles chosen per target, weights
 // packed in the order the GEMM reads them.
 #include "pass_test.h"
+#include "qdq_models.h"
+#include "tinyrt_artifact.h"
 
 #include <algorithm>
+#include <sstream>
 
 using namespace tinyrt;
 using namespace tinyrt::test;
@@ -182,6 +185,50 @@ TEST(PackWeights, HalfKeepsFloatForWeightsBeyondItsRange) {
   Program p = run_until(kBig, "pack_weights", "x86-64-avx2", o);
   const GemmSpec &s = gemm(p).gemm;
   EXPECT_EQ(p.graph.v(s.packed).dtype, DType::F32);  // 70000 would become infinity
+}
+
+// The 256-bit dot-product targets: vpdpbusd on ymm, AVX-VNNI's VEX form or
+// AVX-512 VNNI's EVEX form, with the same int8 tiles and packing.
+TEST(PackWeights, AvxVnniTargetsShareTheirInt8Plan) {
+  const Target vex = resolve_target("x86-64-avx2-vnni"), evex = resolve_target("x86-64-avx512-vnni-256");
+  for (const Target *t : {&vex, &evex}) {
+    EXPECT_EQ(t->dot_i8, DotI8::X86Vnni) << t->name;
+    EXPECT_EQ(t->vector_bytes, 32) << t->name;
+    EXPECT_EQ(t->vector_regs, 16) << t->name;
+  }
+  EXPECT_TRUE(vex.isa & TINYRT_ISA_X86_AVXVNNI);
+  EXPECT_FALSE(vex.isa & (TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512VNNI));
+  EXPECT_EQ(evex.isa & (TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512VNNI),
+            TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512VNNI);
+  EXPECT_FALSE(evex.isa & TINYRT_ISA_X86_AVXVNNI);
+  EXPECT_EQ(evex.legal_vector_bits, 256);  // no zmm
+  EXPECT_EQ(resolve_target("x86-64-avx512-vnni").vector_bytes, 64);
+  const std::string conv = qdq_conv(16, true);
+  Program a = run_until_with(conv, "pack_weights", vex), b = run_until_with(conv, "pack_weights", evex);
+  const Kernel &qa =
+      *std::find_if(a.kernels.begin(), a.kernels.end(), [](const Kernel &k) { return k.kind == KernelKind::QGemm; });
+  const Kernel &qb =
+      *std::find_if(b.kernels.begin(), b.kernels.end(), [](const Kernel &k) { return k.kind == KernelKind::QGemm; });
+  EXPECT_EQ(qa.gemm.mr, qb.gemm.mr);
+  EXPECT_EQ(qa.gemm.nr, qb.gemm.nr);
+  EXPECT_EQ(a.graph.v(qa.gemm.packed).data->bytes, b.graph.v(qb.gemm.packed).data->bytes);
+}
+
+// An int8 GEMM whose product form the target was measured to run slower
+// than float (Target::int8_over_float) is named in the log; not where it
+// runs faster or was not measured.
+TEST(PackWeights, Int8SlowerThanFloatIsSaid) {
+  const std::string conv = qdq_conv(16, true);
+  for (double ratio : {1.4, 0.6, 0.0}) {
+    Target t = resolve_target("x86-64-avx2");
+    for (double &r : t.int8_over_float) r = ratio;
+    std::ostringstream log;
+    Program p = run_until_with(conv, "pack_weights", t, {}, &log);
+    ASSERT_EQ(count_kernels(p, KernelKind::QGemm), 1) << describe(p);
+    const bool said = log.str().find("int8 slower than float: 1 of 1 int8 GEMMs") != std::string::npos;
+    EXPECT_EQ(said, ratio > 1) << ratio << ": " << log.str();
+    if (said) EXPECT_NE(log.str().find("up to 1.4x"), std::string::npos) << log.str();
+  }
 }
 
 }  // namespace
