@@ -433,7 +433,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (k.kind == KernelKind::QGemm) {
       gj["int8_products"] = int8_products(a.target, k.gemm);
       // Its form's measured time over a float GEMM's (Target::int8_over_float; null: not measured).
-      const double r = a.target.int8_over_float[(int)k.gemm.madd];
+      const double r = a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
     }
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
@@ -485,6 +485,13 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                       {"ops", 0}});
   j["ops"] = ops;
   j["fusion_groups"] = groups;
+  // The int8 GEMMs whose form this target was measured to run slower than
+  // float (Target::int8_over_float; -v names them too).
+  int slower = 0;
+  for (const json &g : groups)
+    slower +=
+        g.contains("int8_over_float") && g["int8_over_float"].is_number() && g["int8_over_float"].get<double>() > 1;
+  j["int8_slower_than_float"] = slower;
   j["warnings"] = a.warnings;
   j["addresses"] = {{"accesses", a.accesses}, {"unproved", a.accesses_unproved}};
   if (a.address_checks) j["address_checks"] = {{"tested", a.address_checks}, {"not_proved", a.address_checks_left}};

@@ -523,7 +523,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     for (const Kernel &k : p.kernels) {
       if (k.kind != KernelKind::QGemm) continue;
       ++q8;
-      const double r = c.target.int8_over_float[(int)k.gemm.madd];
+      const double r = c.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       if (r > 1) ++slower, worst = std::max(worst, r);
     }
     if (slower)

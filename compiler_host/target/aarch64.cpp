@@ -49,6 +49,13 @@ Target aarch64_target(const std::string &name) {
   // 3x4 118.0 M / 125.7 M, 4x4 118.2 / 127.2, 3x5 119.4 / 125.8, 2x6
   // 120.5 / 127.3, 4x3 122.8 / 128.3, 5x3 123.3 / 130.8.
   t.qgemm_tiles = {{3, 4}, {3, 5}, {3, 2}, {3, 1}};
+  // Int8 GEMM steps over float ones, executed instructions (qemu
+  // cortex-a72; bench/int8_over_float.py aarch64-neon squeezenet1_1
+  // mobilenet_v3_small efficientnet_b0): 0.857 with no weight of -128
+  // (0.765-1.006 per model), 1.010 with one per layer (0.904-1.169): the
+  // pair products widen each product on their own.
+  t.int8_over_float[0] = 0.857;
+  t.int8_over_float[1] = 1.010;
   if (dot) {
     // One sdot per 16 products, by element: a pixel's 16 input bytes
     // feed 4 of them, so the tile keeps mr input vectors beside mr x nv
@@ -59,6 +66,9 @@ Target aarch64_target(const std::string &name) {
     t.isa |= TINYRT_ISA_A64_DOTPROD;
     t.dot_i8 = DotI8::NeonSdot;
     t.qgemm_tiles = {{5, 4}, {4, 4}, {5, 2}, {5, 1}};
+    // sdot (qemu cortex-a76, the same models): 0.344 (0.329-0.484).
+    t.int8_over_float[0] = 0.344;
+    t.int8_over_float[1] = 0;
   }
   if (fp16) {
     t.isa |= TINYRT_ISA_A64_FP16;

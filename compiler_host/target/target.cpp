@@ -91,6 +91,16 @@ int Target::recurrent_vectors(int gates) const {
   return std::max(1, std::min(4, 8 / std::max(1, gates)));
 }
 
+double Target::int8_time_over_float(MaddForm madd, bool pair16) const {
+  switch (dot_i8) {
+    case DotI8::X86Madd: return int8_over_float[(int)madd];
+    case DotI8::NeonPairs: return int8_over_float[pair16 ? 0 : 1];
+    case DotI8::X86Vnni:
+    case DotI8::NeonSdot: break;
+  }
+  return int8_over_float[0];
+}
+
 int dot_i8_x_sign(DotI8 d) {
   switch (d) {
     case DotI8::X86Vnni: return 1;

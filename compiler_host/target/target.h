@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/madd_form.h"
+
 namespace tinyrt {
 
 struct GemmTile {
@@ -98,14 +100,17 @@ struct Target {
   bool tiles_forced = false;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::X86Madd;
-  // An int8 GEMM's time over the float GEMM's (direct, the same layers),
-  // measured on whole models' GEMM steps per product form, indexed by
-  // MaddForm (ir/madd_form.h: widened, bytes, signed bytes; a target
-  // whose dot_i8 is not X86Madd has one form, [0]); 0: not measured. Above
-  // 1 the compile says that the float model would run those layers faster
-  // (-v, the JSON's int8_over_float). The figures and the machines they
-  // were measured on: each target's file.
+  // An int8 GEMM's time (x86) or executed instructions (ARM) over the
+  // float GEMM's for the same layers (direct), measured on whole models'
+  // GEMM steps (bench/int8_over_float.py), per product form: on x86
+  // without VNNI indexed by MaddForm (widened, bytes, signed bytes); on
+  // NEON without sdot [0] where no weight is -128 (two products summed in
+  // 16 bits) and [1] where one is; dot products (vpdpbusd, sdot) [0]. 0:
+  // not measured. Above 1 the compile says that the float model would run
+  // those layers faster (-v, the JSON's int8_over_float). Where and how
+  // each was measured: the target's file.
   double int8_over_float[3] = {0, 0, 0};
+  double int8_time_over_float(MaddForm madd, bool pair16) const;
   // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
   // one vector and multiplied by lane (AArch64: fmla by element, fused;
   // ARMv7: vmla by scalar, a multiply then an add, as ARMv7 NEON has no

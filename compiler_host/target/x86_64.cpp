@@ -87,6 +87,21 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // This table against 6x2 everywhere: resnet18 0.849, mobilenet_v3_small
   // 0.997, efficientnet_b0 1.001, squeezenet1_1 0.978.
   if (vnni != X86Vnni::None && !avx512) t.qgemm_tiles = {{4, 3}, {6, 2}, {6, 1}};
+  // Int8 GEMM steps over float ones (the target's own float GEMM, direct),
+  // time on Zen 4 (EPYC, family 25 model 17), 1 thread, best of 3 rounds,
+  // bench/int8_over_float.py TARGET (resnet18, squeezenet1_1,
+  // mobilenet_v3_small, efficientnet_b0): x86-64-avx2 (AVX2 code on Zen 4;
+  // no AVX2-only machine at hand) widened 0.835, bytes 0.504, signed bytes
+  // 0.882 (per model 0.69-1.08: squeezenet1_1's over 1); x86-64-avx512
+  // widened 0.721, bytes 0.500; vpdpbusd on ymm (x86-64-avx512-vnni-256,
+  // for x86-64-avx2-vnni) 0.296, on zmm 0.266.
+  if (vnni == X86Vnni::None) {
+    t.int8_over_float[(int)MaddForm::Widened] = avx512 ? 0.721 : 0.835;
+    t.int8_over_float[(int)MaddForm::Bytes] = avx512 ? 0.500 : 0.504;
+    t.int8_over_float[(int)MaddForm::SignedBytes] = avx512 ? 0 : 0.882;  // (AVX-512 has no vpsignb)
+  } else {
+    t.int8_over_float[0] = avx512 ? 0.266 : 0.296;
+  }
   if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
