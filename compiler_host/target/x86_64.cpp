@@ -32,8 +32,9 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // form on ymm registers (the same kernels and tiles: that is how they
   // run where AVX-VNNI is missing, Zen 4 and the Xeons before Sapphire
   // Rapids; LLVM picks the encoding from the features).
+  // (The CPU model stays haswell's: scheduled as x86-64-avx2 and -256, and
+  // no feature beyond the ones listed and checked at init.)
   if (vnni == X86Vnni::Vex) {
-    t.cpu = "alderlake";
     t.features += ",+avxvnni";
     t.isa |= TINYRT_ISA_X86_AVXVNNI;
   }
