@@ -62,14 +62,26 @@ Target armv7_target(const std::string &name) {
   t.hard_float = true;
   t.ptr_bytes = 4;
   t.dot_i8 = DotI8::NeonPairs;
+  // Int8 pair products (16 q registers: accumulators, their 16-bit
+  // products, the weight halves): executed instructions (qemu cortex-a15),
+  // one tile forced for all layers, squeezenet1_1 / mobilenet_v3_small QDQ:
+  // 2x2 180.1 M / 63.1 M, 2x3 185.5 / 63.6, 4x1 194.0 / 65.3, 3x2 (the
+  // float tiles' first, which int8 took before) 198.6 / 65.2, 3x1 200.6 /
+  // 65.6, 1x3 208.2 / 64.8, 2x4 222.2 / 66.1, 1x4 222.3 / 65.7. With 2x3
+  // in the list the tile model took it for 24 of squeezenet1_1's 26 layers
+  // (185.4 M); this list: 180.1 M / 63.1 M, efficientnet_b0 349.9 M
+  // against 370.9 M with 3x2.
+  t.qgemm_tiles = {{2, 2}, {4, 1}, {2, 1}};
   // Int8 GEMM steps over float ones, executed instructions (qemu
   // cortex-a15; bench/int8_over_float.py armv7-neon squeezenet1_1
-  // mobilenet_v3_small efficientnet_b0): 1.146 with no weight of -128
-  // (1.081-1.360 per model), 1.170 with one per layer (1.099-1.401): on
-  // ARMv7 the pair products (vmull.s8, vpadal.s16) take more instructions
-  // than float's vmla by scalar, so the compile says so.
-  t.int8_over_float[0] = 1.146;
-  t.int8_over_float[1] = 1.170;
+  // mobilenet_v3_small efficientnet_b0), with the tiles above: 1.037 with
+  // no weight of -128 (0.975-1.283 per model), 1.129 with one per layer
+  // (1.069-1.376); with 3x2 it was 1.146 and 1.170. On ARMv7 the pair
+  // products (vmull.s8, vmlal.s8, vpadal.s16 and the lane broadcasts) take
+  // about as many instructions as float's vmla by scalar, so the compile
+  // says so.
+  t.int8_over_float[0] = 1.037;
+  t.int8_over_float[1] = 1.129;
   return t;
 }
 
