@@ -5,6 +5,8 @@ than float", docs/QUANTIZATION.md).
 
   bench/int8_over_float.py TARGET [MODEL...] [--rounds N] [--runs N]
 
+(from the project root, after scripts/build.sh and the model exports)
+
 For each model (torchvision and zoo names under build/models; resnet18,
 squeezenet1_1, mobilenet_v3_small, efficientnet_b0 by default) its float
 model with --winograd off and three QDQ models next to it (bench/make_qdq.py;
@@ -83,13 +85,13 @@ def main():
             for v, _ in VARIANTS:
                 keep((m, v), gemm_steps(profile(os.path.join(d, v + ".onnx"), a.target, a.runs, []), "qgemm"))
         print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
-    print(f"| model | " + " | ".join(f"{v} ({what}) / float" for v, what in VARIANTS) + " | int8 GEMM steps matched |")
+    print("| model | " + " | ".join(f"{v} ({what}) / float" for v, what in VARIANTS) + " | int8 GEMM steps matched |")
     print("|---|" + "---|" * (len(VARIANTS) + 1))
     totals = {v: [0.0, 0.0] for v, _ in VARIANTS}
     for m in a.models:
         f = best[(m, "float")]
         cells, matched = [], 0
-        for v, _ in VARIANTS:
+        for v, _ in VARIANTS:  # (the variants have the same GEMM geometries: one count)
             q = best[(m, v)]
             num = den = 0.0
             n = 0

@@ -1,5 +1,6 @@
 // codegen_options.h — the code generation options tinyrt-compile,
-// tinyrt-onnx-test and tinyrt-perf share: `--winograd auto|off|f2|f4|f2rt|f4rt`
+// tinyrt-onnx-test and tinyrt-perf share (and tinyrt-tune's `--target`):
+// `--target` (target/target.cpp), `--winograd auto|off|f2|f4|f2rt|f4rt`
 // (passes/winograd.cpp), `--gemm-tile` (target/target.h), `--check-addresses`
 // (codegen/address_checks.h) and `--serial-step-ops`
 // (codegen/module_emitter.cpp).
@@ -9,8 +10,16 @@
 
 #include "driver/compiler.h"
 #include "driver/input_options.h"
+#include "target/target.h"
 
 namespace tinyrt {
+
+// --target NAME, its help listing every target (target/target.cpp's table).
+inline void add_target_option(CLI::App &app, std::string &target) {
+  std::string names;
+  for (const std::string &n : target_names()) names += (names.empty() ? "" : " | ") + n;
+  app.add_option("--target", target, names + " (host: the best x86-64 one this CPU runs)")->capture_default_str();
+}
 
 inline void add_winograd_option(CLI::App &app, WinogradMode &mode, int64_t &bands) {
   app.add_option_function<std::string>(

@@ -88,8 +88,7 @@ int main(int argc, char **argv) {
   app.add_option("model", model, "ONNX model file");
   app.add_option("-o,--output", outdir, "output directory");
   app.add_flag("--list-ops", ops, "print the supported ONNX operators (markdown) and exit");
-  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
-      ->capture_default_str();
+  tinyrt::add_target_option(app, target);
   app.add_option("--name", name, "C identifier of the model (default: file name)");
   std::vector<std::string> dim_ranges;
   tinyrt::add_input_shape_options(app, shapes, dim_ranges);

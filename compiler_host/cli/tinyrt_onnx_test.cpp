@@ -412,8 +412,7 @@ int main(int argc, char **argv) {
   int jobs = 1;
   std::string shard;
   app.add_option("paths", paths, "test case directories, or directories of them")->required();
-  app.add_option("--target", o.target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
-      ->capture_default_str();
+  tinyrt::add_target_option(app, o.target);
   app.add_option("--threads", o.threads, "threads of the runtime pool")->capture_default_str();
   app.add_option("--rtol", o.rtol, "relative tolerance")->capture_default_str();
   CLI::Option *atol = app.add_option("--atol", o.atol_scale,

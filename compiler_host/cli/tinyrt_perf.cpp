@@ -238,8 +238,7 @@ int main(int argc, char **argv) {
   bool json = false;
   std::vector<std::string> shapes;
   app.add_option("model", model, "ONNX model file")->required();
-  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
-      ->capture_default_str();
+  tinyrt::add_target_option(app, target);
   app.add_option("--threads", threads, "threads of the runtime pool")->capture_default_str();
   app.add_option("--runs", runs, "timed runs")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();

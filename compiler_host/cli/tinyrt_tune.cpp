@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "codegen_options.h"
 #include "device_options.h"
 #include "ir/error.h"
 #include "target/target.h"
@@ -55,8 +56,7 @@ int main(int argc, char **argv) {
   int runs = 20, rounds = 2;
   Perf p;
   app.add_option("models", models, "ONNX model files whose layers to tune")->required()->check(CLI::ExistingFile);
-  app.add_option("--target", target, "host | x86-64-avx2 | x86-64-avx512[-vnni] | armv7-neon | aarch64-neon[-dot]")
-      ->capture_default_str();
+  tinyrt::add_target_option(app, target);
   app.add_option("--minutes", minutes, "time budget: no new measurement starts after it")
       ->check(CLI::Range(0.1, 1440.0))
       ->capture_default_str();

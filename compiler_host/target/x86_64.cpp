@@ -79,6 +79,7 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // per row) take the same tiles: ab_bench, 5 rounds, against 4x2, resnet18
   // / mobilenet_v3_small int8: 3x2 1.002 / 1.009, 2x3 1.001 / 1.010, 2x4
   // 0.952 / 1.004, 5x1 1.017 / 1.001.
+  if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
   // vpdpbusd on ymm (16 registers) reads its weights from memory: 4x3
   // holds 12 accumulators and the broadcast input. Zen 4 (EPYC, family 25
   // model 17), x86-64-avx512-vnni-256, 1 thread, ab_bench over 5
@@ -103,7 +104,6 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   } else {
     t.int8_over_float[0] = avx512 ? 0.266 : 0.296;
   }
-  if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98
