@@ -18,6 +18,7 @@
 
 #include "codegen/address_checks.h"
 #include "codegen/address_proof.h"
+#include "codegen/integer_broadcasts.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -36,6 +37,7 @@ void init_llvm() {
     llvm::InitializeAllTargets();
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();  // inline assembly (codegen/integer_broadcasts.h)
   });
 }
 
@@ -579,6 +581,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   }
   progress("codegen: LLVM optimization");
   optimize(m, *tm);
+  use_integer_broadcasts(m, t);
   desc.finish_weights(o.model_name, weight_names, &res.weights_bytes, &res.weights_checksum);
   for (size_t i = 0; i < ks.size(); ++i)
     res.address_checks_left.push_back(res.address_checks[i] ? count_address_checks(*ks[i].fn) : 0);

@@ -54,6 +54,11 @@ struct Target {
   // in zmm registers (x86-64-avx512-vnni-256: AVX-512 instructions on ymm
   // only, as x86-64-avx2-vnni's kernels).
   int legal_vector_bits = 0;
+  // Float splats of a loaded scalar at 512 bits as `vpbroadcastd` from
+  // memory, not `vbroadcastss` (codegen/integer_broadcasts.h: on Zen 4 the
+  // latter takes a floating-point pipe that half weights' vcvtph2ps also
+  // needs).
+  bool integer_broadcasts = false;
   // Fewest multiply-adds per task for which a GEMM may order its tasks
   // pixel blocks outermost (gemm_emitter.cpp): that keeps each thread on
   // the pixels it wrote the step before, which pays where cores have their
