@@ -54,7 +54,7 @@ inline void add_budget_options(CLI::App &app, Limits &l) {
       },
       "budget of (packed) weights, in bytes or as a ratio of the model's own weights (e.g. 1.5x): the Winograd "
       "choices keep within it and the compile refuses a plan above it (default: the choices trading memory for "
-      "speed keep within 1.1x)");
+      "speed keep within 1.1x; with --weights fp16, 1.1x the float plan's weights as half)");
   app.add_option("--max-code-bytes", l.max_code_bytes,
                  "budget of machine code, in bytes: Winograd layers (whose transforms add code) are dropped, least "
                  "gain per byte first, until the code fits; a model whose smallest plan does not fit is refused "

@@ -69,8 +69,8 @@ struct Limits {
   }
   // The budget the speed-for-memory choices keep within: the given one,
   // else kDefaultWeightsRatio of the model's weights as stored, `stored`
-  // bytes per byte of the model's (0.5 with --weights fp16: the default
-  // keeps the half the user asked for).
+  // bytes per byte of the model's. (--weights fp16: passes/winograd.cpp
+  // takes kDefaultWeightsRatio of the float plan's weights as half.)
   int64_t weights_budget(double stored = 1.0) const {
     if (weights_budget_given()) return given_weights_budget();
     if (model_weights_bytes > 0) return (int64_t)(kDefaultWeightsRatio * stored * (double)model_weights_bytes);

@@ -20,7 +20,8 @@
 // The transformed weights are the memory this trade spends: the forms the
 // cost model wants are then chosen together under the weights budget
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
-// weights, as stored: half of them with --weights fp16), the fastest set
+// weights; with --weights fp16 1.1x the float plan's weights, the forms
+// the float default would take, as half), the fastest set
 // that fits by estimated gain per added byte (fit_budget), F(2,3) standing
 // in for F(4,3) where only it fits.
 // V and M are the arena it spends: a form's V and M with what is live at
@@ -204,6 +205,9 @@ struct Candidate {
   bool dropped = false;                                // kept direct for the code budget
   double gain[kForms] = {};
   int64_t bytes[kForms] = {};
+  // --weights fp16: what each form would add with float weights (the
+  // default budget follows the float plan, half_budget).
+  int64_t bytes32[kForms] = {};
   int form = -1;  // the form taken
   std::string log;
 };
@@ -380,7 +384,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   const Target &t = c.target;
   // The model's weights as stored: half with --weights fp16, except the
   // recurrent weights kept float (o.float_recurrent).
-  double stored = 1.0;
+  double stored_ratio = 1.0;
   if (o.weights == WeightStorage::F16) {
     int64_t recurrent = 0;
     if (o.float_recurrent)
@@ -388,9 +392,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0 && g.v(k.rnn.r).is_const())
           recurrent += (int64_t)g.v(k.rnn.r).data->bytes.size();
     const int64_t model = std::max<int64_t>(1, lim.model_weights_bytes);
-    stored = 0.5 + 0.5 * std::min(1.0, (double)recurrent / (double)model);
+    stored_ratio = 0.5 + 0.5 * std::min(1.0, (double)recurrent / (double)model);
   }
-  p.budgets.weights = lim.weights_budget(stored);
+  p.budgets.weights = lim.weights_budget(stored_ratio);
   p.budgets.base_weights = weights_read(p, t, o.weights, o.float_recurrent);
   if (o.mode == WinogradMode::Off) return;
   // The arena budget the forms keep within, each on its own (the arena is
@@ -447,7 +451,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
-    const int64_t direct_bytes = packed_float_weight_bytes(s, t, o.weights);
+    const int64_t direct_bytes = packed_float_weight_bytes(s, t, o.weights),
+                  direct_bytes32 = packed_float_weight_bytes(s, t, WeightStorage::F32);
     const int64_t room = p.budgets.arena - live[ki] - arena_cut;
     for (int i = 0; i < kForms; ++i) {
       const int m = kForm[i].m;
@@ -543,6 +548,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
                                          : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t,
                                                                      packed_storage(kForm[i].m, o.weights));
       cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
+      cand.bytes32[i] = (kForm[i].rt ? 9 * s.in_c * s.out_c * 4
+                                     : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, WeightStorage::F32)) -
+                        direct_bytes32;
     }
     for (int i : {1, 3})
       if (mean[i] >= hedge(i) * mean[i - 1]) cand.allowed[i] = false;
@@ -580,6 +588,19 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   // experiments) are not budgeted; a given budget still refuses them once
   // the weights are emitted (driver, check_weights_budget).
   const bool budgeted = o.mode == WinogradMode::Auto;
+  // --weights fp16 without a budget: the float plan's weights (its forms
+  // chosen within the float default) as stored, by the same ratio.
+  int64_t float_plan = 0;
+  if (budgeted && o.weights == WeightStorage::F16 && !lim.weights_budget_given() && lim.model_weights_bytes > 0) {
+    std::vector<Candidate> as_float = cands;
+    for (Candidate &cd : as_float) std::copy(cd.bytes32, cd.bytes32 + kForms, cd.bytes);
+    const int64_t base32 = weights_read(p, t, WeightStorage::F32, false);
+    fit_budget(as_float, lim.weights_budget() - base32);
+    float_plan = base32;
+    for (const Candidate &cd : as_float)
+      if (cd.form >= 0) float_plan = sat_add(float_plan, cd.bytes[cd.form]);
+    p.budgets.weights = (int64_t)(Limits::kDefaultWeightsRatio * stored_ratio * (double)float_plan);
+  }
   // (The room may be negative: the plan without transforms is over the
   // budget, its packing's padding; forms that pack smaller give bytes back.)
   if (budgeted) fit_budget(cands, p.budgets.weights - p.budgets.base_weights);
@@ -628,7 +649,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
            << (lim.arena_budget_given ? "--max-arena-bytes" : "default: 1.1x") << "; " << p.budgets.base_arena
            << " bytes live at the peak without transforms)\n"
            << "  weights budget " << p.budgets.weights << " bytes ("
-           << (lim.weights_budget_given()        ? "--max-weights-bytes"
+           << (lim.weights_budget_given() ? "--max-weights-bytes"
+               : float_plan > 0 ? "default: 1.1x the float plan's " + std::to_string(float_plan) + " bytes as half"
                : o.weights == WeightStorage::F16 ? "default: 1.1x the model's weights as half"
                                                  : "default: 1.1x the model's weights")
            << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "

@@ -227,7 +227,7 @@ TEST(Winograd, BudgetNeverExceeded) {
 
 // --weights fp16: the budget counts the weights as stored, half the bytes
 // (F(4,3)'s transformed weights stay float: packed_storage), and the
-// default budget is 1.1x the model's weights as half.
+// default budget is 1.1x the float plan's weights as half.
 TEST(Winograd, HalfWeightsCountHalfTheBytes) {
   Program f32 = with_budget(kTwoLayers, int64_t(1) << 30);
   Program f16 = with_budget(kTwoLayers, int64_t(1) << 30, WeightStorage::F16);
@@ -246,9 +246,19 @@ TEST(Winograd, HalfWeightsCountHalfTheBytes) {
   }
   EXPECT_TRUE(f4 && f2) << "the test wants both forms taken";
   EXPECT_EQ(2 * f16.budgets.base_weights, f32.budgets.base_weights);
-  const int64_t model = 2 * 32 * 32 * 9 * 4;
-  EXPECT_EQ(with_budget(kTwoLayers, 0, WeightStorage::F16, model).budgets.weights, (int64_t)(1.1 * 0.5 * model));
-  EXPECT_EQ(with_budget(kTwoLayers, 0, WeightStorage::F32, model).budgets.weights, (int64_t)(1.1 * model));
+  // Default budgets: float 1.1x the model's weights; half 1.1x the float
+  // plan's (its forms chosen within that) as half, so that its weights
+  // stay within 0.55x of the float artifact's and the transforms, float
+  // in F(4,3) either way, keep the room they have in float.
+  // (A model three times the two layers' weights: room for transforms.)
+  const int64_t model = 3 * 2 * 32 * 32 * 9 * 4;
+  const Program d32 = with_budget(kTwoLayers, 0, WeightStorage::F32, model);
+  const Program d16 = with_budget(kTwoLayers, 0, WeightStorage::F16, model);
+  EXPECT_EQ(d32.budgets.weights, (int64_t)(1.1 * model));
+  const int64_t plan32 = d32.budgets.base_weights + d32.budgets.traded_weights;
+  EXPECT_GT(d32.budgets.traded_weights, 0) << "the test wants a float plan with transforms";
+  EXPECT_EQ(d16.budgets.weights, (int64_t)(1.1 * 0.5 * (double)plan32));
+  EXPECT_LE(d16.budgets.base_weights + d16.budgets.traded_weights, (int64_t)(0.55 * (double)plan32));
 }
 
 TEST(Winograd, DefaultArenaBudgetKeepsLargeTransformBuffersOut) {
