@@ -10,7 +10,9 @@
 // file and with the tables, alternated: one the file slows (by over 0.5 %
 // timed, at all counted) gives its geometries back to the tables (and the
 // threshold, if the file changed how its steps run), so that no measured
-// model gets slower.
+// model gets slower. --weights and --precision measure what compiles with
+// those options run (half weights, half products); the file records
+// them and a compile with other ones refuses it.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -76,12 +78,27 @@ int main(int argc, char **argv) {
   app.add_option("--winograd", p.winograd, "as tinyrt-compile (auto: the Winograd forms and their GEMMs are tuned too)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
+  tinyrt::WeightStorage weights = tinyrt::WeightStorage::F32;
+  tinyrt::Precision precision = tinyrt::Precision::F32;
+  tinyrt::add_weights_option(app, weights);
+  tinyrt::add_precision_option(app, precision);
   tinyrt::add_device_options(app, p.device, p.gap_us);
   app.add_flag("-v,--verbose", p.verbose, "print each tinyrt-perf command it runs");
   CLI11_PARSE(app, argc, argv);
 
   try {
     tinyrt::Target tg = tinyrt::resolve_target(target);
+    // Measured with the weights and products the compiles will use (the
+    // file records them; a compile with others refuses it).
+    const std::string wname = tinyrt::weight_storage_name(weights), pname = tinyrt::precision_name(precision);
+    p.codegen = {"--weights", wname, "--precision", pname};
+    if (precision == tinyrt::Precision::F16) {
+      if (!tg.half_arith)
+        throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage,
+                                   "--precision fp16 needs half-precision arithmetic, which target " + tg.name +
+                                       " does not have: use aarch64-neon-fp16");
+      tg.use_half_tiles();  // the tiles a half-product GEMM may take
+    }
     // ARM without a device: instructions under qemu.
     const bool counted = tg.name.rfind("x86", 0) != 0 && p.device.empty();
     p.perf = self_dir() + "/tinyrt-perf";
@@ -119,6 +136,8 @@ int main(int argc, char **argv) {
                                                     : cpu},
                 {"measure", p.measure_key},
                 {"threads", p.threads},
+                {"weights", wname},
+                {"precision", pname},
                 {"gap_us", p.gap_us},
                 {"models", models},
                 {"candidates_measured", (int)tiles.complete},

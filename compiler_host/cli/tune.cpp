@@ -21,6 +21,7 @@ json Perf::run(const std::string &model, const std::vector<std::string> &extra, 
                                    std::to_string(threads)};
   if (std::find(extra.begin(), extra.end(), "--winograd") == extra.end())
     argv.insert(argv.end(), {"--winograd", winograd});
+  argv.insert(argv.end(), codegen.begin(), codegen.end());
   if (!tuning.empty()) argv.insert(argv.end(), {"--tuning", tuning});
   if (!device.empty()) argv.insert(argv.end(), {"--device", device});
   if (gap_us > 0) argv.insert(argv.end(), {"--gap-us", std::to_string(gap_us)});

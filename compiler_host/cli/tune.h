@@ -31,6 +31,9 @@ struct Perf {
   std::string perf, target, measure_key;  // measure_key: "median_ms" | "guest_instructions"
   int runs = 20, threads = 1, lanes = 8;  // lanes: the target's floats per vector
   std::string winograd = "auto";          // the tuner's --winograd (auto | off)
+  // The tuner's --weights and --precision, given to every run (the file
+  // records them: driver/tuning.h).
+  std::vector<std::string> codegen;
   // The tuning file so far: each stage measures with what the stages
   // before it chose (a forced --gemm-tile replaces its tiles).
   std::string tuning;

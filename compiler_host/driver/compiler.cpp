@@ -613,7 +613,7 @@ Target compile_target(const CompileOptions &opt) {
     if (!f) fail_usage("--tuning " + opt.tuning + ": cannot read the file");
     std::ostringstream text;
     text << f.rdbuf();
-    apply_tuning(text.str(), opt.tuning, t);
+    apply_tuning(text.str(), opt.tuning, t, opt.weights, opt.precision);
   }
   if (opt.precision == Precision::F16) {
     if (!t.half_arith)

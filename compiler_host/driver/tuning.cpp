@@ -9,7 +9,8 @@
 
 namespace tinyrt {
 
-void apply_tuning(const std::string &text, const std::string &path, Target &t) {
+void apply_tuning(const std::string &text, const std::string &path, Target &t, WeightStorage weights,
+                  Precision precision) {
   using nlohmann::json;
   auto bad = [&](const std::string &why) { fail_usage("--tuning " + path + ": " + why); };
   json j = json::parse(text, nullptr, false);
@@ -18,6 +19,17 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t) {
   if (!j.contains("target") || !j["target"].is_string()) bad("no \"target\"");
   const std::string target = j["target"];
   if (target != t.name) bad("tuned for " + target + ", not for " + t.name + " (tinyrt-tune --target " + t.name + ")");
+  // What it was measured with (files of older tuners: float weights, float products).
+  auto measured_with = [&](const char *key, const char *asked) {
+    const std::string v = j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "fp32";
+    if (j.contains(key) && !j[key].is_string()) bad(std::string("\"") + key + "\" is not \"fp32\" or \"fp16\"");
+    if (v != "fp32" && v != "fp16") bad(std::string("\"") + key + "\" is \"" + v + "\", not \"fp32\" or \"fp16\"");
+    if (v != asked)
+      bad(std::string("measured with --") + key + " " + v + ", not for --" + key + " " + asked + " (tinyrt-tune --" +
+          key + " " + asked + ")");
+  };
+  measured_with("weights", weight_storage_name(weights));
+  measured_with("precision", precision_name(precision));
   if (!j.contains("tiles") || !j["tiles"].is_array()) bad("no \"tiles\" list");
   t.tuned_tiles.clear();
   size_t i = 0;

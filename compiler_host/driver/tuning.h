@@ -8,27 +8,34 @@
 //               "linear": false, "mr": 4, "nv": 3, ...}, ...],
 //    "winograd": [{"ic": 64, "oc": 64, "out_h": 56, "out_w": 56, "batch": 1,
 //                  "f2": 0.61, "f4": 0.48, ...}, ...],
-//    "serial_step_ops": 400000, "threads": 2}
+//    "serial_step_ops": 400000, "threads": 2,
+//    "weights": "fp16", "precision": "fp32"}
 // keyed by layer geometry (Target::gemm_tile's arguments; a 3x3
 // convolution's channels and output size with its Winograd forms' measured
 // time over its direct form's, Target::tuned_winograd), so that it
 // carries over between models; "serial_step_ops" (optional) replaces
-// Target::serial_step_ops, measured at "threads"; other fields are
+// Target::serial_step_ops, measured at "threads"; "weights" and
+// "precision" (optional, fp32 when absent) are the tinyrt-tune options
+// the file was measured with, which a compile must share (half weights
+// and half products take other tiles and forms); other fields are
 // reports.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "passes/pass.h"
 #include "target/target.h"
 
 namespace tinyrt {
 
 // The tiles of the tuning file's text (named `path` in messages) applied
-// to t (Target::tuned_tiles). A file for another target, malformed JSON,
-// a missing field or a tile outside the target's registers is a usage
-// error naming the file and the problem.
-void apply_tuning(const std::string &text, const std::string &path, Target &t);
+// to t (Target::tuned_tiles), for a compile with these --weights and
+// --precision. A file for another target or measured with other weights
+// or precision, malformed JSON, a missing field or a tile outside the
+// target's registers is a usage error naming the file and the problem.
+void apply_tuning(const std::string &text, const std::string &path, Target &t,
+                  WeightStorage weights = WeightStorage::F32, Precision precision = Precision::F32);
 
 // A model timed at more than one thread with its steps shared by the
 // threads and on the calling thread alone, and its steps' mean arithmetic

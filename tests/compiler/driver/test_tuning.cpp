@@ -153,3 +153,45 @@ TEST(Tuning, SerialThresholdSlowsNoModelAgainstTheTables) {
   EXPECT_GT(m, 100000);
   EXPECT_LT(m, 120000);
 }
+
+// A file measured with half weights or half products serves compiles with
+// the same options only (other tiles and forms win there); an older file
+// (neither field) was measured with float weights and products.
+TEST(Tuning, WeightsAndPrecisionMustMatchTheMeasurement) {
+  auto with = [](const std::string &extra) {
+    return R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [)" + std::string(kTile) + "], " + extra + "}";
+  };
+  auto applies = [](const std::string &text, WeightStorage w, Precision p, const char *target = "x86-64-avx2") {
+    Target t = resolve_target(target);
+    apply_tuning(text, "tune.json", t, w, p);
+    return t.tuned_tiles.size();
+  };
+  EXPECT_EQ(applies(with(R"("weights": "fp16", "precision": "fp32")"), WeightStorage::F16, Precision::F32), 1u);
+  EXPECT_EQ(applies(file("x86-64-avx2", kTile), WeightStorage::F32, Precision::F32), 1u);
+  Target t = resolve_target("x86-64-avx2");
+  auto refused = [&](const std::string &text, WeightStorage w, Precision p) {
+    try {
+      apply_tuning(text, "tune.json", t, w, p);
+    } catch (const CompileError &e) {
+      EXPECT_EQ(e.kind(), CompileError::Kind::Usage);
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return std::string();
+  };
+  EXPECT_NE(refused(with(R"("weights": "fp16")"), WeightStorage::F32, Precision::F32)
+                .find("tune.json: measured with --weights fp16, not for --weights fp32 (tinyrt-tune --weights fp32)"),
+            std::string::npos);
+  EXPECT_NE(refused(file("x86-64-avx2", kTile), WeightStorage::F16, Precision::F32)
+                .find("measured with --weights fp32, not for --weights fp16"),
+            std::string::npos);
+  EXPECT_NE(refused(with(R"("precision": "fp16")"), WeightStorage::F32, Precision::F32)
+                .find("measured with --precision fp16, not for --precision fp32"),
+            std::string::npos);
+  EXPECT_NE(refused(with(R"("weights": "bf16")"), WeightStorage::F32, Precision::F32)
+                .find("\"weights\" is \"bf16\", not \"fp32\" or \"fp16\""),
+            std::string::npos);
+  EXPECT_NE(refused(with(R"("precision": 16)"), WeightStorage::F32, Precision::F32)
+                .find("\"precision\" is not \"fp32\" or \"fp16\""),
+            std::string::npos);
+}
