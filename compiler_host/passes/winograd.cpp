@@ -206,7 +206,7 @@ struct Candidate {
   double gain[kForms] = {};
   int64_t bytes[kForms] = {};
   // --weights fp16: what each form would add with float weights (the
-  // default budget follows the float plan, half_budget).
+  // default budget follows the float plan: choose_and_rewrite).
   int64_t bytes32[kForms] = {};
   int form = -1;  // the form taken
   std::string log;
