@@ -8,22 +8,24 @@
 
 namespace tinyrt {
 
-// "N" (bytes, > 0) or "Rx" (R > 0 times the model's own weights).
-inline bool parse_weights_budget(const std::string &v, Limits *l) {
+// A budget given as bytes ("50000000", > 0) or a ratio ("1.1x", R > 0 of
+// what the option measures against): one of *bytes, *ratio set, the other
+// 0; false if it is neither.
+inline bool parse_budget(const std::string &v, int64_t *bytes, double *ratio) {
   if (v.empty()) return false;
-  const bool ratio = v.back() == 'x' || v.back() == 'X';
-  std::string num = ratio ? v.substr(0, v.size() - 1) : v;
+  const bool is_ratio = v.back() == 'x' || v.back() == 'X';
+  std::string num = is_ratio ? v.substr(0, v.size() - 1) : v;
   if (num.empty() || num.find_first_not_of("0123456789.") != std::string::npos) return false;
   try {
     size_t used = 0;
-    if (ratio) {
+    if (is_ratio) {
       double r = std::stod(num, &used);
       if (used != num.size() || !(r > 0) || r > 1e6) return false;
-      l->max_weights_ratio = r, l->max_weights_bytes = 0;
+      *ratio = r, *bytes = 0;
     } else {
       long long b = std::stoll(num, &used);
       if (used != num.size() || b <= 0) return false;
-      l->max_weights_bytes = b, l->max_weights_ratio = 0;
+      *bytes = b, *ratio = 0;
     }
   } catch (const std::exception &) {
     return false;
@@ -34,19 +36,24 @@ inline bool parse_weights_budget(const std::string &v, Limits *l) {
 // The budgets, which also steer the compile (tinyrt-compile, tinyrt-onnx-test
 // and tinyrt-perf): --max-arena-bytes, --max-weights-bytes.
 inline void add_budget_options(CLI::App &app, Limits &l) {
-  app.add_option_function<int64_t>(
-         "--max-arena-bytes",
-         [&l](int64_t v) {
-           l.max_arena_bytes = v;
-           l.arena_budget_given = true;
-         },
-         "largest arena the memory plan may need, and the budget the Winograd choices keep within (default: "
-         "those keep within 1.1x the plan without them; the plan may take up to 2147483648)")
-      ->check(CLI::PositiveNumber);
+  app.add_option_function<std::string>(
+      "--max-arena-bytes",
+      [&l](const std::string &v) {
+        int64_t bytes = 0;
+        if (!parse_budget(v, &bytes, &l.max_arena_ratio))
+          throw CLI::ValidationError("--max-arena-bytes", "'" + v +
+                                                              "': expected bytes (e.g. 4000000) or a ratio of the "
+                                                              "plan without speed-for-memory transforms (e.g. 1.2x)");
+        if (bytes > 0) l.max_arena_bytes = bytes;
+        l.arena_budget_given = true;
+      },
+      "largest arena the memory plan may need, and the budget the Winograd choices keep within, in bytes or as a "
+      "ratio of the plan without them (its peak of live bytes, e.g. 1.2x) (default: those keep within 1.1x the "
+      "plan without them; the plan may take up to 2147483648)");
   app.add_option_function<std::string>(
       "--max-weights-bytes",
       [&l](const std::string &v) {
-        if (!parse_weights_budget(v, &l))
+        if (!parse_budget(v, &l.max_weights_bytes, &l.max_weights_ratio))
           throw CLI::ValidationError("--max-weights-bytes",
                                      "'" + v +
                                          "': expected bytes (e.g. 50000000) or a ratio of the model's own "
@@ -55,11 +62,17 @@ inline void add_budget_options(CLI::App &app, Limits &l) {
       "budget of (packed) weights, in bytes or as a ratio of the model's own weights (e.g. 1.5x): the Winograd "
       "choices keep within it and the compile refuses a plan above it (default: the choices trading memory for "
       "speed keep within 1.1x; with --weights fp16, 1.1x the float plan's weights as half)");
-  app.add_option("--max-code-bytes", l.max_code_bytes,
-                 "budget of machine code, in bytes: Winograd layers (whose transforms add code) are dropped, least "
-                 "gain per byte first, until the code fits; a model whose smallest plan does not fit is refused "
-                 "(default: no budget)")
-      ->check(CLI::PositiveNumber);
+  app.add_option_function<std::string>(
+      "--max-code-bytes",
+      [&l](const std::string &v) {
+        if (!parse_budget(v, &l.max_code_bytes, &l.max_code_ratio))
+          throw CLI::ValidationError("--max-code-bytes", "'" + v +
+                                                             "': expected bytes (e.g. 200000) or a ratio of the "
+                                                             "code with every Winograd layer direct (e.g. 1.5x)");
+      },
+      "budget of machine code, in bytes or as a ratio of the code with every Winograd layer direct (e.g. 1.5x): "
+      "Winograd layers (whose transforms add code) are dropped, least gain per byte first, until the code fits; a "
+      "model whose smallest plan does not fit is refused (default: no budget)");
 }
 
 inline void add_limit_options(CLI::App &app, Limits &l) {

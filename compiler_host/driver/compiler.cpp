@@ -192,6 +192,12 @@ std::string compile_options_text(const Target &t, const std::string &name, const
     o << "max_weights_ratio=" << buf << "\n";
   }
   if (lim.max_code_bytes > 0) o << "max_code_bytes=" << lim.max_code_bytes << "\n";
+  for (auto [key, r] : {std::pair{"max_arena_ratio", lim.max_arena_ratio}, {"max_code_ratio", lim.max_code_ratio}})
+    if (r > 0) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%.17g", r);
+      o << key << "=" << buf << "\n";
+    }
   if (opt.check_addresses) o << "check_addresses=1\n";
   if (opt.serial_step_ops >= 0) o << "serial_step_ops=" << opt.serial_step_ops << "\n";
   if (opt.quantize == Quantize::Dynamic) o << "quantize=dynamic\n";
@@ -372,7 +378,8 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
       {"weights_budget_bytes", p.budgets.weights},         {"weights_given", lim.weights_budget_given()},
       {"model_weights_bytes", lim.model_weights_bytes},    {"weights_before_trades_bytes", p.budgets.base_weights},
       {"traded_weights_bytes", p.budgets.traded_weights},  {"arena_budget_bytes", p.budgets.arena},
-      {"arena_before_trades_bytes", p.budgets.base_arena}, {"code_budget_bytes", lim.max_code_bytes}};
+      {"arena_before_trades_bytes", p.budgets.base_arena}, {"code_budget_bytes", p.budgets.code},
+      {"code_all_direct_bytes", p.budgets.base_code}};
   json trades = json::array();
   for (const MemoryTrade &t : p.trades)
     trades.push_back({{"kind", t.kind},
@@ -755,9 +762,10 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   };
   // The code budget may compile again with fewer Winograd layers: from
   // the imported graph, kept.
-  const int64_t code_budget = p.graph.limits.max_code_bytes;
+  int64_t code_budget = p.graph.limits.max_code_bytes;
+  const double code_ratio = p.graph.limits.max_code_ratio;
   Graph imported;
-  if (code_budget > 0) imported = p.graph;
+  if (code_budget > 0 || code_ratio > 0) imported = p.graph;
   run_passes(p, a.target, opt, report);
   {
     // FNV-1a 64 of the file, read again in blocks (the import frees its
@@ -787,6 +795,27 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
   if (opt.log)
     *opt.log << "  codegen: " << std::chrono::duration<double>(std::chrono::steady_clock::now() - cs).count() << " s, "
              << mr.code_bytes << " bytes of code\n";
+  int64_t base_code = 0;
+  if (code_ratio > 0) {
+    // A ratio of the smallest plan's code: every Winograd layer direct,
+    // compiled to measure it (unless none is Winograd).
+    std::set<std::string> all;
+    for (const MemoryTrade &t : p.trades)
+      if (t.kind == "winograd" && t.taken != "direct" && !t.node.empty()) all.insert(t.node);
+    base_code = mr.code_bytes;
+    if (!all.empty()) {
+      report("code budget: compiling with every Winograd layer direct to measure the smallest plan's code");
+      Program q;
+      q.graph = imported;
+      q.custom_ops = opt.custom_ops;
+      run_passes(q, a.target, opt, report, all);
+      base_code = emit_module(q, a.target, mo).code_bytes;
+    }
+    code_budget = (int64_t)(code_ratio * (double)base_code);
+    if (opt.log)
+      *opt.log << "  code budget " << code_budget << " bytes (--max-code-bytes " << code_ratio << "x of " << base_code
+               << " bytes with every Winograd layer direct)\n";
+  }
   std::set<std::string> direct;
   while (code_budget > 0 && mr.code_bytes > code_budget) {
     std::vector<std::string> drop = code_budget_drops(p, mr, mr.code_bytes - code_budget);
@@ -802,6 +831,8 @@ Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt) 
     run_passes(p, a.target, opt, report, direct);
     mr = emit_module(p, a.target, mo);
   }
+  p.budgets.code = code_budget;
+  p.budgets.base_code = base_code;
   a.object = std::move(mr.object);
   a.code_bytes = mr.code_bytes;
   a.weights_bytes = mr.weights_bytes;

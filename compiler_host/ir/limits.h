@@ -18,6 +18,11 @@ struct Limits {
   // kDefaultArenaRatio of the plan without them).
   int64_t max_arena_bytes = int64_t(1) << 31;
   bool arena_budget_given = false;
+  // --max-arena-bytes Rx: the budget is R times the plan's lower bound
+  // without the speed-for-memory transforms (what the default measures
+  // against: passes/winograd.cpp sets Program::budgets.arena from it, and
+  // plan_memory refuses a placed arena above that).
+  double max_arena_ratio = 0;
   // Nodes that control flow (Loop, Scan, If) and recurrent ops may expand
   // into (--max-unrolled-nodes).
   int64_t max_expanded_nodes = 200000;
@@ -44,6 +49,9 @@ struct Limits {
   // the Winograd layers that add the most code for their gain until the
   // code fits, and refuses a model whose smallest plan does not.
   int64_t max_code_bytes = 0;
+  // --max-code-bytes Rx: R times the code of the plan with every Winograd
+  // layer direct (the driver compiles that plan to measure it).
+  double max_code_ratio = 0;
   // The model's own weights: the bytes of its initializers and Constant
   // nodes as imported (the base of a ratio). Set by the import.
   int64_t model_weights_bytes = 0;

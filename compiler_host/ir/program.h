@@ -370,6 +370,8 @@ struct Budgets {
   int64_t traded_weights = 0;  // bytes the trades add
   int64_t arena = 0;           // the arena each trade keeps within (its live bytes and buffers)
   int64_t base_arena = 0;      // bytes live at the peak before any trade (the plan's lower bound)
+  int64_t code = 0;            // the code budget (--max-code-bytes; 0: none)
+  int64_t base_code = 0;       // --max-code-bytes Rx: the code with every Winograd layer direct
 };
 
 struct Program {

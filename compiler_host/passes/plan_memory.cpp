@@ -8,6 +8,7 @@
 // buffers, 64-byte aligned; the lower bound reported beside the arena is
 // the peak of simultaneously live bytes.
 #include <algorithm>
+#include <cstdio>
 
 #include "passes/memory_planner.h"
 #include "passes/pass.h"
@@ -276,11 +277,21 @@ void plan_memory(PassContext &c) {
     if (!g.syms[s].def && !g.syms[s].produced && p.stats.sym_offsets[s] < 0)
       fail_internal("the run-time dimension " + g.syms[s].name + " is no input's");
   int64_t cap = g.limits.max_arena_bytes;
+  // --max-arena-bytes Rx: the winograd pass measured the plan without
+  // transforms and set the budget from it.
+  const bool ratio = g.limits.max_arena_ratio > 0 && p.budgets.base_arena > 0;
+  if (ratio) cap = std::min(cap, p.budgets.arena);
   if (c.target.ptr_bytes == 4) cap = std::min<int64_t>(cap, int64_t(1) << 31);  // addresses are 32-bit
-  if (arena > cap)
+  if (arena > cap) {
+    char r[32];
+    snprintf(r, sizeof r, "%g", g.limits.max_arena_ratio);
     fail_unsupported("the memory plan needs an arena of " + std::to_string(arena) + " bytes, more than the limit of " +
                      std::to_string(cap) + " bytes" +
-                     (c.target.ptr_bytes == 4 ? " on a 32-bit target" : " (raise it with --max-arena-bytes)"));
+                     (ratio ? " (--max-arena-bytes " + std::string(r) + "x of the " +
+                                  std::to_string(p.budgets.base_arena) + " bytes live at the peak without transforms)"
+                      : c.target.ptr_bytes == 4 ? " on a 32-bit target"
+                                                : " (raise it with --max-arena-bytes)"));
+  }
   p.stats.arena_bytes = arena;
   p.stats.lower_bound_bytes = bound;
   p.stats.buffers.clear();

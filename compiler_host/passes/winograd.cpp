@@ -52,6 +52,7 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -322,6 +323,13 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool f
   return total;
 }
 
+// A ratio as given (1.5, 0.75).
+std::string ratio_text(double r) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", r);
+  return buf;
+}
+
 std::string form_name(int f) {
   if (f < 0) return "direct";
   return "F(" + std::to_string(kForm[f].m) + ",3)" + (kForm[f].rt ? "/rt" : "");
@@ -396,17 +404,24 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   }
   p.budgets.weights = lim.weights_budget(stored_ratio);
   p.budgets.base_weights = weights_read(p, t, o.weights, o.float_recurrent);
-  if (o.mode == WinogradMode::Off) return;
+  // (--max-arena-bytes Rx is a ratio of the plan without transforms:
+  // measured here even when no form is wanted, plan_memory holds the
+  // placed arena against it.)
+  if (o.mode == WinogradMode::Off && lim.max_arena_ratio <= 0) return;
   // The arena budget the forms keep within, each on its own (the arena is
   // a peak, not a sum): the bytes live at the layer's step plus its
-  // buffers within --max-arena-bytes if given, else within 1.1x the plan's
-  // lower bound without transforms (plan_memory's live bytes).
+  // buffers within --max-arena-bytes if given (bytes, or a ratio of the
+  // plan's lower bound without transforms), else within 1.1x that lower
+  // bound (plan_memory's live bytes).
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
   p.budgets.base_arena = peak;
-  p.budgets.arena = lim.arena_budget_given
+  p.budgets.arena = lim.max_arena_ratio > 0
+                        ? std::min<int64_t>(lim.max_arena_bytes, (int64_t)(lim.max_arena_ratio * (double)peak))
+                    : lim.arena_budget_given
                         ? lim.max_arena_bytes
                         : std::min<int64_t>(lim.max_arena_bytes, (int64_t)(Limits::kDefaultArenaRatio * (double)peak));
+  if (o.mode == WinogradMode::Off) return;
   // A forced form (tests, experiments): its index in kForm.
   const int forced = o.mode == WinogradMode::F2     ? 0
                      : o.mode == WinogradMode::F4   ? 1
@@ -646,8 +661,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
-           << (lim.arena_budget_given ? "--max-arena-bytes" : "default: 1.1x") << "; " << p.budgets.base_arena
-           << " bytes live at the peak without transforms)\n"
+           << (lim.max_arena_ratio > 0  ? "--max-arena-bytes " + ratio_text(lim.max_arena_ratio) + "x"
+               : lim.arena_budget_given ? std::string("--max-arena-bytes")
+                                        : std::string("default: 1.1x"))
+           << "; " << p.budgets.base_arena << " bytes live at the peak without transforms)\n"
            << "  weights budget " << p.budgets.weights << " bytes ("
            << (lim.weights_budget_given() ? "--max-weights-bytes"
                : float_plan > 0 ? "default: 1.1x the float plan's " + std::to_string(float_plan) + " bytes as half"

@@ -2,7 +2,8 @@
 """--max-code-bytes (issue 28): a budget between the smallest plan's code and
 the default plan's is met by keeping Winograd layers direct (the JSON's
 code_bytes within it, -v naming the layers), and a budget below the
-smallest plan is refused, naming the smallest budget that fits.
+smallest plan is refused, naming the smallest budget that fits; the same
+as a ratio of the code with every Winograd layer direct (e.g. 1.2x).
 
   check_code_budget.py TINYRT_COMPILE MODEL TARGET OUT_DIR
 """
@@ -43,6 +44,19 @@ def main():
     assert kept < taken, (kept, taken)
     assert "over the code budget" in r.stdout + r.stderr, r.stdout + r.stderr
     assert mid["model_hash"] != full["model_hash"], "the budget is not in the model hash"
+    # As a ratio of the code with every Winograd layer direct (the driver
+    # compiles that plan to measure it: --winograd off's code, near enough).
+    ratio = budget / lo
+    r, rmid = compile_model(tool, model, target, os.path.join(out, "ratio"), "--max-code-bytes", f"{ratio:.4f}x")
+    assert rmid, r.stderr
+    base = rmid["budgets"]["code_all_direct_bytes"]
+    assert abs(base - lo) <= 0.02 * lo, (base, lo)
+    assert rmid["budgets"]["code_budget_bytes"] == int(float(f"{ratio:.4f}") * base), rmid["budgets"]
+    assert rmid["code_bytes"] <= rmid["budgets"]["code_budget_bytes"], rmid["budgets"]
+    assert rmid["model_hash"] != mid["model_hash"], "the ratio is not in the model hash"
+    r, none = compile_model(tool, model, target, os.path.join(out, "none"), "--max-code-bytes", "0.5x")
+    assert r.returncode != 0, "a ratio below the smallest plan compiled"
+    assert "more than the budget of" in r.stderr and "(--max-code-bytes)" in r.stderr, r.stderr
     r, none = compile_model(tool, model, target, os.path.join(out, "none"), "--max-code-bytes", str(lo // 2))
     assert r.returncode != 0 and none is None, "a budget below the smallest plan compiled"
     m = re.search(r"more than the budget of (\d+) \(--max-code-bytes\).*smallest budget that fits is (\d+) bytes",

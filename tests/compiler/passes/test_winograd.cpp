@@ -322,6 +322,42 @@ TEST(Winograd, ArenaBudgetRunsALayerInBands) {
   EXPECT_LE(p.stats.arena_bytes, p.budgets.arena);  // the placed arena, not only its peak
 }
 
+// --max-arena-bytes Rx: the budget is R times the plan's lower bound
+// without transforms (measured under --winograd off too), the forms keep
+// within it, and plan_memory refuses a placed arena above it, naming the
+// ratio and the bytes it is a ratio of.
+TEST(Winograd, ArenaBudgetAsARatioOfThePlanWithoutTransforms) {
+  static const Target t = resolve_target("aarch64-neon");
+  auto planned = [&](double ratio, WinogradMode m) {
+    Program p;
+    p.graph = parse_graph(kLateLayer);
+    p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+    p.graph.limits.max_arena_ratio = ratio;
+    p.graph.limits.arena_budget_given = true;
+    PassContext c{p, t, nullptr};
+    run_pipeline(c, mode(m), "plan_memory");
+    return p;
+  };
+  for (double ratio : {1.05, 1.5, 3.0}) {
+    Program p = planned(ratio, WinogradMode::Auto);
+    ASSERT_GT(p.budgets.base_arena, 0);
+    EXPECT_EQ(p.budgets.arena, (int64_t)(ratio * (double)p.budgets.base_arena)) << ratio;
+    EXPECT_LE(p.stats.arena_bytes, p.budgets.arena) << ratio;
+  }
+  // Without transforms the placed arena is at least the lower bound: under
+  // half of it is refused.
+  Program off = planned(2.0, WinogradMode::Off);
+  EXPECT_EQ(off.budgets.arena, 2 * off.budgets.base_arena);
+  try {
+    planned(0.5, WinogradMode::Off);
+    ADD_FAILURE() << "an arena over 0.5x its lower bound was planned";
+  } catch (const CompileError &e) {
+    const std::string want = "(--max-arena-bytes 0.5x of the " + std::to_string(off.budgets.base_arena) +
+                             " bytes live at the peak without transforms)";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
 // The arena budget holds for the placed arena (its gaps included): with
 // budgets from tight to open, whenever a Winograd form is taken the plan
 // fits the budget, on each target.
