@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "codegen_options.h"
+#include "driver/compiler.h"
 #include "device_options.h"
 #include "ir/error.h"
 #include "target/target.h"
@@ -87,18 +88,16 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    tinyrt::Target tg = tinyrt::resolve_target(target);
     // Measured with the weights and products the compiles will use (the
-    // file records them; a compile with others refuses it).
+    // file records them; a compile with others refuses it): the target as
+    // such a compile sees it (--precision fp16: the half tiles).
+    tinyrt::CompileOptions co;
+    co.target = target;
+    co.weights = weights;
+    co.precision = precision;
+    tinyrt::Target tg = tinyrt::compile_target(co);
     const std::string wname = tinyrt::weight_storage_name(weights), pname = tinyrt::precision_name(precision);
     p.codegen = {"--weights", wname, "--precision", pname};
-    if (precision == tinyrt::Precision::F16) {
-      if (!tg.half_arith)
-        throw tinyrt::CompileError(tinyrt::CompileError::Kind::Usage,
-                                   "--precision fp16 needs half-precision arithmetic, which target " + tg.name +
-                                       " does not have: use aarch64-neon-fp16");
-      tg.use_half_tiles();  // the tiles a half-product GEMM may take
-    }
     // ARM without a device: instructions under qemu.
     const bool counted = tg.name.rfind("x86", 0) != 0 && p.device.empty();
     p.perf = self_dir() + "/tinyrt-perf";

@@ -611,40 +611,6 @@ void dump_kernels(const Program &p, const std::string &path) {
   write_file(path, o.str());
 }
 
-// The target of opt.target, with the --tuning file's tiles and the
-// --gemm-tile override (which replaces them) applied.
-Target compile_target(const CompileOptions &opt) {
-  Target t = resolve_target(opt.target);
-  if (!opt.tuning.empty()) {
-    std::ifstream f(opt.tuning, std::ios::binary);
-    if (!f) fail_usage("--tuning " + opt.tuning + ": cannot read the file");
-    std::ostringstream text;
-    text << f.rdbuf();
-    apply_tuning(text.str(), opt.tuning, t, opt.weights, opt.precision);
-  }
-  if (opt.precision == Precision::F16) {
-    if (!t.half_arith)
-      fail_usage("--precision fp16 needs half-precision arithmetic, which target " + t.name +
-                 " does not have: use aarch64-neon-fp16 (Armv8.2 FP16: Cortex-A55/A76, Raspberry Pi 5), or "
-                 "--weights fp16 for half weights computed in float");
-    t.use_half_tiles();
-  }
-  if (!opt.gemm_tile.empty()) {
-    t.tuned_tiles.clear();
-    int mr = 0, nv = 0, unroll = t.gemm_unroll;
-    char extra = 0;
-    int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
-    if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
-      fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
-    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = {{mr, nv}};
-    t.gemm_tile_table.clear();
-    t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
-    t.gemm_unroll = unroll;
-    t.tiles_forced = true;
-  }
-  return t;
-}
-
 // The passes' options from the compile options.
 PassOptions pass_options(const CompileOptions &opt) {
   PassOptions po;
@@ -681,6 +647,38 @@ void run_passes(Program &p, const Target &t, const CompileOptions &opt,
 }
 
 }  // namespace
+
+Target compile_target(const CompileOptions &opt) {
+  Target t = resolve_target(opt.target);
+  if (!opt.tuning.empty()) {
+    std::ifstream f(opt.tuning, std::ios::binary);
+    if (!f) fail_usage("--tuning " + opt.tuning + ": cannot read the file");
+    std::ostringstream text;
+    text << f.rdbuf();
+    apply_tuning(text.str(), opt.tuning, t, opt.weights, opt.precision);
+  }
+  if (opt.precision == Precision::F16) {
+    if (!t.half_arith)
+      fail_usage("--precision fp16 needs half-precision arithmetic, which target " + t.name +
+                 " does not have: use aarch64-neon-fp16 (Armv8.2 FP16: Cortex-A55/A76, Raspberry Pi 5), or "
+                 "--weights fp16 for half weights computed in float");
+    t.use_half_tiles();
+  }
+  if (!opt.gemm_tile.empty()) {
+    t.tuned_tiles.clear();
+    int mr = 0, nv = 0, unroll = t.gemm_unroll;
+    char extra = 0;
+    int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
+    if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
+      fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
+    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = {{mr, nv}};
+    t.gemm_tile_table.clear();
+    t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
+    t.gemm_unroll = unroll;
+    t.tiles_forced = true;
+  }
+  return t;
+}
 
 Program plan_model(const std::string &onnx_bytes, const CompileOptions &opt) {
   Target t = compile_target(opt);

@@ -111,6 +111,13 @@ struct Artifact {
   int64_t address_checks = 0, address_checks_left = 0;
 };
 
+// The target a compile with these options uses: opt.target resolved, the
+// --tuning file's choices applied (usage error if it does not fit the
+// target, weights or precision), the half tiles of --precision fp16
+// (usage error on a target without half arithmetic), and the --gemm-tile
+// override (which replaces the tuned tiles).
+Target compile_target(const CompileOptions &opt);
+
 Artifact compile_model(const std::string &onnx_path, const CompileOptions &opt);
 
 // Import (from the file's bytes, in memory) and every pass of the pipeline
