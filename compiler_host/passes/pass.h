@@ -67,6 +67,8 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 // a direct one), always float: rounded to half, its output transform
 // scales their error to 0.5 % of the output's magnitude.
 inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
+// A budget's ratio as the user wrote it (1.5, 0.75), for messages.
+std::string ratio_text(double r);
 // A float weight constant of `shape` (empty: 1-D) stored as `st` says:
 // half rounded to nearest even, unless a value lies beyond half's range
 // (the tensor then stays float: the kernels read either; pack_weights

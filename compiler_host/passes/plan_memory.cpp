@@ -178,6 +178,12 @@ void buffer_requests(const Program &p, std::vector<int> *owner, std::vector<int>
 
 }  // namespace
 
+std::string ratio_text(double r) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", r);
+  return buf;
+}
+
 int64_t planned_arena(const Program &p) {
   std::vector<int> owner, values;
   std::vector<BufferRequest> requests;
@@ -283,11 +289,9 @@ void plan_memory(PassContext &c) {
   if (ratio) cap = std::min(cap, p.budgets.arena);
   if (c.target.ptr_bytes == 4) cap = std::min<int64_t>(cap, int64_t(1) << 31);  // addresses are 32-bit
   if (arena > cap) {
-    char r[32];
-    snprintf(r, sizeof r, "%g", g.limits.max_arena_ratio);
     fail_unsupported("the memory plan needs an arena of " + std::to_string(arena) + " bytes, more than the limit of " +
                      std::to_string(cap) + " bytes" +
-                     (ratio ? " (--max-arena-bytes " + std::string(r) + "x of the " +
+                     (ratio ? " (--max-arena-bytes " + ratio_text(g.limits.max_arena_ratio) + "x of the " +
                                   std::to_string(p.budgets.base_arena) + " bytes live at the peak without transforms)"
                       : c.target.ptr_bytes == 4 ? " on a 32-bit target"
                                                 : " (raise it with --max-arena-bytes)"));

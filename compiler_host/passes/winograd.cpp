@@ -52,7 +52,6 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -323,13 +322,6 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool f
   return total;
 }
 
-// A ratio as given (1.5, 0.75).
-std::string ratio_text(double r) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%g", r);
-  return buf;
-}
-
 std::string form_name(int f) {
   if (f < 0) return "direct";
   return "F(" + std::to_string(kForm[f].m) + ",3)" + (kForm[f].rt ? "/rt" : "");
@@ -466,8 +458,16 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       part(run_w, &q.s.out_w, &q.s.in_w);
       at.push_back(q);
     }
-    const int64_t direct_bytes = packed_float_weight_bytes(s, t, o.weights),
-                  direct_bytes32 = packed_float_weight_bytes(s, t, WeightStorage::F32);
+    // The bytes form i adds to the convolution's weights stored as `st`,
+    // as packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
+    // OC] for the run-time transform) replace the convolution's (< 0: packs
+    // smaller than direct, its padding).
+    auto added_bytes = [&](int i, WeightStorage st) {
+      const int64_t stored =
+          kForm[i].rt ? 9 * s.in_c * s.out_c * (st == WeightStorage::F16 ? 2 : 4)
+                      : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, packed_storage(kForm[i].m, st));
+      return stored - packed_float_weight_bytes(s, t, st);
+    };
     const int64_t room = p.budgets.arena - live[ki] - arena_cut;
     for (int i = 0; i < kForms; ++i) {
       const int m = kForm[i].m;
@@ -557,15 +557,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       cand.allowed[i] = pays && mean[i] < hedge(i) && cand.arena_fits[i];
       if (pays && !kForm[i].rt && mean[i] < hedge(i) * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
-      // As packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
-      // OC] for the run-time transform) replace the convolution's.
-      const int64_t stored = kForm[i].rt ? 9 * s.in_c * s.out_c * (o.weights == WeightStorage::F16 ? 2 : 4)
-                                         : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t,
-                                                                     packed_storage(kForm[i].m, o.weights));
-      cand.bytes[i] = stored - direct_bytes;  // < 0: packs smaller than direct (its padding)
-      cand.bytes32[i] = (kForm[i].rt ? 9 * s.in_c * s.out_c * 4
-                                     : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, WeightStorage::F32)) -
-                        direct_bytes32;
+      cand.bytes[i] = added_bytes(i, o.weights);
+      cand.bytes32[i] = added_bytes(i, WeightStorage::F32);
     }
     for (int i : {1, 3})
       if (mean[i] >= hedge(i) * mean[i - 1]) cand.allowed[i] = false;

@@ -46,11 +46,13 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   if (vnni != X86Vnni::None) t.dot_i8 = DotI8::X86Vnni;
   t.vector_bytes = avx512 ? 64 : 32;
   // zmm input broadcasts of kernels with half weights as vpbroadcastd
-  // (codegen/integer_broadcasts.h). Zen 4, --weights fp16 over fp32
-  // (bench/ab.sh, 5 rounds of 20 runs), vbroadcastss / vpbroadcastd:
-  // kws_dscnn 1.070 / 0.994, resnet8_cifar 1.076 / 0.996, audio_conv1d
-  // 1.092 / 0.993, vad_stft 1.095 / 0.998, transformer_encoder 1.066 /
-  // 0.993, sr_switch 1.061 / 0.994.
+  // (codegen/integer_broadcasts.h; bench/broadcast_pipes.c). Zen 4,
+  // --weights fp16 over fp32, bench/ab.sh: with vbroadcastss (the
+  // twenty-seventh session, 5 rounds of 10 runs) kws_dscnn 1.071,
+  // audio_conv1d 1.107, vad_stft 1.097, resnet8_cifar 1.081,
+  // transformer_encoder 1.066, sr_switch 1.061; with vpbroadcastd (5
+  // rounds of 20) 0.990, 0.993, 0.994, 0.910, 0.991, 0.979 (bench/RESULTS.md,
+  // twenty-eighth session).
   t.integer_broadcasts = avx512;
   t.vector_regs = avx512 ? 32 : 16;
   // Accumulators + a weight vector per column + a broadcast fit the
