@@ -25,10 +25,10 @@ for m in $MODELS; do
   /usr/bin/python3 python_helpers/quantize/dynamic_lstm.py "$p" "$tmp/$m.onnx" >/dev/null
   ti=""; oi=""; tf=""; of=""
   for r in $(seq "$ROUNDS"); do
-    a=$("$TINYRT/tinyrt-perf" "$p" --quantize dynamic --threads "$THREADS" --runs "$RUNS" --json)
+    a=$(masked "$TINYRT/tinyrt-perf" "$p" --quantize dynamic --threads "$THREADS" --runs "$RUNS" --json)
     ti=$(best "$ti" "$(field "$a" median_ms)"); wi=$(field "$a" weights_bytes)
     oi=$(best "$oi" "$(field "$(ort "$tmp/$m.onnx")" median_ms)")
-    b=$("$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
+    b=$(masked "$TINYRT/tinyrt-perf" "$p" --threads "$THREADS" --runs "$RUNS" --json)
     tf=$(best "$tf" "$(field "$b" median_ms)"); wf=$(field "$b" weights_bytes)
     of=$(best "$of" "$(field "$(ort "$p")" median_ms)")
   done

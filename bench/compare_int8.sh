@@ -18,7 +18,7 @@ shift 2 2>/dev/null || shift $# 2>/dev/null || true
 [ $# -gt 0 ] || set -- resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0
 . bench/ort.sh
 . bench/models.sh
-perf() { "$TINYRT/tinyrt-perf" "$@" --threads "$THREADS" --runs "$RUNS" --json; }
+perf() { masked "$TINYRT/tinyrt-perf" "$@" --threads "$THREADS" --runs "$RUNS" --json; }
 echo "| model | tinyrt int8 ms | ORT int8 ms | tinyrt / ORT | tinyrt int8 7-bit ms | ORT int8 7-bit ms | tinyrt / ORT | tinyrt fp32 --winograd off ms | int8 / fp32 off | int8 7-bit / fp32 off | tinyrt fp32 ms |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for m in $MODELS; do
@@ -39,4 +39,4 @@ for m in $MODELS; do
   echo "| $m | $ti | $oi | $(ratio "$ti" "$oi") | $t7 | $o7 | $(ratio "$t7" "$o7") | $tf | $(ratio "$ti" "$tf") | $(ratio "$t7" "$tf") | $td |"
 done
 echo
-echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) (family $(grep -m1 "cpu family" /proc/cpuinfo | cut -d: -f2 | tr -d ' ')) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"
+echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS avx2_only=${AVX2_ONLY:-0} target=host tinyrt=$TINYRT CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) (family $(grep -m1 "cpu family" /proc/cpuinfo | cut -d: -f2 | tr -d ' ')) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"

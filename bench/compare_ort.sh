@@ -27,7 +27,7 @@ for m in $MODELS; do
   p=$(model_path "$m")
   tm=""; om=""; tn=""; on=""
   for r in $(seq "$ROUNDS"); do
-    t=$("$TINYRT/tinyrt-perf" "$p" $FLAGS --threads "$THREADS" --runs "$RUNS" --json)
+    t=$(masked "$TINYRT/tinyrt-perf" "$p" $FLAGS --threads "$THREADS" --runs "$RUNS" --json)
     o=$(ort "$p")
     tm=$(best "$tm" "$(field "$t" median_ms)"); tn=$(best "$tn" "$(field "$t" min_ms)")
     om=$(best "$om" "$(field "$o" median_ms)"); on=$(best "$on" "$(field "$o" min_ms)")
@@ -40,4 +40,4 @@ for m in $MODELS; do
 done
 echo "| geomean ($geo_count models) | | | $(geo_mean %.2f) | | | | |"
 echo
-echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS target=host tinyrt=$TINYRT flags=$FLAGS CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"
+echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS avx2_only=${AVX2_ONLY:-0} target=host tinyrt=$TINYRT flags=$FLAGS CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2) ORT $(sed -n "s/.*\"version\": \"\(.*\)\".*/\1/p" bench/node_modules/onnxruntime-node/package.json)"

@@ -9,6 +9,20 @@
 if [ ! -d bench/node_modules/onnxruntime-node ]; then
   (cd bench && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null 2>&1)
 fi
+# AVX2_ONLY=1: the timed commands (ort, masked) run with bench/avx2_only.c
+# preloaded, which hides AVX-512, AVX-VNNI and AMX from cpuid (CPUID
+# faulting), so that ORT and tinyrt's --target host take their AVX2 kernels
+# on an AVX-512 machine (issue 27's comparisons without an AVX2-only CPU).
+# Not node (V8 takes SIGSEGV for itself): calibration runs unmasked.
+if [ "${AVX2_ONLY:-}" = 1 ]; then
+  mkdir -p build
+  if [ ! -f build/avx2_only.so ] || [ bench/avx2_only.c -nt build/avx2_only.so ]; then
+    cc -shared -fPIC -O2 -Wall -o build/avx2_only.so bench/avx2_only.c
+  fi
+  masked() { LD_PRELOAD="$PWD/build/avx2_only.so" "$@"; }
+else
+  masked() { "$@"; }
+fi
 # The VM's speed drifts: the scripts measure in ROUNDS alternating tinyrt
 # and ORT and keep each one's best median (and best single run).
 ROUNDS=${ROUNDS:-3}
@@ -22,9 +36,9 @@ if [ -n "$ORT_LIB" ] && [ "$(uname -m)" = x86_64 ]; then
     cc -std=c99 -O2 -Wall -o build/ort_count/ort_time bench/ort_count/ort_run.c "$ORT_LIB" \
       -Wl,-rpath,"$(cd "$(dirname "$ORT_LIB")" && pwd)"
   fi
-  ort() { build/ort_count/ort_time "$1" "$RUNS" --time "$THREADS" 3; }
+  ort() { masked build/ort_count/ort_time "$1" "$RUNS" --time "$THREADS" 3; }
 else
-  ort() { NODE_PATH=bench/node_modules node bench/ort_latency.js "$1" "$THREADS" "$RUNS"; }
+  ort() { [ "${AVX2_ONLY:-}" != 1 ] || { echo "AVX2_ONLY needs ORT's C API (x86-64)" >&2; exit 1; }; NODE_PATH=bench/node_modules node bench/ort_latency.js "$1" "$THREADS" "$RUNS"; }
 fi
 field() { echo "$1" | sed "s/.*\"$2\":\([0-9.]*\).*/\1/"; }
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }

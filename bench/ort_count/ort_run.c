@@ -10,6 +10,10 @@
  * pseudo-random sequence in [-1, 1], every other type zeros. --time runs
  * WARMUP (default 3) runs first and prints one JSON object as
  * bench/ort_latency.js does: {"median_ms": ..., "min_ms": ..., "runs": ...}.
+ * With ORT_RUN_OUT=FILE in the environment, the first output of the last
+ * run is written to FILE (its raw elements), so that outputs can be
+ * compared (e.g. ORT's AVX2 kernels, bench/avx2_only.c, against its
+ * others).
  * Exit 0, or 1 with ORT's message on any error.
  *
  * ORT ships no C header with onnxruntime-node, so the few C API entries
@@ -123,7 +127,7 @@ typedef struct OrtApi {
                                                const int64_t *shape, size_t shape_len, int type,
                                                OrtValue **out);                                                /* 49 */
   ApiSlot IsTensor;                                                                                            /* 50 */
-  ApiSlot GetTensorMutableData;                                                                                /* 51 */
+  OrtStatus *(*GetTensorMutableData)(OrtValue *value, void **out);                                             /* 51 */
   ApiSlot FillStringTensor;                                                                                    /* 52 */
   ApiSlot GetStringTensorDataLength;                                                                           /* 53 */
   ApiSlot GetStringTensorContent;                                                                              /* 54 */
@@ -136,8 +140,8 @@ typedef struct OrtApi {
   OrtStatus *(*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);                        /* 61 */
   OrtStatus *(*GetDimensions)(const OrtTensorTypeAndShapeInfo *info, int64_t *dims, size_t n);                 /* 62 */
   ApiSlot GetSymbolicDimensions;                                                                               /* 63 */
-  ApiSlot GetTensorShapeElementCount;                                                                          /* 64 */
-  ApiSlot GetTensorTypeAndShape;                                                                               /* 65 */
+  OrtStatus *(*GetTensorShapeElementCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);                /* 64 */
+  OrtStatus *(*GetTensorTypeAndShape)(const OrtValue *value, OrtTensorTypeAndShapeInfo **out);                 /* 65 */
   ApiSlot GetTypeInfo;                                                                                         /* 66 */
   ApiSlot GetValueType;                                                                                        /* 67 */
   ApiSlot CreateMemoryInfo;                                                                                    /* 68 */
@@ -171,7 +175,7 @@ typedef struct OrtApi {
   void (*ReleaseValue)(OrtValue *p);                                                                           /* 96 */
   ApiSlot ReleaseRunOptions;                                                                                   /* 97 */
   void (*ReleaseTypeInfo)(OrtTypeInfo *p);                                                                     /* 98 */
-  ApiSlot ReleaseTensorTypeAndShapeInfo;                                                                       /* 99 */
+  void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo *p);                                         /* 99 */
   void (*ReleaseSessionOptions)(OrtSessionOptions *p);                                                         /* 100 */
 } OrtApi;
 
@@ -208,6 +212,26 @@ static size_t element_size(int type) {
     case ELEM_DOUBLE:
     case ELEM_UINT64: return 8;
     default: return 0; /* strings and anything else: not supported */
+  }
+}
+
+/* Writes a tensor's raw elements to the file at path. */
+static void write_output(OrtValue *value, const char *path) {
+  OrtTensorTypeAndShapeInfo *info;
+  size_t count, size;
+  int type;
+  void *data;
+  FILE *f;
+  check(ort->GetTensorTypeAndShape(value, &info), "GetTensorTypeAndShape");
+  check(ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
+  check(ort->GetTensorElementType(info, &type), "GetTensorElementType");
+  ort->ReleaseTensorTypeAndShapeInfo(info);
+  check(ort->GetTensorMutableData(value, &data), "GetTensorMutableData");
+  size = element_size(type);
+  f = fopen(path, "wb");
+  if (!f || fwrite(data, size, count, f) != count || fclose(f) != 0) {
+    fprintf(stderr, "ort_run: cannot write %s\n", path);
+    exit(1);
   }
 }
 
@@ -318,6 +342,7 @@ int main(int argc, char **argv) {
     check(ort->Run(session, NULL, (const char *const *)input_names, (const OrtValue *const *)inputs, num_inputs,
                    (const char *const *)output_names, num_outputs, outputs),
           "Run");
+    if (r == runs - 1 && getenv("ORT_RUN_OUT")) write_output(outputs[0], getenv("ORT_RUN_OUT"));
     for (i = 0; i < num_outputs; ++i) {
       ort->ReleaseValue(outputs[i]);
       outputs[i] = NULL;
