@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""Writes a model of one 3x3 convolution (stride 1, "same" padding, float,
+seeded weights), to time one layer geometry against ONNX Runtime:
+
+    bench/conv_layer.py OUT.onnx CHANNELS SIZE [--out-channels N] [--explicit-pad]
+    build/tinyrt-perf OUT.onnx --winograd off --profile
+    build/ort_count/ort_time OUT.onnx 30 --time 1
+
+Input [1, CHANNELS, SIZE, SIZE]; output channels CHANNELS unless given.
+--explicit-pad: a Pad node before an unpadded Conv instead of the Conv's
+own pads (the padded copy then makes every GEMM tile an interior one).
+bench/RESULTS.md's per-layer tables were written with it."""
+import argparse
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("channels", type=int)
+    ap.add_argument("size", type=int)
+    ap.add_argument("--out-channels", type=int)
+    ap.add_argument("--explicit-pad", action="store_true")
+    a = ap.parse_args()
+    c, oc, hw = a.channels, a.out_channels or a.channels, a.size
+    w = (np.random.default_rng(0).standard_normal((oc, c, 3, 3)) * 0.05).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    if a.explicit_pad:
+        inits.append(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"))
+        nodes = [helper.make_node("Pad", ["x", "pads"], ["xp"]),
+                 helper.make_node("Conv", ["xp", "w"], ["y"], kernel_shape=[3, 3])]
+    else:
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "conv_layer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, hw, hw])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), a.out)
+
+
+if __name__ == "__main__":
+    main()
