@@ -76,7 +76,7 @@ void narrow_tiles(PassContext &c, const PackOptions &o) {
     const Kernel &k = p.kernels[l.kernels.front()];
     GemmSpec s = k.gemm;
     s.mr = tile.mr, s.nr = tile.nv * L;
-    return packed_float_weight_bytes(s, t, packed_storage(k.wino.m, o.weights));
+    return packed_float_weight_bytes(s, t, gemm_storage(k, o.weights));
   };
   for (const auto &[w, l] : layers) {
     double score = 0;

@@ -472,7 +472,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
               int64_t oc = gi * OCg + ocg;
               out[(size_t)((((gi * OCt + ot) * KK + kk) * ICg + ic) * NR + r)] = src[(oc * ICg + ic) * KK + kk];
             }
-    s.packed = add_float_weights(g, w.name + "_packed", out, packed_storage(k.wino.m, o.weights));
+    s.packed = add_float_weights(g, w.name + "_packed", out, gemm_storage(k, o.weights));
     packed_for[s.weight] = ki;
     // The Winograd pass budgets weights by this size (packed_float_weight_bytes).
     const WeightStorage stored = g.v(s.packed).dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
@@ -484,13 +484,17 @@ void pack_weights(PassContext &c, const PackOptions &o) {
   if (c.log) {
     *c.log << "  packed " << packed << " weight tensors\n";
     if (o.weights == WeightStorage::F16) {
-      int half = 0, single = 0;  // float weights stored as half, or kept float (a value beyond half's range)
+      // Float weights stored as half, kept float by keep_float_weights
+      // (GemmSpec::float_weights), or kept float for a value beyond half's
+      // range; F(4,3)'s transformed weights are float by design.
+      int half = 0, budgeted = 0, single = 0;
       for (const Kernel &k : p.kernels) {
         int v = packed_weights_of(k);
-        if (v < 0 || !dtype_is_float(g.v(v).dtype)) continue;
-        (g.v(v).dtype == DType::F16 ? half : single) += 1;
+        if (v < 0 || !dtype_is_float(g.v(v).dtype) || k.wino.m == 4) continue;
+        (g.v(v).dtype == DType::F16 ? half : is_scheduled(k.kind) && k.gemm.float_weights ? budgeted : single) += 1;
       }
       *c.log << "  weights fp16: " << half << " tensors as half";
+      if (budgeted) *c.log << ", " << budgeted << " kept float in the weights budget's room";
       if (single) *c.log << ", " << single << " kept float (a weight beyond half's range, |w| > 65504)";
       *c.log << "\n";
     }

@@ -67,6 +67,11 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 // a direct one), always float: rounded to half, its output transform
 // scales their error to 0.5 % of the output's magnitude.
 inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
+// How pack_weights stores float GEMM kernel k's weights under --weights
+// w: packed_storage, or float where keep_float_weights kept them so.
+inline WeightStorage gemm_storage(const Kernel &k, WeightStorage w) {
+  return k.gemm.float_weights ? WeightStorage::F32 : packed_storage(k.wino.m, w);
+}
 // A budget's ratio as the user wrote it (1.5, 0.75), for messages.
 std::string ratio_text(double r);
 // A float weight constant of `shape` (empty: 1-D) stored as `st` says:
@@ -151,6 +156,7 @@ void winograd(PassContext &c, const WinogradOptions &o);
 // The weights budget's last resort (after winograd): GEMM tiles with
 // fewer channel columns, padding less, until the weights fit.
 void narrow_tiles(PassContext &c, const PackOptions &o);
+void keep_float_weights(PassContext &c, const PackOptions &o);
 void pack_weights(PassContext &c, const PackOptions &o);
 // The bytes pack_weights gives a float GEMM's weights: each group's output
 // channels padded to its register tile's channel columns (Target::gemm_tile),

@@ -146,7 +146,13 @@ TEST(PackWeights, HalfWeightsAreTheRoundedFloats) {
     PassOptions o;
     o.winograd.mode = WinogradMode::Off;
     o.pack.weights = o.winograd.weights = WeightStorage::F16;
-    Program p = run_until(kConvDw, "pack_weights", target, o);
+    // A budget that leaves keep_float_weights no room: every weight half.
+    const Target t = resolve_target(target);
+    Program p;
+    p.graph = parse_graph(kConvDw);
+    p.graph.limits.max_weights_bytes = 1;
+    PassContext c{p, t, nullptr};
+    run_pipeline(c, o, "pack_weights");
     ASSERT_EQ(count_kernels(p, KernelKind::Depthwise), 1) << target << "\n" << describe(p);
     for (const Kernel &k : p.kernels) {
       if (!is_scheduled(k.kind)) continue;

@@ -1,0 +1,97 @@
+// passes/keep_float_weights.cpp: under --weights fp16, the weights
+// budget's room keeps float the GEMM weights that widen most per byte.
+#include "pass_test.h"
+
+using namespace tinyrt;
+using namespace tinyrt::test;
+
+namespace {
+
+// A first layer of few weights over many pixels (3 -> 16 channels, 3x3,
+// 64x64: 432 weights, 65536 pixels) and a layer of many weights over few
+// pixels (16 -> 64 channels, 3x3, stride 4: 9216 weights, 256 pixels).
+const char *kTwo = R"(
+  graph opset 17
+  input x: f32[1,3,64,64]
+  const a: f32[16,3,3,3] = random(1)
+  const b: f32[64,16,3,3] = random(2)
+  y = Conv(x, a) {pads=[1,1,1,1]}
+  z = Conv(y, b) {pads=[1,1,1,1], strides=[4,4]}
+  output z
+)";
+
+Program packed(const char *target, int64_t budget, WeightStorage w, Precision pr = Precision::F32) {
+  Target t = resolve_target(target);
+  Program p;
+  p.graph = parse_graph(kTwo);
+  p.graph.limits.max_weights_bytes = budget;
+  PassContext c{p, t, nullptr};
+  PassOptions o;
+  o.winograd.mode = WinogradMode::Off;
+  o.winograd.weights = o.pack.weights = w;
+  o.winograd.precision = o.pack.precision = pr;
+  run_pipeline(c, o, "pack_weights");
+  return p;
+}
+
+std::vector<const Kernel *> gemms(const Program &p) {
+  std::vector<const Kernel *> g;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Gemm) g.push_back(&k);
+  return g;
+}
+
+int64_t packed_total(const Program &p) {
+  int64_t n = 0;
+  for (const Kernel *k : gemms(p)) n += (int64_t)p.graph.v(k->gemm.packed).data->bytes.size();
+  return n;
+}
+
+// With room for one layer's float weights, the first layer (most
+// widenings per byte) keeps them, the other stays half, and the weights
+// stay within the budget; with room for both, both stay float.
+TEST(KeepFloatWeights, TheRoomGoesToTheLayersThatWidenMostPerByte) {
+  for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon", "armv7-neon"}) {
+    // Each layer's packed float bytes (the target's tiles; as half: half).
+    const Program f = packed(target, int64_t(1) << 30, WeightStorage::F32);
+    ASSERT_EQ(gemms(f).size(), 2u) << target << "\n" << describe(f);
+    const int64_t f1 = (int64_t)f.graph.v(gemms(f)[0]->gemm.packed).data->bytes.size();
+    const int64_t f2 = (int64_t)f.graph.v(gemms(f)[1]->gemm.packed).data->bytes.size();
+    const int64_t first = f1 / 2, second = f2 / 2;  // half, and what float adds to each
+
+    const Program half = packed(target, first + second, WeightStorage::F16);  // no room: all half
+    for (const Kernel *k : gemms(half)) EXPECT_EQ(half.graph.v(k->gemm.packed).dtype, DType::F16) << target;
+    EXPECT_TRUE(half.trades.empty()) << target;
+
+    const int64_t one = first + second + first;  // room for the first layer's float bytes
+    const Program p = packed(target, one, WeightStorage::F16);
+    const std::vector<const Kernel *> g = gemms(p);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_TRUE(g[0]->gemm.float_weights) << target;
+    EXPECT_EQ(p.graph.v(g[0]->gemm.packed).dtype, DType::F32) << target;
+    EXPECT_FALSE(g[1]->gemm.float_weights) << target;
+    EXPECT_EQ(p.graph.v(g[1]->gemm.packed).dtype, DType::F16) << target;
+    EXPECT_LE(packed_total(p), one) << target;
+    EXPECT_EQ(p.budgets.base_weights + p.budgets.traded_weights, packed_total(p)) << target;
+    ASSERT_EQ(p.trades.size(), 1u) << target;
+    EXPECT_EQ(p.trades[0].kind, "storage");
+    EXPECT_EQ(p.trades[0].bytes, first) << target;
+
+    const Program both = packed(target, f1 + f2, WeightStorage::F16);
+    for (const Kernel *k : gemms(both)) EXPECT_EQ(both.graph.v(k->gemm.packed).dtype, DType::F32) << target;
+    EXPECT_EQ(both.trades.size(), 2u) << target;
+  }
+}
+
+// Float weights (--weights fp32) are float already; half products
+// (--precision fp16) multiply the half weights themselves: neither keeps
+// anything.
+TEST(KeepFloatWeights, OnlyForHalfWeightsOverFloatProducts) {
+  const Program f32 = packed("x86-64-avx2", int64_t(1) << 30, WeightStorage::F32);
+  EXPECT_TRUE(f32.trades.empty());
+  const Program h = packed("aarch64-neon-fp16", int64_t(1) << 30, WeightStorage::F16, Precision::F16);
+  for (const Kernel *k : gemms(h)) EXPECT_FALSE(k->gemm.float_weights);
+  EXPECT_TRUE(h.trades.empty());
+}
+
+}  // namespace
