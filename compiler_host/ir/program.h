@@ -376,6 +376,7 @@ struct Budgets {
   int64_t base_arena = 0;      // bytes live at the peak before any trade (the plan's lower bound)
   int64_t code = 0;            // the code budget (--max-code-bytes; 0: none)
   int64_t base_code = 0;       // --max-code-bytes Rx: the code with every Winograd layer direct
+  int64_t float_plan = 0;      // --weights fp16, default budget: the float plan's weights (winograd)
 };
 
 struct Program {

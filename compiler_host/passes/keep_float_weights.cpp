@@ -34,6 +34,22 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
   const Target &t = c.target;
   if (o.weights != WeightStorage::F16 || o.precision != Precision::F32) return;
   int64_t room = p.budgets.weights - (p.budgets.base_weights + p.budgets.traded_weights);
+  // The default budget is 1.1x the float plan as half, so that the half
+  // weights stay within 0.55x the float compile's. Where the float plan
+  // (winograd's; without Winograd, the weights as float) is over the float
+  // default budget, its packing pads so much that the float compile
+  // narrows its tiles to fit (narrow_tiles): its weights are less than the
+  // plan's, and the room would take the half weights past 0.55x of them,
+  // so none is spent (unet_small on x86-64-avx512-vnni).
+  const Limits &lim = g.limits;
+  const int64_t float_plan =
+      p.budgets.float_plan > 0 ? p.budgets.float_plan : weights_read(p, t, WeightStorage::F32, o.float_recurrent);
+  if (!lim.weights_budget_given() && float_plan > lim.weights_budget()) {
+    if (c.log)
+      *c.log << "  weights fp16: the float plan's " << float_plan << " bytes are over the float default budget of "
+             << lim.weights_budget() << " (the float compile narrows its tiles): no room spent on float weights\n";
+    return;
+  }
   // A float GEMM weight stored as half, and the kernels that multiply by it
   // (a Winograd layer's bands share one).
   struct Layer {

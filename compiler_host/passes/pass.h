@@ -157,6 +157,12 @@ void winograd(PassContext &c, const WinogradOptions &o);
 // fewer channel columns, padding less, until the weights fit.
 void narrow_tiles(PassContext &c, const PackOptions &o);
 void keep_float_weights(PassContext &c, const PackOptions &o);
+// The bytes of the constants p's kernels read, float GEMM weights as
+// pack_weights packs them with storage st (their padding counts), the
+// other packed float weights at st's bytes (recurrent ones float with
+// float_recurrent); equal constants once (passes/winograd.cpp: the weights
+// budget's accounting).
+int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool float_recurrent);
 void pack_weights(PassContext &c, const PackOptions &o);
 // The bytes pack_weights gives a float GEMM's weights: each group's output
 // channels padded to its register tile's channel columns (Target::gemm_tile),

@@ -278,6 +278,8 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
   }
 }
 
+}  // namespace
+
 // Bytes of the constants the kernels read, float GEMM weights as
 // pack_weights will pack them (their padding counts against the budget),
 // the other float weights pack_weights packs (depthwise, recurrent) at the
@@ -321,6 +323,8 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool f
   }
   return total;
 }
+
+namespace {
 
 std::string form_name(int f) {
   if (f < 0) return "direct";
@@ -608,6 +612,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     for (const Candidate &cd : as_float)
       if (cd.form >= 0) float_plan = sat_add(float_plan, cd.bytes[cd.form]);
     p.budgets.weights = (int64_t)(Limits::kDefaultWeightsRatio * stored_ratio * (double)float_plan);
+    p.budgets.float_plan = float_plan;
   }
   // (The room may be negative: the plan without transforms is over the
   // budget, its packing's padding; forms that pack smaller give bytes back.)

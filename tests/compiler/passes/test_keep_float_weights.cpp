@@ -20,14 +20,19 @@ const char *kTwo = R"(
   output z
 )";
 
-Program packed(const char *target, int64_t budget, WeightStorage w, Precision pr = Precision::F32) {
+// budget 0: the default (1.1x the float plan as half), from the model's
+// own float weights.
+Program packed(const char *target, int64_t budget, WeightStorage w, Precision pr = Precision::F32,
+               const char *ir = kTwo, int64_t model_bytes = (16 * 3 * 9 + 64 * 16 * 9) * 4,
+               WinogradMode mode = WinogradMode::Off) {
   Target t = resolve_target(target);
   Program p;
-  p.graph = parse_graph(kTwo);
+  p.graph = parse_graph(ir);
   p.graph.limits.max_weights_bytes = budget;
+  p.graph.limits.model_weights_bytes = model_bytes;
   PassContext c{p, t, nullptr};
   PassOptions o;
-  o.winograd.mode = WinogradMode::Off;
+  o.winograd.mode = mode;
   o.winograd.weights = o.pack.weights = w;
   o.winograd.precision = o.pack.precision = pr;
   run_pipeline(c, o, "pack_weights");
@@ -39,6 +44,14 @@ std::vector<const Kernel *> gemms(const Program &p) {
   for (const Kernel &k : p.kernels)
     if (k.kind == KernelKind::Gemm) g.push_back(&k);
   return g;
+}
+
+// The GEMM weights' bytes packed as float with their tiles.
+int64_t packed_bytes_as_float(const Program &p) {
+  int64_t n = 0;
+  for (const Kernel *k : gemms(p))
+    n += packed_float_weight_bytes(k->gemm, resolve_target("x86-64-avx2"), WeightStorage::F32);
+  return n;
 }
 
 int64_t packed_total(const Program &p) {
@@ -81,6 +94,42 @@ TEST(KeepFloatWeights, TheRoomGoesToTheLayersThatWidenMostPerByte) {
     for (const Kernel *k : gemms(both)) EXPECT_EQ(both.graph.v(k->gemm.packed).dtype, DType::F32) << target;
     EXPECT_EQ(both.trades.size(), 2u) << target;
   }
+}
+
+// The same second layer with 20 output channels, which x86-64-avx2's
+// 16-channel tiles pack as 32.
+const char *kPadded = R"(
+  graph opset 17
+  input x: f32[1,3,64,64]
+  const a: f32[16,3,3,3] = random(1)
+  const b: f32[20,16,3,3] = random(2)
+  y = Conv(x, a) {pads=[1,1,1,1]}
+  z = Conv(y, b) {pads=[1,1,1,1], strides=[4,4]}
+  output z
+)";
+
+// The default budget keeps the half weights within 0.55x the float
+// compile's: where the float plan fits the float default, the first layer
+// keeps float weights; where the packing's padding takes the float plan
+// over the float default (the float compile then narrows its tiles, so
+// its weights are less than the plan's), nothing is kept. (With the
+// Winograd choice on, the default half budget is 1.1x the float plan as
+// half, which leaves room over such a plan; with it off, 1.1x the model's
+// weights as half, which leaves none.)
+TEST(KeepFloatWeights, TheDefaultBudgetStaysWithinHalfTheFloatCompile) {
+  const int64_t model = (16 * 3 * 9 + 64 * 16 * 9) * 4;
+  const Program fits = packed("x86-64-avx2", 0, WeightStorage::F16);
+  ASSERT_EQ(gemms(fits).size(), 2u);
+  EXPECT_LE(fits.budgets.float_plan, (int64_t)(1.1 * model));
+  EXPECT_TRUE(gemms(fits)[0]->gemm.float_weights);
+  EXPECT_LE(packed_total(fits), fits.budgets.weights);
+  const Program pads = packed("x86-64-avx2", 0, WeightStorage::F16, Precision::F32, kPadded,
+                              (16 * 3 * 9 + 20 * 16 * 9) * 4, WinogradMode::Auto);
+  ASSERT_EQ(gemms(pads).size(), 2u);
+  EXPECT_GT(packed_bytes_as_float(pads), (int64_t)(1.1 * (16 * 3 * 9 + 20 * 16 * 9) * 4)) << "the test wants padding";
+  for (const Kernel *k : gemms(pads)) EXPECT_FALSE(k->gemm.float_weights);
+  EXPECT_GT(pads.budgets.weights, pads.budgets.base_weights + pads.budgets.traded_weights) << "the test wants room";
+  for (const MemoryTrade &tr : pads.trades) EXPECT_NE(tr.kind, "storage");
 }
 
 // Float weights (--weights fp32) are float already; half products
