@@ -9,21 +9,25 @@ namespace {
 
 // A first layer of few weights over many pixels (3 -> 16 channels, 3x3,
 // 64x64: 432 weights, 65536 pixels) and a layer of many weights over few
-// pixels (16 -> 64 channels, 3x3, stride 4: 9216 weights, 256 pixels).
-const char *kTwo = R"(
+// pixels (16 -> `oc` channels, 3x3, stride 4: 144 oc weights, 256 pixels).
+std::string two_layers(int oc) {
+  return R"(
   graph opset 17
   input x: f32[1,3,64,64]
   const a: f32[16,3,3,3] = random(1)
-  const b: f32[64,16,3,3] = random(2)
+  const b: f32[)" +
+         std::to_string(oc) + R"(,16,3,3] = random(2)
   y = Conv(x, a) {pads=[1,1,1,1]}
   z = Conv(y, b) {pads=[1,1,1,1], strides=[4,4]}
   output z
 )";
+}
+const std::string kTwo = two_layers(64);
 
 // budget 0: the default (1.1x the float plan as half), from the model's
 // own float weights.
 Program packed(const char *target, int64_t budget, WeightStorage w, Precision pr = Precision::F32,
-               const char *ir = kTwo, int64_t model_bytes = (16 * 3 * 9 + 64 * 16 * 9) * 4,
+               const std::string &ir = kTwo, int64_t model_bytes = (16 * 3 * 9 + 64 * 16 * 9) * 4,
                WinogradMode mode = WinogradMode::Off) {
   Target t = resolve_target(target);
   Program p;
@@ -98,15 +102,7 @@ TEST(KeepFloatWeights, TheRoomGoesToTheLayersThatWidenMostPerByte) {
 
 // The same second layer with 20 output channels, which x86-64-avx2's
 // 16-channel tiles pack as 32.
-const char *kPadded = R"(
-  graph opset 17
-  input x: f32[1,3,64,64]
-  const a: f32[16,3,3,3] = random(1)
-  const b: f32[20,16,3,3] = random(2)
-  y = Conv(x, a) {pads=[1,1,1,1]}
-  z = Conv(y, b) {pads=[1,1,1,1], strides=[4,4]}
-  output z
-)";
+const std::string kPadded = two_layers(20);
 
 // The default budget keeps the half weights within 0.55x the float
 // compile's: where the float plan fits the float default, the first layer
