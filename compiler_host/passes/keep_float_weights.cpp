@@ -42,9 +42,10 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
   // plan's, and the room would take the half weights past 0.55x of them,
   // so none is spent (unet_small on x86-64-avx512-vnni).
   const Limits &lim = g.limits;
-  const int64_t float_plan =
-      p.budgets.float_plan > 0 ? p.budgets.float_plan : weights_read(p, t, WeightStorage::F32, o.float_recurrent);
-  if (!lim.weights_budget_given() && float_plan > lim.weights_budget()) {
+  const int64_t float_plan = lim.weights_budget_given() ? 0
+                             : p.budgets.float_plan > 0 ? p.budgets.float_plan
+                                                        : weights_read(p, t, WeightStorage::F32, o.float_recurrent);
+  if (float_plan > lim.weights_budget()) {
     if (c.log)
       *c.log << "  weights fp16: the float plan's " << float_plan << " bytes are over the float default budget of "
              << lim.weights_budget() << " (the float compile narrows its tiles): no room spent on float weights\n";
