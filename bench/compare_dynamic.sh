@@ -41,17 +41,17 @@ for m in $MODELS; do
 done
 # ARM=0: the x86 table only.
 if [ "${ARM:-1}" = 1 ]; then
-echo
-echo "| model | target | fp32 instructions | int8 instructions | fp32 / int8 |"
-echo "|---|---|---|---|---|"
-for m in $MODELS; do
-  p=$(model_path "$m")
-  for t in aarch64-neon aarch64-neon-dot armv7-neon; do
-    f=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --json)" guest_instructions)
-    i=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --quantize dynamic $WB --json)" guest_instructions)
-    echo "| $m | $t | $f | $i | $(awk "BEGIN { printf \"%.2f\", $f / $i }") |"
+  echo
+  echo "| model | target | fp32 instructions | int8 instructions | fp32 / int8 |"
+  echo "|---|---|---|---|---|"
+  for m in $MODELS; do
+    p=$(model_path "$m")
+    for t in aarch64-neon aarch64-neon-dot armv7-neon; do
+      f=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --json)" guest_instructions)
+      i=$(field "$("$TINYRT/tinyrt-perf" "$p" --target "$t" --quantize dynamic $WB --json)" guest_instructions)
+      echo "| $m | $t | $f | $i | $(awk "BEGIN { printf \"%.2f\", $f / $i }") |"
+    done
   done
-done
 fi
 echo
 echo "threads=$THREADS runs=$RUNS rounds=$ROUNDS weight_bits=${WEIGHT_BITS:-8} avx2_only=${AVX2_ONLY:-0} tinyrt=$TINYRT CPU:$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2)"

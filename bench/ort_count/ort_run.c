@@ -10,10 +10,10 @@
  * pseudo-random sequence in [-1, 1], every other type zeros. --time runs
  * WARMUP (default 3) runs first and prints one JSON object as
  * bench/ort_latency.js does: {"median_ms": ..., "min_ms": ..., "runs": ...}.
- * With ORT_RUN_OUT=FILE in the environment, the first output of the last
- * run is written to FILE (its raw elements), so that outputs can be
- * compared (e.g. ORT's AVX2 kernels, bench/avx2_only.c, against its
- * others).
+ * With ORT_RUN_OUT=FILE in the environment and without --time (the write
+ * would fall in a timed run), the first output of the last run is written
+ * to FILE (its raw elements), so that outputs can be compared (e.g. ORT's
+ * AVX2 kernels, bench/avx2_only.c, against its others).
  * Exit 0, or 1 with ORT's message on any error.
  *
  * ORT ships no C header with onnxruntime-node, so the few C API entries
@@ -228,6 +228,10 @@ static void write_output(OrtValue *value, const char *path) {
   ort->ReleaseTensorTypeAndShapeInfo(info);
   check(ort->GetTensorMutableData(value, &data), "GetTensorMutableData");
   size = element_size(type);
+  if (!size) {
+    fprintf(stderr, "ort_run: output element type %d is not supported\n", type);
+    exit(1);
+  }
   f = fopen(path, "wb");
   if (!f || fwrite(data, size, count, f) != count || fclose(f) != 0) {
     fprintf(stderr, "ort_run: cannot write %s\n", path);
@@ -342,7 +346,7 @@ int main(int argc, char **argv) {
     check(ort->Run(session, NULL, (const char *const *)input_names, (const OrtValue *const *)inputs, num_inputs,
                    (const char *const *)output_names, num_outputs, outputs),
           "Run");
-    if (r == runs - 1 && getenv("ORT_RUN_OUT")) write_output(outputs[0], getenv("ORT_RUN_OUT"));
+    if (!timed && r == runs - 1 && getenv("ORT_RUN_OUT")) write_output(outputs[0], getenv("ORT_RUN_OUT"));
     for (i = 0; i < num_outputs; ++i) {
       ort->ReleaseValue(outputs[i]);
       outputs[i] = NULL;

@@ -72,7 +72,7 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
           packed_float_weight_bytes(s, t, WeightStorage::F32) - packed_float_weight_bytes(s, t, WeightStorage::F16);
     l.kernels.push_back(ki);
     const int64_t flops = kernel_flops(k);
-    const int mr = std::max(1, s.mr > 0 ? s.mr : gemm_table_tile(s, t).mr);  // (narrow_tiles' tile, if any)
+    const int mr = std::max(1, float_gemm_tile(s, t).mr);
     l.gain += flops > 0 ? (double)flops / 2 / t.f32_lanes() / mr : 0;
   }
   std::vector<std::pair<int, Layer *>> order;

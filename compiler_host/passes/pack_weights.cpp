@@ -319,9 +319,9 @@ static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKin
   return gemm_table_tile(s, t, kind);
 }
 
-int64_t float_gemm_nr(const GemmSpec &s, const Target &t) {
-  return (int64_t)gemm_tile_of(s, t, Target::TileKind::Float).nv * t.f32_lanes();
-}
+GemmTile float_gemm_tile(const GemmSpec &s, const Target &t) { return gemm_tile_of(s, t, Target::TileKind::Float); }
+
+int64_t float_gemm_nr(const GemmSpec &s, const Target &t) { return (int64_t)float_gemm_tile(s, t).nv * t.f32_lanes(); }
 
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w) {
   const int64_t NR = float_gemm_nr(s, t);

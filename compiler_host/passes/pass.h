@@ -173,7 +173,10 @@ int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStor
 // whatever tile narrow_tiles may have set.
 GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind = Target::TileKind::Float,
                          int max_nv = 0, double *score = nullptr);
-// The output channels of a float GEMM's register tile (its packed nr).
+// A float GEMM's register tile as pack_weights packs it: narrow_tiles'
+// (GemmSpec mr, nr) if set, else gemm_table_tile's; and its output
+// channels (the packed nr).
+GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or
 // recurrent), or -1.
