@@ -68,9 +68,9 @@ struct GemmSpec {
   // for at most Target::half_chunk products, then added into float
   // accumulators; the epilogue in float.
   bool half = false;
-  // --weights fp16: this float GEMM's weights stay float (keep_float_weights:
-  // the weights budget's room spent where widening half weights costs
-  // the most per byte).
+  // --weights fp16: this float GEMM's or depthwise convolution's weights
+  // stay float (keep_float_weights: the weights budget's room spent where
+  // widening half weights costs the most per byte).
   bool float_weights = false;
 };
 

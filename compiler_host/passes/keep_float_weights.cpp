@@ -1,9 +1,13 @@
 // keep_float_weights.cpp — under --weights fp16, the weights budget's room
-// keeps float the GEMM weights whose widening costs the most per byte.
+// keeps float the GEMM and depthwise weights whose widening costs the most
+// per byte.
 //
 // A GEMM over half weights widens each weight vector as it loads it
 // (vcvtph2ps, fcvtl), once per register tile of mr pixels: about one
-// instruction per mr FMAs, whatever the layer. What that costs depends on
+// instruction per mr FMAs, whatever the layer. A depthwise convolution
+// widens each tap's weight vector once per tile of mr pixels too, and its
+// weights are few (a 3x3 layer of 64 channels adds 1152 bytes as float, a
+// 1x1 GEMM layer of 64 x 64 8192). What that costs depends on
 // the core: on Zen 4 nothing measurable (the conversions run beside the
 // FMAs once the broadcasts are integer loads, integer_broadcasts), on
 // Intel's AVX-512 cores 1.2-1.4x a compute-bound layer's time
@@ -51,8 +55,8 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
              << lim.weights_budget() << " (the float compile narrows its tiles): no room spent on float weights\n";
     return;
   }
-  // A float GEMM weight stored as half, and the kernels that multiply by it
-  // (a Winograd layer's bands share one).
+  // A float GEMM or depthwise weight stored as half, and the kernels that
+  // multiply by it (a Winograd layer's bands share one).
   struct Layer {
     std::vector<size_t> kernels;
     double gain = 0;    // estimated widening instructions saved
@@ -62,17 +66,21 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     const Kernel &k = p.kernels[ki];
     const GemmSpec &s = k.gemm;
-    if (k.kind != KernelKind::Gemm || s.weight < 0 || s.arena_weights || s.arena_packed ||
+    const bool dw = k.kind == KernelKind::Depthwise;
+    if ((k.kind != KernelKind::Gemm && !dw) || s.weight < 0 || s.arena_weights || s.arena_packed ||
         g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
         gemm_storage(k, o.weights) != WeightStorage::F16)
       continue;
     Layer &l = layers[s.weight];
     if (l.kernels.empty())
-      l.bytes =
-          packed_float_weight_bytes(s, t, WeightStorage::F32) - packed_float_weight_bytes(s, t, WeightStorage::F16);
+      l.bytes = dw ? packed_depthwise_weight_bytes(s, t, WeightStorage::F32) -
+                         packed_depthwise_weight_bytes(s, t, WeightStorage::F16)
+                   : packed_float_weight_bytes(s, t, WeightStorage::F32) -
+                         packed_float_weight_bytes(s, t, WeightStorage::F16);
     l.kernels.push_back(ki);
     const int64_t flops = kernel_flops(k);
-    const int mr = std::max(1, float_gemm_tile(s, t).mr);
+    // (pack_weights' tiles: depthwise_tile's pixels, or the GEMM's tile.)
+    const int mr = std::max(1, dw ? t.depthwise_tile(s.k_h * s.k_w) : float_gemm_tile(s, t).mr);
     l.gain += flops > 0 ? (double)flops / 2 / t.f32_lanes() / mr : 0;
   }
   std::vector<std::pair<int, Layer *>> order;
@@ -99,7 +107,7 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
   p.budgets.traded_weights += added;
   if (c.log && !layers.empty())
     *c.log << "  weights fp16: " << kept << " of " << layers.size()
-           << " GEMM weights kept float in the weights budget's room (" << added << " bytes; " << room
+           << " GEMM and depthwise weights kept float in the weights budget's room (" << added << " bytes; " << room
            << " bytes of room left)\n";
 }
 

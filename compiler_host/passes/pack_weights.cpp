@@ -329,6 +329,11 @@ int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStor
   return G * ((OCg + NR - 1) / NR) * NR * KK * ICg * (w == WeightStorage::F16 ? 2 : 4);
 }
 
+int64_t packed_depthwise_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w) {
+  const int64_t L = t.f32_lanes(), Cp = (s.out_c + L - 1) / L * L;
+  return s.k_h * s.k_w * Cp * (w == WeightStorage::F16 ? 2 : 4);
+}
+
 int packed_weights_of(const Kernel &k) {
   return k.kind == KernelKind::Recurrent ? k.rnn.packed : is_scheduled(k.kind) ? k.gemm.packed : -1;
 }
@@ -387,7 +392,12 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
       pack_depthwise(g, s,
                      int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
-                     lanes, int8 && lanes != L, o.weights);
+                     lanes, int8 && lanes != L, gemm_storage(k, o.weights));
+      // keep_float_weights budgets float weights by this size.
+      const Value &pw = g.v(s.packed);
+      const WeightStorage stored = pw.dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
+      TINYRT_CHECK(int8 || (int64_t)pw.data->bytes.size() == packed_depthwise_weight_bytes(s, c.target, stored),
+                   "packed depthwise weights differ from their estimate");
       ++packed;
       continue;
     }

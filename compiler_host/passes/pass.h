@@ -67,8 +67,9 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 // a direct one), always float: rounded to half, its output transform
 // scales their error to 0.5 % of the output's magnitude.
 inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
-// How pack_weights stores float GEMM kernel k's weights under --weights
-// w: packed_storage, or float where keep_float_weights kept them so.
+// How pack_weights stores the float weights of GEMM or depthwise kernel k
+// under --weights w: packed_storage, or float where keep_float_weights
+// kept them so.
 inline WeightStorage gemm_storage(const Kernel &k, WeightStorage w) {
   return k.gemm.float_weights ? WeightStorage::F32 : packed_storage(k.wino.m, w);
 }
@@ -157,9 +158,9 @@ void winograd(PassContext &c, const WinogradOptions &o);
 // fewer channel columns, padding less, until the weights fit.
 void narrow_tiles(PassContext &c, const PackOptions &o);
 void keep_float_weights(PassContext &c, const PackOptions &o);
-// The bytes of the constants p's kernels read, float GEMM weights as
-// pack_weights packs them with storage st (their padding counts), the
-// other packed float weights at st's bytes (recurrent ones float with
+// The bytes of the constants p's kernels read, float GEMM and depthwise
+// weights as pack_weights packs them with storage st (their padding
+// counts), recurrent float weights at st's bytes (float with
 // float_recurrent); equal constants once (passes/winograd.cpp: the weights
 // budget's accounting).
 int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool float_recurrent);
@@ -168,6 +169,9 @@ void pack_weights(PassContext &c, const PackOptions &o);
 // channels padded to its register tile's channel columns (Target::gemm_tile),
 // at 4 or 2 bytes a weight.
 int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
+// The bytes pack_weights gives a float depthwise convolution's weights:
+// each tap's channels padded to whole vectors, at 4 or 2 bytes a weight.
+int64_t packed_depthwise_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
 // The register tile Target::gemm_tile gives GEMM s by its shape (of at
 // most `max_nv` channel vectors when > 0; `score`: its figure of merit),
 // whatever tile narrow_tiles may have set.

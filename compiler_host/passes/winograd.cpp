@@ -280,10 +280,9 @@ void fit_budget(std::vector<Candidate> &cands, int64_t room) {
 
 }  // namespace
 
-// Bytes of the constants the kernels read, float GEMM weights as
-// pack_weights will pack them (their padding counts against the budget),
-// the other float weights pack_weights packs (depthwise, recurrent) at the
-// storage's bytes a weight.
+// Bytes of the constants the kernels read, float GEMM and depthwise
+// weights as pack_weights will pack them (their padding counts against the
+// budget), float recurrent weights at the storage's bytes a weight.
 // Constants of equal bytes count once, as the object holds them once
 // (LLVM merges equal constants: a model whose layers share weights through
 // Identity reads them through copies of equal bytes).
@@ -314,7 +313,8 @@ int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool f
         k.kind == KernelKind::Gemm && s.weight >= 0 && !s.arena_weights && p.graph.v(s.weight).dtype == DType::F32;
     if (packed) add(s.weight, packed_float_weight_bytes(s, t, packed_storage(k.wino.m, st)), float_gemm_nr(s, t));
     if (k.kind == KernelKind::Depthwise && s.weight >= 0 && p.graph.v(s.weight).is_const())
-      add(s.weight, stored(s.weight));
+      add(s.weight,
+          p.graph.v(s.weight).dtype == DType::F32 ? packed_depthwise_weight_bytes(s, t, st) : stored(s.weight));
     if (k.kind == KernelKind::Recurrent && k.rnn.r >= 0 && k.rnn.r_scale < 0)
       add(k.rnn.r, float_recurrent ? (int64_t)p.graph.v(k.rnn.r).data->bytes.size() : stored(k.rnn.r));
     for (size_t i = 0; i < k.ins.size(); ++i)

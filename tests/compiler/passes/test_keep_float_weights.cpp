@@ -1,5 +1,6 @@
 // passes/keep_float_weights.cpp: under --weights fp16, the weights
-// budget's room keeps float the GEMM weights that widen most per byte.
+// budget's room keeps float the GEMM and depthwise weights that widen most
+// per byte.
 #include "pass_test.h"
 
 using namespace tinyrt;
@@ -97,6 +98,58 @@ TEST(KeepFloatWeights, TheRoomGoesToTheLayersThatWidenMostPerByte) {
     const Program both = packed(target, f1 + f2, WeightStorage::F16);
     for (const Kernel *k : gemms(both)) EXPECT_EQ(both.graph.v(k->gemm.packed).dtype, DType::F32) << target;
     EXPECT_EQ(both.trades.size(), 2u) << target;
+  }
+}
+
+// A depthwise convolution over many pixels (20 channels, 3x3, 32x32: 180
+// weights, which every target's vectors pad) and a 1x1 product over few
+// (20 -> 16 channels, stride 4: 64 pixels).
+const std::string kDepthwise = R"(
+  graph opset 17
+  input x: f32[1,20,32,32]
+  const d: f32[20,1,3,3] = random(3)
+  const b: f32[16,20,1,1] = random(4)
+  y = Conv(x, d) {pads=[1,1,1,1], group=20}
+  z = Conv(y, b) {strides=[4,4]}
+  output z
+)";
+
+// Both kernels' packed weights, depthwise first.
+std::vector<const Kernel *> scheduled(const Program &p) {
+  std::vector<const Kernel *> s;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Depthwise) s.push_back(&k);
+  for (const Kernel *k : gemms(p)) s.push_back(k);
+  return s;
+}
+int64_t packed_bytes(const Program &p, const Kernel *k) {
+  return (int64_t)p.graph.v(k->gemm.packed).data->bytes.size();
+}
+
+// A depthwise layer widens a tap's weights once per tile of pixels, as a
+// GEMM does: with room for its float weights (padded as packed) it keeps
+// them, the product over few pixels stays half, and the weights as packed
+// stay within a given budget.
+TEST(KeepFloatWeights, DepthwiseWeightsTakeTheRoomToo) {
+  const int64_t model = (20 * 9 + 16 * 20) * 4;
+  for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon", "armv7-neon"}) {
+    const Program f = packed(target, int64_t(1) << 30, WeightStorage::F32, Precision::F32, kDepthwise, model);
+    ASSERT_EQ(scheduled(f).size(), 2u) << target << "\n" << describe(f);
+    ASSERT_EQ(scheduled(f)[0]->kind, KernelKind::Depthwise) << target;
+    const int64_t dw = packed_bytes(f, scheduled(f)[0]) / 2, gemm = packed_bytes(f, scheduled(f)[1]) / 2;
+    const int64_t budget = dw + gemm + dw;  // room for the depthwise layer's float bytes
+    const Program p = packed(target, budget, WeightStorage::F16, Precision::F32, kDepthwise, model);
+    const std::vector<const Kernel *> k = scheduled(p);
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_TRUE(k[0]->gemm.float_weights) << target;
+    EXPECT_EQ(p.graph.v(k[0]->gemm.packed).dtype, DType::F32) << target;
+    EXPECT_EQ(p.graph.v(k[1]->gemm.packed).dtype, DType::F16) << target;
+    EXPECT_EQ(packed_bytes(p, k[0]) + packed_bytes(p, k[1]), budget) << target;
+    ASSERT_EQ(p.trades.size(), 1u) << target;
+    EXPECT_EQ(p.trades[0].bytes, dw) << target;
+    // One byte less: no room for it.
+    const Program q = packed(target, budget - 1, WeightStorage::F16, Precision::F32, kDepthwise, model);
+    for (const Kernel *kk : scheduled(q)) EXPECT_EQ(q.graph.v(kk->gemm.packed).dtype, DType::F16) << target;
   }
 }
 
