@@ -59,12 +59,18 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // registers: mr * nv + nv + 1 <= 32. Narrow rows (7 and 14 pixels) take
   // 7x3: resnet18's layer4 convs 1.57 -> 1.48 ms. 14x2 (31 registers) was
   // slower than 12x2 on 56-pixel rows; 9x3, 6x4 and 5x4 lost on
-  // mobilenet_v2 (4.9 -> 5.1-5.3 ms). AVX2 (16 registers) keeps 6x2, not
-  // measured on an AVX2-only CPU.
+  // mobilenet_v2 (4.9 -> 5.1-5.3 ms). AVX2 (16 registers): 6x2, and 4x2
+  // for short rows, which 6x2 covers with a tail tile of few accumulators
+  // (FMA latency-bound): rows of 7 and 8 (gemm_tile's score picks it there)
+  // as 4 + 3 and 4 + 4 instead of 6 + 1 and 6 + 2. Intel Emerald Rapids
+  // (family 6 model 207), x86-64-avx2 code, 1 thread, ab_bench over 5
+  // alternated rounds, one 3x3 convolution over 7x7 pixels
+  // (bench/conv_layer.py), 4x2 against 6x2: 128 channels 0.911, 256 0.919,
+  // 512 0.897 (where 4x3's padding is over the weights budget).
   if (avx512)
     t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
   else
-    t.gemm_tiles = {{6, 2}, {6, 1}};
+    t.gemm_tiles = {{6, 2}, {6, 1}, {4, 2}};
   // int8 without VNNI (DotI8::X86Madd): each accumulator is two registers
   // of partial sums, and a step per quad of inputs takes mr widened input
   // broadcasts, 2 * nv widened weight registers and 4 * mr * nv
