@@ -13,6 +13,9 @@ fi
 # preloaded, which hides AVX-512, AVX-VNNI and AMX from cpuid (CPUID
 # faulting), so that ORT and tinyrt's --target host take their AVX2 kernels
 # on an AVX-512 machine (issue 27's comparisons without an AVX2-only CPU).
+# With AVX2_ONLY_AVXVNNI=1 as well, AVX-VNNI is reported present (an AVX2 +
+# AVX-VNNI machine such as Alder Lake-N, on a core that executes its VEX
+# form: bench/avx2_only.c checks).
 # Not node (V8 takes SIGSEGV for itself): calibration runs unmasked.
 if [ "${AVX2_ONLY:-}" = 1 ]; then
   mkdir -p build

@@ -91,7 +91,7 @@ static const unsigned char kDtypeBytes[17] = {0, 4, 1, 1, 2, 2, 4, 8, 0, 1, 2, 8
 
 /* Does the tensor entry (of a table `stride` bytes apart) have run-time
  * dimensions (ABI 1.4)? */
-static int has_dims(const tinyrt_tensor_desc *t, uint32_t stride) {
+static int tensor_has_run_dims(const tinyrt_tensor_desc *t, uint32_t stride) {
   return stride >= sizeof(tinyrt_tensor_desc) && t->dims_min != NULL;
 }
 
@@ -107,7 +107,7 @@ static const char *tensor_desc_error(const tinyrt_tensor_desc *t, uint32_t strid
   for (k = 0; k < t->rank; ++k)
     if (t->dims[k] < 0 || !mul_ok(&n, (uint64_t)t->dims[k])) return "has a bad dim";
   if (known && n != t->bytes) return "has bytes that disagree with its dims";
-  if (has_dims(t, stride)) {
+  if (tensor_has_run_dims(t, stride)) {
     if (!TINYRT_RUNTIME_DIMS) return "has run-time dims (TINYRT_RUNTIME_DIMS=0)";
     if (!known || !t->dim_ids || t->rank == 0 || t->dims_offset % 8 || t->dims_offset > arena_bytes ||
         arena_bytes - t->dims_offset < 8u * t->rank)
@@ -285,7 +285,7 @@ static void reset_dims(tinyrt_session *s) {
   for (out = 0; out < 2; ++out)
     for (i = 0; i < (out ? s->model->num_outputs : s->model->num_inputs); ++i) {
       const tinyrt_tensor_desc *d = desc_at(s, out, i);
-      if (!has_dims(d, s->tensor_stride)) continue;
+      if (!tensor_has_run_dims(d, s->tensor_stride)) continue;
       s->has_dims = 1;
       for (k = 0; k < d->rank; ++k) actual_dims(s, d)[k] = d->dims[k];
     }
@@ -334,9 +334,9 @@ static tinyrt_status relayout_all(tinyrt_session *s, int to_bounds) {
   uint32_t i, j, k, l, n = to_bounds ? s->model->num_inputs : s->model->num_outputs;
   for (i = 0; to_bounds && i < n; ++i) {
     const tinyrt_tensor_desc *a = desc_at(s, 0, i);
-    for (j = 0; has_dims(a, s->tensor_stride) && j < i; ++j) {
+    for (j = 0; tensor_has_run_dims(a, s->tensor_stride) && j < i; ++j) {
       const tinyrt_tensor_desc *b = desc_at(s, 0, j);
-      for (k = 0; has_dims(b, s->tensor_stride) && k < a->rank; ++k)
+      for (k = 0; tensor_has_run_dims(b, s->tensor_stride) && k < a->rank; ++k)
         for (l = 0; l < b->rank; ++l)
           if (a->dim_ids[k] >= 0 && a->dim_ids[k] == b->dim_ids[l] && actual_dims(s, a)[k] != actual_dims(s, b)[l]) {
             msg_writer w = session_msg(s);
@@ -350,7 +350,7 @@ static tinyrt_status relayout_all(tinyrt_session *s, int to_bounds) {
   }
   for (i = 0; i < n; ++i) {
     const tinyrt_tensor_desc *a = desc_at(s, !to_bounds, i);
-    if (has_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), to_bounds);
+    if (tensor_has_run_dims(a, s->tensor_stride)) relayout(s->arena + a->arena_offset, a, actual_dims(s, a), to_bounds);
   }
   return TINYRT_OK;
 }
@@ -541,7 +541,7 @@ static tinyrt_status tensor_view(tinyrt_session *s, int outputs, uint32_t index,
     t->dtype = (tinyrt_dtype)d->dtype;
     t->bytes = (size_t)d->bytes;
 #if TINYRT_RUNTIME_DIMS
-    if (has_dims(d, s->tensor_stride)) { /* the actual dims, and their bytes */
+    if (tensor_has_run_dims(d, s->tensor_stride)) { /* the actual dims, and their bytes */
       uint32_t k;
       t->dims = actual_dims(s, d);
       t->bytes = kDtypeBytes[d->dtype];
@@ -586,7 +586,7 @@ tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, c
     st = TINYRT_ERR_SHAPE;
   }
   for (k = 0; st == TINYRT_OK && k < rank; ++k) {
-    int64_t lo = has_dims(d, s->tensor_stride) ? d->dims_min[k] : d->dims[k], hi = d->dims[k];
+    int64_t lo = tensor_has_run_dims(d, s->tensor_stride) ? d->dims_min[k] : d->dims[k], hi = d->dims[k];
     if (dims[k] < lo || dims[k] > hi) {
       msg_axis(&w, d, k);
       msg_str(&w, ": ");
@@ -599,7 +599,7 @@ tinyrt_status tinyrt_session_set_input_dims(tinyrt_session *s, uint32_t index, c
     }
   }
 #if TINYRT_RUNTIME_DIMS
-  if (st == TINYRT_OK && has_dims(d, s->tensor_stride))
+  if (st == TINYRT_OK && tensor_has_run_dims(d, s->tensor_stride))
     for (k = 0; k < rank; ++k) actual_dims(s, d)[k] = dims[k];
 #endif
   TINYRT_UNLOCK(&s->busy);
