@@ -4,7 +4,7 @@
 // take with --tuning FILE. The stages (tune.h), each measuring with what
 // the ones before it chose: at more than one thread, the step size under
 // which a model's steps run on one thread; each 3x3 convolution
-// geometry's Winograd forms against its direct form; then each float GEMM
+// geometry's Winograd forms against its direct form; then each GEMM (float and int8)
 // geometry's register tile, candidate by candidate, until three quarters
 // of --minutes. Then each model runs whole with the
 // file and with the tables, alternated: one the file slows (by over 0.5 %

@@ -71,12 +71,14 @@ double keep_least(Map &best, const Map &measured, Same same) {
 using Tile = std::pair<int, int>;  // mr, nv; {0, 0}: the built-in choice
 
 std::string key_text(const TileKey &k) {
-  return "oc " + std::to_string(std::get<0>(k)) + ", row " + std::to_string(std::get<1>(k)) + ", ic " +
-         std::to_string(std::get<2>(k)) + (std::get<3>(k) ? ", linear" : "");
+  const std::string &kind = std::get<4>(k);
+  return (kind == "float" ? "" : kind + ": ") + "oc " + std::to_string(std::get<0>(k)) + ", row " +
+         std::to_string(std::get<1>(k)) + ", ic " + std::to_string(std::get<2>(k)) + (std::get<3>(k) ? ", linear" : "");
 }
 
-// One model measured with one tile: per geometry, its float GEMM steps
-// and their summed cost, and the tile each took. (Keyed by geometry, not
+// One model measured with one tile: per geometry (and tile kind: float
+// and int8 GEMMs choose from their own lists), its GEMM steps and their
+// summed cost, and the tile each took. (Keyed by geometry, not
 // by step: a forced tile may change the Winograd choices, and so which
 // steps there are; only geometries with as many steps as the built-in
 // build's compare.)
@@ -95,9 +97,11 @@ Measurement measure_tile(const Perf &p, const std::string &model, Tile tile) {
   if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
   Measurement m;
   for (const json &row : j["profile"]) {
-    if (row.value("family", "") != "gemm" || !row.contains("gemm") || !row["gemm"].contains("tile_class")) continue;
+    const std::string family = row.value("family", "");
+    if ((family != "gemm" && family != "qgemm") || !row.contains("gemm") || !row["gemm"].contains("tile_class"))
+      continue;
     const json &c = row["gemm"]["tile_class"];
-    Cost &k = m[TileKey{c["oc"], c["row"], c["ic"], c["linear"]}];
+    Cost &k = m[TileKey{c["oc"], c["row"], c["ic"], c["linear"], c.value("kind", "float")}];
     k.steps++;
     k.cost += row[p.measure_key].get<double>();
     k.tile = Tile{row["tile"]["mr"], row["tile"]["nr"].get<int>() / p.lanes};
@@ -108,8 +112,8 @@ Measurement measure_tile(const Perf &p, const std::string &model, Tile tile) {
 }  // namespace
 
 // Each candidate tile is forced on every model (tinyrt-perf --gemm-tile
-// --profile) and every float GEMM step's cost kept under its geometry
-// (the JSON's gemm.tile_class). A geometry takes the candidate with the
+// --profile: float and int8 GEMMs alike) and every GEMM step's cost kept
+// under its geometry and kind (the JSON's gemm.tile_class). A geometry takes the candidate with the
 // least cost summed over the layers and models that have it, when that is
 // at least `margin` below the built-in choice's.
 TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int rounds, double margin,
@@ -205,7 +209,7 @@ TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int
     }
     res.after += pick_cost;
     const TileKey &k = ks.first;
-    res.tiles.list[k] = json({{"kind", "float"},
+    res.tiles.list[k] = json({{"kind", std::get<4>(k)},
                               {"oc", std::get<0>(k)},
                               {"row", std::get<1>(k)},
                               {"ic", std::get<2>(k)},

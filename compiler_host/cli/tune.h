@@ -5,7 +5,8 @@
 //                  the calling thread alone (timed, more than one thread);
 //   tune_winograd  each 3x3 convolution geometry's Winograd forms against
 //                  its direct form (--winograd off|f2|f4, per step);
-//   tune_tiles     each float GEMM geometry's register tile (--gemm-tile).
+//   tune_tiles     each GEMM geometry's register tile, float and int8
+//                  (--gemm-tile).
 // Measurements alternate (every model under one variant, then under the
 // next, round after round) so that a drifting machine weighs on all alike,
 // and each figure is the least of its rounds. Costs are tinyrt-perf's
@@ -84,7 +85,9 @@ struct Entries {
   }
 };
 
-using TileKey = std::tuple<int64_t, int64_t, int64_t, bool>;                  // oc, row, ic, linear (Target::gemm_tile)
+// oc, row, ic, linear, and the tile list's kind ("float", "int8",
+// "int8-bytes"): Target::gemm_tile's arguments.
+using TileKey = std::tuple<int64_t, int64_t, int64_t, bool, std::string>;
 using WinogradKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // ic, oc, out_h, out_w, batch
 
 struct TileResult {

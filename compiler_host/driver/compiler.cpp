@@ -454,7 +454,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     // Target::gemm_tile's arguments (the key of a tuned tile):
                     // a product of activations takes the linear classes.
                     {"tile_class",
-                     {{"oc", ts.oc}, {"row", ts.row}, {"ic", ts.ic}, {"linear", ts.linear || k.gemm.arena_weights}}}};
+                     {{"oc", ts.oc},
+                      {"row", ts.row},
+                      {"ic", ts.ic},
+                      {"linear", ts.linear || k.gemm.arena_weights},
+                      {"kind", Target::tile_kind_name(gemm_tile_kind(k))}}}};
     }
     // A convolution the winograd pass may rewrite (direct, or its
     // Winograd input transform): the geometry tinyrt-tune keys Winograd

@@ -43,10 +43,17 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
             std::to_string(hi) + "]");
       return v;
     };
-    if (!e.is_object() || !e.contains("kind") || e["kind"] != "float") bad(at + ": \"kind\" must be \"float\"");
+    Target::TileKind kind = Target::TileKind::Float;
+    if (!e.is_object() || !e.contains("kind") || !e["kind"].is_string() ||
+        !Target::tile_kind_of(e["kind"].get<std::string>(), &kind))
+      bad(at + ": \"kind\" must be \"float\", \"int8\" or \"int8-bytes\"");
     if (!e.contains("linear") || !e["linear"].is_boolean()) bad(at + ": no boolean \"linear\"");
-    Target::TunedTile tt{Target::TileKind::Float, num("oc", 1, INT32_MAX), num("row", 1, INT32_MAX),
-                         num("ic", 1, INT32_MAX), e["linear"].get<bool>(), (int)num("mr", 1, 32),
+    Target::TunedTile tt{kind,
+                         num("oc", 1, INT32_MAX),
+                         num("row", 1, INT32_MAX),
+                         num("ic", 1, INT32_MAX),
+                         e["linear"].get<bool>(),
+                         (int)num("mr", 1, 32),
                          (int)num("nv", 1, 8)};
     if (!t.tile_fits(tt.mr, tt.nv))
       bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +

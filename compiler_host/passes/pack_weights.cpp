@@ -443,10 +443,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
         ++forms[(int)s.madd];
       }
     }
-    GemmTile t = gemm_tile_of(s, c.target,
-                              !q                            ? Target::TileKind::Float
-                              : s.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
-                                                            : Target::TileKind::Int8);
+    GemmTile t = gemm_tile_of(s, c.target, gemm_tile_kind(k));
     int NR = t.nv * L;
     s.mr = t.mr;
     s.nr = NR;

@@ -181,6 +181,14 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 // (GemmSpec mr, nr) if set, else gemm_table_tile's; and its output
 // channels (the packed nr).
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
+// Which of the target's tile lists GEMM kernel k takes its tile from:
+// float, int8, or int8 multiplied as bytes (x86 without VNNI:
+// GemmSpec::madd other than Widened).
+inline Target::TileKind gemm_tile_kind(const Kernel &k) {
+  return k.kind != KernelKind::QGemm        ? Target::TileKind::Float
+         : k.gemm.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
+                                            : Target::TileKind::Int8;
+}
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or
 // recurrent), or -1.

@@ -65,6 +65,24 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   return best;
 }
 
+const char *Target::tile_kind_name(TileKind k) {
+  switch (k) {
+    case TileKind::Int8: return "int8";
+    case TileKind::Int8Bytes: return "int8-bytes";
+    case TileKind::Float: break;
+  }
+  return "float";
+}
+
+bool Target::tile_kind_of(const std::string &name, TileKind *k) {
+  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes})
+    if (name == tile_kind_name(c)) {
+      *k = c;
+      return true;
+    }
+  return false;
+}
+
 std::vector<std::pair<int, int>> Target::tile_candidates() const {
   std::vector<std::pair<int, int>> out = gemm_tiles;
   for (const TileRule &r : gemm_tile_table) out.push_back({r.mr, r.nv});

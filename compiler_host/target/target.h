@@ -163,6 +163,10 @@ struct Target {
   // narrow_tiles.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
   enum class TileKind { Float, Int8, Int8Bytes };
+  // "float", "int8", "int8-bytes": the kind's name in the JSON report and
+  // the tuning file; tile_kind_of returns false for another name.
+  static const char *tile_kind_name(TileKind k);
+  static bool tile_kind_of(const std::string &name, TileKind *k);
   // Tiles measured on the user's machine (tinyrt-tune, --tuning FILE):
   // a layer of exactly this geometry takes this tile, before the table.
   struct TunedTile {

@@ -46,6 +46,30 @@ TEST(Tuning, TunedGeometryTakesItsTileOthersTheTables) {
   EXPECT_FALSE(int8.mr == 5 && int8.nv == 2 && !(before.mr == 5));
 }
 
+// Int8 GEMMs take their tiles from their own lists (Target::TileKind),
+// and so from entries of their own kind.
+TEST(Tuning, Int8TilesByTheirKind) {
+  Target t = resolve_target("x86-64-avx2");
+  const GemmTile f = t.gemm_tile(96, 49, true, 576);
+  const GemmTile q = t.gemm_tile(96, 49, true, 576, Target::TileKind::Int8);
+  const GemmTile qb = t.gemm_tile(96, 49, true, 576, Target::TileKind::Int8Bytes);
+  ASSERT_FALSE(qb.mr == 3 && qb.nv == 3);  // the file changes something
+  apply_tuning(file("x86-64-avx2", R"({"kind": "int8-bytes", "oc": 96, "row": 49, "ic": 576, "linear": true,
+                                      "mr": 3, "nv": 3})"),
+               "tune.json", t);
+  const GemmTile tuned = t.gemm_tile(96, 49, true, 576, Target::TileKind::Int8Bytes);
+  EXPECT_EQ(tuned.mr, 3);
+  EXPECT_EQ(tuned.nv, 3);
+  const GemmTile f2 = t.gemm_tile(96, 49, true, 576), q2 = t.gemm_tile(96, 49, true, 576, Target::TileKind::Int8);
+  EXPECT_TRUE(f2.mr == f.mr && f2.nv == f.nv);  // the other kinds keep their tables
+  EXPECT_TRUE(q2.mr == q.mr && q2.nv == q.nv);
+  EXPECT_NE(usage_error(file("x86-64-avx2", R"({"kind": "int4", "oc": 8, "row": 8, "ic": 8, "linear": false,
+                                                "mr": 2, "nv": 2})"))
+                .find("tiles[0]: \"kind\" must be \"float\", \"int8\" or \"int8-bytes\""),
+            std::string::npos);
+  EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int8Bytes), "int8-bytes");
+}
+
 TEST(Tuning, CandidatesFitTheRegisters) {
   for (const char *name : {"x86-64-avx2", "armv7-neon", "aarch64-neon"}) {
     Target t = resolve_target(name);
