@@ -71,12 +71,11 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
         g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
         gemm_storage(k, o.weights) != WeightStorage::F16)
       continue;
+    auto packed = [&](WeightStorage st) {
+      return dw ? packed_depthwise_weight_bytes(s, t, st) : packed_float_weight_bytes(s, t, st);
+    };
     Layer &l = layers[s.weight];
-    if (l.kernels.empty())
-      l.bytes = dw ? packed_depthwise_weight_bytes(s, t, WeightStorage::F32) -
-                         packed_depthwise_weight_bytes(s, t, WeightStorage::F16)
-                   : packed_float_weight_bytes(s, t, WeightStorage::F32) -
-                         packed_float_weight_bytes(s, t, WeightStorage::F16);
+    if (l.kernels.empty()) l.bytes = packed(WeightStorage::F32) - packed(WeightStorage::F16);
     l.kernels.push_back(ki);
     const int64_t flops = kernel_flops(k);
     // (pack_weights' tiles: depthwise_tile's pixels, or the GEMM's tile.)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,18 @@ inline Program run_until_with(const std::string &ir, const std::string &last, co
   Program p;
   p.graph = parse_graph(ir);
   PassContext c{p, target, log};
+  run_pipeline(c, options, last);
+  return p;
+}
+
+// The same with the graph's limits (the budgets, the model's own weight
+// bytes) set by `limits` before the passes run.
+inline Program run_until_limited(const std::string &ir, const std::string &last, const Target &target,
+                                 const PassOptions &options, const std::function<void(Limits &)> &limits) {
+  Program p;
+  p.graph = parse_graph(ir);
+  limits(p.graph.limits);
+  PassContext c{p, target, nullptr};
   run_pipeline(c, options, last);
   return p;
 }

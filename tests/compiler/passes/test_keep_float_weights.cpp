@@ -30,18 +30,14 @@ const std::string kTwo = two_layers(64);
 Program packed(const char *target, int64_t budget, WeightStorage w, Precision pr = Precision::F32,
                const std::string &ir = kTwo, int64_t model_bytes = (16 * 3 * 9 + 64 * 16 * 9) * 4,
                WinogradMode mode = WinogradMode::Off) {
-  Target t = resolve_target(target);
-  Program p;
-  p.graph = parse_graph(ir);
-  p.graph.limits.max_weights_bytes = budget;
-  p.graph.limits.model_weights_bytes = model_bytes;
-  PassContext c{p, t, nullptr};
   PassOptions o;
   o.winograd.mode = mode;
   o.winograd.weights = o.pack.weights = w;
   o.winograd.precision = o.pack.precision = pr;
-  run_pipeline(c, o, "pack_weights");
-  return p;
+  return run_until_limited(ir, "pack_weights", resolve_target(target), o, [&](Limits &l) {
+    l.max_weights_bytes = budget;
+    l.model_weights_bytes = model_bytes;
+  });
 }
 
 std::vector<const Kernel *> gemms(const Program &p) {

@@ -30,15 +30,10 @@ Program packed(const char *target, int64_t budget, WeightStorage w = WeightStora
     t.gemm_tile_table.clear();
     t.tiles_forced = true;
   }
-  Program p;
-  p.graph = parse_graph(conv(oc));
-  p.graph.limits.max_weights_bytes = budget;
-  PassContext c{p, t, nullptr};
   PassOptions o;
   o.winograd.mode = WinogradMode::Off;
   o.winograd.weights = o.pack.weights = w;
-  run_pipeline(c, o, "pack_weights");
-  return p;
+  return run_until_limited(conv(oc), "pack_weights", t, o, [&](Limits &l) { l.max_weights_bytes = budget; });
 }
 
 const GemmSpec &gemm(const Program &p) {

@@ -81,17 +81,14 @@ const char *kTwoLayers = R"(
 Program with_budget(const std::string &ir, int64_t bytes, WeightStorage w = WeightStorage::F32, int64_t model_bytes = 0,
                     bool runtime_weights = false) {
   static const Target t = resolve_target("x86-64-avx2");
-  Program p;
-  p.graph = parse_graph(ir);
-  p.graph.limits.max_weights_bytes = bytes;
-  p.graph.limits.model_weights_bytes = model_bytes;
-  p.graph.limits.arena_budget_given = true;  // room for any form's V and M: the weights decide
-  PassContext c{p, t, nullptr};
   PassOptions o = mode(WinogradMode::Auto);
   o.winograd.weights = w;
   o.winograd.runtime_weights = runtime_weights;
-  run_pipeline(c, o, "winograd");
-  return p;
+  return run_until_limited(ir, "winograd", t, o, [&](Limits &l) {
+    l.max_weights_bytes = bytes;
+    l.model_weights_bytes = model_bytes;
+    l.arena_budget_given = true;  // room for any form's V and M: the weights decide
+  });
 }
 
 int64_t traded(const Program &p) {
