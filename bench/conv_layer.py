@@ -2,13 +2,16 @@
 """Writes a model of one 3x3 convolution (stride 1, "same" padding, float,
 seeded weights), to time one layer geometry against ONNX Runtime:
 
-    bench/conv_layer.py OUT.onnx CHANNELS SIZE [--out-channels N] [--explicit-pad]
+    bench/conv_layer.py OUT.onnx CHANNELS SIZE [--out-channels N] [--explicit-pad] [--layers N]
     build/tinyrt-perf OUT.onnx --winograd off --profile
     build/ort_count/ort_time OUT.onnx 30 --time 1
 
 Input [1, CHANNELS, SIZE, SIZE]; output channels CHANNELS unless given.
 --explicit-pad: a Pad node before an unpadded Conv instead of the Conv's
 own pads (the padded copy then makes every GEMM tile an interior one).
+--layers N: N such convolutions in a chain, each with weights of its own
+(CHANNELS in and out), so that each layer's weights come from memory as
+in a deep model instead of staying in the caches between runs.
 bench/RESULTS.md's per-layer tables were written with it."""
 import argparse
 
@@ -24,7 +27,25 @@ def main():
     ap.add_argument("size", type=int)
     ap.add_argument("--out-channels", type=int)
     ap.add_argument("--explicit-pad", action="store_true")
+    ap.add_argument("--layers", type=int, default=1)
     a = ap.parse_args()
+    if a.layers > 1:
+        if a.explicit_pad or (a.out_channels and a.out_channels != a.channels):
+            ap.error("--layers takes neither --explicit-pad nor other output channels")
+        rng = np.random.default_rng(0)
+        c, hw = a.channels, a.size
+        inits, nodes = [], []
+        for i in range(a.layers):
+            w = (rng.standard_normal((c, c, 3, 3)) * 0.05).astype(np.float32)
+            inits.append(numpy_helper.from_array(w, f"w{i}"))
+            nodes.append(helper.make_node("Conv", ["x" if i == 0 else f"y{i - 1}", f"w{i}"],
+                                          ["y" if i == a.layers - 1 else f"y{i}"], kernel_shape=[3, 3],
+                                          pads=[1, 1, 1, 1]))
+        g = helper.make_graph(nodes, "conv_layers",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, hw, hw])], inits)
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), a.out)
+        return
     c, oc, hw = a.channels, a.out_channels or a.channels, a.size
     w = (np.random.default_rng(0).standard_normal((oc, c, 3, 3)) * 0.05).astype(np.float32)
     inits = [numpy_helper.from_array(w, "w")]

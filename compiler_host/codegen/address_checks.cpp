@@ -94,6 +94,7 @@ std::vector<MemoryAccess> memory_accesses(llvm::Function &f) {
                 case llvm::Intrinsic::x86_sse2_pause:
                 case llvm::Intrinsic::aarch64_hint:
                 case llvm::Intrinsic::arm_hint:
+                case llvm::Intrinsic::prefetch:  // a hint: never faults (x86, ARM)
                 case llvm::Intrinsic::trap: break;
                 default:
                   fail_internal("address checks: unhandled memory intrinsic " +

@@ -141,6 +141,15 @@ class Bounds {
       auto id = ii->getIntrinsicID();
       if (id == llvm::Intrinsic::smax || id == llvm::Intrinsic::smin)
         r = min_max_lanes(id == llvm::Intrinsic::smin, ii->getArgOperand(0), ii->getArgOperand(1), n);
+      if (id == llvm::Intrinsic::umin) {  // at most (unsigned) each operand: see the SCEV case
+        std::vector<Interval> a = lanes_of(ii->getArgOperand(0), n), b = lanes_of(ii->getArgOperand(1), n);
+        for (unsigned l = 0; l < n; ++l) {
+          if (nonneg(a[l]) && nonneg(b[l]))
+            r[l] = {std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)};
+          else if (nonneg(a[l]) || nonneg(b[l]))
+            r[l] = {0, nonneg(a[l]) ? a[l].hi : b[l].hi};
+        }
+      }
     }
     active_.erase(v);
     return r;
@@ -344,9 +353,20 @@ class Bounds {
       case llvm::scZeroExtend: {
         const llvm::SCEV *op = llvm::cast<llvm::SCEVCastExpr>(s)->getOperand();
         Interval x = of(op);
-        if (nonneg(x)) return x;
-        unsigned bits = op->getType()->getIntegerBitWidth();
-        return {0, bits >= 64 ? t.hi : (Int(1) << bits) - 1};
+        if (!nonneg(x)) {
+          unsigned bits = op->getType()->getIntegerBitWidth();
+          x = {0, bits >= 64 ? t.hi : (Int(1) << bits) - 1};
+        }
+        // A multiple of 2^k (scalar evolution's trailing zeros) lies
+        // between the multiples inside the interval: an index's low bits
+        // of an even number, (6 i) mod 16, are at most 14, so that pixel
+        // (6 i) mod 16 + 1 of a tile stays inside its row.
+        const uint32_t tz = se_.GetMinTrailingZeros(s);
+        if (tz > 0 && tz < 62) {
+          const Int m = Int(1) << tz;
+          x = {(x.lo + m - 1) / m * m, x.hi / m * m};
+        }
+        return x;
       }
       case llvm::scAddExpr: {
         Interval r{0, 0};
@@ -383,6 +403,22 @@ class Bounds {
         auto *mm = llvm::cast<llvm::SCEVNAryExpr>(s);
         bool is_max = s->getSCEVType() == llvm::scSMaxExpr || s->getSCEVType() == llvm::scUMaxExpr;
         bool is_unsigned = s->getSCEVType() != llvm::scSMaxExpr && s->getSCEVType() != llvm::scSMinExpr;
+        if (is_unsigned && !is_max) {
+          // An unsigned minimum is at most (unsigned) each operand: with
+          // one of them in [0, h], it is in [0, h] whatever the others are
+          // (an offset clamped by umin whose lower bound the intervals
+          // cannot see).
+          std::optional<Interval> r;
+          for (const llvm::SCEV *op : mm->operands()) {
+            Interval x = of(op);
+            if (!nonneg(x)) continue;
+            r = r ? Interval{std::min(r->lo, x.lo), std::min(r->hi, x.hi)} : x;
+          }
+          if (!r) return t;
+          bool all = true;
+          for (const llvm::SCEV *op : mm->operands()) all = all && nonneg(of(op));
+          return all ? *r : Interval{0, r->hi};
+        }
         std::optional<Interval> r;
         for (const llvm::SCEV *op : mm->operands()) {
           Interval x = of(op);

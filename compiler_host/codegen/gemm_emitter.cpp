@@ -27,8 +27,11 @@
 //    the input): one base pointer per (kh, kw), constant offsets per pixel;
 //  * general (border tiles): per-pixel pointers; pixels in the padding read
 //    a zero row (or are masked when channels are strided).
-// Without the linear mode, tiles follow output rows (a row's tail tile has
-// the static width OW % mr) and each tile picks row or general at run time.
+//  * span    (GemmSpec::span: windows, static sizes): tiles of mr pixels
+//    in order across output rows, as in linear mode, each pixel with its
+//    own window pointers as in general mode.
+// Otherwise tiles follow output rows (a row's tail tile has the static
+// width OW % mr) and each tile picks row or general at run time.
 // Tasks are (group, oc tile, block of pixel tiles, rows or runs of a row),
 // pixel blocks outermost when the input outweighs the weights (emit()).
 //
@@ -59,7 +62,7 @@ namespace {
 
 using llvm::Value;
 
-enum class Mode { Linear, Row, General };
+enum class Mode { Linear, Row, General, Span };
 
 struct GemmEmitter {
   EmitEnv &env;
@@ -83,6 +86,9 @@ struct GemmEmitter {
   // Row mode with run-time extents (gemm_runtime_rows): the output row's
   // pixels, the output channels and the summed K, or null where fixed.
   Value *w_dyn_ = nullptr, *n_dyn_ = nullptr, *k_dyn_ = nullptr;
+  // The ic loop prefetches the next output-channel tile's weights
+  // (Target::gemm_prefetch_next_panel; constant weights, several tiles).
+  bool prefetch_next_ = false;
   // The input and output sizes of this run: constants, or run-time extents
   // (rows of run-time width w_dyn_, or run-time image sizes: rt_ then
   // points at them, gemm_runtime_spatial).
@@ -164,12 +170,13 @@ struct GemmEmitter {
     int m;          // pixels
     Value *n, *oh;  // Row/General: the output row
     Value *ow0;     // Row/General: first pixel's column
-    Value *p0;      // Linear: first pixel's linear index
+    Value *p0;      // Linear/Span: first pixel's linear index
   };
+  static bool by_index(Mode m) { return m == Mode::Linear || m == Mode::Span; }
 
   // Output coordinates of pixel i (for the epilogue's index variables).
   void coords(const TileSpec &t, int i, Value **n, Value **oh, Value **ow) {
-    if (t.mode != Mode::Linear) {
+    if (!by_index(t.mode)) {
       *n = t.n;
       *oh = t.oh;
       *ow = b.CreateAdd(t.ow0, i32(i));
@@ -181,6 +188,10 @@ struct GemmEmitter {
       *ow = p;
       return;
     }
+    pixel_coords(p, n, oh, ow);
+  }
+  // Output coordinates of the pixel with linear index p.
+  void pixel_coords(Value *p, Value **n, Value **oh, Value **ow) {
     *ow = b.CreateURem(p, i32(s.out_w));
     Value *r = b.CreateUDiv(p, i32(s.out_w));
     *oh = b.CreateURem(r, i32(s.out_h));
@@ -213,8 +224,19 @@ struct GemmEmitter {
     bool contiguous = xs[1] == 1;
     // Row/General: element offset of the window origin of pixel 0.
     Value *ih0 = nullptr, *iw0 = nullptr, *origin = nullptr;
+    // Span: each pixel's window origin (input row and column) and the
+    // element offset of its batch entry.
+    Values span_ih, span_iw, span_origin;
     if (t.mode == Mode::Linear) {
       origin = b.CreateAdd(b.CreateMul(t.p0, i32(xs[3])), gbase);
+    } else if (t.mode == Mode::Span) {
+      for (int i = 0; i < m; ++i) {
+        Value *n, *oh, *ow;
+        pixel_coords(b.CreateAdd(t.p0, i32(i)), &n, &oh, &ow);
+        span_ih.push_back(b.CreateSub(b.CreateMul(oh, i32(s.stride_h)), i32(s.pad_t)));
+        span_iw.push_back(b.CreateSub(b.CreateMul(ow, i32(s.stride_w)), i32(s.pad_l)));
+        span_origin.push_back(b.CreateAdd(b.CreateMul(n, i32(xs[0])), gbase));
+      }
     } else {
       ih0 = b.CreateSub(b.CreateMul(t.oh, i32(s.stride_h)), i32(s.pad_t));
       iw0 = b.CreateSub(b.CreateMul(t.ow0, i32(s.stride_w)), i32(s.pad_l));
@@ -230,9 +252,44 @@ struct GemmEmitter {
       // x(i, ic): pointer to pixel i's channel 0 and, in General mode
       // with strided channels, whether it is inside the input.
       Values row, valid;
+      // Pixel i's pointer at input row ih, column iw of its batch entry's
+      // `origin`; in the padding (or past the run's input size, with
+      // run-time sizes) the zero row, or with strided channels any valid
+      // pixel and `valid` false (see clamp_i32).
+      // `bounded` (span mode): the coordinates capped unsigned instead of
+      // clamped (negative ones, in the padding, take the last row or
+      // column, which `ok` then masks): LLVM, knowing more of coordinates
+      // divided out of a pixel index, would drop a clamp's lower half
+      // where the address proof cannot follow (see clamp_i32).
+      auto window = [&](Value *origin_i, Value *ih, Value *iw, bool bounded = false) {
+        Value *ok = b.CreateAnd(b.CreateICmpULT(ih, run_.in_h), b.CreateICmpULT(iw, run_.in_w));
+        auto cap = [&](Value *v, int64_t hi) {
+          return bounded ? b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, v, i32(hi)) : clamp_i32(b, v, 0, hi);
+        };
+        Value *at = b.CreateAdd(b.CreateAdd(origin_i, b.CreateMul(cap(ih, s.in_h - 1), i32(xs[2]))),
+                                b.CreateMul(cap(iw, s.in_w - 1), i32(xs[3])));
+        // (And the offset itself at the last group's last pixel: the
+        // proof's sum of the terms' bounds can exceed it.)
+        if (bounded)
+          at = b.CreateBinaryIntrinsic(
+              llvm::Intrinsic::umin, at,
+              i32((s.batch - 1) * xs[0] + (s.in_h - 1) * xs[2] + (s.in_w - 1) * xs[3] + (G - 1) * ICg * xs[1]));
+        Value *ptr = xptr(at);
+        if (contiguous) {
+          row.push_back(b.CreateSelect(ok, ptr, zero_row));
+        } else {
+          row.push_back(b.CreateSelect(ok, ptr, xbase));
+          valid.push_back(ok);
+        }
+      };
       if (t.mode == Mode::Linear) {
         Value *base = xptr(origin);
         for (int i = 0; i < m; ++i) row.push_back(b.CreateGEP(xel, base, i32(i * xs[3])));
+      } else if (t.mode == Mode::Span) {
+        Value *dh = b.CreateMul(kh, i32(s.dil_h)), *dw = b.CreateMul(kw, i32(s.dil_w));
+        for (int i = 0; i < m; ++i)
+          window(span_origin[(size_t)i], b.CreateAdd(span_ih[(size_t)i], dh), b.CreateAdd(span_iw[(size_t)i], dw),
+                 true);
       } else {
         Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
         Value *iwk = b.CreateAdd(iw0, b.CreateMul(kw, i32(s.dil_w)));
@@ -244,20 +301,7 @@ struct GemmEmitter {
           // Pixels in the padding read a zero row: their pointers are
           // formed from clamped coordinates (see clamp_i32).
           // (Past the run's input size, with run-time sizes, is padding too.)
-          Value *row_ok = b.CreateICmpULT(ih, run_.in_h);
-          Value *rowc = b.CreateAdd(origin, b.CreateMul(clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-          for (int i = 0; i < m; ++i) {
-            Value *iw = b.CreateAdd(iwk, i32(i * s.stride_w));
-            Value *ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, run_.in_w));
-            Value *ptr = xptr(b.CreateAdd(rowc, b.CreateMul(clamp_i32(b, iw, 0, s.in_w - 1), i32(xs[3]))));
-            if (contiguous) {
-              ptr = b.CreateSelect(ok, ptr, zero_row);
-            } else {
-              ptr = b.CreateSelect(ok, ptr, xbase);
-              valid.push_back(ok);
-            }
-            row.push_back(ptr);
-          }
+          for (int i = 0; i < m; ++i) window(origin, ih, b.CreateAdd(iwk, i32(i * s.stride_w)));
         }
       }
       Value *kk = b.CreateAdd(b.CreateMul(kh, i32(KW)), kw);
@@ -273,8 +317,22 @@ struct GemmEmitter {
         }
         return w;
       };
+      // The next output-channel tile's weights at this step's place in
+      // its panel, into L2 (Target::gemm_prefetch_next_panel): a line per
+      // 64 bytes of this step's weights.
+      auto prefetch_next_panel = [&](Value *ic) {
+        if (!prefetch_next_) return;
+        const int64_t panel = KK * ICk * NR * wstep(), bytes = NR * wstep() * (wel->getPrimitiveSizeInBits() / 8);
+        for (int64_t off = 0; off < bytes; off += 64) {
+          Value *at = b.CreateGEP(b.getInt8Ty(),
+                                  b.CreatePointerCast(b.CreateGEP(wel, wk, b.CreateMul(ic, i32(NR))), b.getInt8PtrTy()),
+                                  i32(panel * (int64_t)(wel->getPrimitiveSizeInBits() / 8) + off));
+          b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()}, {at, i32(0), i32(2), i32(1)});
+        }
+      };
       auto step = [&](Value *ic, Values a) {
         Values w = weights_of(ic);
+        prefetch_next_panel(ic);
         Value *icoff = contiguous ? ic : b.CreateMul(ic, i32(xs[1]));
         for (int i = 0; i < m; ++i) {
           Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[i], icoff), llvm::Align(4));
@@ -683,6 +741,9 @@ struct GemmEmitter {
     // Linear addressing (the geometry gemm_tile_shape chose the tile for,
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
+    // Span: tiles over pixel indices as in linear mode (static sizes:
+    // span_rows).
+    bool span = s.span && !linear && !s.arena_weights && !s.arena_packed && !s.k_run;
     // Run-time pixels (gemm_dynamic_role): the first P of the bounds'
     // layout, P = the role's extent times the pixels of the roles inside it.
     Value *p_dyn = nullptr;
@@ -711,7 +772,7 @@ struct GemmEmitter {
         k_dyn_ = extent(k.ins.at(0), s.in_axis[1]);
         run_.in_w = run_.out_w = w_dyn_;  // (1x1, unpadded: the input's rows are the output's)
       } else {
-        TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0, "a GEMM with run-time extents it cannot take");
+        TINYRT_CHECK(gemm_runtime_spatial(s, ov, xv) > 0 && !span, "a GEMM with run-time extents it cannot take");
         linear = false;
         run_ = run_sizes(env, b, dimv_, k);
         rt_ = &run_;
@@ -731,6 +792,7 @@ struct GemmEmitter {
     // - Oc tiles outermost otherwise: each thread streams only its share of
     //   large weights over a small input.
     constexpr int64_t kPixelBlocks = 8;
+    constexpr int64_t kPrefetchWeightBytes = 512 * 1024;
     // Run-time pixels: decided for a run of a quarter of the bounds (the
     // blocks are fixed at the bounds' count, and a small run's share of
     // each is a tile or none: the tasks' own cost shows).
@@ -740,7 +802,12 @@ struct GemmEmitter {
     int64_t w_bytes = GO * KK * ICk * NR * (int64_t)(wel->getPrimitiveSizeInBits() / 8) * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
+    // (Weights that stay in L2 across runs gain nothing from it.)
+    prefetch_next_ = T.gemm_prefetch_next_panel && !q && !s.half && !s.arena_weights && !s.arena_packed && GO > 1 &&
+                     w_bytes >= kPrefetchWeightBytes;
     RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
+    const Mode by_index_mode = linear ? Mode::Linear : Mode::Span;
+    if (span) linear = true;                                  // its tiles and tasks are linear mode's
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
     int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
     UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
@@ -776,7 +843,7 @@ struct GemmEmitter {
                   b, u_begin, full_end,
                   [&](Value *it) {
                     Value *itc = clamp_i32(b, it, 0, full - 1);
-                    tile({Mode::Linear, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv,
+                    tile({by_index_mode, mr, nullptr, nullptr, nullptr, b.CreateMul(itc, i32(mr))}, g, wtile, oc0, nvv,
                          lanes_last);
                   },
                   "ptile");
@@ -784,7 +851,7 @@ struct GemmEmitter {
                 emit_branch(
                     b, b.CreateICmpEQ(u_end, i32(units)),
                     [&] {
-                      tile({Mode::Linear, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv,
+                      tile({by_index_mode, rem, nullptr, nullptr, nullptr, i32((units - 1) * mr)}, g, wtile, oc0, nvv,
                            lanes_last);
                     },
                     [] {}, "ptail");

@@ -450,6 +450,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"ic_per_group", ts.ic},
                     {"row", ts.row},
                     {"linear", ts.linear},
+                    {"span", ts.span},
                     {"k_run", k.gemm.k_run},
                     // Target::gemm_tile's arguments (the key of a tuned tile):
                     // a product of activations takes the linear classes.
@@ -457,7 +458,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                      {{"oc", ts.oc},
                       {"row", ts.row},
                       {"ic", ts.ic},
-                      {"linear", ts.linear || k.gemm.arena_weights},
+                      {"linear", ts.one_row() || k.gemm.arena_weights},
                       {"kind", Target::tile_kind_name(gemm_tile_kind(k))}}}};
     }
     // A convolution the winograd pass may rewrite (direct, or its

@@ -42,7 +42,9 @@ GemmTileShape gemm_tile_shape(const GemmSpec &s) {
   bool linear = s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
                 s.in_h == s.out_h && s.in_w == s.out_w && (!s.arena_weights || s.batch * s.out_h == 1);
   int64_t ic = s.in_c / s.groups;  // a k_run layer's inner K is a kernel row
-  return {s.out_c / s.groups, s.k_run ? s.k_w * ic : ic, linear ? s.batch * s.out_h * s.out_w : s.out_w, linear};
+  bool span = s.span && !linear;
+  return {s.out_c / s.groups, s.k_run ? s.k_w * ic : ic, linear || span ? s.batch * s.out_h * s.out_w : s.out_w, linear,
+          span};
 }
 
 int gemm_dynamic_role(const GemmSpec &s, const Value &out) {

@@ -60,6 +60,10 @@ struct GemmSpec {
   // contiguous bytes, packed [kh][(k_w * in_c) / 4][nr][4] (pack_weights
   // keeps it only when X's layout is dense channels-last).
   bool k_run = false;
+  // Register tiles run over the output's pixels in order, across output
+  // rows, each pixel addressed by its own window (span_rows): no row ends
+  // in a tile of few pixels. Not with k_run, linear or arena weights.
+  bool span = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
   // Float GEMM over half weights whose products are computed in half
@@ -78,10 +82,14 @@ struct GemmSpec {
 // input channels per group (k_run: a kernel row's inputs, the inner loop's
 // K), pixels per tiled row, and whether the tile
 // walks all pixels as one row (a 1x1 stride-1 unpadded convolution, the
-// emitter's linear mode).
+// emitter's linear mode; or GemmSpec::span: then `row` is every pixel and
+// the tile is chosen from the linear classes too).
 struct GemmTileShape {
   int64_t oc, ic, row;
   bool linear;
+  bool span = false;
+  // Target::gemm_tile's class: all pixels as one row.
+  bool one_row() const { return linear || span; }
 };
 GemmTileShape gemm_tile_shape(const GemmSpec &s);
 // The pixel role (0: n, 2: h, 3: w) of a scheduled GEMM whose output `out`

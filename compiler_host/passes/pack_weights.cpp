@@ -309,7 +309,7 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 
 GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
   GemmTileShape ts = gemm_tile_shape(s);
-  return t.gemm_tile(ts.oc, ts.row, ts.linear || s.arena_weights, ts.ic, kind, score, max_nv);
+  return t.gemm_tile(ts.oc, ts.row, ts.one_row() || s.arena_weights, ts.ic, kind, score, max_nv);
 }
 
 // A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),

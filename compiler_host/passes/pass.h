@@ -153,6 +153,9 @@ void fuse_residuals(PassContext &c);
 void fold_epilogue_constants(PassContext &c);
 void tabulate_byte_functions(PassContext &c);
 void choose_layouts(PassContext &c);
+// Float GEMMs over windows tile their pixels across output rows where the
+// target asks for it (GemmSpec::span).
+void span_rows(PassContext &c);
 void winograd(PassContext &c, const WinogradOptions &o);
 // The weights budget's last resort (after winograd): GEMM tiles with
 // fewer channel columns, padding less, until the weights fit.

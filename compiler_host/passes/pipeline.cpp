@@ -37,6 +37,8 @@ const std::vector<Pass> &pipeline() {
       {"tabulate_byte_functions", "a function of one 8-bit input element as a 256-entry table",
        plain<tabulate_byte_functions>},
       {"choose_layouts", "channels-last for convolutions, physical order of constants", plain<choose_layouts>},
+      {"span_rows", "convolution GEMM tiles run across output rows (no short tile at each row's end)",
+       plain<span_rows>},
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays",
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
       {"narrow_tiles", "GEMM tiles of fewer channel columns (less padding) where the weights are over their budget",

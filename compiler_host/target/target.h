@@ -100,6 +100,17 @@ struct Target {
   };
   std::vector<TileRule> gemm_tile_table;
   int gemm_unroll = 4;
+  // Float GEMMs over windows (not 1x1 stride 1) walk their pixels in order
+  // across output rows (GemmSpec::span, passes/span_rows.cpp) when they
+  // have at least span_min_ic input channels per group; 0: tiles follow
+  // output rows.
+  int64_t span_min_ic = 0;
+  // A float GEMM's ic loop prefetches (into L2) the weights the next
+  // output-channel tile will read, at the same place in its panel: the
+  // first pixel tile over a panel then reads it from L2 instead of
+  // streaming it from memory at the FMAs' pace (a deep layer's weights
+  // outgrow the caches; between inferences every layer's are evicted).
+  bool gemm_prefetch_next_panel = false;
   // --gemm-tile (experiments, tinyrt-tune): every GEMM takes that one
   // tile; the weights budget does not narrow it (passes/narrow_tiles.cpp).
   bool tiles_forced = false;

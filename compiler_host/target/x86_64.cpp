@@ -67,6 +67,10 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // alternated rounds, one 3x3 convolution over 7x7 pixels
   // (bench/conv_layer.py), 4x2 against 6x2: 128 channels 0.911, 256 0.919,
   // 512 0.897 (where 4x3's padding is over the weights budget).
+  if (!avx512) {
+    t.span_min_ic = 32;
+    t.gemm_prefetch_next_panel = true;
+  }
   if (avx512)
     t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
   else

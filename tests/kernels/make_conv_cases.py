@@ -143,6 +143,13 @@ CASES = [
     ("half_one_sum_1x1", 1, 27, (5, 13), 9, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, False),
     ("half_long_k_1x1", 1, 300, (3, 4), 33, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),
     ("half_grouped_dilated", 1, 48, (6, 7), 40, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2, True),
+    # Tiles across output rows (GemmSpec::span: x86-64-avx2, 32 or more
+    # input channels per group): across batch entries, stride 2, dilation
+    # with pads past the kernel, groups over rows of 3, 1-D over a batch.
+    ("span_batch2_stride2", 2, 40, (9, 11), 21, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, True),
+    ("span_pads_beyond_dilated", 1, 33, (5, 7), 19, (3, 2), (1, 1), (3, 2, 4, 3), (2, 1), 1, False),
+    ("span_grouped_rows_of_3", 1, 64, (3, 3), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2, True),
+    ("span_1d_batch2", 2, 32, (29,), 24, (5,), (2,), (2, 2), (1,), 1, True),
     # 3-D: depth slices unfolded, then the 2-D GEMM kernel.
     ("conv3d_3x3x3", 1, 4, (5, 7, 6), 9, (3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1, True),
     ("conv3d_c1_stride3_dil2", 2, 1, (11, 8, 13), 5, (3, 2, 3), (3, 1, 3), (2, 0, 1, 4, 1, 0), (2, 1, 2), 1, False),

@@ -87,6 +87,48 @@ TEST(AddressProof, PaddedCoordinateNeedsItsClamp) {
   }
 }
 
+TEST(AddressProof, UnsignedCapBoundsACoordinateWithoutALowerBound) {
+  // x[umin(t - 3, 7)] or a zero for t < 3 (the GEMM's span mode caps its
+  // coordinates so): inside the 8 floats for any task count, as an
+  // unsigned minimum is at most 7 whatever t - 3 is; x[t - 3] is not.
+  for (bool cap : {false, true}) {
+    Kernel k;
+    auto *zeros = new llvm::GlobalVariable(k.m, llvm::ArrayType::get(k.b.getFloatTy(), 1), true,
+                                           llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantAggregateZero::get(llvm::ArrayType::get(k.b.getFloatTy(), 1)));
+    emit_counted_loop(
+        k.b, k.f->getArg(1), k.f->getArg(2),
+        [&](llvm::Value *t) {
+          llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(3));
+          llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
+          if (cap) i = k.b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, i, k.b.getInt32(7));
+          llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
+          k.copy(k.b.CreateSelect(ok, k.at(0, i), z), k.at(64, clamp_i32(k.b, t, 0, 7)));
+        },
+        "task");
+    EXPECT_EQ(k.unproved(100), cap ? 0 : 1) << (cap ? "capped" : "not capped");
+  }
+}
+
+TEST(AddressProof, LowBitsOfAMultipleStayBelowItsPeriod) {
+  // Task t reads x[(2 t) % 8 + 1]: the low bits of an even number are at
+  // most 6, so the element is at most 7 (a span tile's second pixel,
+  // (6 i) % 16 + 1, in its row); x[(2 t + 1) % 8 + 1] may be 8.
+  for (bool even : {true, false}) {
+    Kernel k;
+    emit_counted_loop(
+        k.b, k.f->getArg(1), k.f->getArg(2),
+        [&](llvm::Value *t) {
+          llvm::Value *v = k.b.CreateMul(t, k.b.getInt32(2));
+          if (!even) v = k.b.CreateAdd(v, k.b.getInt32(1));
+          llvm::Value *i = k.b.CreateAdd(k.b.CreateURem(v, k.b.getInt32(8)), k.b.getInt32(1));
+          k.copy(k.at(0, i), k.at(64, clamp_i32(k.b, t, 0, 7)));
+        },
+        "task");
+    EXPECT_EQ(k.unproved(100), even ? 0 : 1) << (even ? "even" : "odd");
+  }
+}
+
 TEST(AddressProof, QuotientAndRemainderOfOneIndex) {
   // Task t = 4q + r reads element 2r + q... of 8: q < 2, r < 4 for t < 8.
   Kernel k;
