@@ -49,10 +49,10 @@ TEST(SpanRows, WindowsOverManyChannelsSpanRowsOnAvx2) {
 }
 
 TEST(SpanRows, FewChannelsOneByOneAndOtherTargetsKeepRows) {
-  EXPECT_FALSE(gemm(packed(conv(16, 3), "x86-64-avx2")).span);         // 16 input channels: rows
-  EXPECT_FALSE(gemm(packed(conv(64, 3, 4), "x86-64-avx2")).span);      // 16 per group
-  EXPECT_FALSE(gemm(packed(conv(64, 1), "x86-64-avx2")).span);         // 1x1: linear mode
-  EXPECT_TRUE(gemm(packed(conv(64, 3, 2), "x86-64-avx2")).span);       // 32 per group
+  EXPECT_FALSE(gemm(packed(conv(16, 3), "x86-64-avx2")).span);     // 16 input channels: rows
+  EXPECT_FALSE(gemm(packed(conv(64, 3, 4), "x86-64-avx2")).span);  // 16 per group
+  EXPECT_FALSE(gemm(packed(conv(64, 1), "x86-64-avx2")).span);     // 1x1: linear mode
+  EXPECT_TRUE(gemm(packed(conv(64, 3, 2), "x86-64-avx2")).span);   // 32 per group
   for (const char *t : {"x86-64-avx512-vnni", "aarch64-neon", "armv7-neon"})
     EXPECT_FALSE(gemm(packed(conv(64, 3), t)).span) << t;
 }
