@@ -13,7 +13,11 @@
  * With ORT_RUN_OUT=FILE in the environment and without --time (the write
  * would fall in a timed run), the first output of the last run is written
  * to FILE (its raw elements), so that outputs can be compared (e.g. ORT's
- * AVX2 kernels, bench/avx2_only.c, against its others).
+ * AVX2 kernels, bench/avx2_only.c, against its others). With
+ * ORT_RUN_PROFILE=PREFIX, ORT's own per-node profile of every run is
+ * written to PREFIX_<date>.json as the session is released (event
+ * "<node>_kernel_time", "dur" in microseconds), to compare layer by layer
+ * with tinyrt-perf --profile.
  * Exit 0, or 1 with ORT's message on any error.
  *
  * ORT ships no C header with onnxruntime-node, so the few C API entries
