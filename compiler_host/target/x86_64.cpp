@@ -67,10 +67,18 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // alternated rounds, one 3x3 convolution over 7x7 pixels
   // (bench/conv_layer.py), 4x2 against 6x2: 128 channels 0.911, 256 0.919,
   // 512 0.897 (where 4x3's padding is over the weights budget).
-  if (!avx512) {
-    t.span_min_ic = 32;
-    t.gemm_prefetch_next_panel = true;
-  }
+  // Tiles across output rows (span_rows) on AVX2, whose 6x2 ends rows of
+  // 7 and 14 pixels in tiles of few accumulators; AVX-512's 7x3 fits
+  // those rows, and spanned its 16-32-channel layers lost more (Emerald
+  // Rapids, --winograd off, bench/ab.sh against row tiles: unet_small
+  // 1.053, resnet8_cifar 1.019, resnet18 1.002). AVX2 view of the same
+  // core: resnet18 0.955, googlenet 0.975, efficientnet_b0 0.952 with the
+  // prefetch below (bench/RESULTS.md, thirty-first session). The prefetch
+  // of the next panel's weights on both: AVX-512 defaults, 1 thread,
+  // squeezenet1_1 0.934, efficientnet_b0 0.942, mobilenet_v2 0.961,
+  // googlenet 0.963, resnet18 0.982.
+  if (!avx512) t.span_min_ic = 32;
+  t.gemm_prefetch_next_panel = true;
   if (avx512)
     t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};
   else
