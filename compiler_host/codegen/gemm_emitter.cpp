@@ -809,8 +809,8 @@ struct GemmEmitter {
     // classifier 1.11x with it on AVX-512.)
     const Budgets &bud = env.program.budgets;
     prefetch_next_ = T.gemm_prefetch_next_panel && !q && !s.half && !s.arena_weights && !s.arena_packed && GO > 1 &&
-                     P > mr &&
-                     w_bytes >= kPrefetchWeightBytes && bud.base_weights + bud.traded_weights >= kPrefetchModelBytes;
+                     P > mr && w_bytes >= kPrefetchWeightBytes &&
+                     bud.base_weights + bud.traded_weights >= kPrefetchModelBytes;
     RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
     const Mode by_index_mode = linear ? Mode::Linear : Mode::Span;
     if (span) linear = true;                                  // its tiles and tasks are linear mode's

@@ -33,6 +33,14 @@ struct Kernel {
     return b.CreateGEP(b.getFloatTy(), b.CreateBitCast(p, b.getFloatTy()->getPointerTo()), i);
   }
   void copy(llvm::Value *from, llvm::Value *to) { b.CreateStore(b.CreateLoad(b.getFloatTy(), from), to); }
+  // x[i] when `ok`, else a constant zero (a pixel in the padding reads a
+  // zero row so).
+  llvm::Value *at_or_zero(llvm::Value *ok, llvm::Value *i) {
+    auto *ty = llvm::ArrayType::get(b.getFloatTy(), 1);
+    auto *zeros =
+        new llvm::GlobalVariable(m, ty, true, llvm::GlobalValue::PrivateLinkage, llvm::ConstantAggregateZero::get(ty));
+    return b.CreateSelect(ok, at(0, i), b.CreateBitCast(zeros, b.getFloatTy()->getPointerTo()));
+  }
   // Unproved accesses, with the step's task count.
   int unproved(int64_t tasks) {
     b.CreateRetVoid();
@@ -70,17 +78,12 @@ TEST(AddressProof, PaddedCoordinateNeedsItsClamp) {
   // its coordinate is clamped (clamp_i32, as the emitters do).
   for (bool clamp : {false, true}) {
     Kernel k;
-    auto *zeros = new llvm::GlobalVariable(k.m, llvm::ArrayType::get(k.b.getFloatTy(), 1), true,
-                                           llvm::GlobalValue::PrivateLinkage,
-                                           llvm::ConstantAggregateZero::get(llvm::ArrayType::get(k.b.getFloatTy(), 1)));
     emit_counted_loop(
         k.b, k.f->getArg(1), k.f->getArg(2),
         [&](llvm::Value *t) {
           llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(1));
           llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
-          llvm::Value *p = k.at(0, clamp ? clamp_i32(k.b, i, 0, 7) : i);
-          llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
-          k.copy(k.b.CreateSelect(ok, p, z), k.at(64, t));
+          k.copy(k.at_or_zero(ok, clamp ? clamp_i32(k.b, i, 0, 7) : i), k.at(64, t));
         },
         "task");
     EXPECT_EQ(k.unproved(8), clamp ? 0 : 1) << (clamp ? "clamped" : "not clamped");
@@ -93,17 +96,13 @@ TEST(AddressProof, UnsignedCapBoundsACoordinateWithoutALowerBound) {
   // unsigned minimum is at most 7 whatever t - 3 is; x[t - 3] is not.
   for (bool cap : {false, true}) {
     Kernel k;
-    auto *zeros = new llvm::GlobalVariable(k.m, llvm::ArrayType::get(k.b.getFloatTy(), 1), true,
-                                           llvm::GlobalValue::PrivateLinkage,
-                                           llvm::ConstantAggregateZero::get(llvm::ArrayType::get(k.b.getFloatTy(), 1)));
     emit_counted_loop(
         k.b, k.f->getArg(1), k.f->getArg(2),
         [&](llvm::Value *t) {
           llvm::Value *i = k.b.CreateSub(t, k.b.getInt32(3));
           llvm::Value *ok = k.b.CreateICmpULT(i, k.b.getInt32(8));
           if (cap) i = k.b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, i, k.b.getInt32(7));
-          llvm::Value *z = k.b.CreateBitCast(zeros, k.b.getFloatTy()->getPointerTo());
-          k.copy(k.b.CreateSelect(ok, k.at(0, i), z), k.at(64, clamp_i32(k.b, t, 0, 7)));
+          k.copy(k.at_or_zero(ok, i), k.at(64, clamp_i32(k.b, t, 0, 7)));
         },
         "task");
     EXPECT_EQ(k.unproved(100), cap ? 0 : 1) << (cap ? "capped" : "not capped");
