@@ -268,12 +268,6 @@ struct GemmEmitter {
         };
         Value *at = b.CreateAdd(b.CreateAdd(origin_i, b.CreateMul(cap(ih, s.in_h - 1), i32(xs[2]))),
                                 b.CreateMul(cap(iw, s.in_w - 1), i32(xs[3])));
-        // (And the offset itself at the last group's last pixel: the
-        // proof's sum of the terms' bounds can exceed it.)
-        if (bounded)
-          at = b.CreateBinaryIntrinsic(
-              llvm::Intrinsic::umin, at,
-              i32((s.batch - 1) * xs[0] + (s.in_h - 1) * xs[2] + (s.in_w - 1) * xs[3] + (G - 1) * ICg * xs[1]));
         Value *ptr = xptr(at);
         if (contiguous) {
           row.push_back(b.CreateSelect(ok, ptr, zero_row));
