@@ -29,36 +29,25 @@ def main():
     ap.add_argument("--explicit-pad", action="store_true")
     ap.add_argument("--layers", type=int, default=1)
     a = ap.parse_args()
-    if a.layers > 1:
-        if a.explicit_pad or (a.out_channels and a.out_channels != a.channels):
-            ap.error("--layers takes neither --explicit-pad nor other output channels")
-        rng = np.random.default_rng(0)
-        c, hw = a.channels, a.size
-        inits, nodes = [], []
-        for i in range(a.layers):
-            w = (rng.standard_normal((c, c, 3, 3)) * 0.05).astype(np.float32)
-            inits.append(numpy_helper.from_array(w, f"w{i}"))
-            nodes.append(helper.make_node("Conv", ["x" if i == 0 else f"y{i - 1}", f"w{i}"],
-                                          ["y" if i == a.layers - 1 else f"y{i}"], kernel_shape=[3, 3],
-                                          pads=[1, 1, 1, 1]))
-        g = helper.make_graph(nodes, "conv_layers",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, hw, hw])], inits)
-        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), a.out)
-        return
     c, oc, hw = a.channels, a.out_channels or a.channels, a.size
-    w = (np.random.default_rng(0).standard_normal((oc, c, 3, 3)) * 0.05).astype(np.float32)
-    inits = [numpy_helper.from_array(w, "w")]
+    if a.layers > 1 and (a.explicit_pad or oc != c):
+        ap.error("--layers takes neither --explicit-pad nor other output channels")
+    rng = np.random.default_rng(0)
+    inits, nodes, x = [], [], "x"
     if a.explicit_pad:
         inits.append(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"))
-        nodes = [helper.make_node("Pad", ["x", "pads"], ["xp"]),
-                 helper.make_node("Conv", ["xp", "w"], ["y"], kernel_shape=[3, 3])]
-    else:
-        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+        nodes.append(helper.make_node("Pad", ["x", "pads"], ["xp"]))
+        x = "xp"
+    pads = {} if a.explicit_pad else {"pads": [1, 1, 1, 1]}
+    for i in range(a.layers):
+        w = (rng.standard_normal((oc, c, 3, 3)) * 0.05).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        y = "y" if i == a.layers - 1 else f"y{i}"
+        nodes.append(helper.make_node("Conv", [x, f"w{i}"], [y], kernel_shape=[3, 3], **pads))
+        x = y
     g = helper.make_graph(nodes, "conv_layer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, hw, hw])], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), a.out)
-
 
 if __name__ == "__main__":
     main()

@@ -141,15 +141,6 @@ class Bounds {
       auto id = ii->getIntrinsicID();
       if (id == llvm::Intrinsic::smax || id == llvm::Intrinsic::smin)
         r = min_max_lanes(id == llvm::Intrinsic::smin, ii->getArgOperand(0), ii->getArgOperand(1), n);
-      if (id == llvm::Intrinsic::umin) {  // at most (unsigned) each operand: see the SCEV case
-        std::vector<Interval> a = lanes_of(ii->getArgOperand(0), n), b = lanes_of(ii->getArgOperand(1), n);
-        for (unsigned l = 0; l < n; ++l) {
-          if (nonneg(a[l]) && nonneg(b[l]))
-            r[l] = {std::min(a[l].lo, b[l].lo), std::min(a[l].hi, b[l].hi)};
-          else if (nonneg(a[l]) || nonneg(b[l]))
-            r[l] = {0, nonneg(a[l]) ? a[l].hi : b[l].hi};
-        }
-      }
     }
     active_.erase(v);
     return r;

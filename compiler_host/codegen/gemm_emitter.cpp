@@ -87,7 +87,7 @@ struct GemmEmitter {
   // pixels, the output channels and the summed K, or null where fixed.
   Value *w_dyn_ = nullptr, *n_dyn_ = nullptr, *k_dyn_ = nullptr;
   // The ic loop prefetches the next output-channel tile's weights
-  // (Target::gemm_prefetch_next_panel; constant weights, several tiles).
+  // (Target::prefetch_panel_layer_bytes; constant weights, several tiles).
   bool prefetch_next_ = false;
   // The input and output sizes of this run: constants, or run-time extents
   // (rows of run-time width w_dyn_, or run-time image sizes: rt_ then
@@ -128,6 +128,8 @@ struct GemmEmitter {
   Value *xptr(Value *elem_offset) { return b.CreateGEP(xel, xbase, elem_offset); }
   // Weight elements per ic step and output channel: 1 float or 4 bytes.
   int64_t wstep() const { return q ? 4 : 1; }
+  // Bytes of one weight element.
+  int64_t wel_bytes() const { return (int64_t)(wel->getPrimitiveSizeInBits() / 8); }
 
   // int8: the 4 input bytes of channels ic .. ic+3 at p (channel stride
   // xs[1]) as one i32; only `have` of them exist, the others read as 0 and
@@ -312,17 +314,15 @@ struct GemmEmitter {
         return w;
       };
       // The next output-channel tile's weights at this step's place in
-      // its panel, into L2 (Target::gemm_prefetch_next_panel): a line per
+      // its panel, into L2 (Target::prefetch_panel_layer_bytes): a line per
       // 64 bytes of this step's weights.
       auto prefetch_next_panel = [&](Value *ic) {
         if (!prefetch_next_) return;
-        const int64_t panel = KK * ICk * NR * wstep(), bytes = NR * wstep() * (wel->getPrimitiveSizeInBits() / 8);
-        for (int64_t off = 0; off < bytes; off += 64) {
-          Value *at = b.CreateGEP(b.getInt8Ty(),
-                                  b.CreatePointerCast(b.CreateGEP(wel, wk, b.CreateMul(ic, i32(NR))), b.getInt8PtrTy()),
-                                  i32(panel * (int64_t)(wel->getPrimitiveSizeInBits() / 8) + off));
-          b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()}, {at, i32(0), i32(2), i32(1)});
-        }
+        const int64_t panel = KK * ICk * NR * wstep() * wel_bytes(), bytes = NR * wstep() * wel_bytes();
+        Value *here = b.CreatePointerCast(b.CreateGEP(wel, wk, b.CreateMul(ic, i32(NR))), b.getInt8PtrTy());
+        for (int64_t off = 0; off < bytes; off += 64)
+          b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getInt8PtrTy()},
+                            {b.CreateGEP(b.getInt8Ty(), here, i32(panel + off)), i32(0), i32(2), i32(1)});
       };
       auto step = [&](Value *ic, Values a) {
         Values w = weights_of(ic);
@@ -735,9 +735,9 @@ struct GemmEmitter {
     // Linear addressing (the geometry gemm_tile_shape chose the tile for,
     // over a dense input): consecutive pixels are consecutive input pixels.
     bool linear = gemm_tile_shape(s).linear && xs[2] == s.in_w * xs[3] && (s.batch == 1 || xs[0] == s.in_h * xs[2]);
-    // Span: tiles over pixel indices as in linear mode (static sizes:
-    // span_rows).
-    bool span = s.span && !linear && !s.arena_weights && !s.arena_packed && !s.k_run;
+    // Span: tiles over pixel indices as in linear mode (static sizes,
+    // windows: span_rows).
+    const bool span = gemm_tile_shape(s).span;
     // Run-time pixels (gemm_dynamic_role): the first P of the bounds'
     // layout, P = the role's extent times the pixels of the roles inside it.
     Value *p_dyn = nullptr;
@@ -786,28 +786,25 @@ struct GemmEmitter {
     // - Oc tiles outermost otherwise: each thread streams only its share of
     //   large weights over a small input.
     constexpr int64_t kPixelBlocks = 8;
-    constexpr int64_t kPrefetchWeightBytes = 512 * 1024, kPrefetchModelBytes = 4 * 1024 * 1024;
     // Run-time pixels: decided for a run of a quarter of the bounds (the
     // blocks are fixed at the bounds' count, and a small run's share of
     // each is a tile or none: the tasks' own cost shows).
     const int64_t run_scale = p_dyn || rt_ || w_dyn_ ? 4 : 1;
     int64_t GO = G * OCt;
     int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4) / run_scale;
-    int64_t w_bytes = GO * KK * ICk * NR * (int64_t)(wel->getPrimitiveSizeInBits() / 8) * wstep();
+    int64_t w_bytes = GO * KK * ICk * NR * wel_bytes() * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
-    // (Weights that stay in the caches between runs gain nothing from it:
-    // a small layer's, or any layer's of a model of few weights; nor does
-    // a product over one tile of pixels, which reads each panel once as
-    // the hardware prefetcher already follows it: mobilenet_v3_small's
+    // (Not over one tile of pixels, which reads each panel once as the
+    // hardware prefetcher already follows it: mobilenet_v3_small's
     // classifier 1.11x with it on AVX-512.)
     const Budgets &bud = env.program.budgets;
-    prefetch_next_ = T.gemm_prefetch_next_panel && !q && !s.half && !s.arena_weights && !s.arena_packed && GO > 1 &&
-                     P > mr && w_bytes >= kPrefetchWeightBytes &&
-                     bud.base_weights + bud.traded_weights >= kPrefetchModelBytes;
+    prefetch_next_ = T.prefetch_panel_layer_bytes > 0 && !q && !s.half && !s.arena_weights && !s.arena_packed &&
+                     GO > 1 && P > mr && w_bytes >= T.prefetch_panel_layer_bytes &&
+                     bud.base_weights + bud.traded_weights >= T.prefetch_panel_model_bytes;
     RowUnits runs = row_units(s, mr, pixels_outer && !w_dyn_ && !rt_);
-    const Mode by_index_mode = linear ? Mode::Linear : Mode::Span;
-    if (span) linear = true;                                  // its tiles and tasks are linear mode's
+    const Mode by_index_mode = span ? Mode::Span : Mode::Linear;
+    linear = linear || span;                                  // span's tiles and tasks are linear mode's
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
     int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
     UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);

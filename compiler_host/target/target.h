@@ -110,9 +110,11 @@ struct Target {
   // first pixel tile over a panel then reads it from L2 instead of
   // streaming it from memory at the FMAs' pace (a deep layer's weights
   // outgrow the caches; between inferences every layer's are evicted).
-  // Layers of 512 KB of weights or more in models of 4 MB or more
-  // (codegen/gemm_emitter.cpp).
-  bool gemm_prefetch_next_panel = false;
+  // For layers of several pixel tiles with at least
+  // prefetch_panel_layer_bytes of weights (0: never) in models with at
+  // least prefetch_panel_model_bytes: smaller ones stay cached between
+  // runs (codegen/gemm_emitter.cpp).
+  int64_t prefetch_panel_layer_bytes = 0, prefetch_panel_model_bytes = 0;
   // --gemm-tile (experiments, tinyrt-tune): every GEMM takes that one
   // tile; the weights budget does not narrow it (passes/narrow_tiles.cpp).
   bool tiles_forced = false;
