@@ -646,9 +646,13 @@ Value *ExprEmitter::scalar_or_vec_op(EOp op, DType t, Value *a, Value *b, const 
       case EOp::Min: {
         // NaN-propagating. With a constant (non-NaN) second operand one
         // unordered compare suffices.
+        // (NEON: one fmax or vmax; Target::vector_minmax.)
         bool mx = op == EOp::Max;
-        if (bexpr && bexpr->op == EOp::Const && !std::isnan(bexpr->fval))
-          return b_.CreateSelect(mx ? b_.CreateFCmpUGT(a, b) : b_.CreateFCmpULT(a, b), a, b);
+        bool constant = bexpr && bexpr->op == EOp::Const && !std::isnan(bexpr->fval);
+        if (a->getType()->isVectorTy() && t == DType::F32 &&  // (ARMv7 has no double vmax)
+            (t_.vector_minmax == Target::MinMax::All || (t_.vector_minmax == Target::MinMax::Varying && !constant)))
+          return b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, b);
+        if (constant) return b_.CreateSelect(mx ? b_.CreateFCmpUGT(a, b) : b_.CreateFCmpULT(a, b), a, b);
         Value *gt = mx ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
         return b_.CreateSelect(b_.CreateOr(gt, b_.CreateFCmpUNO(a, a)), a, b);
       }

@@ -96,6 +96,56 @@ std::vector<Segment> row_segments(const ExprP &expr, int axis, int64_t n, const 
   return segments;
 }
 
+// The interior of an outer axis (extent n): the longest run of its
+// indices [lo, hi) at each of which every index comparison of `e` that
+// involves it is decided the same way, whatever the other variables
+// (reduction variables included) hold: a pooling window's padding checks
+// `2 * i + r - 1 >= 0` and `< H` are true for every r from the second
+// output row to the last but one. nullopt when the run is the whole axis
+// (nothing to decide) or shorter than half of it, or when the axis is
+// longer than kMaxInteriorScan (a scan over its indices).
+constexpr int64_t kMaxInteriorScan = 4096;
+std::optional<std::pair<int64_t, int64_t>> axis_interior(const ExprP &e, int axis, int64_t n,
+                                                         const std::map<int, int64_t> &extents) {
+  if (n > kMaxInteriorScan || n < 3) return std::nullopt;
+  std::vector<ExprP> cmps;
+  std::set<const Expr *> seen;
+  visit(e, [&](const Expr &x) {
+    if (!is_compare(x.op) || x.a[0]->type != kIndexType) return;
+    bool uses = false;
+    for (const ExprP &o : x.a) visit(o, [&](const Expr &v) { uses = uses || (v.op == EOp::Var && v.id == axis); });
+    if (uses && seen.insert(&x).second) cmps.push_back(bin(x.op, x.a[0], x.a[1]));
+  });
+  if (cmps.empty()) return std::nullopt;
+  std::map<int, int64_t> all = extents;
+  visit(e, [&](const Expr &x) {
+    for (const RVar &r : x.rvars) all[r.id] = r.extent;
+  });
+  // Per index: each comparison's verdict (0, 1; -1 undecided).
+  auto verdicts = [&](int64_t i) {
+    std::vector<ExprP> vars;
+    for (int a = 0; a <= axis; ++a) vars.push_back(a == axis ? cidx(i) : var(a));
+    std::vector<int> v;
+    for (const ExprP &c : cmps) {
+      ExprP f = simplify_with_ranges(substitute_vars(c, vars), all);
+      v.push_back(f->is_const() ? (int)(f->ival != 0) : -1);
+    }
+    return v;
+  };
+  int64_t best_lo = 0, best_len = 0, lo = 0;
+  std::vector<int> run;
+  for (int64_t i = 0; i <= n; ++i) {
+    std::vector<int> v = i < n ? verdicts(i) : std::vector<int>{};
+    bool decided = i < n && std::find(v.begin(), v.end(), -1) == v.end();
+    if (decided && v == run) continue;
+    if (!run.empty() && i - lo > best_len) best_lo = lo, best_len = i - lo;
+    run = decided ? v : std::vector<int>{};
+    lo = i;
+  }
+  if (best_len == n || 2 * best_len < n) return std::nullopt;
+  return std::make_pair(best_lo, best_lo + best_len);
+}
+
 // A run-time row's segments: the row (length `len`, an index expression
 // of run-time extents, at most `n`) cut where a comparison of `i + c` with
 // a constant or an expression of run-time extents changes its value (a
@@ -526,12 +576,22 @@ class LoopKernel {
           "task");
     } else {
       if (dynamic_) share_rows(row_axes_, tasks_, &begin, &end);
+      plan_interior();
       emit_counted_loop(
           b_, begin, end,
           [&](llvm::Value *t) {
             outer_ = task_indices(
                 b_, t, phys_, phys_.size() - row_axes_, [this](int a) { return extent_of(a); }, out_.shape, dynamic_);
-            row();
+            if (interior_.empty()) {
+              row();
+              return;
+            }
+            llvm::Value *inside = b_.getTrue();
+            for (auto &[a, r] : interior_)
+              inside = b_.CreateAnd(inside, b_.CreateICmpULT(b_.CreateSub(outer_.at(a), b_.getInt32((int32_t)r.first)),
+                                                             b_.getInt32((int32_t)(r.second - r.first))));
+            emit_branch(
+                b_, inside, [&] { interior_row(); }, [&] { row(); }, "interior");
           },
           "task");
     }
@@ -658,6 +718,38 @@ class LoopKernel {
     return segs;
   }
 
+  // The interior box of the tasks' axes (axis_interior): tasks whose
+  // indices lie in it evaluate interior_segments_, the expression with the
+  // comparisons the box decides folded (a pooling window inside the
+  // input: no padding checks, no clamped addresses), each boxed axis's
+  // variable counted from the box's first index. Fixed extents only.
+  void plan_interior() {
+    if (dynamic_ || inner_axis_ < 0) return;
+    std::map<int, int64_t> ext = extents_;
+    std::vector<ExprP> vars;
+    for (int a = 0; a < r_; ++a) vars.push_back(var(a));
+    for (size_t i = 0; i + row_axes_ < phys_.size(); ++i) {
+      const int a = phys_[i];
+      auto r = axis_interior(expr_, a, out_.shape[(size_t)a], extents_);
+      if (!r) continue;
+      interior_[a] = *r;
+      vars[(size_t)a] = var(a) + r->first;
+      ext[a] = r->second - r->first;
+    }
+    if (interior_.empty()) return;
+    ExprP e = simplify_with_ranges(substitute_vars(expr_, vars), ext);
+    interior_segments_ = row_segments(e, inner_axis_, inner_, ext);
+  }
+  // One row of an interior task (plan_interior).
+  void interior_row() {
+    for (auto &[a, r] : interior_)
+      shift_[a] = clamp_i32(b_, b_.CreateSub(outer_.at(a), b_.getInt32((int32_t)r.first)), 0, r.second - r.first - 1);
+    std::swap(segments_, interior_segments_);
+    row();
+    std::swap(segments_, interior_segments_);
+    shift_.clear();
+  }
+
   // Binds the output's axes for the elements from j of a segment (a vector
   // of them along the row, or one) and returns the output index.
   std::vector<VVal> bind_row(ExprEmitter &em, const Segment &seg, llvm::Value *j, bool one) {
@@ -670,7 +762,7 @@ class LoopKernel {
         continue;
       }
       idx[a] = em.uniform(outer_.count(a) ? outer_[a] : b_.getInt32(0));
-      em.bind(a, idx[a]);
+      em.bind(a, shift_.count(a) ? em.uniform(shift_.at(a)) : idx[a]);
     }
     return idx;
   }
@@ -857,6 +949,11 @@ class LoopKernel {
   std::map<int, llvm::Value *> dimv_;
   std::vector<llvm::Value *> ext_ = std::vector<llvm::Value *>(16, nullptr);  // per output axis, when dynamic_
   std::vector<Segment> segments_;
+  // plan_interior: the box per task axis [lo, hi), the interior's
+  // segments, and while one is emitted each boxed axis's index from lo.
+  std::map<int, std::pair<int64_t, int64_t>> interior_;
+  std::vector<Segment> interior_segments_;
+  std::map<int, llvm::Value *> shift_;
   std::map<int, ExprP> run_ext_;  // the output axes' run-time extents
   std::map<int, llvm::Value *> outer_;
 };

@@ -41,6 +41,7 @@ Target aarch64_target(const std::string &name) {
   t.gemm_tiles = {{5, 4}, {6, 3}, {6, 2}, {6, 1}};
   t.gemm_unroll = 2;
   t.gemm_lane_mac = Target::LaneMac::Fused;
+  t.vector_minmax = Target::MinMax::All;
   t.dot_i8 = DotI8::NeonPairs;
   // int8 pair products: a pixel's 16 input bytes are loaded and flipped
   // once per 4 quads, then each pair is a 16-bit lane broadcast; 16-bit

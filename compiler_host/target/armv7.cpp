@@ -59,6 +59,7 @@ Target armv7_target(const std::string &name) {
   };
   t.gemm_unroll = 2;
   t.gemm_lane_mac = Target::LaneMac::Unfused;
+  t.vector_minmax = Target::MinMax::Varying;
   t.hard_float = true;
   t.ptr_bytes = 4;
   t.dot_i8 = DotI8::NeonPairs;

@@ -44,6 +44,14 @@ struct Target {
   int vector_regs = 16;
   bool hard_float = false;   // armhf calling convention
   bool masked_tail = false;  // cheap masked loads/stores for loop tails
+  // Float Max and Min of vectors (NaN-propagating): compares and a select
+  // (x86, whose maxps returns its second operand on NaN), or NEON's
+  // fmax/fmin, vmax/vmin (llvm.maximum/minimum: one instruction) for two
+  // varying operands, or for a constant one too (AArch64; on ARMv7 the
+  // compare against a constant, which LLVM makes one vmax, counts fewer
+  // instructions in GEMM epilogues: squeezenet1_1 under qemu).
+  enum class MinMax { Select, Varying, All };
+  MinMax vector_minmax = MinMax::Select;
   // Vector loads and stores take a register plus an immediate offset
   // (x86-64, AArch64; ARMv7 NEON's vld1/vst1 take a register only, and
   // walk constant strides by post-increment instead).

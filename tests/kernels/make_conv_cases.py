@@ -2,7 +2,9 @@
 """Single-op convolution cases with odd shapes, for every kernel family
 (the GEMM emitter, the depthwise emitter, ConvTranspose as GEMM + col2im,
 the loop emitter's fallbacks), and activations written as subgraphs
-(GELU, Mish, hard-swish, SiLU) that fusion turns into conv epilogues:
+(GELU, Mish, hard-swish, SiLU) that fusion turns into conv epilogues,
+pooling windows (MaxPool with NaNs in its input, AveragePool with and
+without the padding counted) after a 1x1 convolution and alone:
 one input channel, prime widths, channel counts that are not a multiple
 of any vector width, stride 3, dilation 2, pads larger than the kernel,
 asymmetric pads, non-square kernels, 1-D, groups, batch 2, bias or not.
@@ -252,6 +254,80 @@ def activation_cases(out_dir):
     return len(acts)
 
 
+def pool_ref(x, k, strides, pads, dil, is_max, include_pad):
+    """MaxPool / AveragePool in float64 (ceil_mode 0): NaN propagates
+    through a max; an average divides by its window's inputs, or by the
+    whole window with count_include_pad."""
+    nsp = x.ndim - 2
+    fill = -np.inf if is_max else 0.0
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[i], pads[i + nsp]) for i in range(nsp)],
+                constant_values=fill)
+    ones = np.pad(np.ones(x.shape[2:]), [(pads[i], pads[i + nsp]) for i in range(nsp)])
+    out_sp = [(xp.shape[2 + i] - ((k[i] - 1) * dil[i] + 1)) // strides[i] + 1 for i in range(nsp)]
+    terms, counts = [], []
+    for tap in itertools.product(*[range(kk) for kk in k]):
+        sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + (out_sp[i] - 1) * strides[i] + 1, strides[i])
+                   for i in range(nsp))
+        terms.append(xp[(slice(None), slice(None)) + sl])
+        counts.append(ones[sl])
+    t = np.stack(terms)
+    if is_max:
+        y = np.max(t, axis=0)  # NaN if any term is NaN
+    else:
+        n = float(np.prod(k)) if include_pad else np.sum(np.stack(counts), axis=0)
+        y = np.sum(t, axis=0) / n
+    return y.astype(np.float32)
+
+
+# (name, N, C, spatial, kernel, strides, pads(begin+end), dilations, max, count_include_pad, after a conv)
+# After a 1x1 convolution the pool reads channels-last data (one vector of
+# channels per pixel, tasks per output pixel: interior pixels take the
+# window without padding checks); alone it reads NCHW rows. NaNs in the
+# input (max pools) at a corner, an edge and the interior must reach
+# every window that holds them.
+POOL_CASES = [
+    ("max3x3_s2_stem", 1, 24, (17, 15), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, False, True),
+    ("max2x2_s2_odd", 2, 11, (9, 13), (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), True, False, True),
+    ("max5x3_asym_pads", 1, 19, (12, 10), (5, 3), (1, 2), (2, 0, 1, 1), (1, 1), True, False, True),
+    ("max_dilated_pads", 1, 33, (14, 11), (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), True, False, True),
+    ("max_nchw_rows", 1, 3, (20, 21), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, False, False),
+    ("max_1d", 2, 17, (41,), (4,), (3,), (2, 1), (1,), True, False, True),
+    ("max_3d", 1, 9, (6, 7, 5), (3, 3, 2), (1, 2, 1), (1, 1, 0, 1, 1, 1), (1, 1, 1), True, False, True),
+    ("avg3x3_excl_pad", 1, 20, (13, 11), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), False, False, True),
+    ("avg3x3_incl_pad", 1, 20, (13, 11), (3, 3), (2, 1), (1, 1, 1, 1), (1, 1), False, True, True),
+    ("avg_big_window", 1, 7, (10, 12), (5, 4), (2, 3), (2, 1, 2, 3), (1, 1), False, False, True),
+]
+
+
+def pool_cases(out_dir, rng):
+    for name, n, c, sp, k, s, pads, dil, is_max, incl, after_conv in POOL_CASES:
+        x = rng.standard_normal((n, c) + sp).astype(np.float32)
+        nsp = len(sp)
+        if is_max:  # NaNs at a corner, on the first row's middle and inside
+            for at in ((0,) * nsp, (0,) + tuple(d // 2 for d in sp[1:]), tuple(d // 2 for d in sp)):
+                x[(0, c // 2) + at] = np.nan
+        attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads))
+        if is_max:
+            attrs["dilations"] = list(dil)
+        else:
+            attrs["count_include_pad"] = int(incl)
+        op = "MaxPool" if is_max else "AveragePool"
+        if not after_conv:
+            y = pool_ref(x, k, s, pads, dil, is_max, incl)
+            save_graph(out_dir, "pool_" + name, [helper.make_node(op, ["x"], ["y"], **attrs)], [], x, y)
+            continue
+        # y = pool(conv1x1(x)); NaNs in x reach every channel of their pixel
+        w = (rng.standard_normal((c, c) + (1,) * nsp) / np.sqrt(c)).astype(np.float32)
+        b = rng.standard_normal(c).astype(np.float32)
+        h = conv_ref(x, w, b, (1,) * nsp, (0,) * (2 * nsp), (1,) * nsp, 1)
+        y = pool_ref(h, k, s, pads, dil, is_max, incl)
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["h"], kernel_shape=[1] * nsp),
+                 helper.make_node(op, ["h"], ["y"], **attrs)]
+        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+        save_graph(out_dir, "pool_" + name, nodes, inits, x, y)
+    return len(POOL_CASES)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -272,7 +348,7 @@ def main():
         attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil),
                      output_padding=list(opad), group=group)
         save(out_dir, "convtranspose_" + name, attrs, x, w, b, y, op="ConvTranspose")
-    n = activation_cases(out_dir)
+    n = activation_cases(out_dir) + pool_cases(out_dir, rng)
     print(f"wrote {len(CASES) + len(TRANSPOSE_CASES) + n} cases to {out_dir}")
     if len(sys.argv) == 3:
         n = winograd_cases(sys.argv[2], np.random.default_rng(11))
