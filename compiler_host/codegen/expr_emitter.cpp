@@ -794,7 +794,24 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   // A reduction with the same value in every lane (the output computed one
   // element at a time) runs its innermost variable `lanes_` at a time.
   bool inner_vector = !vary && vector_reductions_ && lanes_ > 1 && t == DType::F32 && e.rvars.back().extent >= lanes_;
-  Value *r = reduce_loops(e, 0, init_v, vary, inner_vector);
+  // A float Max/Min of vectors where the target's max returns an operand
+  // on NaN (x86 maxps/minps): the accumulator takes that one instruction
+  // (a NaN term may be lost from it) and a flag collects the terms' NaNs
+  // (an unordered compare and an or), applied once at the end, instead
+  // of two compares, an or and a blend per term.
+  bool nan_flag = vary && t == DType::F32 && lanes_ > 1 && t_.vector_minmax == Target::MinMax::Select &&
+                  (e.rk == ReduceKind::Max || e.rk == ReduceKind::Min);
+  Values st = {init_v};
+  // (The flag as bits in a mask register (AVX-512), else as a mask of
+  // 32-bit lanes, as AVX2's compare makes it: bits carried through the
+  // loop there are repacked every term.)
+  llvm::Type *flag_t = llvm::FixedVectorType::get(t_.mask_registers ? b_.getInt1Ty() : b_.getInt32Ty(), lanes_);
+  if (nan_flag) st.push_back(llvm::Constant::getNullValue(flag_t));
+  st = reduce_loops(e, 0, st, vary, inner_vector);
+  Value *r = st[0];
+  if (nan_flag)
+    r = b_.CreateSelect(b_.CreateICmpNE(st[1], llvm::Constant::getNullValue(flag_t)),
+                        llvm::ConstantFP::getNaN(r->getType()), r);
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
 }
@@ -802,17 +819,23 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
 // acc combined with the reduction's body at the current indices: a float
 // sum of products as fused multiply-adds (one rounding per term instead of
 // two, one instruction instead of two).
-Value *ExprEmitter::accumulate(const Expr &e, Value *acc, bool vary) {
+Values ExprEmitter::accumulate(const Expr &e, const Values &st, bool vary) {
   push_scope();
-  Value *r;
+  Values r = st;
+  Value *acc = st[0];
   const Expr &body = *e.a[0];
   if (e.rk == ReduceKind::Sum && dtype_is_float(e.type) && body.op == EOp::Mul && body.type == e.type) {
     VVal x = emit(body.a[0]), y = emit(body.a[1]);
     Value *xv = vary ? vec(x) : x.v, *yv = vary ? vec(y) : y.v;
-    r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {xv, yv, acc});
+    r[0] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {xv, yv, acc});
+  } else if (st.size() == 2) {  // NaN flag (emit_reduce): acc > x ? acc : x is one maxps
+    Value *x = vec(emit(e.a[0]));
+    Value *keep = e.rk == ReduceKind::Max ? b_.CreateFCmpOGT(acc, x) : b_.CreateFCmpOLT(acc, x);
+    r[0] = b_.CreateSelect(keep, acc, x);
+    r[1] = b_.CreateOr(st[1], b_.CreateSExtOrBitCast(b_.CreateFCmpUNO(x, x), st[1]->getType()));
   } else {
     VVal v = emit(e.a[0]);
-    r = scalar_or_vec_op(reduce_combiner(e.rk), e.type, acc, vary ? vec(v) : v.v, nullptr);
+    r[0] = scalar_or_vec_op(reduce_combiner(e.rk), e.type, acc, vary ? vec(v) : v.v, nullptr);
   }
   pop_scope();
   return r;
@@ -825,8 +848,9 @@ Value *ExprEmitter::accumulate(const Expr &e, Value *acc, bool vary) {
 // shuffle tree for the other kinds), then its leftover indices one at a
 // time: the same operations in another order, so a float sum rounds
 // differently from the sequential one (as any blocked reduction does).
-Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool vary, bool inner_vector) {
-  if (level == e.rvars.size()) return accumulate(e, acc, vary);
+Values ExprEmitter::reduce_loops(const Expr &e, size_t level, const Values &st, bool vary, bool inner_vector) {
+  if (level == e.rvars.size()) return accumulate(e, st, vary);
+  Value *acc = st[0];
   const RVar &rv = e.rvars[level];
   int64_t main = 0;
   Value *n = rv.n ? emit(rv.n).v : nullptr;  // a run-time extent
@@ -836,7 +860,7 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
     Value *vinit = b_.CreateVectorSplat(lanes_, const_of(e.type, reduce_init(e.rk, e.type), 0, false));
     auto body = [&](Value *k, const Values &a) -> Values {
       bind(rv.id, affine(b_.CreateMul(k, b_.getInt32(lanes_)), 1));
-      return {accumulate(e, a[0], true)};
+      return accumulate(e, {a[0]}, true);
     };
     Value *v;
     if (n) {
@@ -864,12 +888,14 @@ Value *ExprEmitter::reduce_loops(const Expr &e, size_t level, Value *acc, bool v
     }
     acc = scalar_or_vec_op(comb, e.type, acc, folded, nullptr);
   }
+  Values cur = st;
+  cur[0] = acc;
   auto step = [&](Value *i, const Values &a) -> Values {
     bind(rv.id, uniform(i));
-    return {reduce_loops(e, level + 1, a[0], vary, inner_vector)};
+    return reduce_loops(e, level + 1, a, vary, inner_vector);
   };
-  if (n) return carried_loop(b_, main_v ? main_v : b_.getInt32(0), n, {acc}, step, "red.dyn")[0];
-  return carried_loop(b_, main, rv.extent, 1, {acc}, step, "red.loop")[0];
+  if (n) return carried_loop(b_, main_v ? main_v : b_.getInt32(0), n, cur, step, "red.dyn");
+  return carried_loop(b_, main, rv.extent, 1, cur, step, "red.loop");
 }
 
 }  // namespace tinyrt

@@ -128,8 +128,11 @@ class ExprEmitter {
   VVal emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr);
   VVal emit_select(const Expr &e);
   VVal emit_reduce(const Expr &e);
-  llvm::Value *reduce_loops(const Expr &e, size_t level, llvm::Value *acc, bool varying, bool inner_vector);
-  llvm::Value *accumulate(const Expr &e, llvm::Value *acc, bool varying);
+  // The reduction's carried state: its accumulator and, for a float
+  // Max/Min of vectors on x86 (nan_flag), whether a term was NaN.
+  std::vector<llvm::Value *> reduce_loops(const Expr &e, size_t level, const std::vector<llvm::Value *> &st,
+                                          bool varying, bool inner_vector);
+  std::vector<llvm::Value *> accumulate(const Expr &e, const std::vector<llvm::Value *> &st, bool varying);
   llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
   llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);
   llvm::Value *safe_int_div(EOp op, DType t, llvm::Value *a, llvm::Value *b);

@@ -52,6 +52,10 @@ struct Target {
   // instructions in GEMM epilogues: squeezenet1_1 under qemu).
   enum class MinMax { Select, Varying, All };
   MinMax vector_minmax = MinMax::Select;
+  // Vector compares give mask registers (AVX-512's k): a float Max/Min
+  // reduction's NaN flag (codegen/expr_emitter.cpp) is carried as bits
+  // there, as 32-bit lanes elsewhere (AVX2's compares give vectors).
+  bool mask_registers = false;
   // Vector loads and stores take a register plus an immediate offset
   // (x86-64, AArch64; ARMv7 NEON's vld1/vst1 take a register only, and
   // walk constant strides by post-increment instead).

@@ -44,6 +44,7 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
     t.isa |= TINYRT_ISA_X86_AVX512F | TINYRT_ISA_X86_AVX512VL | TINYRT_ISA_X86_AVX512VNNI;
   }
   if (vnni != X86Vnni::None) t.dot_i8 = DotI8::X86Vnni;
+  t.mask_registers = (t.isa & TINYRT_ISA_X86_AVX512F) != 0;
   t.vector_bytes = avx512 ? 64 : 32;
   // zmm input broadcasts of kernels with half weights as vpbroadcastd
   // (codegen/integer_broadcasts.h; bench/broadcast_pipes.c). Zen 4,
