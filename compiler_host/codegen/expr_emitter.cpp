@@ -798,20 +798,24 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   // on NaN (x86 maxps/minps): the accumulator takes that one instruction
   // (a NaN term may be lost from it) and a flag collects the terms' NaNs
   // (an unordered compare and an or), applied once at the end, instead
-  // of two compares, an or and a blend per term.
+  // of two compares, an or and a blend per term. The flag: bits in mask
+  // registers (AVX-512), else compare results as 32-bit lanes, one
+  // register at a time through the compare intrinsic (an i1 vector, or
+  // sign-extended compares, LLVM narrows to packed bytes when the vector
+  // spans two registers or more: audio_conv1d's pools 1.3x slower).
   bool nan_flag = vary && t == DType::F32 && lanes_ > 1 && t_.vector_minmax == Target::MinMax::Select &&
-                  (e.rk == ReduceKind::Max || e.rk == ReduceKind::Min);
+                  (t_.mask_registers || lanes_ % 8 == 0) && (e.rk == ReduceKind::Max || e.rk == ReduceKind::Min);
   Values st = {init_v};
-  // (The flag as bits in a mask register (AVX-512), else as a mask of
-  // 32-bit lanes, as AVX2's compare makes it: bits carried through the
-  // loop there are repacked every term.)
   llvm::Type *flag_t = llvm::FixedVectorType::get(t_.mask_registers ? b_.getInt1Ty() : b_.getInt32Ty(), lanes_);
   if (nan_flag) st.push_back(llvm::Constant::getNullValue(flag_t));
   st = reduce_loops(e, 0, st, vary, inner_vector);
   Value *r = st[0];
-  if (nan_flag)
-    r = b_.CreateSelect(b_.CreateICmpNE(st[1], llvm::Constant::getNullValue(flag_t)),
-                        llvm::ConstantFP::getNaN(r->getType()), r);
+  if (nan_flag && t_.mask_registers) {
+    r = b_.CreateSelect(st[1], llvm::ConstantFP::getNaN(r->getType()), r);
+  } else if (nan_flag) {  // all-ones lanes: or-ed into the result, a NaN
+    llvm::Type *vi = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
+    r = b_.CreateBitCast(b_.CreateOr(b_.CreateBitCast(r, vi), st[1]), r->getType());
+  }
   for (auto &rv : e.rvars) vars_.erase(rv.id);
   return vary ? vector(r) : uniform(r);
 }
@@ -819,6 +823,22 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
 // acc combined with the reduction's body at the current indices: a float
 // sum of products as fused multiply-adds (one rounding per term instead of
 // two, one instruction instead of two).
+// x's NaN lanes as type `flag_t` (emit_reduce's NaN flag): an i1 vector
+// (mask registers), or all-ones 32-bit lanes from vcmpunordps per 8-lane
+// register.
+Value *ExprEmitter::nan_lanes(Value *x, llvm::Type *flag_t) {
+  if (t_.mask_registers) return b_.CreateFCmpUNO(x, x);
+  const int n = (int)llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
+  Values parts;
+  for (int i = 0; i < n; i += 8) {
+    std::vector<int> pick;
+    for (int j = 0; j < 8; ++j) pick.push_back(i + j);
+    Value *xi = n == 8 ? x : b_.CreateShuffleVector(x, pick);
+    parts.push_back(b_.CreateIntrinsic(llvm::Intrinsic::x86_avx_cmp_ps_256, {}, {xi, xi, b_.getInt8(3)}));  // UNORD_Q
+  }
+  return b_.CreateBitCast(concat_vectors(b_, parts), flag_t);
+}
+
 Values ExprEmitter::accumulate(const Expr &e, const Values &st, bool vary) {
   push_scope();
   Values r = st;
@@ -832,7 +852,7 @@ Values ExprEmitter::accumulate(const Expr &e, const Values &st, bool vary) {
     Value *x = vec(emit(e.a[0]));
     Value *keep = e.rk == ReduceKind::Max ? b_.CreateFCmpOGT(acc, x) : b_.CreateFCmpOLT(acc, x);
     r[0] = b_.CreateSelect(keep, acc, x);
-    r[1] = b_.CreateOr(st[1], b_.CreateSExtOrBitCast(b_.CreateFCmpUNO(x, x), st[1]->getType()));
+    r[1] = b_.CreateOr(st[1], nan_lanes(x, st[1]->getType()));
   } else {
     VVal v = emit(e.a[0]);
     r[0] = scalar_or_vec_op(reduce_combiner(e.rk), e.type, acc, vary ? vec(v) : v.v, nullptr);

@@ -133,6 +133,7 @@ class ExprEmitter {
   std::vector<llvm::Value *> reduce_loops(const Expr &e, size_t level, const std::vector<llvm::Value *> &st,
                                           bool varying, bool inner_vector);
   std::vector<llvm::Value *> accumulate(const Expr &e, const std::vector<llvm::Value *> &st, bool varying);
+  llvm::Value *nan_lanes(llvm::Value *x, llvm::Type *flag_t);
   llvm::Value *scalar_or_vec_op(EOp op, DType t, llvm::Value *a, llvm::Value *b, const Expr *bexpr);
   llvm::Value *float_unary(EOp op, llvm::Value *x, DType t);
   llvm::Value *safe_int_div(EOp op, DType t, llvm::Value *a, llvm::Value *b);
