@@ -820,9 +820,6 @@ VVal ExprEmitter::emit_reduce(const Expr &e) {
   return vary ? vector(r) : uniform(r);
 }
 
-// acc combined with the reduction's body at the current indices: a float
-// sum of products as fused multiply-adds (one rounding per term instead of
-// two, one instruction instead of two).
 // x's NaN lanes as type `flag_t` (emit_reduce's NaN flag): an i1 vector
 // (mask registers), or all-ones 32-bit lanes from vcmpunordps per 8-lane
 // register.
@@ -839,6 +836,9 @@ Value *ExprEmitter::nan_lanes(Value *x, llvm::Type *flag_t) {
   return b_.CreateBitCast(concat_vectors(b_, parts), flag_t);
 }
 
+// acc combined with the reduction's body at the current indices: a float
+// sum of products as fused multiply-adds (one rounding per term instead of
+// two, one instruction instead of two).
 Values ExprEmitter::accumulate(const Expr &e, const Values &st, bool vary) {
   push_scope();
   Values r = st;
