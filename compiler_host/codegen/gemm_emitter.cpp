@@ -108,6 +108,8 @@ struct GemmEmitter {
     nv = NR / L;
     G = s.groups;
     ICg = s.in_c / G;
+    // int16 operands (GemmSpec::i16): X's bytes, two per channel.
+    if (s.i16) ICg *= 2;
     OCg = s.out_c / G;
     OCt = (OCg + NR - 1) / NR;
     P = s.batch * s.out_h * s.out_w;
@@ -151,7 +153,7 @@ struct GemmEmitter {
   }
 
   using Operand = DotOperand;
-  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8, s.madd}; }
+  Int8Dot dot() { return Int8Dot{b, T, L, s.pair16, X.type == DType::I8, s.madd, s.i16}; }
 
   // X's 4 bytes at p laid out for dot4 (Int8Dot::x_vec). `quad`: the bytes
   // already gathered and flipped (x_quad), or null to load them here.
@@ -215,7 +217,7 @@ struct GemmEmitter {
     // tap, whichever is the widest that many products cover.
     const HalfFlush hflush = half_flush();
     if (s.half) acc.resize((size_t)(m * nvv + m * ((nvv + 1) / 2)), llvm::Constant::getNullValue(vhalf()));
-    if (q)  // int8: start from -x_zero * (sum of the channel's weights)
+    if (q && !s.i16)  // int8: start from -x_zero * (sum of the channel's weights); int16: x_zero is 0
       for (int j = 0; j < nvv; ++j) {
         // packed per oc tile: [group][OCt * NR]
         Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(g, i32(OCt * NR - OCg)), oc0), i32(j * L));
@@ -550,7 +552,7 @@ struct GemmEmitter {
     Value *zero4 = i32(zb * 0x01010101u);
     auto step = [&](Value *icq, Values a, int have) {
       std::vector<Operand> w;
-      bool halves = T.dot_i8 == DotI8::NeonPairs;
+      bool halves = T.dot_i8 == DotI8::NeonPairs && !s.i16;
       auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : wv;
       auto wload = [&](Value *at) {
         return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wt->getPointerTo()),
@@ -575,7 +577,8 @@ struct GemmEmitter {
     int64_t full = ICp / 4;
     Values a = a0;
     int64_t done = 0;
-    if ((T.dot_i8 == DotI8::NeonSdot || T.dot_i8 == DotI8::NeonPairs) && valid.empty() && xs[1] == 1 && full >= 4) {
+    if ((T.dot_i8 == DotI8::NeonSdot || T.dot_i8 == DotI8::NeonPairs) && !s.i16 && valid.empty() && xs[1] == 1 &&
+        full >= 4) {
       // 16 bytes of a pixel (4 quads) per load, flipped once; each quad
       // is taken from the register by sdot's by-element form, or (pair
       // products) by two 16-bit lane broadcasts.
@@ -695,6 +698,11 @@ struct GemmEmitter {
     }
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
+    if (s.i16) {              // X as bytes: a channel is 2 of them
+      TINYRT_CHECK(xs[1] == 1 && X.type == DType::I16 && !s.k_run && s.x_zero == 0,
+                   "int16 GEMM over an input that is not dense int16 channels");
+      for (int rl : {0, 2, 3}) xs[rl] *= 2;
+    }
     // k_run reads a kernel row's k_w * ICg inputs from its first pixel:
     // channels-last, dense, and every window inside X (pad_conv_rows, or
     // a float convolution without padding).
@@ -713,14 +721,15 @@ struct GemmEmitter {
     } else if (s.arena_packed) {
       // Packed at run time as the constant would be (WinogradWeights): the same addressing.
       const SlotRef &w = slots.at(1);
-      TINYRT_CHECK(!q && w.numel == G * OCt * KK * ICk * NR && w.span == w.numel,
+      // (int16 pairs: a quad's 4 bytes are 2 of its elements)
+      TINYRT_CHECK((!q || s.i16) && w.numel == G * OCt * KK * ICk * NR * (s.i16 ? 2 : 1) && w.span == w.numel,
                    "GEMM over run-time packed weights of another layout");
       weights = b.CreateBitCast(w.base, wel->getPointerTo());
     } else {
       weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
     }
     if (q) {
-      qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
+      if (!s.i16) qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
       if (xs[1] == 1) zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);
     } else if (xs[1] == 1) {
       zero_row = zero_floats(env, b, ICg, name);
@@ -791,7 +800,7 @@ struct GemmEmitter {
     // each is a tile or none: the tasks' own cost shows).
     const int64_t run_scale = p_dyn || rt_ || w_dyn_ ? 4 : 1;
     int64_t GO = G * OCt;
-    int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? 1 : 4) / run_scale;
+    int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? (s.i16 ? 2 : 1) : 4) / run_scale;
     int64_t w_bytes = GO * KK * ICk * NR * wel_bytes() * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;

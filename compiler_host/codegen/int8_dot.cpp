@@ -15,10 +15,10 @@ using llvm::Value;
 llvm::FixedVectorType *Int8Dot::acc_type() const { return llvm::FixedVectorType::get(b.getInt32Ty(), L); }
 llvm::FixedVectorType *Int8Dot::weight_type() const { return llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L); }
 
-bool Int8Dot::partials() const { return T.dot_i8 == DotI8::X86Madd && madd == MaddForm::Widened; }
+bool Int8Dot::partials() const { return !i16 && T.dot_i8 == DotI8::X86Madd && madd == MaddForm::Widened; }
 
 bool Int8Dot::flips_in_vector() const {
-  return T.dot_i8 == DotI8::NeonPairs || (T.dot_i8 == DotI8::X86Madd && madd == MaddForm::SignedBytes);
+  return !i16 && (T.dot_i8 == DotI8::NeonPairs || (T.dot_i8 == DotI8::X86Madd && madd == MaddForm::SignedBytes));
 }
 
 Value *Int8Dot::start(Value *v) {
@@ -37,6 +37,7 @@ Value *Int8Dot::finish(Value *acc) {
 }
 
 DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
+  if (i16) return {b.CreateVectorSplat(L, quad)};
   if (partials()) {  // the quad in every lane, widened to 16 bits once
     Value *xb = b.CreateBitCast(b.CreateVectorSplat(L, quad), llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L));
     auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
@@ -60,7 +61,7 @@ DotOperand Int8Dot::x_vec(Value *quad, bool flip) {
 }
 
 DotOperand Int8Dot::load_w(Value *p) {
-  bool halves = T.dot_i8 == DotI8::NeonPairs;
+  bool halves = T.dot_i8 == DotI8::NeonPairs && !i16;
   auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : weight_type();
   auto at = [&](int64_t off) {
     return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), p, b.getInt32(off)), wt->getPointerTo()),
@@ -75,6 +76,7 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
   auto *wv = weight_type();
   auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 4 * L);
   Value *xv = xo.lo;
+  if (i16) return dot_pairs16(acc, xv, w.lo);
   switch (T.dot_i8) {
     case DotI8::X86Vnni: {
       llvm::Intrinsic::ID id = L == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
@@ -147,6 +149,31 @@ Value *Int8Dot::dot4(Value *acc, const DotOperand &xo, const DotOperand &w) {
     parts[h] = pmaddwd(x, y);
   }
   return b.CreateAdd(acc, b.CreateShuffleVector(parts[0], parts[1], both));
+}
+
+Value *Int8Dot::dot_pairs16(Value *acc, Value *x, Value *w) {
+  auto *accv = acc_type();
+  auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), 2 * L);
+  Value *x16 = b.CreateBitCast(x, v16), *w16 = b.CreateBitCast(w, v16);
+  if (T.arch == TINYRT_ARCH_X86_64) {
+    if (T.dot_i8 == DotI8::X86Vnni) {  // acc + pairs in one instruction
+      llvm::Intrinsic::ID id = L == 16  ? llvm::Intrinsic::x86_avx512_vpdpwssd_512
+                               : L == 8 ? llvm::Intrinsic::x86_avx512_vpdpwssd_256
+                                        : llvm::Intrinsic::x86_avx512_vpdpwssd_128;
+      return b.CreateIntrinsic(id, {}, {acc, b.CreateBitCast(x16, accv), b.CreateBitCast(w16, accv)});
+    }
+    llvm::Intrinsic::ID id = L == 16  ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                             : L == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                      : llvm::Intrinsic::x86_sse2_pmadd_wd;
+    return b.CreateAdd(acc, b.CreateIntrinsic(id, {}, {x16, w16}));
+  }
+  // 32-bit products of the widened lanes, even and odd ones summed (NEON:
+  // smull/smull2 and a pairwise add).
+  auto *v32 = llvm::FixedVectorType::get(b.getInt32Ty(), 2 * L);
+  Value *p = b.CreateMul(b.CreateSExt(x16, v32), b.CreateSExt(w16, v32));
+  std::vector<int> ev, od;
+  for (int c = 0; c < L; ++c) ev.push_back(2 * c), od.push_back(2 * c + 1);
+  return b.CreateAdd(acc, b.CreateAdd(b.CreateShuffleVector(p, ev), b.CreateShuffleVector(p, od)));
 }
 
 }  // namespace tinyrt

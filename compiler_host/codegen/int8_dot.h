@@ -9,7 +9,8 @@
 // on the bytes (uint8 X; or int8 X as |x| and the weights' signs flipped
 // where x < 0, vpsignb), or vpmaddwd over widened operands (each int32
 // lane of the accumulator then holds a partial sum, two per output lane,
-// added once after the last step: start/finish).
+// added once after the last step: start/finish). With int16 operands
+// (i16) a quad is two int16 and the same step sums their two products.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -32,6 +33,10 @@ struct Int8Dot {
   bool pair16;    // NeonPairs: no weight is -128, two products sum in 16 bits
   bool x_signed;  // X86Madd, widened: the input bytes are int8 (else uint8)
   MaddForm madd;  // X86Madd: the products' form (bytes: X uint8; signed bytes: X int8)
+  // The quads are pairs of int16 (GemmSpec::i16), on every target: per
+  // lane x0 * w0 + x1 * w1 (pmaddwd; vpdpwssd with VNNI; elsewhere 32-bit
+  // products of the widened halves, summed in pairs).
+  bool i16 = false;
 
   llvm::FixedVectorType *acc_type() const;     // <L x i32>: a start or a finished sum
   llvm::FixedVectorType *weight_type() const;  // <4L x i8>
@@ -55,6 +60,8 @@ struct Int8Dot {
   // One packed weight vector of 4L bytes at the i8 pointer p.
   DotOperand load_w(llvm::Value *p);
   llvm::Value *dot4(llvm::Value *acc, const DotOperand &x, const DotOperand &w);
+  // i16: acc + per lane the two products of the int16 pairs x and w.
+  llvm::Value *dot_pairs16(llvm::Value *acc, llvm::Value *x, llvm::Value *w);
 };
 
 }  // namespace tinyrt

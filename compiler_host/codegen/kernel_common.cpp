@@ -187,8 +187,24 @@ llvm::Value *load_float_weights(llvm::IRBuilder<> &b, const Target &t, llvm::Typ
   return b.CreateFPExt(v, vf);
 }
 
+// Integer vectors (int8 Winograd) take integer adds, and integral
+// coefficients as multiplies.
+static bool integer(llvm::Type *t) { return t->isIntOrIntVectorTy(); }
+static llvm::Value *vadd(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y) {
+  return integer(x->getType()) ? b.CreateAdd(x, y) : b.CreateFAdd(x, y);
+}
+static llvm::Value *vsub(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y) {
+  return integer(x->getType()) ? b.CreateSub(x, y) : b.CreateFSub(x, y);
+}
+
 llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty, const std::vector<double> &c,
                                 const std::vector<llvm::Value *> &v) {
+  const bool ints = integer(vty);
+  auto scaled = [&](double k, llvm::Value *x) -> llvm::Value * {
+    if (!ints) return b.CreateFMul(llvm::ConstantFP::get(vty, k), x);
+    TINYRT_CHECK(k == (double)(int64_t)k, "an integer transform with a fractional coefficient");
+    return b.CreateMul(llvm::ConstantInt::get(vty, (uint64_t)(int64_t)k), x);
+  };
   std::vector<size_t> order;
   for (size_t j = 0; j < v.size(); ++j)
     if (c[j] == 1) order.push_back(j);
@@ -199,11 +215,13 @@ llvm::Value *linear_combination(llvm::IRBuilder<> &b, llvm::FixedVectorType *vty
     const double cj = c[j];
     llvm::Value *x = v[j];
     if (!acc)
-      acc = cj == 1 ? x : cj == -1 ? b.CreateFNeg(x) : b.CreateFMul(llvm::ConstantFP::get(vty, cj), x);
+      acc = cj == 1 ? x : cj == -1 ? (ints ? b.CreateNeg(x) : b.CreateFNeg(x)) : scaled(cj, x);
     else if (cj == 1)
-      acc = b.CreateFAdd(acc, x);
+      acc = vadd(b, acc, x);
     else if (cj == -1)
-      acc = b.CreateFSub(acc, x);
+      acc = vsub(b, acc, x);
+    else if (ints)
+      acc = b.CreateAdd(acc, scaled(cj, x));
     else
       acc = b.CreateIntrinsic(llvm::Intrinsic::fma, {vty}, {llvm::ConstantFP::get(vty, cj), x, acc});
   }
@@ -245,8 +263,8 @@ std::vector<llvm::Value *> linear_transform(llvm::IRBuilder<> &b, llvm::FixedVec
       }
       if (!pairs || same + opposite <= (same > 0) + (opposite > 0)) continue;
       size_t s = v.size(), t = s + (same > 0);
-      if (same) v.push_back(b.CreateFAdd(v[j], v[k]));
-      if (opposite) v.push_back(b.CreateFSub(v[j], v[k]));
+      if (same) v.push_back(vadd(b, v[j], v[k]));
+      if (opposite) v.push_back(vsub(b, v[j], v[k]));
       for (auto &row : W) {
         row.resize(v.size(), 0.0);
         if (row[j] != 0) row[row[j] == row[k] ? s : t] = row[j];
@@ -274,8 +292,8 @@ std::vector<llvm::Value *> linear_transform(llvm::IRBuilder<> &b, llvm::FixedVec
           combination_cost(even) + combination_cost(odd) + 2 >= combination_cost(x) + combination_cost(y))
         continue;
       llvm::Value *e = linear_combination(b, vty, even, v), *o = linear_combination(b, vty, odd, v);
-      out[(size_t)r] = b.CreateFAdd(e, o);
-      out[(size_t)q] = b.CreateFSub(e, o);
+      out[(size_t)r] = vadd(b, e, o);
+      out[(size_t)q] = vsub(b, e, o);
     }
   for (int r = 0; r < rows; ++r)
     if (!out[(size_t)r]) out[(size_t)r] = linear_combination(b, vty, W[(size_t)r], v);

@@ -24,6 +24,15 @@
 // +-1 as adds and subtractions, others as FMAs). Tasks are blocks of tile
 // rows.
 //
+// int8 convolutions (QGemm, F(2,3) only): the input transform reads X's
+// bytes, subtracts the zero point (padding reads it, so contributes 0) and
+// transforms in 16-bit lanes, V int16 (|v| <= 4 * 255); the output
+// transform reads M's int32 sums, transforms them in int32 (wrapping, as
+// the GEMM's sums: the result, 4 * the direct sum, fits) and shifts right
+// by 2 (the weights were transformed as (2G) g (2G)^T, integers), giving
+// the direct convolution's sums of (x - x_zero) * w exactly, then its
+// epilogue.
+//
 // Run-time image sizes: the run's tiles (ceil(out / m) per side, from the
 // run's sizes) are the first ones of V and M, numbered densely; the tasks
 // share the run's tile rows; the input's borders and the output's last
@@ -56,6 +65,13 @@ struct WinogradEmitter {
   int64_t C;  // channels of the transform
   llvm::Type *f32;
   llvm::FixedVectorType *vf32;
+  // The transform's arithmetic: float, or (qi: an int8 convolution) int16
+  // lanes in, int32 out; VL lanes a vector, el V's or M's element, vt the
+  // vector the transforms combine, xel X's element.
+  bool qi = false;
+  int VL;
+  llvm::Type *el, *xel;
+  llvm::FixedVectorType *vt;
   std::vector<SlotRef> slots;
   SlotRef X, out;
   int64_t xs[4] = {0, 0, 0, 0};
@@ -82,6 +98,14 @@ struct WinogradEmitter {
     C = w.channels;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);
+    const DType x0 = e.program.graph.v(kk.ins.at(0)).dtype;
+    const bool input = kk.kind == KernelKind::WinogradIn;
+    qi = input ? x0 == DType::U8 || x0 == DType::I8 : x0 == DType::I32;
+    TINYRT_CHECK(!qi || m == 2, "an int8 Winograd convolution other than F(2,3)");
+    VL = qi && input ? 2 * L : L;
+    el = !qi ? f32 : input ? (llvm::Type *)b.getInt16Ty() : (llvm::Type *)b.getInt32Ty();
+    xel = qi && input ? (llvm::Type *)b.getInt8Ty() : f32;
+    vt = llvm::FixedVectorType::get(el, VL);
   }
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
@@ -89,7 +113,7 @@ struct WinogradEmitter {
   // out[r] = sum_j M[r][j] * v[j] for r < rows (linear_transform: the
   // matrices' symmetric points share their work).
   std::vector<Value *> transform(const std::vector<double> &M, int rows, const std::vector<Value *> &v) {
-    return linear_transform(b, vf32, M, rows, v);
+    return linear_transform(b, vt, M, rows, v);
   }
 
   // Tile tw of the band's tile row `band_row` (image n's tile row th):
@@ -105,7 +129,17 @@ struct WinogradEmitter {
   // The a*a vectors of buf for tile t, channels [c0, c0 + lanes).
   Value *plane_ptr(Value *t, int q, Value *c0) {
     Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(t, i32((int64_t)a * a)), i32(q)), i32(C)), c0);
-    return b.CreateGEP(f32, buf, off);
+    return b.CreateGEP(el, buf, off);
+  }
+
+  // An input pixel's channels [c0, c0 + lanes) at p: floats, or (qi) its
+  // bytes widened to 16 bits less the zero point.
+  Value *load_input(Value *p, int lanes) {
+    if (!qi) return load_lanes(b, vf32, p, lanes);
+    Value *x = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), VL), p, lanes);
+    const bool sgn = env.program.graph.v(k.ins[0]).dtype == DType::I8;
+    x = sgn ? b.CreateSExt(x, vt) : b.CreateZExt(x, vt);
+    return b.CreateSub(x, llvm::ConstantInt::get(vt, (uint64_t)s.x_zero));
   }
 
   // ---- input transform ----
@@ -127,12 +161,12 @@ struct WinogradEmitter {
     for (int j = 0; j < a; ++j) {
       Value *p;
       if (inside) {
-        p = b.CreateGEP(f32, xbase, b.CreateAdd(o.origin, c0));
-        p = b.CreateGEP(f32, p, b.getInt64(i * xs[2] + j * xs[3]));
+        p = b.CreateGEP(xel, xbase, b.CreateAdd(o.origin, c0));
+        p = b.CreateGEP(xel, p, b.getInt64(i * xs[2] + j * xs[3]));
       } else {
-        p = b.CreateGEP(f32, o.pixels[(size_t)(i * a + j)], c0);
+        p = b.CreateGEP(xel, o.pixels[(size_t)(i * a + j)], c0);
       }
-      d[(size_t)j] = load_lanes(b, vf32, p, lanes);
+      d[(size_t)j] = load_input(p, lanes);
     }
     return d;
   }
@@ -141,7 +175,7 @@ struct WinogradEmitter {
     for (int i = 0; i < a; ++i)
       for (int j = 0; j < a; ++j)
         o.pixels.push_back(b.CreateSelect(b.CreateAnd(row_ok[(size_t)i], col_ok[(size_t)j]),
-                                          b.CreateGEP(f32, xbase, b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j])),
+                                          b.CreateGEP(xel, xbase, b.CreateAdd(o.rows[(size_t)i], o.cols[(size_t)j])),
                                           zeros));
   }
 
@@ -149,7 +183,7 @@ struct WinogradEmitter {
   // they were stored into the tile's planes (i * a + j) and are read back.
   using Rows = std::vector<std::vector<Value *>>;
   Value *row_result(const Rows &rows, Value *t, int i, int j, Value *c0, int lanes) {
-    return frugal ? load_lanes(b, vf32, plane_ptr(t, i * a + j, c0), lanes) : rows[(size_t)i][(size_t)j];
+    return frugal ? load_lanes(b, vt, plane_ptr(t, i * a + j, c0), lanes) : rows[(size_t)i][(size_t)j];
   }
 
   // One tile, channels [c0, c0 + lanes): V = B^T d B. Whole (the a*a
@@ -207,7 +241,7 @@ struct WinogradEmitter {
             o.cols.push_back(b.CreateMul(clamp_i32(b, b.CreateAdd(iw0, i32(j)), 0, s.in_w - 1), i32(xs[3])));
           auto channels = [&](bool in) {
             if (!in) border_pixels(o, row_ok, col_ok);
-            for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile(in, t, o, c0, lanes); });
+            for_channel_vectors(b, C, VL, [&](Value *c0, int lanes) { in_tile(in, t, o, c0, lanes); });
           };
           if (s.in_h >= a && s.in_w >= a)
             emit_branch(
@@ -216,7 +250,7 @@ struct WinogradEmitter {
             channels(false);
           // A separate loop, so that the optimizer does not forward the
           // stored rows back into registers.
-          if (frugal) for_channel_vectors(b, C, L, [&](Value *c0, int lanes) { in_tile_columns({}, t, c0, lanes); });
+          if (frugal) for_channel_vectors(b, C, VL, [&](Value *c0, int lanes) { in_tile_columns({}, t, c0, lanes); });
         },
         "tw");
   }
@@ -232,7 +266,7 @@ struct WinogradEmitter {
     Rows tmp((size_t)a);
     for (int xi = 0; xi < a; ++xi) {
       std::vector<Value *> row((size_t)a);
-      for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vf32, plane_ptr(t, xi * a + nu, c0), lanes);
+      for (int nu = 0; nu < a; ++nu) row[(size_t)nu] = load_lanes(b, vt, plane_ptr(t, xi * a + nu, c0), lanes);
       tmp[(size_t)xi] = transform(mx.at, width, row);
       if (frugal)
         for (int j = 0; j < width; ++j) store_lanes(b, tmp[(size_t)xi][(size_t)j], plane_ptr(t, xi * a + j, c0), lanes);
@@ -245,7 +279,10 @@ struct WinogradEmitter {
     for (int j = 0; j < width; ++j) {
       std::vector<Value *> col((size_t)a);
       for (int xi = 0; xi < a; ++xi) col[(size_t)xi] = row_result(tmp, t, xi, j, c0, lanes);
-      store_column(em, n, th, b.CreateAdd(ow0, i32(j)), transform(mx.at, m, col), c0, lanes);
+      std::vector<Value *> y = transform(mx.at, m, col);
+      if (qi)  // 4 * the sums, exactly: (2G) g (2G)^T
+        for (Value *&v : y) v = b.CreateAShr(v, llvm::ConstantInt::get(vt, 2));
+      store_column(em, n, th, b.CreateAdd(ow0, i32(j)), y, c0, lanes);
     }
   }
   // The m output pixels of column ow of tile row th that exist: the
@@ -322,14 +359,15 @@ struct WinogradEmitter {
       X = slot_for(env, b, arena, k.ins[0]);
       for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[(size_t)s.in_axis[rl]] : 0;
       TINYRT_CHECK(xs[1] == 1, "Winograd input channels must be contiguous");
-      xbase = b.CreateBitCast(X.base, f32->getPointerTo());
-      zeros = zero_floats(env, b, (C + L - 1) / L * L, name);
-      buf = b.CreateBitCast(slot_for(env, b, arena, k.out).base, f32->getPointerTo());
+      xbase = b.CreateBitCast(X.base, xel->getPointerTo());
+      zeros = qi ? fill_bytes(env, b, (C + VL - 1) / VL * VL, (uint8_t)s.x_zero, name)
+                 : zero_floats(env, b, (C + L - 1) / L * L, name);
+      buf = b.CreateBitCast(slot_for(env, b, arena, k.out).base, el->getPointerTo());
     } else {
       slots = scheduled_slots(env, b, arena, k);
       out = slot_for(env, b, arena, k.out);
       TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");
-      buf = b.CreateBitCast(slots.at(0).base, f32->getPointerTo());
+      buf = b.CreateBitCast(slots.at(0).base, el->getPointerTo());
     }
     in_h = i32(s.in_h), in_w = i32(s.in_w), out_h = i32(s.out_h), out_w = i32(s.out_w);
     tiles_h = i32(w.tiles_h), tiles_w = i32(w.tiles_w);

@@ -11,9 +11,108 @@
 // of the kernel, then rows; linear_transform shares G's row pairs). The
 // last oc tile's channels past the chunk are stored as zeros (the GEMM's
 // padding). Tasks are blocks of input channels.
+//
+// int8 (the 3x3 weights int8, U int16: passes/winograd.cpp): U = (2G) g
+// (2G)^T in 16-bit lanes, exact integers, stored as the int16 GEMM's quads
+// [a*a][oc tile][input channel pair][nr][2]: the two input channels of a
+// pair transformed together and their vectors interleaved (an odd last
+// channel pairs with zeros). Tasks are blocks of input channel pairs.
 #include "codegen/kernel_emitters.h"
 
 namespace tinyrt {
+
+namespace {
+
+// int8: see above.
+EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, const Kernel &k, const SlotRef &R,
+                        const SlotRef &U, int L, int64_t OCt, llvm::Value *c0) {
+  const GemmSpec &s = k.gemm;
+  const WinogradMatrices &mx = winograd_matrices(k.wino.m);
+  const int a = mx.a();
+  const int64_t IC = s.in_c, OC = s.out_c, occ = k.wino.channels, NR = s.nr, pairs = (IC + 1) / 2;
+  // [chunk][IC][9][per]: this chunk's block (c0 a multiple of per).
+  const Shape &rs = env.program.graph.v(k.ins[0]).shape;
+  TINYRT_CHECK(rs.size() == 4 && rs[1] == IC && rs[2] == 9 && rs[3] >= occ && rs[0] * rs[3] >= OC &&
+                   R.strides == std::vector<int64_t>({IC * 9 * rs[3], 9 * rs[3], rs[3], 1}),
+               "int8 Winograd 3x3 weights not laid out [chunk, IC, 9, per]");
+  const int64_t per = rs[3];
+  llvm::Value *block = b.CreateMul(b.CreateUDiv(c0, b.getInt32((int32_t)per)), b.getInt32((int32_t)(IC * 9 * per)));
+  L = NR % (2 * L) == 0 ? 2 * L : L;  // 16-bit lanes: a whole register where the tile allows
+  auto *v8 = llvm::FixedVectorType::get(b.getInt8Ty(), L);
+  auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), L);
+  std::vector<double> g2 = mx.g;  // 2G: integers
+  for (double &x : g2) x *= 2;
+  llvm::Value *rbase = b.CreateBitCast(R.base, b.getInt8PtrTy());
+  llvm::Value *ubase = b.CreateBitCast(U.base, b.getInt16Ty()->getPointerTo());
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  // (2G) g (2G)^T of input channel ic, output channels [ot * NR + r0, + lanes).
+  auto transform = [&](llvm::Value *ic, llvm::Value *ot, int64_t r0, int lanes) {
+    std::vector<llvm::Value *> u((size_t)(a * a), llvm::Constant::getNullValue(v16));
+    if (lanes <= 0) return u;
+    llvm::Value *at =
+        b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * per)), b.CreateAdd(block, i32(r0))), b.CreateMul(ot, i32(NR)));
+    std::vector<llvm::Value *> g(9);
+    for (int tap = 0; tap < 9; ++tap)
+      g[(size_t)tap] = b.CreateSExt(
+          load_lanes(b, v8, b.CreateGEP(b.getInt8Ty(), rbase, b.CreateAdd(at, i32(tap * per))), lanes), v16);
+    std::vector<std::vector<llvm::Value *>> gg(3);
+    for (int v = 0; v < 3; ++v) gg[(size_t)v] = linear_transform(b, v16, g2, a, {g[v], g[3 + v], g[6 + v]});
+    for (int x = 0; x < a; ++x) {
+      std::vector<llvm::Value *> row = linear_transform(b, v16, g2, a, {gg[0][x], gg[1][x], gg[2][x]});
+      for (int y = 0; y < a; ++y) u[(size_t)(x * a + y)] = row[(size_t)y];
+    }
+    return u;
+  };
+  std::vector<int> zip;  // lanes i of the pair's first and second channel, interleaved
+  for (int i = 0; i < L; ++i) zip.push_back(i), zip.push_back(L + i);
+  auto pair_of = [&](llvm::Value *pr, llvm::Value *ot, int64_t r0, int lanes) {
+    llvm::Value *ic0 = b.CreateMul(pr, i32(2));
+    std::vector<llvm::Value *> u0 = transform(ic0, ot, r0, lanes);
+    std::vector<llvm::Value *> u1(u0.size(), llvm::Constant::getNullValue(v16));
+    auto second = [&] { return transform(b.CreateAdd(ic0, i32(1)), ot, r0, lanes); };
+    if (IC % 2 == 0) {
+      u1 = second();
+    } else {  // the last pair of an odd count: its second channel is zeros
+      llvm::Value *has = b.CreateICmpULT(b.CreateAdd(ic0, i32(1)), i32(IC));
+      llvm::Value *ic1 = clamp_i32(b, b.CreateAdd(ic0, i32(1)), 0, IC - 1);
+      std::vector<llvm::Value *> t = transform(ic1, ot, r0, lanes);
+      for (size_t q = 0; q < t.size(); ++q) u1[q] = b.CreateSelect(has, t[q], llvm::Constant::getNullValue(v16));
+    }
+    for (int q = 0; q < a * a; ++q) {
+      llvm::Value *off = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(i32(q), i32(OCt)), ot), i32(pairs)), pr),
+                      i32(NR * 2)),
+          i32(r0 * 2));
+      llvm::Value *v = b.CreateShuffleVector(u0[(size_t)q], u1[(size_t)q], zip);
+      b.CreateAlignedStore(v, b.CreateBitCast(b.CreateGEP(b.getInt16Ty(), ubase, off), v->getType()->getPointerTo()),
+                           llvm::Align(4));
+    }
+  };
+  const int64_t full = occ / NR, rest = occ % NR;
+  int64_t tasks = emit_row_block_tasks(b, f, pairs, [&](llvm::Value *p0, llvm::Value *p1) {
+    emit_counted_loop(
+        b, p0, p1,
+        [&](llvm::Value *pri) {
+          llvm::Value *pr = clamp_i32(b, pri, 0, pairs - 1);  // p0 <= pri < p1 <= pairs: clamp_i32
+          if (full > 0)
+            emit_counted_loop(
+                b, i32(0), i32(full),
+                [&](llvm::Value *oti) {
+                  llvm::Value *ot = clamp_i32(b, oti, 0, full - 1);  // (the loop's bounds)
+                  for (int64_t r0 = 0; r0 < NR; r0 += L) pair_of(pr, ot, r0, L);
+                },
+                "ot");
+          if (rest > 0)  // the last oc tile: its channels past the chunk are zeros
+            for (int64_t r0 = 0; r0 < NR; r0 += L)
+              pair_of(pr, i32(full), r0, (int)std::max<int64_t>(0, std::min<int64_t>(L, rest - r0)));
+        },
+        "pair");
+  });
+  b.CreateRetVoid();
+  return {f, tasks};
+}
+
+}  // namespace
 
 EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const std::string &name) {
   llvm::IRBuilder<> b(env.module.getContext());
@@ -31,9 +130,13 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   llvm::Value *c0 = part_arg(env, b, 1, w.c0, 0, OC - occ);
   const int64_t OCt = (occ + NR - 1) / NR;
   const SlotRef R = slot_for(env, b, arena, k.ins[0]), U = slot_for(env, b, arena, k.out);
-  TINYRT_CHECK(R.strides == std::vector<int64_t>({9 * OC, OC, 1}) && R.numel == IC * 9 * OC,
+  const bool q = R.type == DType::I8;
+  TINYRT_CHECK(q || (R.strides == std::vector<int64_t>({9 * OC, OC, 1}) && R.numel == IC * 9 * OC),
                "Winograd 3x3 weights not laid out [IC, 9, OC]");
-  TINYRT_CHECK(U.numel == a * a * OCt * IC * NR && U.span == U.numel, "Winograd run-time weights not packed densely");
+  const int64_t ICp = q ? (IC + 1) / 2 * 2 : IC;  // int8: whole pairs
+  TINYRT_CHECK(U.numel == a * a * OCt * ICp * NR && U.span == U.numel && (!q || (w.m == 2 && U.type == DType::I16)),
+               "Winograd run-time weights not packed densely");
+  if (q) return emit_int8(env, b, f, k, R, U, L, OCt, c0);
   llvm::Type *f32 = b.getFloatTy();
   auto *vf32 = llvm::FixedVectorType::get(f32, L);
   // The 3x3 weights float, or half (--weights fp16: widened as loaded).

@@ -76,6 +76,13 @@ struct GemmSpec {
   // stay float (keep_float_weights: the weights budget's room spent where
   // widening half weights costs the most per byte).
   bool float_weights = false;
+  // QGemm over int16 operands: a Winograd convolution's grouped product
+  // (passes/winograd.cpp). X and the weight (logical [OC, IC/groups, 1, 1])
+  // hold int16 values, x_zero is 0, and the products go by pairs of input
+  // channels: a pair's 4 bytes are one int8 quad of the packing and of the
+  // emitter (pmaddwd: two 16-bit products summed into each int32 lane;
+  // vpdpwssd with VNNI).
+  bool i16 = false;
 };
 
 // What a GEMM's register tile is chosen for (Target::gemm_tile): output and

@@ -205,14 +205,6 @@ static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
   return true;
 }
 
-// The form of a QGemm's products on x86 without VNNI (MaddForm): bytes
-// when its weights allow it, else signed bytes unless a weight is -128
-// (s.pair16 says none is), else widened.
-static MaddForm madd_form(const GemmSpec &s, const int8_t *src, const Target &t) {
-  if (byte_pairs_exact(s, src)) return MaddForm::Bytes;
-  return s.pair16 && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
-}
-
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
 // padded; k_run: [oc tile][kh][k_w*ic/4][nr][4]) and, per output channel, the accumulators' start
 // -x_zero * sum of the channel's weights, so that the kernel's sums of
@@ -222,23 +214,28 @@ static MaddForm madd_form(const GemmSpec &s, const int8_t *src, const Target &t)
 // DotI8::NeonPairs packs each vector of 4 channels x 4 inputs as lane
 // pairs, [input pair h][channel][2]: a widening multiply of one half with
 // X's pairs and a pairwise add of 16-bit lanes give each channel's lane.
+// int16 operands (GemmSpec::i16): the weight's int16 values as bytes, two
+// inputs each, packed so as bytes (no flip, no lane pairs: the emitter
+// multiplies a quad's two int16 by pmaddwd or widened on every target).
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   const Value &w = g.v(s.weight);
-  int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, KK = s.k_h * s.k_w;
+  int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G * (s.i16 ? 2 : 1), KK = s.k_h * s.k_w;
+  TINYRT_CHECK(!s.i16 || (w.dtype == DType::I16 && KK == 1 && !s.k_run && s.x_zero == 0),
+               "an int16 GEMM's weights must be int16 over 1x1 taps");
   // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs.
   int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg;
   int64_t OCt = (OCg + NR - 1) / NR, ICq = (ICp + 3) / 4;
-  int sign = madd_x_sign(target.dot_i8, s.madd);
+  int sign = s.i16 ? 0 : madd_x_sign(target.dot_i8, s.madd);
   s.x_flip = (sign > 0 && xt == DType::I8) || (sign < 0 && xt == DType::U8);
   int64_t zero = s.x_zero + (s.x_flip ? (xt == DType::I8 ? 128 : -128) : 0);
-  bool pairs = target.dot_i8 == DotI8::NeonPairs;
+  bool pairs = target.dot_i8 == DotI8::NeonPairs && !s.i16;
   int L = target.f32_lanes();
   // Byte of (channel r of the tile, input k of the quad) within the quad's
   // NR * 4 bytes.
   auto at = [&](int64_t r, int64_t k) { return quad_byte(pairs, L, r, k); };
   std::vector<int8_t> out((size_t)(G * OCt * KKp * ICq * NR * 4), 0);
   std::vector<int32_t> start((size_t)(G * OCt * NR), 0);
-  const int8_t *src = w.data->as<int8_t>();
+  const int8_t *src = (const int8_t *)w.data->bytes.data();
   for (int64_t gi = 0; gi < G; ++gi)
     for (int64_t ocg = 0; ocg < OCg; ++ocg) {
       int64_t ot = ocg / NR, r = ocg % NR, oc = gi * OCg + ocg, sum = 0;
@@ -306,6 +303,14 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 }
 
 }  // namespace
+
+// The form of a QGemm's products on x86 without VNNI (MaddForm): bytes
+// when its weights allow it, else signed bytes unless a weight is -128
+// (s.pair16 says none is), else widened.
+MaddForm qgemm_madd_form(const GemmSpec &s, const int8_t *src, const Target &t) {
+  if (byte_pairs_exact(s, src)) return MaddForm::Bytes;
+  return s.pair16 && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
+}
 
 GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
   GemmTileShape ts = gemm_tile_shape(s);
@@ -433,13 +438,13 @@ void pack_weights(PassContext &c, const PackOptions &o) {
         continue;
       }
     }
-    if (q) {
+    if (q && !s.i16) {
       const Value &w = g.v(s.weight);
       const int8_t *src = w.data->as<int8_t>();
       int64_t n = shape_numel(w.shape);
       s.pair16 = std::find(src, src + n, int8_t(-128)) == src + n;
       if (c.target.dot_i8 == DotI8::X86Madd) {
-        s.madd = madd_form(s, src, c.target);
+        s.madd = qgemm_madd_form(s, src, c.target);
         ++forms[(int)s.madd];
       }
     }
@@ -451,9 +456,10 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     ++packed;
     if (s.arena_packed) {  // packed at run time (WinogradWeights) for this tile: the Winograd pass chose it so
       const Value &u = g.v(k.ins[1]);
-      TINYRT_CHECK(u.rank() == 4 && u.shape[3] == NR && u.shape[0] == s.groups && u.shape[2] == s.in_c / s.groups &&
-                       u.shape[1] == (s.out_c / s.groups + NR - 1) / NR,
-                   "run-time packed weights of another tile than their GEMM's");
+      const int64_t ICg = s.in_c / s.groups, OCt = (s.out_c / s.groups + NR - 1) / NR;
+      // float [group][oc tile][ic][nr]; int16 pairs [group][oc tile][ic / 2][nr][2]
+      const Shape want = s.i16 ? Shape{s.groups, OCt, (ICg + 1) / 2, NR, 2} : Shape{s.groups, OCt, ICg, NR};
+      TINYRT_CHECK(u.shape == want, "run-time packed weights of another tile than their GEMM's");
       continue;
     }
     if (s.arena_weights) {
@@ -532,7 +538,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     int q8 = 0, slower = 0;
     double worst = 0;
     for (const Kernel &k : p.kernels) {
-      if (k.kind != KernelKind::QGemm) continue;
+      if (k.kind != KernelKind::QGemm || k.gemm.i16) continue;
       ++q8;
       const double r = c.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       if (r > 1) ++slower, worst = std::max(worst, r);

@@ -186,13 +186,17 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
 // Which of the target's tile lists GEMM kernel k takes its tile from:
 // float, int8, or int8 multiplied as bytes (x86 without VNNI:
-// GemmSpec::madd other than Widened).
+// GemmSpec::madd other than Widened) or as int16 pairs (GemmSpec::i16):
+// one register per accumulator.
 inline Target::TileKind gemm_tile_kind(const Kernel &k) {
-  return k.kind != KernelKind::QGemm        ? Target::TileKind::Float
-         : k.gemm.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
-                                            : Target::TileKind::Int8;
+  return k.kind != KernelKind::QGemm                      ? Target::TileKind::Float
+         : k.gemm.madd != MaddForm::Widened || k.gemm.i16 ? Target::TileKind::Int8Bytes
+                                                          : Target::TileKind::Int8;
 }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
+// The form of a QGemm's int8 products on x86 without VNNI (pack_weights),
+// its weights `src` and s.pair16 (no weight is -128) given.
+MaddForm qgemm_madd_form(const GemmSpec &s, const int8_t *src, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or
 // recurrent), or -1.
 int packed_weights_of(const Kernel &k);

@@ -50,6 +50,19 @@
 // form must beat the best so far by 3 % instead of 10 %.
 // `-v` prints each decision with its figures; the JSON's
 // "memory_trades" lists them with their bytes and estimated gains.
+//
+// int8 convolutions (QGemm over uint8/int8 X and int8 weights) take
+// F(2,3) with stored weights only, in integers and exactly: V = B^T (d -
+// x_zero) B in int16 (B's entries 0 and +-1: |v| <= 4 * 255), U = (2G) g
+// (2G)^T = 4 G g G^T in int16 (|u| <= 9 * 128), the grouped GEMM over
+// int16 pairs (GemmSpec::i16: pmaddwd) into int32 M, and Y = A^T M A = 4 *
+// the direct sums, shifted right by 2. int32 sums wrap and the transforms
+// are linear, so the result is exact whenever it fits: 4 * 9 * IC * 255 *
+// 128 < 2^31, up to kInt8MaxChannels input channels. The cost model takes
+// it where the target's int16 products (Target::i16_over_float) and the
+// 2.25x fewer of them beat its direct int8 GEMM (Target::int8_over_float);
+// its int16 weights are 3.6x the int8 ones, which the weights budget
+// spends like the float forms' (layers with many tiles first).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -63,6 +76,9 @@ namespace tinyrt {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// int8 F(2,3) is exact up to this many input channels (see above).
+constexpr int64_t kInt8MaxChannels = 1827;
 
 // A form measured on this machine (--tuning) is wanted when it is this
 // fraction faster than the best so far (the estimate's own hedge is 10 %).
@@ -161,6 +177,44 @@ ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradM
         }
     }
   return make_const_f32({a * a * OC, IC, 1, 1}, u);
+}
+
+// U = (2G) g (2G)^T = 4 G g G^T of an int8 weight, integers (F(2,3): 2G's
+// entries are 0, +-1 and 2), as int16 [a*a*OC, IC, 1, 1], ordered as
+// transform_weights orders them.
+ConstP transform_weights_i16(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
+  const int a = m.a();
+  std::vector<int16_t> u((size_t)(a * a * OC * IC));
+  const int8_t *g = w.data->as<int8_t>();
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t ic = 0; ic < IC; ++ic) {
+      const int8_t *k = g + (oc * IC + ic) * 9;
+      double gg[6][3];  // (2G) g
+      for (int x = 0; x < a; ++x)
+        for (int v = 0; v < 3; ++v) {
+          double sum = 0;
+          for (int r = 0; r < 3; ++r) sum += 2 * m.g[(size_t)(x * 3 + r)] * (double)k[r * 3 + v];
+          gg[x][v] = sum;
+        }
+      for (int x = 0; x < a; ++x)
+        for (int y = 0; y < a; ++y) {
+          double sum = 0;
+          for (int v = 0; v < 3; ++v) sum += gg[x][v] * 2 * m.g[(size_t)(y * 3 + v)];
+          TINYRT_CHECK(sum == std::round(sum) && std::fabs(sum) < 32768, "int8 Winograd weights beyond int16");
+          u[(size_t)((((int64_t)(x * a + y) * OC + oc) * IC) + ic)] = (int16_t)sum;
+        }
+    }
+  Bytes b((const uint8_t *)u.data(), (const uint8_t *)u.data() + u.size() * sizeof(int16_t));
+  return make_const(DType::I16, {a * a * OC, IC, 1, 1}, std::move(b));
+}
+
+// Bytes of a QGemm's packed weights and accumulator starts (pack_qgemm)
+// with the tile of `kind`'s table.
+int64_t packed_qgemm_bytes(const GemmSpec &s, const Target &t, Target::TileKind kind) {
+  const GemmTile tl = gemm_table_tile(s, t, kind);
+  const int64_t NR = (int64_t)tl.nv * t.f32_lanes(), G = s.groups, OCt = ceil_div(s.out_c / G, NR);
+  const int64_t ICb = s.in_c / G * (s.i16 ? 2 : 1);
+  return G * OCt * (s.k_h * s.k_w * ceil_div(ICb, 4) + 1) * NR * 4;
 }
 
 // The grouped GEMM of form m over `n` of convolution s's tiles (0: all):
@@ -331,11 +385,26 @@ std::string form_name(int f) {
   return "F(" + std::to_string(kForm[f].m) + ",3)" + (kForm[f].rt ? "/rt" : "");
 }
 
-// The grouped GEMM of a chunk of `occ` output channels (rt forms).
-GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ) {
+// The grouped GEMM of a chunk of `occ` output channels (rt forms); int8
+// (`i16`): over int16 pairs.
+GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ, bool i16 = false) {
   GemmSpec cs = s;
   cs.out_c = occ;
-  return grouped_gemm(cs, m);
+  cs = grouped_gemm(cs, m);
+  cs.i16 = i16;
+  return cs;
+}
+
+// Output channels a tile of the GEMM gs packs (its nr).
+int64_t chunk_nr(const GemmSpec &gs, const Target &t) {
+  if (!gs.i16) return float_gemm_nr(gs, t);
+  return (int64_t)gemm_table_tile(gs, t, Target::TileKind::Int8Bytes).nv * t.f32_lanes();
+}
+
+// Bytes of the packed weights of the GEMM gs.
+int64_t chunk_weight_bytes(const GemmSpec &gs, const Target &t) {
+  return gs.i16 ? packed_qgemm_bytes(gs, t, Target::TileKind::Int8Bytes)
+                : packed_float_weight_bytes(gs, t, WeightStorage::F32);
 }
 
 // What transforming the weights at run time adds to form m's cost, in
@@ -354,16 +423,24 @@ double runtime_weights_cost(const GemmSpec &s, const Target &t, int m, int64_t c
 
 }  // namespace
 
-// A float 3x3 stride-1 convolution over channels-last input and output.
+// A float 3x3 stride-1 convolution over channels-last input and output,
+// or an int8 one (QGemm) of at most kInt8MaxChannels input channels.
 bool winograd_eligible(const Program &p, const Kernel &k) {
   const GemmSpec &s = k.gemm;
   const Graph &g = p.graph;
-  if (k.kind != KernelKind::Gemm || s.k_h != 3 || s.k_w != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
-      s.dil_w != 1 || s.groups != 1 || s.out_axis[2] < 0 || s.in_axis[2] < 0)
+  const bool q8 = k.kind == KernelKind::QGemm;
+  if ((k.kind != KernelKind::Gemm && !q8) || s.k_h != 3 || s.k_w != 3 || s.stride_h != 1 || s.stride_w != 1 ||
+      s.dil_h != 1 || s.dil_w != 1 || s.groups != 1 || s.out_axis[2] < 0 || s.in_axis[2] < 0)
     return false;
-  if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
-      g.v(k.out).dtype != DType::F32)
+  if (q8) {
+    const DType xt = g.v(k.ins[0]).dtype;
+    if ((xt != DType::U8 && xt != DType::I8) || s.weight < 0 || g.v(s.weight).dtype != DType::I8 ||
+        !g.v(s.weight).is_const() || s.k_run || s.i16 || s.in_c > kInt8MaxChannels)
+      return false;
+  } else if (g.v(k.ins[0]).dtype != DType::F32 || g.v(s.weight).dtype != DType::F32 || !g.v(s.weight).is_const() ||
+             g.v(k.out).dtype != DType::F32) {
     return false;
+  }
   // Run-time image sizes: the run's tiles are the first of V and M.
   if ((g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic()) &&
       gemm_runtime_spatial(s, g.v(k.out), g.v(k.ins[0])) <= 0)
@@ -431,6 +508,22 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     const GemmSpec &s = k.gemm;
     Candidate cand;
     cand.kernel = ki;
+    // int8 (QGemm): F(2,3) stored only; its direct GEMM's time over a
+    // float GEMM's (Target::int8_over_float, by the form pack_weights will
+    // choose), 0 where not measured.
+    const bool q8 = k.kind == KernelKind::QGemm;
+    double int8_ratio = 0;
+    Target::TileKind direct_kind = Target::TileKind::Int8;
+    if (q8) {
+      const Value &wq = g.v(s.weight);
+      const int8_t *src = wq.data->as<int8_t>();
+      GemmSpec sq = s;
+      sq.pair16 = std::find(src, src + wq.numel(), int8_t(-128)) == src + wq.numel();
+      const MaddForm f = t.dot_i8 == DotI8::X86Madd ? qgemm_madd_form(sq, src, t) : MaddForm::Widened;
+      if (t.dot_i8 == DotI8::X86Madd && f != MaddForm::Widened) direct_kind = Target::TileKind::Int8Bytes;
+      int8_ratio = t.int8_time_over_float(f, sq.pair16);
+    }
+    const bool q8_pays = q8 && int8_ratio > 0 && t.i16_over_float > 0;
     // V and M are indexed with 32 bits like every tensor.
     auto fits = [&](int m) {
       return (double)tiles(s, m) * (m + 2) * (m + 2) * (double)std::max(s.in_c, s.out_c) < 2147483647.0;
@@ -467,6 +560,15 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     // OC] for the run-time transform) replace the convolution's (< 0: packs
     // smaller than direct, its padding).
     auto added_bytes = [&](int i, WeightStorage st) {
+      if (q8) {  // F(2,3)'s int16 weights (or, /rt, the 3x3 bytes) for the packed int8 ones
+        if (kForm[i].m != 2) return (int64_t)0;
+        GemmSpec gs = grouped_gemm(s, 2);
+        gs.i16 = true;
+        const int64_t per = cand.chunk[i] > 0 ? cand.chunk[i] : s.out_c;  // (rt: whole chunks, zero padded)
+        const int64_t stored = kForm[i].rt ? 9 * s.in_c * ceil_div(s.out_c, per) * per
+                                           : packed_qgemm_bytes(gs, t, Target::TileKind::Int8Bytes);
+        return stored - packed_qgemm_bytes(s, t, direct_kind);
+      }
       const int64_t stored =
           kForm[i].rt ? 9 * s.in_c * s.out_c * (st == WeightStorage::F16 ? 2 : 4)
                       : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, packed_storage(kForm[i].m, st));
@@ -482,8 +584,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         // (fixed sizes only), the fewest whose one band fits; none fits
         // when even a tile row's do not.
         const int64_t rows = s.batch * ceil_div(s.out_h, m);
-        const int64_t row_bytes =
-            sat_mul(sat_mul(ceil_div(s.out_w, m), a * a), sat_mul(s.in_c + s.out_c, (int64_t)sizeof(float)));
+        const int64_t row_bytes = sat_mul(sat_mul(ceil_div(s.out_w, m), a * a),
+                                          q8 ? 2 * s.in_c + 4 * s.out_c : sat_mul(s.in_c + s.out_c, (int64_t)4));
         cand.arena_fits[i] = sat_mul(row_bytes, rows) <= room;
         if (!cand.arena_fits[i] && fixed && row_bytes <= room && ceil_div(rows, room / row_bytes) <= kMaxParts) {
           cand.bands[i] = ceil_div(rows, room / row_bytes);
@@ -496,13 +598,12 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // the chunk's GEMM reads them) and its products M_c; the largest
       // chunk (a multiple of 16 channels, or all) that fits.
       cand.arena_fits[i] = false;
-      if (!fixed || !o.runtime_weights) continue;
-      const int64_t v_bytes = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c, (int64_t)sizeof(float)));
+      if (!fixed || !o.runtime_weights || (q8 && m != 2)) continue;
+      const int64_t v_bytes = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c, q8 ? (int64_t)2 : (int64_t)4));
       for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) <= kMaxParts;
            occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
-        const int64_t need =
-            sat_add(sat_add(v_bytes, packed_float_weight_bytes(chunk_gemm(s, m, occ), t, WeightStorage::F32)),
-                    sat_mul(sat_mul(T, a * a), sat_mul(occ, (int64_t)sizeof(float))));
+        const int64_t need = sat_add(sat_add(v_bytes, chunk_weight_bytes(chunk_gemm(s, m, occ, q8), t)),
+                                     sat_mul(sat_mul(T, a * a), sat_mul(occ, (int64_t)sizeof(float))));
         if (need <= room) {
           cand.chunk[i] = occ;
           cand.arena_fits[i] = true;
@@ -513,12 +614,27 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     // Forms measured on this machine (tinyrt-tune): their time over the
     // direct form's replaces the estimate's ratio (fixed sizes only).
     const Target::TunedWinograd *tuned =
-        fixed ? t.tuned_winograd_of(s.in_c, s.out_c, s.out_h, s.out_w, s.batch) : nullptr;
+        fixed && !q8 ? t.tuned_winograd_of(s.in_c, s.out_c, s.out_h, s.out_w, s.batch) : nullptr;
     auto tuned_ratio = [&](int i) { return tuned ? tuned->ratio[i] : 0.0; };
     // cost[i][j]: form i at point j (and direct), estimated once.
     std::vector<double> direct;
     std::vector<double> cost[kForms];
     for (const Point &e : at) {
+      if (q8) {  // int8: direct, and F(2,3) over int16, stored or /rt (F(4,3): never)
+        Estimate d = direct_cost(e.s, t);
+        direct.push_back(d.gemm * int8_ratio + d.memory / 4);
+        for (int i = 0; i < kForms; ++i) {
+          if (kForm[i].m != 2 || !q8_pays) {
+            cost[i].push_back(2 * direct.back());
+            continue;
+          }
+          Estimate w2 = winograd_cost(e.s, t, 2, e.run_h, e.run_w, cand.bands[i]);
+          double c_i = w2.gemm * t.i16_over_float + w2.transforms + w2.memory / 2;
+          if (kForm[i].rt && cand.chunk[i] > 0) c_i += runtime_weights_cost(e.s, t, 2, cand.chunk[i]) / 2;
+          cost[i].push_back(c_i);
+        }
+        continue;
+      }
       direct.push_back(direct_cost(e.s, t).total());
       for (int i = 0; i < kForms; ++i) {
         double c_i = winograd_cost(e.s, t, kForm[i].m, e.run_h, e.run_w, cand.bands[i]).total();
@@ -557,7 +673,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // the cost model, counting float products, would compare with a
       // direct GEMM in half (resnet18 on the A76: 2.916e8 -> 2.996e8).
       const bool half_ok = o.precision != Precision::F16 || (kForm[i].m == 2 && !kForm[i].rt);
-      const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0 && half_ok;
+      const bool pays = o.mode == WinogradMode::Auto && fits(kForm[i].m) && worst < 1.0 && half_ok &&
+                        (!q8 || (kForm[i].m == 2 && q8_pays));
       cand.allowed[i] = pays && mean[i] < hedge(i) && cand.arena_fits[i];
       if (pays && !kForm[i].rt && mean[i] < hedge(i) * best) best = mean[i], cand.wanted = i;
       cand.gain[i] = direct[0] - cost[i][0];
@@ -566,7 +683,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     }
     for (int i : {1, 3})
       if (mean[i] >= hedge(i) * mean[i - 1]) cand.allowed[i] = false;
-    if (forced >= 0) cand.wanted = fits(kForm[forced].m) && (!kForm[forced].rt || fixed) ? forced : -1;
+    if (forced >= 0)
+      cand.wanted =
+          fits(kForm[forced].m) && (!kForm[forced].rt || fixed) && (!q8 || kForm[forced].m == 2) ? forced : -1;
     // The code budget dropped this layer (driver: compile_model).
     cand.dropped = !k.nodes.empty() && o.direct.count(k.nodes.front());
     if (cand.dropped)
@@ -578,7 +697,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       for (size_t j = 0; j < at.size(); ++j) {
         lg << (j ? "; " : " ") << at[j].s.out_h << "x" << at[j].s.out_w << ": direct " << (int64_t)direct[j];
         for (int i = 0; i < kForms; ++i) {
-          if (kForm[i].rt && !cand.chunk[i]) continue;
+          if ((kForm[i].rt && !cand.chunk[i]) || (q8 && kForm[i].m != 2)) continue;
           lg << ", " << form_name(i) << " " << (int64_t)cost[i][j];
           if (cand.bands[i] > 1) lg << " in " << cand.bands[i] << " bands";
           if (cand.chunk[i] && cand.chunk[i] < s.out_c) lg << " in chunks of " << cand.chunk[i];
@@ -688,9 +807,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     const WinogradMatrices &w = winograd_matrices(m);
     int64_t a = w.a(), TH = ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m), T = tiles(s, m);
     int64_t IC = s.in_c, OC = s.out_c;
+    const bool q8 = k.kind == KernelKind::QGemm;  // int16 V and U, int32 M
     // Forced forms are not budgeted: the cap in force refuses them before
     // the transformed weights are made.
-    transformed_bytes += (rt ? 9 : a * a) * OC * IC * (int64_t)sizeof(float);
+    transformed_bytes += (rt ? 9 : a * a) * OC * IC * (q8 ? 2 : 4);
     if (transformed_bytes > lim.weights_cap())
       fail_cap((k.nodes.empty() ? k.label : "node '" + k.nodes.front() + "' (" + k.label + ")") + ": its Winograd " +
                form_name(f) + " weights bring the transformed weights to " + std::to_string(transformed_bytes) +
@@ -738,13 +858,15 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     auto product = [&](int V, int U, int M, const GemmSpec &gs, int64_t C, const std::string &tag,
                        const std::function<ExprP(ExprP col, ExprP plane, ExprP ic)> &weight) {
       Kernel mm;
-      mm.kind = KernelKind::Gemm;
+      mm.kind = q8 ? KernelKind::QGemm : KernelKind::Gemm;
       mm.out = M;
       mm.ins = {V, U};
       mm.gemm = gs;
       ExprP plane = bin(EOp::Div, var(1), cidx(C));
-      mm.expr = reduce(ReduceKind::Sum, {{r, IC}},
-                       load(0, DType::F32, {var(0), plane * IC + var(r)}) * weight(var(1), plane, var(r)));
+      ExprP x = load(0, q8 ? DType::I16 : DType::F32, {var(0), plane * IC + var(r)}),
+            wt = weight(var(1), plane, var(r));
+      if (q8) x = cast(x, DType::I32), wt = cast(wt, DType::I32);
+      mm.expr = reduce(ReduceKind::Sum, {{r, IC}}, x * wt);
       mm.nodes = conv.nodes;
       mm.label = conv.label + ".winograd_gemm" + tag;
       mm.wino.m = m;  // F(4,3)'s weights stay float (packed_storage), so do its products
@@ -756,15 +878,34 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // tap), transformed a chunk at a time: in (whole), then per chunk
       // weights, product, out.
       const Value &wv = g.v(s.weight);
-      const float *src = wv.data->as<float>();
-      std::vector<float> raw((size_t)(IC * 9 * OC));
-      for (int64_t oc = 0; oc < OC; ++oc)
-        for (int64_t ic = 0; ic < IC; ++ic)
-          for (int64_t tap = 0; tap < 9; ++tap) raw[(size_t)((ic * 9 + tap) * OC + oc)] = src[(oc * IC + ic) * 9 + tap];
-      // (--weights fp16: as half, widened as the transform loads them; the
-      // transformed weights it writes to the arena are float.)
-      const int R = add_float_weights(g, wv.name + "_3x3", raw, o.weights, {IC, 9, OC});
-      int V = g.add_value(g.fresh_name(base + "_winograd_v"), DType::F32, {T, a * a * IC});
+      int R;
+      if (q8) {
+        // int8: chunk-major, [chunk][IC][9][per] (the last chunk's
+        // channels past OC zero), so that a chunk's transform reads one
+        // contiguous block: a deep layer's weights outgrow the caches,
+        // and a chunk's slice of [IC][9][OC] touches a line per tap and
+        // input channel.
+        const int8_t *src = wv.data->as<int8_t>();
+        const int64_t per = chunk[ki], parts = ceil_div(OC, per);
+        Bytes raw((size_t)(parts * IC * 9 * per), 0);
+        for (int64_t oc = 0; oc < OC; ++oc)
+          for (int64_t ic = 0; ic < IC; ++ic)
+            for (int64_t tap = 0; tap < 9; ++tap)
+              raw[(size_t)((((oc / per) * IC + ic) * 9 + tap) * per + oc % per)] =
+                  (uint8_t)src[(oc * IC + ic) * 9 + tap];
+        R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const(DType::I8, {parts, IC, 9, per}, std::move(raw)));
+      } else {
+        const float *src = wv.data->as<float>();
+        std::vector<float> raw((size_t)(IC * 9 * OC));
+        for (int64_t oc = 0; oc < OC; ++oc)
+          for (int64_t ic = 0; ic < IC; ++ic)
+            for (int64_t tap = 0; tap < 9; ++tap)
+              raw[(size_t)((ic * 9 + tap) * OC + oc)] = src[(oc * IC + ic) * 9 + tap];
+        // (--weights fp16: as half, widened as the transform loads them; the
+        // transformed weights it writes to the arena are float.)
+        R = add_float_weights(g, wv.name + "_3x3", raw, o.weights, {IC, 9, OC});
+      }
+      int V = g.add_value(g.fresh_name(base + "_winograd_v"), q8 ? DType::I16 : DType::F32, {T, a * a * IC});
       p.perm.resize(g.values.size());
       out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));
       const int64_t per = chunk[ki], parts = ceil_div(OC, per);
@@ -772,13 +913,17 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
         const int64_t occ = std::min(per, OC - oc0);
         const std::string tag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
-        const GemmSpec cg0 = chunk_gemm(s, m, occ);
-        const int64_t NR = float_gemm_nr(cg0, t), OCt = ceil_div(occ, NR);
+        GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
+        if (q8) cg0.epilogue = acc(DType::I32);
+        const int64_t NR = chunk_nr(cg0, t), OCt = ceil_div(occ, NR);
         const bool full = occ == per;
         int U = full ? Uf : -1, M = full ? Mf : -1;
         if (U < 0) {
-          U = g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
-          M = g.add_value(g.fresh_name(base + "_winograd_m"), DType::F32, {T, a * a * occ});
+          // int8: [q][oc tile][input channel pair][nr][2] int16, the
+          // packing's quads (pack_qgemm over int16).
+          U = q8 ? g.add_value(g.fresh_name(base + "_winograd_u"), DType::I16, {a * a, OCt, ceil_div(IC, 2), NR, 2})
+                 : g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
+          M = g.add_value(g.fresh_name(base + "_winograd_m"), q8 ? DType::I32 : DType::F32, {T, a * a * occ});
           p.perm.resize(g.values.size());
           if (full) Uf = U, Mf = M;
         }
@@ -803,6 +948,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         cg.arena_packed = true;
         Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {
           ExprP oc = bin(EOp::Rem, col, cidx(occ));
+          if (q8)
+            return load(1, DType::I16,
+                        {plane, bin(EOp::Div, oc, cidx(NR)), bin(EOp::Div, ic, cidx(2)), bin(EOp::Rem, oc, cidx(NR)),
+                         bin(EOp::Rem, ic, cidx(2))});
           return load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), ic, bin(EOp::Rem, oc, cidx(NR))});
         });
 
@@ -815,7 +964,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       ++rewritten;
       continue;
     }
-    int U = g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"), transform_weights(g.v(s.weight), OC, IC, w));
+    int U =
+        g.add_const(g.fresh_name(g.v(s.weight).name + "_winograd"),
+                    q8 ? transform_weights_i16(g.v(s.weight), OC, IC, w) : transform_weights(g.v(s.weight), OC, IC, w));
     // Bands of whole tile rows, as even as they go (one: the whole batch).
     const int64_t rows = s.batch * TH, nb = bands[ki], per = ceil_div(rows, nb);
     int Vf = -1, Mf = -1;  // the full bands' values, which their kernels share (Kernel::code_key)
@@ -827,8 +978,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       int V = full ? Vf : -1, M = full ? Mf : -1;
       const bool made = V < 0;
       if (made) {
-        V = g.add_value(g.fresh_name(base + "_winograd_v" + suffix), DType::F32, {Tb, a * a * IC});
-        M = g.add_value(g.fresh_name(base + "_winograd_m" + suffix), DType::F32, {Tb, a * a * OC});
+        V = g.add_value(g.fresh_name(base + "_winograd_v" + suffix), q8 ? DType::I16 : DType::F32, {Tb, a * a * IC});
+        M = g.add_value(g.fresh_name(base + "_winograd_m" + suffix), q8 ? DType::I32 : DType::F32, {Tb, a * a * OC});
         if (full) Vf = V, Mf = M;
       }
       const std::string key = nb > 1 && full ? base + "/band" + std::to_string(band_rows) : "";
@@ -849,8 +1000,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // U[q*OC + oc, ic], transformed at compile time.
       GemmSpec gs = grouped_gemm(s, m, Tb);
       gs.weight = U;
+      if (q8) gs.i16 = true, gs.epilogue = acc(DType::I32);
       Kernel mm = product(V, U, M, gs, OC, tag, [&](ExprP col, ExprP, ExprP ic) {
-        return load(1, DType::F32, {col, ic, cidx(0), cidx(0)});
+        return load(1, q8 ? DType::I16 : DType::F32, {col, ic, cidx(0), cidx(0)});
       });
 
       Kernel ot = output_transform(M, band_of, tag);

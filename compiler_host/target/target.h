@@ -143,6 +143,10 @@ struct Target {
   // each was measured: the target's file.
   double int8_over_float[3] = {0, 0, 0};
   double int8_time_over_float(MaddForm madd, bool pair16) const;
+  // An int8 Winograd convolution's grouped GEMM over int16 (GemmSpec::i16)
+  // per product, over a float GEMM's (passes/winograd.cpp's cost model).
+  // 0: the cost model never takes int8 Winograd (--winograd f2 still does).
+  double i16_over_float = 0;
   // Float GEMM on NEON: a pixel's input channels are loaded 4 at a time as
   // one vector and multiplied by lane (AArch64: fmla by element, fused;
   // ARMv7: vmla by scalar, a multiply then an add, as ARMv7 NEON has no

@@ -135,6 +135,11 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   } else {
     t.int8_over_float[0] = avx512 ? 0.266 : 0.296;
   }
+  // int8 Winograd F(2,3)'s grouped GEMM over int16 (vpmaddwd: two products
+  // per 32-bit lane, then an add) per product over the float GEMM's FMA
+  // (passes/winograd.cpp). Without VNNI; with it the direct int8 GEMM's
+  // vpdpbusd (four products a lane) leaves Winograd little to gain.
+  if (vnni == X86Vnni::None) t.i16_over_float = 0.6;
   // AVX-512 cells where a measured tile beats the model's choice by 3% or
   // more over at least 1 ms of GEMM time (dense_autoencoder's Gemm layers
   // 0.83-0.87 of the model, efficientnet_b0 and mobilenet_v2 about 0.98

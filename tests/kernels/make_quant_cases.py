@@ -20,6 +20,13 @@ OUTDIR/<family>/<case>/model.onnx and test_data_set_0/{input_0,output_0}.pb):
   exact/qlinearmatmul_*  QLinearMatMul: [M,K]x[K,N] and [2,M,K]x[K,N],
                          per-tensor and per-column b_scale
   exact/matmulinteger_*  MatMulInteger: int32 out
+  winograd/qlinearconv_* 3x3 stride-1 QLinearConv, the int8 Winograd
+                         F(2,3)'s layers (--winograd f2): odd channels
+                         (int16 pairs padded), channels past a vector,
+                         partial tiles, pads 0, 2 and asymmetric, one
+                         input row, batch 2, x zero points at both ends,
+                         inputs and weights at their end values and many
+                         input channels (the largest sums)
   exact/table_*          a function of one u8/s8 element (SiLU and
                          hard-swish as QDQ leaves them, Tanh, Exp
                          saturating, Sigmoid to float), odd shapes, zero
@@ -220,6 +227,23 @@ QLINEAR_CONV = [
     ("edge_s8_ic3_oc8_3x3_s2_wide", 1, 3, (6, 133), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "s8", 127, True, "u8", 128, True, False, "edge"),
 ]
 
+# 3x3 stride-1 convolutions for the int8 Winograd F(2,3) (the tuple as
+# QLINEAR_CONV's): V = B^T (d - x_zp) B reaches 4 * 255 with inputs at an
+# end and the zero point at the other, U = 4 G g G^T 9 * 128 with weights
+# of -128, and the int32 sums their largest over 300 input channels.
+WINOGRAD_CONV = [
+    ("u8_xzp128_ic17_oc40", 1, 17, (9, 8), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, True, True, ""),
+    ("s8_xzpm128_ic33_oc19_odd", 1, 33, (7, 11), 19, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", -128, True, "s8", 5, True, True, ""),
+    ("u8_xzp0_edge_ic64_oc16", 1, 64, (6, 6), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 0, True, "u8", 128, True, False, "edge"),
+    ("u8_xzp255_ic300_oc8", 1, 300, (5, 5), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 255, True, "u8", 0, False, True, ""),
+    ("s8_edge_ic40_oc24_xzp127", 1, 40, (6, 5), 24, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", 127, False, "s8", 0, True, False, "edge"),
+    ("s8_batch2_valid_ic24_oc24", 2, 24, (10, 10), 24, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", 3, True, "u8", 100, True, True, ""),
+    ("u8_asympad_ic20_oc12", 1, 20, (8, 9), 12, (3, 3), (1, 1), (0, 2, 1, 0), (1, 1), 1, "u8", 97, True, "u8", 3, False, True, ""),
+    ("u8_pad2_ic16_oc16", 1, 16, (5, 4), 16, (3, 3), (1, 1), (2, 2, 2, 2), (1, 1), 1, "u8", 40, True, "s8", -128, True, True, ""),
+    ("s8_one_row_ic18_oc7", 1, 18, (1, 13), 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", 0, True, "s8", 0, True, True, ""),
+    ("u8_wide_ic9_oc33", 1, 9, (4, 70), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, False, True, ""),
+]
+
 # (name, N, C, spatial, OC, kernel, strides, pads, dilations, group,
 #  x type, x_zp (None: absent), w_zp ("none": absent, "scalar", "chan"), full-range w)
 CONV_INTEGER = [
@@ -271,9 +295,10 @@ def conv_attrs(k, s, pads, dil, group):
     return dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil), group=group)
 
 
-def qlinear_conv_cases(out_dir, rng):
+def qlinear_conv_cases(out_dir, rng, cases=None):
+    cases = QLINEAR_CONV if cases is None else cases
     for (name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, per_ch, yt, y_zp, bias, full,
-         mode) in QLINEAR_CONV:
+         mode) in cases:
         x = random_act(rng, (n, c) + sp, xt, edge=mode == "edge")
         w = random_weight(rng, (oc, c // group) + k, full, narrow={"ties": 3, "7bit": 64}.get(mode), pair_axis=1,
                           edge=mode == "edge")
@@ -300,7 +325,7 @@ def qlinear_conv_cases(out_dir, rng):
             ins.append("b")
         node = helper.make_node("QLinearConv", ins, ["y"], **conv_attrs(k, s, pads, dil, group))
         write_case(out_dir, "qlinearconv_" + name, [node], inits, x, onnx_type(xt), y, onnx_type(yt))
-    return len(QLINEAR_CONV)
+    return len(cases)
 
 
 def integer_op_inputs(w, w_name, x_zp, xt, x_zp_name, w_zp, n, w_zp_name):
@@ -713,12 +738,14 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     exact, qdq = os.path.join(sys.argv[1], "exact"), os.path.join(sys.argv[1], "qdq")
+    winograd = os.path.join(sys.argv[1], "winograd")
     counts = {"qlinearconv": qlinear_conv_cases(exact, np.random.default_rng(11)),
               "convinteger": conv_integer_cases(exact, np.random.default_rng(12)),
               "qlinearmatmul": qlinear_matmul_cases(exact, np.random.default_rng(13)),
               "matmulinteger": matmul_integer_cases(exact, np.random.default_rng(14)),
               "table": table_cases(exact, np.random.default_rng(16)),
-              "qdq": qdq_cases(qdq, np.random.default_rng(15))}
+              "qdq": qdq_cases(qdq, np.random.default_rng(15)),
+              "winograd": qlinear_conv_cases(winograd, np.random.default_rng(17), WINOGRAD_CONV)}
     print(f"wrote {sum(counts.values())} cases to {sys.argv[1]}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "pass_test.h"
+#include "qdq_models.h"
 
 using namespace tinyrt;
 using namespace tinyrt::test;
@@ -391,6 +392,82 @@ TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
   } catch (const std::exception &e) {
     EXPECT_NE(std::string(e.what()).find("--max-weights-bytes"), std::string::npos) << e.what();
   }
+}
+
+// An int8 convolution (QGemm) as F(2,3) in integers: int16 V and
+// weights, an int16 GEMM into int32 M; the weights 4 G g G^T exactly.
+TEST(Winograd, Int8F2IsAnInt16Gemm) {
+  Program p = run_until(qdq_conv(16, true), "winograd", "x86-64-avx2", mode(WinogradMode::F2));
+  ASSERT_EQ(count_kernels(p, KernelKind::WinogradIn), 1) << describe(p);
+  ASSERT_EQ(count_kernels(p, KernelKind::QGemm), 1);
+  const Kernel &in = *std::find_if(p.kernels.begin(), p.kernels.end(),
+                                   [](const Kernel &k) { return k.kind == KernelKind::WinogradIn; });
+  const Kernel &mm =
+      *std::find_if(p.kernels.begin(), p.kernels.end(), [](const Kernel &k) { return k.kind == KernelKind::QGemm; });
+  EXPECT_EQ(in.gemm.x_zero, 128);  // the input transform subtracts it
+  EXPECT_EQ(p.graph.v(in.out).dtype, DType::I16);
+  EXPECT_TRUE(mm.gemm.i16);
+  EXPECT_EQ(mm.gemm.groups, 16);
+  EXPECT_EQ(mm.gemm.x_zero, 0);
+  EXPECT_EQ(p.graph.v(mm.out).dtype, DType::I32);
+  const Value &u = p.graph.v(mm.gemm.weight);
+  ASSERT_EQ(u.dtype, DType::I16);
+  ASSERT_EQ(u.shape, (Shape{16 * 8, 16, 1, 1}));
+  // U[q = x*4 + y][oc][ic] = sum (2G)[x][r] g[r][v] (2G)[y][v]
+  Program direct = run_until(qdq_conv(16, true), "winograd", "x86-64-avx2", mode(WinogradMode::Off));
+  const Kernel &conv = *std::find_if(direct.kernels.begin(), direct.kernels.end(),
+                                     [](const Kernel &k) { return k.kind == KernelKind::QGemm; });
+  const int8_t *g = direct.graph.v(conv.gemm.weight).data->as<int8_t>();
+  const int16_t *uv = (const int16_t *)u.data->bytes.data();
+  const int G2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
+  for (int oc : {0, 7})
+    for (int ic : {0, 15})
+      for (int x = 0; x < 4; ++x)
+        for (int y = 0; y < 4; ++y) {
+          int want = 0;
+          for (int r = 0; r < 3; ++r)
+            for (int v = 0; v < 3; ++v) want += G2[x][r] * g[(oc * 16 + ic) * 9 + r * 3 + v] * G2[y][v];
+          EXPECT_EQ(uv[((x * 4 + y) * 8 + oc) * 16 + ic], want) << oc << " " << ic << " " << x << " " << y;
+        }
+  // F(4,3) has no integer form: the layer stays direct.
+  EXPECT_EQ(count_kernels(run_until(qdq_conv(16, true), "winograd", "x86-64-avx2", mode(WinogradMode::F4)),
+                          KernelKind::WinogradIn),
+            0);
+}
+
+// The cost model takes int8 F(2,3) where the target's int16 products pay
+// (x86 without VNNI), not where the direct int8 GEMM has dot products.
+TEST(Winograd, Int8WhereItsInt16ProductsPay) {
+  std::string conv = qdq_conv(32, true);  // 32 -> 32 channels over 24x24
+  for (const char *from : {"i8[8,", "f32[8]", "i8[8]"}) {
+    std::string to = from;
+    to.replace(to.rfind('8'), 1, "32");
+    for (size_t at; (at = conv.find(from)) != std::string::npos;) conv.replace(at, std::string(from).size(), to);
+  }
+  conv.replace(conv.find(",12,12]"), 7, ",24,24]");
+  auto winograd_layers = [&](const char *target) {
+    Program p = run_until_limited(conv, "winograd", resolve_target(target), mode(WinogradMode::Auto), [](Limits &l) {
+      l.max_weights_bytes = int64_t(1) << 30;
+      l.arena_budget_given = true;
+    });
+    return count_kernels(p, KernelKind::WinogradIn);
+  };
+  EXPECT_EQ(winograd_layers("x86-64-avx2"), 1);
+  EXPECT_EQ(winograd_layers("x86-64-avx512-vnni"), 0);
+}
+
+// With its weights transformed at run time, an int8 chunk's U is int16
+// pairs of input channels in the GEMM's packed quads.
+TEST(Winograd, Int8RuntimeWeightsArePackedInt16Pairs) {
+  Program p = run_until(qdq_conv(15, true), "pack_weights", "x86-64-avx2", mode(WinogradMode::F2Rt));
+  ASSERT_EQ(count_kernels(p, KernelKind::WinogradWeights), 1) << describe(p);
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::QGemm) {
+      EXPECT_TRUE(k.gemm.i16 && k.gemm.arena_packed);
+      const Value &u = p.graph.v(k.ins[1]);
+      EXPECT_EQ(u.dtype, DType::I16);
+      EXPECT_EQ(u.shape, (Shape{16, (8 + k.gemm.nr - 1) / k.gemm.nr, 8, k.gemm.nr, 2}));  // 15 channels: 8 pairs
+    }
 }
 
 TEST(Winograd, ForcedFormsAreNotBudgeted) {
