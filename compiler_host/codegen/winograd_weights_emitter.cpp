@@ -23,6 +23,34 @@ namespace tinyrt {
 
 namespace {
 
+// Tasks over blocks of `units` (input channels, or pairs of them): per
+// unit, `fn` on each vector of L output channels of the chunk's full oc
+// tiles, then of its last tile (lanes past the chunk 0: its zeros).
+int64_t chunk_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t units, int64_t occ, int64_t NR, int L,
+                    const std::function<void(llvm::Value *, llvm::Value *, int64_t, int)> &fn, const char *name) {
+  auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
+  const int64_t full = occ / NR, rest = occ % NR;
+  return emit_row_block_tasks(b, f, units, [&](llvm::Value *u0, llvm::Value *u1) {
+    emit_counted_loop(
+        b, u0, u1,
+        [&](llvm::Value *ui) {
+          llvm::Value *u = clamp_i32(b, ui, 0, units - 1);  // u0 <= ui < u1 <= units: clamp_i32
+          if (full > 0)
+            emit_counted_loop(
+                b, i32(0), i32(full),
+                [&](llvm::Value *oti) {
+                  llvm::Value *ot = clamp_i32(b, oti, 0, full - 1);  // (the loop's bounds)
+                  for (int64_t r0 = 0; r0 < NR; r0 += L) fn(u, ot, r0, L);
+                },
+                "ot");
+          if (rest > 0)  // the last oc tile: its channels past the chunk are zeros
+            for (int64_t r0 = 0; r0 < NR; r0 += L)
+              fn(u, i32(full), r0, (int)std::max<int64_t>(0, std::min<int64_t>(L, rest - r0)));
+        },
+        name);
+  });
+}
+
 // int8: see above.
 EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, const Kernel &k, const SlotRef &R,
                         const SlotRef &U, int L, int64_t OCt, llvm::Value *c0) {
@@ -88,26 +116,7 @@ EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, c
                            llvm::Align(4));
     }
   };
-  const int64_t full = occ / NR, rest = occ % NR;
-  int64_t tasks = emit_row_block_tasks(b, f, pairs, [&](llvm::Value *p0, llvm::Value *p1) {
-    emit_counted_loop(
-        b, p0, p1,
-        [&](llvm::Value *pri) {
-          llvm::Value *pr = clamp_i32(b, pri, 0, pairs - 1);  // p0 <= pri < p1 <= pairs: clamp_i32
-          if (full > 0)
-            emit_counted_loop(
-                b, i32(0), i32(full),
-                [&](llvm::Value *oti) {
-                  llvm::Value *ot = clamp_i32(b, oti, 0, full - 1);  // (the loop's bounds)
-                  for (int64_t r0 = 0; r0 < NR; r0 += L) pair_of(pr, ot, r0, L);
-                },
-                "ot");
-          if (rest > 0)  // the last oc tile: its channels past the chunk are zeros
-            for (int64_t r0 = 0; r0 < NR; r0 += L)
-              pair_of(pr, i32(full), r0, (int)std::max<int64_t>(0, std::min<int64_t>(L, rest - r0)));
-        },
-        "pair");
-  });
+  int64_t tasks = chunk_tasks(b, f, pairs, occ, NR, L, pair_of, "pair");
   b.CreateRetVoid();
   return {f, tasks};
 }
@@ -173,26 +182,7 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
                            llvm::Align((uint64_t)L * 4));
     }
   };
-  const int64_t full = occ / NR, rest = occ % NR;
-  int64_t tasks = emit_row_block_tasks(b, f, IC, [&](llvm::Value *i0, llvm::Value *i1) {
-    emit_counted_loop(
-        b, i0, i1,
-        [&](llvm::Value *ici) {
-          llvm::Value *ic = clamp_i32(b, ici, 0, IC - 1);  // i0 <= ici < i1 <= IC: clamp_i32
-          if (full > 0)
-            emit_counted_loop(
-                b, i32(0), i32(full),
-                [&](llvm::Value *oti) {
-                  llvm::Value *ot = clamp_i32(b, oti, 0, full - 1);  // (the loop's bounds)
-                  for (int64_t r0 = 0; r0 < NR; r0 += L) vector_of(ic, ot, r0, L);
-                },
-                "ot");
-          if (rest > 0)  // the last oc tile: its channels past the chunk are zeros
-            for (int64_t r0 = 0; r0 < NR; r0 += L)
-              vector_of(ic, i32(full), r0, (int)std::max<int64_t>(0, std::min<int64_t>(L, rest - r0)));
-        },
-        "ic");
-  });
+  int64_t tasks = chunk_tasks(b, f, IC, occ, NR, L, vector_of, "ic");
   b.CreateRetVoid();
   return {f, tasks};
 }
