@@ -320,7 +320,10 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 // A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),
 // else the target's for the layer's shape.
 static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKind kind) {
-  if (kind == Target::TileKind::Float && s.mr > 0 && s.nr > 0) return {s.mr, s.nr / t.f32_lanes(), t.gemm_unroll};
+  // (set: narrow_tiles' float tiles; the int16 tile of an int8 Winograd
+  // layer's run-time weights, which all its bands' GEMMs read)
+  if ((kind == Target::TileKind::Float || s.i16) && s.mr > 0 && s.nr > 0)
+    return {s.mr, s.nr / t.f32_lanes(), t.gemm_unroll};
   return gemm_table_tile(s, t, kind);
 }
 

@@ -256,6 +256,7 @@ struct Candidate {
   bool arena_fits[kForms] = {true, true, true, true};  // its buffers with what is live, within the arena budget
   int64_t bands[kForms] = {1, 1, 1, 1};                // stored forms: bands of tile rows (1: V and M whole)
   int64_t chunk[kForms] = {};                          // rt forms: output channels per chunk
+  int64_t rt_bands[kForms] = {1, 1, 1, 1};             // rt forms (int8): bands of tile rows per chunk
   bool dropped = false;                                // kept direct for the code budget
   double gain[kForms] = {};
   int64_t bytes[kForms] = {};
@@ -599,15 +600,29 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // chunk (a multiple of 16 channels, or all) that fits.
       cand.arena_fits[i] = false;
       if (!fixed || !o.runtime_weights || (q8 && m != 2)) continue;
-      const int64_t v_bytes = sat_mul(sat_mul(T, a * a), sat_mul(s.in_c, q8 ? (int64_t)2 : (int64_t)4));
-      for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) <= kMaxParts;
-           occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
-        const int64_t need = sat_add(sat_add(v_bytes, chunk_weight_bytes(chunk_gemm(s, m, occ, q8), t)),
-                                     sat_mul(sat_mul(T, a * a), sat_mul(occ, (int64_t)sizeof(float))));
-        if (need <= room) {
-          cand.chunk[i] = occ;
-          cand.arena_fits[i] = true;
-          break;
+      // int8 (whose V, int16, is 8 times its input's bytes) may also run
+      // each chunk over bands of tile rows, the input transformed again
+      // per chunk: the fewest parts, then the fewest bands.
+      const int64_t rows = s.batch * ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m);
+      int64_t best_parts = kMaxParts + 1;
+      for (int64_t nb = 1; nb <= (q8 ? std::min(rows, kMaxParts) : 1); ++nb) {
+        // (bands: a full band's V and M and the last band's beside them,
+        // as the placement may keep them apart)
+        const int64_t Tb = nb > 1 ? ceil_div(rows, nb) * TW * (rows % nb ? 2 : 1) : T;
+        const int64_t v_bytes = sat_mul(sat_mul(Tb, a * a), sat_mul(s.in_c, q8 ? (int64_t)2 : (int64_t)4));
+        for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) * nb <= kMaxParts;
+             occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
+          const int64_t need = sat_add(sat_add(v_bytes, chunk_weight_bytes(chunk_gemm(s, m, occ, q8), t)),
+                                       sat_mul(sat_mul(Tb, a * a), sat_mul(occ, (int64_t)sizeof(float))));
+          if (need <= room) {
+            if (ceil_div(s.out_c, occ) * nb < best_parts) {
+              best_parts = ceil_div(s.out_c, occ) * nb;
+              cand.chunk[i] = occ;
+              cand.rt_bands[i] = nb;
+              cand.arena_fits[i] = true;
+            }
+            break;
+          }
         }
       }
     }
@@ -630,7 +645,14 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           }
           Estimate w2 = winograd_cost(e.s, t, 2, e.run_h, e.run_w, cand.bands[i]);
           double c_i = w2.gemm * t.i16_over_float + w2.transforms + w2.memory / 2;
-          if (kForm[i].rt && cand.chunk[i] > 0) c_i += runtime_weights_cost(e.s, t, 2, cand.chunk[i]) / 2;
+          if (kForm[i].rt && cand.chunk[i] > 0) {
+            c_i += runtime_weights_cost(e.s, t, 2, cand.chunk[i]) / 2;
+            // in bands: the input transformed again for every chunk after the first
+            if (cand.rt_bands[i] > 1)
+              c_i += (double)(ceil_div(e.s.out_c, cand.chunk[i]) - 1) * (double)tiles(e.s, 2) *
+                     (double)ceil_div(e.s.in_c, t.f32_lanes()) *
+                     (32.0 + 8.0 * (double)nonzeros(winograd_matrices(2).bt));
+          }
           cost[i].push_back(c_i);
         }
         continue;
@@ -737,7 +759,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   // budget, its packing's padding; forms that pack smaller give bytes back.)
   if (budgeted) fit_budget(cands, p.budgets.weights - p.budgets.base_weights);
   std::vector<int> form(p.kernels.size(), -1);
-  std::vector<int64_t> bands(p.kernels.size(), 1), chunk(p.kernels.size(), 0);
+  std::vector<int64_t> bands(p.kernels.size(), 1), chunk(p.kernels.size(), 0), rt_bands(p.kernels.size(), 1);
   for (const Candidate &cd : cands) {
     const Kernel &k = p.kernels[cd.kernel];
     const GemmSpec &cs = k.gemm;
@@ -746,6 +768,12 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     if (f >= 0 && kForm[f].rt) {
       // (forced: chunks of 16 channels, so that the tests cross chunks)
       chunk[cd.kernel] = budgeted ? cd.chunk[f] : std::min<int64_t>(cs.out_c, 16);
+      // int8: bands of tile rows per chunk (--winograd-bands with a forced rt form, tests)
+      if (k.kind == KernelKind::QGemm)
+        rt_bands[cd.kernel] = budgeted ? cd.rt_bands[f]
+                              : o.bands > 0 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic()
+                                  ? std::min(o.bands, cs.batch * ceil_div(cs.out_h, kForm[f].m))
+                                  : 1;
     } else if (f >= 0) {
       if (budgeted) bands[cd.kernel] = cd.bands[f];
       // --winograd-bands (tests): that many, at most a band a tile row, over fixed sizes.
@@ -768,6 +796,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     if (chunk[cd.kernel] && chunk[cd.kernel] < cs.out_c)
       why += " in chunks of " + std::to_string(chunk[cd.kernel]) + " output channels (" +
              (budgeted ? "the arena budget" : "forced forms: 16") + ")";
+    if (rt_bands[cd.kernel] > 1)
+      why += ", each in " + std::to_string(rt_bands[cd.kernel]) + " bands of tile rows (" +
+             (budgeted ? "the arena budget" : "--winograd-bands") + ")";
     if (c.log) *c.log << cd.log << " -> " << form_name(f) << why << "\n";
     // (A form taken where no stored form was wanted: an rt form measured
     // to pay where the stored ones do not, --tuning.)
@@ -905,30 +936,36 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         // transformed weights it writes to the arena are float.)
         R = add_float_weights(g, wv.name + "_3x3", raw, o.weights, {IC, 9, OC});
       }
-      int V = g.add_value(g.fresh_name(base + "_winograd_v"), q8 ? DType::I16 : DType::F32, {T, a * a * IC});
-      p.perm.resize(g.values.size());
-      out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));
+      // Bands (int8, rt_bands): each chunk runs its tile rows in bands,
+      // the input transformed per band; else V whole, transformed once.
+      const int64_t rows = s.batch * TH, nb = rt_bands[ki], rows_per = ceil_div(rows, nb);
+      const int64_t Tf = nb > 1 ? rows_per * TW : T;  // a full band's tiles
+      int V = -1;
+      if (nb == 1) {
+        V = g.add_value(g.fresh_name(base + "_winograd_v"), q8 ? DType::I16 : DType::F32, {T, a * a * IC});
+        p.perm.resize(g.values.size());
+        out.push_back(input_transform(V, {m, TH, TW, 0, 0, 0, 0}, ""));
+      }
       const int64_t per = chunk[ki], parts = ceil_div(OC, per);
-      int Uf = -1, Mf = -1;  // the full chunks' values, which their kernels share (Kernel::code_key)
+      int Uf = -1, Vf = -1, Vl = -1;  // the full chunks' U and the bands' V (full, last), which their kernels share
+      std::map<std::pair<int64_t, int64_t>, int> Ms;  // M per (band tiles, chunk channels)
       for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
         const int64_t occ = std::min(per, OC - oc0);
-        const std::string tag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
+        const std::string ctag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
         GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
         if (q8) cg0.epilogue = acc(DType::I32);
         const int64_t NR = chunk_nr(cg0, t), OCt = ceil_div(occ, NR);
         const bool full = occ == per;
-        int U = full ? Uf : -1, M = full ? Mf : -1;
+        int U = full ? Uf : -1;
         if (U < 0) {
           // int8: [q][oc tile][input channel pair][nr][2] int16, the
           // packing's quads (pack_qgemm over int16).
           U = q8 ? g.add_value(g.fresh_name(base + "_winograd_u"), DType::I16, {a * a, OCt, ceil_div(IC, 2), NR, 2})
                  : g.add_value(g.fresh_name(base + "_winograd_u"), DType::F32, {a * a, OCt, IC, NR});
-          M = g.add_value(g.fresh_name(base + "_winograd_m"), q8 ? DType::I32 : DType::F32, {T, a * a * occ});
           p.perm.resize(g.values.size());
-          if (full) Uf = U, Mf = M;
+          if (full) Uf = U;
         }
-        const std::string key = parts > 1 && full ? base + "/chunk" + std::to_string(occ) : "";
-        const WinogradSpec part = {m, TH, TW, occ, 0, 0, oc0};
+        const std::string ckey = parts > 1 && full ? base + "/chunk" + std::to_string(occ) : "";
 
         Kernel wt;
         wt.kind = KernelKind::WinogradWeights;
@@ -937,29 +974,64 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         wt.gemm = s;
         wt.gemm.epilogue = nullptr;
         wt.gemm.nr = (int)NR;
-        wt.wino = part;
+        wt.wino = {m, TH, TW, occ, 0, 0, oc0};
         wt.nodes = conv.nodes;
-        wt.label = conv.label + ".winograd_weights" + tag;
+        wt.label = conv.label + ".winograd_weights" + ctag;
         wt.guard = conv.guard;
-        if (!key.empty()) wt.code_key = key + "/weights";
-
-        // U_c[q][oc / NR][ic][oc % NR], packed for this GEMM (arena_packed).
-        GemmSpec cg = cg0;
-        cg.arena_packed = true;
-        Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {
-          ExprP oc = bin(EOp::Rem, col, cidx(occ));
-          if (q8)
-            return load(1, DType::I16,
-                        {plane, bin(EOp::Div, oc, cidx(NR)), bin(EOp::Div, ic, cidx(2)), bin(EOp::Rem, oc, cidx(NR)),
-                         bin(EOp::Rem, ic, cidx(2))});
-          return load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), ic, bin(EOp::Rem, oc, cidx(NR))});
-        });
-
-        Kernel ot = output_transform(M, part, tag);
-        if (!key.empty()) mm.code_key = key + "/gemm", ot.code_key = key + "/out";
+        if (!ckey.empty()) wt.code_key = ckey + "/weights";
         out.push_back(std::move(wt));
-        out.push_back(std::move(mm));
-        out.push_back(std::move(ot));
+
+        for (int64_t row0 = 0, band = 0; row0 < rows; row0 += rows_per, ++band) {
+          const int64_t band_rows = std::min(rows_per, rows - row0), Tb = nb > 1 ? band_rows * TW : T;
+          const bool full_band = band_rows == rows_per;
+          const std::string tag = ctag + (nb > 1 ? "[" + std::to_string(band) + "]" : "");
+          const WinogradSpec part = {m, TH, TW, occ, nb > 1 ? row0 : 0, nb > 1 ? band_rows : 0, oc0};
+          // (the parts of one size: one key for the band's and the chunk's sizes)
+          const std::string key =
+              parts * nb > 1 && full && full_band
+                  ? base + (nb > 1 ? "/band" + std::to_string(band_rows) : "") + "/chunk" + std::to_string(occ)
+                  : "";
+          if (nb > 1) {
+            int &Vb = full_band ? Vf : Vl;
+            if (Vb < 0) {
+              Vb = g.add_value(g.fresh_name(base + "_winograd_v"), q8 ? DType::I16 : DType::F32, {Tb, a * a * IC});
+              p.perm.resize(g.values.size());
+            }
+            V = Vb;
+            Kernel in = input_transform(V, part, tag);
+            in.wino.c0 = 0;
+            if (!key.empty()) in.code_key = base + "/band" + std::to_string(band_rows) + "/in";
+            out.push_back(std::move(in));
+          }
+          auto mi = Ms.find({Tb, occ});
+          if (mi == Ms.end()) {
+            mi = Ms.emplace(std::make_pair(Tb, occ), g.add_value(g.fresh_name(base + "_winograd_m"),
+                                                                 q8 ? DType::I32 : DType::F32, {Tb, a * a * occ}))
+                     .first;
+            p.perm.resize(g.values.size());
+          }
+          const int M = mi->second;
+          // U_c[q][oc / NR][ic][oc % NR], packed for this GEMM (arena_packed).
+          GemmSpec cg = cg0;
+          cg.arena_packed = true;
+          cg.in_w = cg.out_w = Tb;
+          if (q8) {  // every band's GEMM reads U_c with the tile it was packed for
+            cg.mr = gemm_table_tile(cg0, t, Target::TileKind::Int8Bytes).mr;
+            cg.nr = (int)NR;
+          }
+          Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {
+            ExprP oc = bin(EOp::Rem, col, cidx(occ));
+            if (q8)
+              return load(1, DType::I16,
+                          {plane, bin(EOp::Div, oc, cidx(NR)), bin(EOp::Div, ic, cidx(2)), bin(EOp::Rem, oc, cidx(NR)),
+                           bin(EOp::Rem, ic, cidx(2))});
+            return load(1, DType::F32, {plane, bin(EOp::Div, oc, cidx(NR)), ic, bin(EOp::Rem, oc, cidx(NR))});
+          });
+          Kernel ot = output_transform(M, part, tag);
+          if (!key.empty()) mm.code_key = key + "/gemm", ot.code_key = key + "/out";
+          out.push_back(std::move(mm));
+          out.push_back(std::move(ot));
+        }
       }
       ++rewritten;
       continue;
