@@ -75,6 +75,7 @@ static void list_tiles(const tinyrt::Target &t) {
   const auto &q = t.qgemm_tiles.empty() ? t.gemm_tiles : t.qgemm_tiles;
   std::set<std::pair<int, int>> qs(q.begin(), q.end());
   qs.insert(t.qgemm_byte_tiles.begin(), t.qgemm_byte_tiles.end());
+  qs.insert(t.qgemm_i16_tiles.begin(), t.qgemm_i16_tiles.end());
   for (auto [mr, nv] : f) std::cout << "float " << mr << "," << nv << "\n";
   for (auto [mr, nv] : qs) std::cout << "int8 " << mr << "," << nv << "\n";
 }

@@ -676,7 +676,7 @@ Target compile_target(const CompileOptions &opt) {
     int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
     if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
       fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
-    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = {{mr, nv}};
+    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = t.qgemm_i16_tiles = {{mr, nv}};
     t.gemm_tile_table.clear();
     t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
     t.gemm_unroll = unroll;

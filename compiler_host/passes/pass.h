@@ -185,13 +185,13 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 // channels (the packed nr).
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
 // Which of the target's tile lists GEMM kernel k takes its tile from:
-// float, int8, or int8 multiplied as bytes (x86 without VNNI:
-// GemmSpec::madd other than Widened) or as int16 pairs (GemmSpec::i16):
-// one register per accumulator.
+// float, int8, int8 multiplied as bytes (x86 without VNNI:
+// GemmSpec::madd other than Widened), or int16 pairs (GemmSpec::i16).
 inline Target::TileKind gemm_tile_kind(const Kernel &k) {
-  return k.kind != KernelKind::QGemm                      ? Target::TileKind::Float
-         : k.gemm.madd != MaddForm::Widened || k.gemm.i16 ? Target::TileKind::Int8Bytes
-                                                          : Target::TileKind::Int8;
+  return k.kind != KernelKind::QGemm        ? Target::TileKind::Float
+         : k.gemm.i16                       ? Target::TileKind::Int16
+         : k.gemm.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
+                                            : Target::TileKind::Int8;
 }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // The form of a QGemm's int8 products on x86 without VNNI (pack_weights),

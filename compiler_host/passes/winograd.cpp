@@ -399,12 +399,12 @@ GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ, bool i16 = false) {
 // Output channels a tile of the GEMM gs packs (its nr).
 int64_t chunk_nr(const GemmSpec &gs, const Target &t) {
   if (!gs.i16) return float_gemm_nr(gs, t);
-  return (int64_t)gemm_table_tile(gs, t, Target::TileKind::Int8Bytes).nv * t.f32_lanes();
+  return (int64_t)gemm_table_tile(gs, t, Target::TileKind::Int16).nv * t.f32_lanes();
 }
 
 // Bytes of the packed weights of the GEMM gs.
 int64_t chunk_weight_bytes(const GemmSpec &gs, const Target &t) {
-  return gs.i16 ? packed_qgemm_bytes(gs, t, Target::TileKind::Int8Bytes)
+  return gs.i16 ? packed_qgemm_bytes(gs, t, Target::TileKind::Int16)
                 : packed_float_weight_bytes(gs, t, WeightStorage::F32);
 }
 
@@ -567,7 +567,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         gs.i16 = true;
         const int64_t per = cand.chunk[i] > 0 ? cand.chunk[i] : s.out_c;  // (rt: whole chunks, zero padded)
         const int64_t stored = kForm[i].rt ? 9 * s.in_c * ceil_div(s.out_c, per) * per
-                                           : packed_qgemm_bytes(gs, t, Target::TileKind::Int8Bytes);
+                                           : packed_qgemm_bytes(gs, t, Target::TileKind::Int16);
         return stored - packed_qgemm_bytes(s, t, direct_kind);
       }
       const int64_t stored =
@@ -1016,7 +1016,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           cg.arena_packed = true;
           cg.in_w = cg.out_w = Tb;
           if (q8) {  // every band's GEMM reads U_c with the tile it was packed for
-            cg.mr = gemm_table_tile(cg0, t, Target::TileKind::Int8Bytes).mr;
+            cg.mr = gemm_table_tile(cg0, t, Target::TileKind::Int16).mr;
             cg.nr = (int)NR;
           }
           Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {

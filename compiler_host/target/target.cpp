@@ -44,9 +44,11 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
       }
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
-  const auto &tiles_of = kind == TileKind::Int8Bytes && !qgemm_byte_tiles.empty() ? qgemm_byte_tiles
-                         : int8 && !qgemm_tiles.empty()                           ? qgemm_tiles
-                                                                                  : gemm_tiles;
+  const auto &tiles_of = kind == TileKind::Int16 && !qgemm_i16_tiles.empty() ? qgemm_i16_tiles
+                         : (kind == TileKind::Int8Bytes || kind == TileKind::Int16) && !qgemm_byte_tiles.empty()
+                             ? qgemm_byte_tiles
+                         : int8 && !qgemm_tiles.empty() ? qgemm_tiles
+                                                        : gemm_tiles;
   auto pick = [&](const std::vector<std::pair<int, int>> &from) {
     for (auto [mr, nv] : from) {
       if (!within(nv)) continue;
@@ -69,13 +71,14 @@ const char *Target::tile_kind_name(TileKind k) {
   switch (k) {
     case TileKind::Int8: return "int8";
     case TileKind::Int8Bytes: return "int8-bytes";
+    case TileKind::Int16: return "int16";
     case TileKind::Float: break;
   }
   return "float";
 }
 
 bool Target::tile_kind_of(const std::string &name, TileKind *k) {
-  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes})
+  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16})
     if (name == tile_kind_name(c)) {
       *k = c;
       return true;

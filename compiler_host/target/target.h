@@ -94,7 +94,9 @@ struct Target {
   // gemm_tiles), and on x86 without VNNI for its layers multiplied as
   // bytes or signed bytes, one register per accumulator (MaddForm,
   // ir/madd_form.h; empty: qgemm_tiles).
-  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles;
+  // int16 pairs (GemmSpec::i16, int8 Winograd's product): qgemm_i16_tiles
+  // (empty: qgemm_byte_tiles).
+  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_i16_tiles;
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,
@@ -193,8 +195,8 @@ struct Target {
   // weights budget narrows tiles that pad many channels: passes/
   // narrow_tiles.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
-  enum class TileKind { Float, Int8, Int8Bytes };
-  // "float", "int8", "int8-bytes": the kind's name in the JSON report and
+  enum class TileKind { Float, Int8, Int8Bytes, Int16 };
+  // "float", "int8", "int8-bytes", "int16": the kind's name in the JSON report and
   // the tuning file; tile_kind_of returns false for another name.
   static const char *tile_kind_name(TileKind k);
   static bool tile_kind_of(const std::string &name, TileKind *k);

@@ -111,6 +111,20 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // / mobilenet_v3_small int8: 3x2 1.002 / 1.009, 2x3 1.001 / 1.010, 2x4
   // 0.952 / 1.004, 5x1 1.017 / 1.001.
   if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
+  // int16 pairs (int8 Winograd's grouped GEMM, vpmaddwd on weights read
+  // from memory, one register per accumulator): AVX2 view of an Emerald
+  // Rapids core, resnet18 int8 with F(2,3) forced (every 3x3 stride-1
+  // layer), the sum of its 16 Winograd GEMM steps (tinyrt-perf --profile,
+  // --gemm-tile): 4x2 (the byte tiles') 19.9 ms, 6x2 17.7, 4x3 18.3, 3x4
+  // 19.8, 5x2 20.2, 8x1 21.8.
+  // AVX-512 without VNNI, natively, the same sum: 4x2 (qgemm_tiles') 13.9,
+  // 6x2 13.6, 8x2 10.3, 12x2 10.1, 8x3 11.6, 6x4 12.6, 4x4 12.9.
+  if (vnni == X86Vnni::None) {
+    if (avx512)
+      t.qgemm_i16_tiles = {{12, 2}, {8, 2}, {12, 1}};
+    else
+      t.qgemm_i16_tiles = {{6, 2}, {4, 3}, {6, 1}};
+  }
   // vpdpbusd on ymm (16 registers) reads its weights from memory: 4x3
   // holds 12 accumulators and the broadcast input. Zen 4 (EPYC, family 25
   // model 17), x86-64-avx512-vnni-256, 1 thread, ab_bench over 5

@@ -65,9 +65,13 @@ TEST(Tuning, Int8TilesByTheirKind) {
   EXPECT_TRUE(q2.mr == q.mr && q2.nv == q.nv);
   EXPECT_NE(usage_error(file("x86-64-avx2", R"({"kind": "int4", "oc": 8, "row": 8, "ic": 8, "linear": false,
                                                 "mr": 2, "nv": 2})"))
-                .find("tiles[0]: \"kind\" must be \"float\", \"int8\" or \"int8-bytes\""),
+                .find("tiles[0]: \"kind\" must be \"float\", \"int8\", \"int8-bytes\" or \"int16\""),
             std::string::npos);
   EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int8Bytes), "int8-bytes");
+  EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int16), "int16");
+  Target::TileKind k = Target::TileKind::Float;
+  EXPECT_TRUE(Target::tile_kind_of("int16", &k));
+  EXPECT_EQ(k, Target::TileKind::Int16);
 }
 
 TEST(Tuning, CandidatesFitTheRegisters) {
