@@ -52,7 +52,8 @@
 // "memory_trades" lists them with their bytes and estimated gains.
 //
 // int8 convolutions (QGemm over uint8/int8 X and int8 weights) take
-// F(2,3) with stored weights only, in integers and exactly: V = B^T (d -
+// F(2,3) (stored, in bands, or with run-time weights, whose chunks may run
+// over bands of tile rows: rt_bands), in integers and exactly: V = B^T (d -
 // x_zero) B in int16 (B's entries 0 and +-1: |v| <= 4 * 255), U = (2G) g
 // (2G)^T = 4 G g G^T in int16 (|u| <= 9 * 128), the grouped GEMM over
 // int16 pairs (GemmSpec::i16: pmaddwd) into int32 M, and Y = A^T M A = 4 *
@@ -153,59 +154,50 @@ Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = f
   return e;
 }
 
-// U = G g G^T for every (oc, ic), as the grouped GEMM's weight
-// [a*a*OC, IC, 1, 1]: plane p = xi * a + nu is group p.
-ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
-  int a = m.a();
-  std::vector<float> u((size_t)(a * a * OC * IC));
-  const float *g = w.data->as<float>();
+// U = (s G) g (s G)^T for every (oc, ic) of the 3x3 weights g, in double,
+// ordered as the grouped GEMM's weight [a*a*OC, IC, 1, 1]: plane p = xi *
+// a + nu is group p.
+template <typename W>
+std::vector<double> transformed(const W *g, int64_t OC, int64_t IC, const WinogradMatrices &m, double s) {
+  const int a = m.a();
+  std::vector<double> u((size_t)(a * a * OC * IC));
   for (int64_t oc = 0; oc < OC; ++oc)
     for (int64_t ic = 0; ic < IC; ++ic) {
-      const float *k = g + (oc * IC + ic) * 9;
-      double gg[6][3];  // G g
+      const W *k = g + (oc * IC + ic) * 9;
+      double gg[6][3];  // (s G) g
       for (int x = 0; x < a; ++x)
         for (int v = 0; v < 3; ++v) {
           double sum = 0;
-          for (int r = 0; r < 3; ++r) sum += m.g[(size_t)(x * 3 + r)] * (double)k[r * 3 + v];
+          for (int r = 0; r < 3; ++r) sum += s * m.g[(size_t)(x * 3 + r)] * (double)k[r * 3 + v];
           gg[x][v] = sum;
         }
       for (int x = 0; x < a; ++x)
         for (int y = 0; y < a; ++y) {
           double sum = 0;
-          for (int v = 0; v < 3; ++v) sum += gg[x][v] * m.g[(size_t)(y * 3 + v)];
-          u[(size_t)((((int64_t)(x * a + y) * OC + oc) * IC) + ic)] = (float)sum;
+          for (int v = 0; v < 3; ++v) sum += gg[x][v] * (s * m.g[(size_t)(y * 3 + v)]);
+          u[(size_t)((((int64_t)(x * a + y) * OC + oc) * IC) + ic)] = sum;
         }
     }
-  return make_const_f32({a * a * OC, IC, 1, 1}, u);
+  return u;
 }
 
-// U = (2G) g (2G)^T = 4 G g G^T of an int8 weight, integers (F(2,3): 2G's
-// entries are 0, +-1 and 2), as int16 [a*a*OC, IC, 1, 1], ordered as
-// transform_weights orders them.
+// Float weights: U = G g G^T, stored as float.
+ConstP transform_weights(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
+  const std::vector<double> u = transformed(w.data->as<float>(), OC, IC, m, 1);
+  return make_const_f32({m.a() * m.a() * OC, IC, 1, 1}, std::vector<float>(u.begin(), u.end()));
+}
+
+// int8 weights: U = (2G) g (2G)^T = 4 G g G^T, integers (F(2,3): 2G's
+// entries are 0, +-1 and 2), as int16.
 ConstP transform_weights_i16(const Value &w, int64_t OC, int64_t IC, const WinogradMatrices &m) {
-  const int a = m.a();
-  std::vector<int16_t> u((size_t)(a * a * OC * IC));
-  const int8_t *g = w.data->as<int8_t>();
-  for (int64_t oc = 0; oc < OC; ++oc)
-    for (int64_t ic = 0; ic < IC; ++ic) {
-      const int8_t *k = g + (oc * IC + ic) * 9;
-      double gg[6][3];  // (2G) g
-      for (int x = 0; x < a; ++x)
-        for (int v = 0; v < 3; ++v) {
-          double sum = 0;
-          for (int r = 0; r < 3; ++r) sum += 2 * m.g[(size_t)(x * 3 + r)] * (double)k[r * 3 + v];
-          gg[x][v] = sum;
-        }
-      for (int x = 0; x < a; ++x)
-        for (int y = 0; y < a; ++y) {
-          double sum = 0;
-          for (int v = 0; v < 3; ++v) sum += gg[x][v] * 2 * m.g[(size_t)(y * 3 + v)];
-          TINYRT_CHECK(sum == std::round(sum) && std::fabs(sum) < 32768, "int8 Winograd weights beyond int16");
-          u[(size_t)((((int64_t)(x * a + y) * OC + oc) * IC) + ic)] = (int16_t)sum;
-        }
-    }
-  Bytes b((const uint8_t *)u.data(), (const uint8_t *)u.data() + u.size() * sizeof(int16_t));
-  return make_const(DType::I16, {a * a * OC, IC, 1, 1}, std::move(b));
+  const std::vector<double> u = transformed(w.data->as<int8_t>(), OC, IC, m, 2);
+  std::vector<int16_t> v(u.size());
+  for (size_t i = 0; i < u.size(); ++i) {
+    TINYRT_CHECK(u[i] == std::round(u[i]) && std::fabs(u[i]) < 32768, "int8 Winograd weights beyond int16");
+    v[i] = (int16_t)u[i];
+  }
+  Bytes b((const uint8_t *)v.data(), (const uint8_t *)v.data() + v.size() * sizeof(int16_t));
+  return make_const(DType::I16, {m.a() * m.a() * OC, IC, 1, 1}, std::move(b));
 }
 
 // Bytes of a QGemm's packed weights and accumulator starts (pack_qgemm)
