@@ -20,7 +20,7 @@ OUTDIR/<family>/<case>/model.onnx and test_data_set_0/{input_0,output_0}.pb):
   exact/qlinearmatmul_*  QLinearMatMul: [M,K]x[K,N] and [2,M,K]x[K,N],
                          per-tensor and per-column b_scale
   exact/matmulinteger_*  MatMulInteger: int32 out
-  winograd/qlinearconv_* 3x3 stride-1 QLinearConv, the int8 Winograd
+  winograd/*             3x3 stride-1 QLinearConv and ConvInteger, the int8 Winograd
                          F(2,3)'s layers (--winograd f2): odd channels
                          (int16 pairs padded), channels past a vector,
                          partial tiles, pads 0, 2 and asymmetric, one
@@ -244,6 +244,13 @@ WINOGRAD_CONV = [
     ("u8_wide_ic9_oc33", 1, 9, (4, 70), 33, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, False, True, ""),
 ]
 
+# ConvInteger for the int8 Winograd: its int32 sums are the output (the
+# tuple as CONV_INTEGER's, below).
+WINOGRAD_CONV_INTEGER = [
+    ("u8_xzp200_ic24_oc20_3x3", 1, 24, (7, 9), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", 200, "chan", True),
+    ("s8_noxzp_ic11_oc8_3x3_valid", 2, 11, (6, 5), 8, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", None, "none", True),
+]
+
 # (name, N, C, spatial, OC, kernel, strides, pads, dilations, group,
 #  x type, x_zp (None: absent), w_zp ("none": absent, "scalar", "chan"), full-range w)
 CONV_INTEGER = [
@@ -347,15 +354,16 @@ def integer_op_inputs(w, w_name, x_zp, xt, x_zp_name, w_zp, n, w_zp_name):
     return ins, inits
 
 
-def conv_integer_cases(out_dir, rng):
-    for name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, wzp, full in CONV_INTEGER:
+def conv_integer_cases(out_dir, rng, cases=None):
+    cases = CONV_INTEGER if cases is None else cases
+    for name, n, c, sp, oc, k, s, pads, dil, group, xt, x_zp, wzp, full in cases:
         x = random_act(rng, (n, c) + sp, xt)
         w = random_weight(rng, (oc, c // group) + k, full)
         y = to_int32(conv_nd(x.astype(np.int64) - (x_zp or 0), w.astype(np.int64), s, pads, dil, group))
         ins, inits = integer_op_inputs(w, "w", x_zp, xt, "x_zero_point", wzp, oc, "w_zero_point")
         node = helper.make_node("ConvInteger", ins, ["y"], **conv_attrs(k, s, pads, dil, group))
         write_case(out_dir, "convinteger_" + name, [node], inits, x, onnx_type(xt), y, TensorProto.INT32)
-    return len(CONV_INTEGER)
+    return len(cases)
 
 
 def qlinear_matmul_cases(out_dir, rng):
@@ -745,7 +753,8 @@ def main():
               "matmulinteger": matmul_integer_cases(exact, np.random.default_rng(14)),
               "table": table_cases(exact, np.random.default_rng(16)),
               "qdq": qdq_cases(qdq, np.random.default_rng(15)),
-              "winograd": qlinear_conv_cases(winograd, np.random.default_rng(17), WINOGRAD_CONV)}
+              "winograd": qlinear_conv_cases(winograd, np.random.default_rng(17), WINOGRAD_CONV)
+              + conv_integer_cases(winograd, np.random.default_rng(18), WINOGRAD_CONV_INTEGER)}
     print(f"wrote {sum(counts.values())} cases to {sys.argv[1]}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
