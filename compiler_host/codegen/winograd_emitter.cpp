@@ -68,7 +68,7 @@ struct WinogradEmitter {
   // The transform's arithmetic: float, or (qi: an int8 convolution) int16
   // lanes in, int32 out; VL lanes a vector, el V's or M's element, vt the
   // vector the transforms combine, xel X's element.
-  bool qi = false;
+  bool qi = false, x_signed = false;  // (qi: X int8, else uint8)
   int VL;
   llvm::Type *el, *xel;
   llvm::FixedVectorType *vt;
@@ -101,6 +101,7 @@ struct WinogradEmitter {
     const DType x0 = e.program.graph.v(kk.ins.at(0)).dtype;
     const bool input = kk.kind == KernelKind::WinogradIn;
     qi = input ? x0 == DType::U8 || x0 == DType::I8 : x0 == DType::I32;
+    x_signed = x0 == DType::I8;
     TINYRT_CHECK(!qi || m == 2, "an int8 Winograd convolution other than F(2,3)");
     VL = qi && input ? 2 * L : L;
     el = !qi ? f32 : input ? (llvm::Type *)b.getInt16Ty() : (llvm::Type *)b.getInt32Ty();
@@ -137,8 +138,7 @@ struct WinogradEmitter {
   Value *load_input(Value *p, int lanes) {
     if (!qi) return load_lanes(b, vf32, p, lanes);
     Value *x = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), VL), p, lanes);
-    const bool sgn = env.program.graph.v(k.ins[0]).dtype == DType::I8;
-    x = sgn ? b.CreateSExt(x, vt) : b.CreateZExt(x, vt);
+    x = x_signed ? b.CreateSExt(x, vt) : b.CreateZExt(x, vt);
     return b.CreateSub(x, llvm::ConstantInt::get(vt, (uint64_t)s.x_zero));
   }
 

@@ -304,12 +304,18 @@ Kernel pack_at_run_time(Graph &g, Kernel &k) {
 
 }  // namespace
 
-// The form of a QGemm's products on x86 without VNNI (MaddForm): bytes
-// when its weights allow it, else signed bytes unless a weight is -128
-// (s.pair16 says none is), else widened.
-MaddForm qgemm_madd_form(const GemmSpec &s, const int8_t *src, const Target &t) {
-  if (byte_pairs_exact(s, src)) return MaddForm::Bytes;
-  return s.pair16 && signed_bytes_form(t) ? MaddForm::SignedBytes : MaddForm::Widened;
+// (pass.h) s.pair16: no weight is -128; on x86 without VNNI, s.madd:
+// bytes when the weights allow it, else signed bytes unless a weight is
+// -128, else widened.
+void choose_int8_products(GemmSpec &s, const Graph &g, const Target &t) {
+  const Value &w = g.v(s.weight);
+  const int8_t *src = w.data->as<int8_t>();
+  const int64_t n = shape_numel(w.shape);
+  s.pair16 = std::find(src, src + n, int8_t(-128)) == src + n;
+  if (t.dot_i8 != DotI8::X86Madd) return;
+  s.madd = byte_pairs_exact(s, src)           ? MaddForm::Bytes
+           : s.pair16 && signed_bytes_form(t) ? MaddForm::SignedBytes
+                                              : MaddForm::Widened;
 }
 
 GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
@@ -442,14 +448,8 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       }
     }
     if (q && !s.i16) {
-      const Value &w = g.v(s.weight);
-      const int8_t *src = w.data->as<int8_t>();
-      int64_t n = shape_numel(w.shape);
-      s.pair16 = std::find(src, src + n, int8_t(-128)) == src + n;
-      if (c.target.dot_i8 == DotI8::X86Madd) {
-        s.madd = qgemm_madd_form(s, src, c.target);
-        ++forms[(int)s.madd];
-      }
+      choose_int8_products(s, g, c.target);
+      if (c.target.dot_i8 == DotI8::X86Madd) ++forms[(int)s.madd];
     }
     GemmTile t = gemm_tile_of(s, c.target, gemm_tile_kind(k));
     int NR = t.nv * L;

@@ -194,9 +194,9 @@ inline Target::TileKind gemm_tile_kind(const Kernel &k) {
                                             : Target::TileKind::Int8;
 }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
-// The form of a QGemm's int8 products on x86 without VNNI (pack_weights),
-// its weights `src` and s.pair16 (no weight is -128) given.
-MaddForm qgemm_madd_form(const GemmSpec &s, const int8_t *src, const Target &t);
+// How a QGemm multiplies its int8 weights (pack_weights): sets s.pair16
+// (no weight is -128) and, on x86 without VNNI, s.madd (MaddForm).
+void choose_int8_products(GemmSpec &s, const Graph &g, const Target &t);
 // The weights pack_weights packed for kernel k (GEMM, depthwise or
 // recurrent), or -1.
 int packed_weights_of(const Kernel &k);

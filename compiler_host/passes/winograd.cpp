@@ -106,6 +106,13 @@ constexpr double kStoreOpsPerVector = 2;
 // Kernel::code_key): at most this many.
 constexpr int64_t kMaxParts = 16;
 
+// The input transform's vector operations per tile and channel vector:
+// a^2 loads and stores and 2a linear combinations of B^T's rows.
+double input_transform_ops(const WinogradMatrices &w) {
+  const double a = w.a();
+  return 2.0 * a * a + 2.0 * a * (double)nonzeros(w.bt);
+}
+
 struct Estimate {
   double gemm = 0, transforms = 0, memory = 0;
   double total() const { return gemm + transforms + memory; }
@@ -139,10 +146,10 @@ Estimate winograd_cost(const GemmSpec &s, const Target &t, int m, bool run_h = f
   Estimate e;
   e.gemm =
       (double)a * a * T * s.in_c * s.out_c / L / score + kStoreOpsPerVector * (double)a * a * T * ceil_div(s.out_c, L);
-  // Per tile and channel vector: a^2 loads and stores and 2a linear
-  // combinations of B^T's rows in; a^2 loads, (a + m) combinations of
-  // A^T's rows and m^2 epilogues and stores out.
-  double in = 2.0 * a * a + 2.0 * a * (double)nonzeros(w.bt);
+  // Per tile and channel vector: the input transform (input_transform_ops);
+  // a^2 loads, (a + m) combinations of A^T's rows and m^2 epilogues and
+  // stores out.
+  double in = input_transform_ops(w);
   double out = (double)a * a + (double)(a + m) * (double)nonzeros(w.at) + 3.0 * m * m;
   // Without cheap masked loads and stores (NEON), the channels past the
   // last whole vector are loaded lane by lane (a load and an insert) from
@@ -212,7 +219,8 @@ int64_t packed_qgemm_bytes(const GemmSpec &s, const Target &t, Target::TileKind 
 // The grouped GEMM of form m over `n` of convolution s's tiles (0: all):
 // a 1x1 convolution of a*a groups, V [n, a*a*IC] -> M [n, a*a*OC] (its
 // weight set by the caller).
-GemmSpec grouped_gemm(const GemmSpec &s, int m, int64_t n = 0) {
+// (`i16`: an int8 convolution's, over int16 pairs into int32 sums.)
+GemmSpec grouped_gemm(const GemmSpec &s, int m, int64_t n = 0, bool i16 = false) {
   const int64_t a = m + 2;
   GemmSpec gs;
   gs.batch = 1;
@@ -223,7 +231,8 @@ GemmSpec grouped_gemm(const GemmSpec &s, int m, int64_t n = 0) {
   gs.in_axis[0] = gs.in_axis[2] = gs.out_axis[0] = gs.out_axis[2] = -1;
   gs.in_axis[1] = gs.out_axis[1] = 1;
   gs.in_axis[3] = gs.out_axis[3] = 0;
-  gs.epilogue = acc(DType::F32);
+  gs.i16 = i16;
+  gs.epilogue = acc(i16 ? DType::I32 : DType::F32);
   return gs;
 }
 
@@ -383,15 +392,12 @@ std::string form_name(int f) {
 GemmSpec chunk_gemm(const GemmSpec &s, int m, int64_t occ, bool i16 = false) {
   GemmSpec cs = s;
   cs.out_c = occ;
-  cs = grouped_gemm(cs, m);
-  cs.i16 = i16;
-  return cs;
+  return grouped_gemm(cs, m, 0, i16);
 }
 
-// Output channels a tile of the GEMM gs packs (its nr).
-int64_t chunk_nr(const GemmSpec &gs, const Target &t) {
-  if (!gs.i16) return float_gemm_nr(gs, t);
-  return (int64_t)gemm_table_tile(gs, t, Target::TileKind::Int16).nv * t.f32_lanes();
+// The register tile of the GEMM gs (float: as pack_weights packs it).
+GemmTile chunk_tile(const GemmSpec &gs, const Target &t) {
+  return gs.i16 ? gemm_table_tile(gs, t, Target::TileKind::Int16) : float_gemm_tile(gs, t);
 }
 
 // Bytes of the packed weights of the GEMM gs.
@@ -501,20 +507,17 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     const GemmSpec &s = k.gemm;
     Candidate cand;
     cand.kernel = ki;
-    // int8 (QGemm): F(2,3) stored only; its direct GEMM's time over a
-    // float GEMM's (Target::int8_over_float, by the form pack_weights will
-    // choose), 0 where not measured.
+    // int8 (QGemm): F(2,3) only (stored or /rt); its direct GEMM's time
+    // over a float GEMM's (Target::int8_over_float, by the form
+    // pack_weights will choose), 0 where not measured.
     const bool q8 = k.kind == KernelKind::QGemm;
     double int8_ratio = 0;
     Target::TileKind direct_kind = Target::TileKind::Int8;
     if (q8) {
-      const Value &wq = g.v(s.weight);
-      const int8_t *src = wq.data->as<int8_t>();
       GemmSpec sq = s;
-      sq.pair16 = std::find(src, src + wq.numel(), int8_t(-128)) == src + wq.numel();
-      const MaddForm f = t.dot_i8 == DotI8::X86Madd ? qgemm_madd_form(sq, src, t) : MaddForm::Widened;
-      if (t.dot_i8 == DotI8::X86Madd && f != MaddForm::Widened) direct_kind = Target::TileKind::Int8Bytes;
-      int8_ratio = t.int8_time_over_float(f, sq.pair16);
+      choose_int8_products(sq, g, t);
+      if (t.dot_i8 == DotI8::X86Madd && sq.madd != MaddForm::Widened) direct_kind = Target::TileKind::Int8Bytes;
+      int8_ratio = t.int8_time_over_float(sq.madd, sq.pair16);
     }
     const bool q8_pays = q8 && int8_ratio > 0 && t.i16_over_float > 0;
     // V and M are indexed with 32 bits like every tensor.
@@ -555,8 +558,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     auto added_bytes = [&](int i, WeightStorage st) {
       if (q8) {  // F(2,3)'s int16 weights (or, /rt, the 3x3 bytes) for the packed int8 ones
         if (kForm[i].m != 2) return (int64_t)0;
-        GemmSpec gs = grouped_gemm(s, 2);
-        gs.i16 = true;
+        const GemmSpec gs = grouped_gemm(s, 2, 0, true);
         const int64_t per = cand.chunk[i] > 0 ? cand.chunk[i] : s.out_c;  // (rt: whole chunks, zero padded)
         const int64_t stored = kForm[i].rt ? 9 * s.in_c * ceil_div(s.out_c, per) * per
                                            : packed_qgemm_bytes(gs, t, Target::TileKind::Int16);
@@ -642,8 +644,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
             // in bands: the input transformed again for every chunk after the first
             if (cand.rt_bands[i] > 1)
               c_i += (double)(ceil_div(e.s.out_c, cand.chunk[i]) - 1) * (double)tiles(e.s, 2) *
-                     (double)ceil_div(e.s.in_c, t.f32_lanes()) *
-                     (32.0 + 8.0 * (double)nonzeros(winograd_matrices(2).bt));
+                     (double)ceil_div(e.s.in_c, t.f32_lanes()) * input_transform_ops(winograd_matrices(2));
           }
           cost[i].push_back(c_i);
         }
@@ -931,7 +932,6 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // Bands (int8, rt_bands): each chunk runs its tile rows in bands,
       // the input transformed per band; else V whole, transformed once.
       const int64_t rows = s.batch * TH, nb = rt_bands[ki], rows_per = ceil_div(rows, nb);
-      const int64_t Tf = nb > 1 ? rows_per * TW : T;  // a full band's tiles
       int V = -1;
       if (nb == 1) {
         V = g.add_value(g.fresh_name(base + "_winograd_v"), q8 ? DType::I16 : DType::F32, {T, a * a * IC});
@@ -944,9 +944,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       for (int64_t oc0 = 0; oc0 < OC; oc0 += per) {
         const int64_t occ = std::min(per, OC - oc0);
         const std::string ctag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
-        GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
-        if (q8) cg0.epilogue = acc(DType::I32);
-        const int64_t NR = chunk_nr(cg0, t), OCt = ceil_div(occ, NR);
+        const GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
+        const GemmTile tile = chunk_tile(cg0, t);
+        const int64_t NR = (int64_t)tile.nv * t.f32_lanes(), OCt = ceil_div(occ, NR);
         const bool full = occ == per;
         int U = full ? Uf : -1;
         if (U < 0) {
@@ -1008,7 +1008,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
           cg.arena_packed = true;
           cg.in_w = cg.out_w = Tb;
           if (q8) {  // every band's GEMM reads U_c with the tile it was packed for
-            cg.mr = gemm_table_tile(cg0, t, Target::TileKind::Int16).mr;
+            cg.mr = tile.mr;
             cg.nr = (int)NR;
           }
           Kernel mm = product(V, U, M, cg, occ, tag, [&](ExprP col, ExprP plane, ExprP ic) {
@@ -1062,9 +1062,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       Kernel in = input_transform(V, band_of, tag);
 
       // U[q*OC + oc, ic], transformed at compile time.
-      GemmSpec gs = grouped_gemm(s, m, Tb);
+      GemmSpec gs = grouped_gemm(s, m, Tb, q8);
       gs.weight = U;
-      if (q8) gs.i16 = true, gs.epilogue = acc(DType::I32);
       Kernel mm = product(V, U, M, gs, OC, tag, [&](ExprP col, ExprP, ExprP ic) {
         return load(1, q8 ? DType::I16 : DType::F32, {col, ic, cidx(0), cidx(0)});
       });
