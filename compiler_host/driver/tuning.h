@@ -11,8 +11,9 @@
 //    "serial_step_ops": 400000, "threads": 2,
 //    "weights": "fp16", "precision": "fp32"}
 // keyed by layer geometry (Target::gemm_tile's arguments: "kind" is the
-// tile list a GEMM chooses from, "float", "int8" or "int8-bytes" (x86
-// without VNNI, products as bytes: Target::TileKind); a 3x3
+// tile list a GEMM chooses from, "float", "int8", "int8-bytes" or
+// "int8-signed-bytes" (x86 without VNNI, products as bytes or signed
+// bytes), "int16" (int8 Winograd's products: Target::TileKind); a 3x3
 // convolution's channels and output size with its Winograd forms' measured
 // time over its direct form's, Target::tuned_winograd), so that it
 // carries over between models; "serial_step_ops" (optional) replaces

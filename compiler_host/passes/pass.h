@@ -185,13 +185,17 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 // channels (the packed nr).
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
 // Which of the target's tile lists GEMM kernel k takes its tile from:
-// float, int8, int8 multiplied as bytes (x86 without VNNI:
-// GemmSpec::madd other than Widened), or int16 pairs (GemmSpec::i16).
+// float, int8, int8 multiplied as bytes or signed bytes (x86 without
+// VNNI: GemmSpec::madd), or int16 pairs (GemmSpec::i16).
+inline Target::TileKind int8_tile_kind(MaddForm madd) {
+  return madd == MaddForm::Bytes         ? Target::TileKind::Int8Bytes
+         : madd == MaddForm::SignedBytes ? Target::TileKind::Int8SignedBytes
+                                         : Target::TileKind::Int8;
+}
 inline Target::TileKind gemm_tile_kind(const Kernel &k) {
-  return k.kind != KernelKind::QGemm        ? Target::TileKind::Float
-         : k.gemm.i16                       ? Target::TileKind::Int16
-         : k.gemm.madd != MaddForm::Widened ? Target::TileKind::Int8Bytes
-                                            : Target::TileKind::Int8;
+  return k.kind != KernelKind::QGemm ? Target::TileKind::Float
+         : k.gemm.i16                ? Target::TileKind::Int16
+                                     : int8_tile_kind(k.gemm.madd);
 }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // How a QGemm multiplies its int8 weights (pack_weights): sets s.pair16

@@ -516,7 +516,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     if (q8) {
       GemmSpec sq = s;
       choose_int8_products(sq, g, t);
-      if (t.dot_i8 == DotI8::X86Madd && sq.madd != MaddForm::Widened) direct_kind = Target::TileKind::Int8Bytes;
+      if (t.dot_i8 == DotI8::X86Madd) direct_kind = int8_tile_kind(sq.madd);
       int8_ratio = t.int8_time_over_float(sq.madd, sq.pair16);
     }
     const bool q8_pays = q8 && int8_ratio > 0 && t.i16_over_float > 0;

@@ -18,6 +18,11 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   bool int8 = kind != TileKind::Float;
   int lanes = f32_lanes();
   auto tiles = [](int64_t n, int64_t t) { return (n + t - 1) / t; };
+  // What a row's broadcast and a weight vector's load cost against one
+  // product register's instructions (signed bytes: qgemm_signed_costs).
+  const bool signed_bytes = kind == TileKind::Int8SignedBytes && !qgemm_signed_tiles.empty();
+  const double row_cost = signed_bytes ? qgemm_signed_costs.first : gemm_broadcast_cost;
+  const double load_cost = signed_bytes ? qgemm_signed_costs.second : 1.0;
   auto score = [&](int mr, int nv) {
     int64_t nr = (int64_t)nv * lanes;
     double pix = (double)row / (double)(tiles(row, mr) * mr);
@@ -25,7 +30,7 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
     double latency = std::min(1.0, mr * nv / 8.0);  // FMA latency 4 x 2 pipes
     // Useful FMAs per instruction of the inner loop (mr broadcasts, nv
     // weight loads, mr * nv FMAs per input channel).
-    return pix * ch * latency * (mr * nv) / (gemm_broadcast_cost * mr + nv + mr * nv);
+    return pix * ch * latency * (mr * nv) / (row_cost * mr + load_cost * nv + mr * nv);
   };
   // (--precision fp16: float tiles of whole half vectors only.)
   const int step = int8 ? 1 : tile_nv_step;
@@ -45,7 +50,8 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
   const auto &tiles_of = kind == TileKind::Int16 && !qgemm_i16_tiles.empty() ? qgemm_i16_tiles
-                         : (kind == TileKind::Int8Bytes || kind == TileKind::Int16) && !qgemm_byte_tiles.empty()
+                         : kind == TileKind::Int8SignedBytes && !qgemm_signed_tiles.empty() ? qgemm_signed_tiles
+                         : kind != TileKind::Float && kind != TileKind::Int8 && !qgemm_byte_tiles.empty()
                              ? qgemm_byte_tiles
                          : int8 && !qgemm_tiles.empty() ? qgemm_tiles
                                                         : gemm_tiles;
@@ -72,13 +78,15 @@ const char *Target::tile_kind_name(TileKind k) {
     case TileKind::Int8: return "int8";
     case TileKind::Int8Bytes: return "int8-bytes";
     case TileKind::Int16: return "int16";
+    case TileKind::Int8SignedBytes: return "int8-signed-bytes";
     case TileKind::Float: break;
   }
   return "float";
 }
 
 bool Target::tile_kind_of(const std::string &name, TileKind *k) {
-  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16})
+  for (TileKind c :
+       {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16, TileKind::Int8SignedBytes})
     if (name == tile_kind_name(c)) {
       *k = c;
       return true;

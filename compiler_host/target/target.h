@@ -95,8 +95,14 @@ struct Target {
   // bytes or signed bytes, one register per accumulator (MaddForm,
   // ir/madd_form.h; empty: qgemm_tiles).
   // int16 pairs (GemmSpec::i16, int8 Winograd's product): qgemm_i16_tiles
-  // (empty: qgemm_byte_tiles).
-  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_i16_tiles;
+  // (empty: qgemm_byte_tiles). Signed bytes (MaddForm::SignedBytes):
+  // qgemm_signed_tiles (empty: qgemm_byte_tiles), scored in units of one
+  // product register's instructions (vpsignb, vpmaddubsw, vpmaddwd,
+  // vpaddd): a row's input quad costs qgemm_signed_costs.first of them
+  // (vmovd, vpxor, vpbroadcastd, vpabsb: 1), a weight vector's load
+  // .second (1/4), so that wide tiles win where the channels fill them.
+  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_i16_tiles, qgemm_signed_tiles;
+  std::pair<double, double> qgemm_signed_costs = {0, 1};
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,
@@ -195,8 +201,8 @@ struct Target {
   // weights budget narrows tiles that pad many channels: passes/
   // narrow_tiles.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
-  enum class TileKind { Float, Int8, Int8Bytes, Int16 };
-  // "float", "int8", "int8-bytes", "int16": the kind's name in the JSON report and
+  enum class TileKind { Float, Int8, Int8Bytes, Int16, Int8SignedBytes };
+  // "float", "int8", "int8-bytes", "int16", "int8-signed-bytes": the kind's name in the JSON report and
   // the tuning file; tile_kind_of returns false for another name.
   static const char *tile_kind_name(TileKind k);
   static bool tile_kind_of(const std::string &name, TileKind *k);

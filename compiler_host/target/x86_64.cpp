@@ -106,11 +106,21 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // (resnet18, 21.7 ms), 0.996 (mobilenet_v3_small), 0.973 (squeezenet1_1);
   // 3x2 0.894 / 0.941 / 0.988; 6x2 0.895 / 1.28 / 0.945; 6x1 0.960 / 0.919
   // / 0.869. (AVX-512 without VNNI: qgemm_tiles, not measured.)
-  // Signed bytes (one vpsignb more per product register, a |x| register
-  // per row) take the same tiles: ab_bench, 5 rounds, against 4x2, resnet18
-  // / mobilenet_v3_small int8: 3x2 1.002 / 1.009, 2x3 1.001 / 1.010, 2x4
-  // 0.952 / 1.004, 5x1 1.017 / 1.001.
   if (vnni == X86Vnni::None && !avx512) t.qgemm_byte_tiles = {{4, 2}, {4, 1}};
+  // Signed bytes: each row's input quad costs as much as a product register
+  // (vmovd, vpxor, vpbroadcastd, vpabsb against vpsignb, vpmaddubsw,
+  // vpmaddwd, vpaddd), so wide tiles pay: 1x8 does 36 vector instructions
+  // per 256 products where 4x2 does 48. AVX2 code on Zen 4 (EPYC, family 25
+  // model 17), 1 thread, ab_bench over 5 alternated rounds, every int8 GEMM
+  // forced to the tile (--gemm-tile), against 4x2: squeezenet1_1 2x4 0.905,
+  // 1x8 0.872, 2x5 0.887, 1x6 0.889, 3x3 0.938; mobilenet_v3_small 0.980 /
+  // 0.958 / 0.966 / 0.974 / 0.994; efficientnet_b0 0.945 / 0.929 / 0.963 /
+  // 0.947 / 0.964 (bench/make_qdq.py models, weights in [-127, 127]).
+  // Layers of fewer channels take 2x4 and 4x2 by the score.
+  if (vnni == X86Vnni::None && !avx512) {
+    t.qgemm_signed_tiles = {{1, 8}, {2, 4}, {4, 2}, {4, 1}};
+    t.qgemm_signed_costs = {1.0, 0.25};
+  }
   // int16 pairs (int8 Winograd's grouped GEMM, vpmaddwd on weights read
   // from memory, one register per accumulator): AVX2 view of an Emerald
   // Rapids core, resnet18 int8 with F(2,3) forced (every 3x3 stride-1

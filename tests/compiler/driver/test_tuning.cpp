@@ -65,13 +65,39 @@ TEST(Tuning, Int8TilesByTheirKind) {
   EXPECT_TRUE(q2.mr == q.mr && q2.nv == q.nv);
   EXPECT_NE(usage_error(file("x86-64-avx2", R"({"kind": "int4", "oc": 8, "row": 8, "ic": 8, "linear": false,
                                                 "mr": 2, "nv": 2})"))
-                .find("tiles[0]: \"kind\" must be \"float\", \"int8\", \"int8-bytes\" or \"int16\""),
+                .find("tiles[0]: \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\" or \"int8-signed-bytes\""),
             std::string::npos);
   EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int8Bytes), "int8-bytes");
   EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int16), "int16");
   Target::TileKind k = Target::TileKind::Float;
   EXPECT_TRUE(Target::tile_kind_of("int16", &k));
   EXPECT_EQ(k, Target::TileKind::Int16);
+}
+
+// Signed bytes (x86 AVX2 without VNNI) take their own list, scored with a
+// row's broadcast as dear as a product register: wide tiles where the
+// channels fill them, narrower ones where they would mostly pad.
+TEST(Tuning, SignedBytesTakeWideTiles) {
+  Target t = resolve_target("x86-64-avx2");
+  const GemmTile wide = t.gemm_tile(1000, 169, true, 512, Target::TileKind::Int8SignedBytes);
+  EXPECT_EQ(wide.mr, 1);
+  EXPECT_EQ(wide.nv, 8);
+  const GemmTile bytes = t.gemm_tile(1000, 169, true, 512, Target::TileKind::Int8Bytes);
+  EXPECT_EQ(bytes.mr, 4);  // the byte form keeps its tiles
+  EXPECT_EQ(bytes.nv, 2);
+  const GemmTile narrow = t.gemm_tile(24, 3136, true, 96, Target::TileKind::Int8SignedBytes);
+  EXPECT_EQ(narrow.mr * narrow.nv * t.f32_lanes(), 64);  // 24 channels: one tile of 32, not 64 lanes of padding
+  EXPECT_EQ(narrow.nv, 4);
+  const GemmTile sixteen = t.gemm_tile(16, 3136, true, 96, Target::TileKind::Int8SignedBytes);
+  EXPECT_EQ(sixteen.nv, 2);
+  Target::TileKind k = Target::TileKind::Float;
+  EXPECT_TRUE(Target::tile_kind_of("int8-signed-bytes", &k));
+  EXPECT_EQ(k, Target::TileKind::Int8SignedBytes);
+  // Targets without the list score the kind as bytes.
+  Target v = resolve_target("x86-64-avx512-vnni");
+  const GemmTile vs = v.gemm_tile(1000, 169, true, 512, Target::TileKind::Int8SignedBytes),
+                 vb = v.gemm_tile(1000, 169, true, 512, Target::TileKind::Int8Bytes);
+  EXPECT_TRUE(vs.mr == vb.mr && vs.nv == vb.nv);
 }
 
 TEST(Tuning, CandidatesFitTheRegisters) {
