@@ -49,7 +49,7 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
       }
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
-  const auto &tiles_of = kind == TileKind::Int16 && !qgemm_i16_tiles.empty() ? qgemm_i16_tiles
+  const auto &tiles_of = kind == TileKind::Int16 && !qgemm_i16_tiles.empty()                ? qgemm_i16_tiles
                          : kind == TileKind::Int8SignedBytes && !qgemm_signed_tiles.empty() ? qgemm_signed_tiles
                          : kind != TileKind::Float && kind != TileKind::Int8 && !qgemm_byte_tiles.empty()
                              ? qgemm_byte_tiles
@@ -85,8 +85,7 @@ const char *Target::tile_kind_name(TileKind k) {
 }
 
 bool Target::tile_kind_of(const std::string &name, TileKind *k) {
-  for (TileKind c :
-       {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16, TileKind::Int8SignedBytes})
+  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16, TileKind::Int8SignedBytes})
     if (name == tile_kind_name(c)) {
       *k = c;
       return true;
