@@ -86,7 +86,7 @@ struct Entries {
 };
 
 // oc, row, ic, linear, and the tile list's kind ("float", "int8",
-// "int8-bytes", "int16", "int8-signed-bytes"): Target::gemm_tile's arguments.
+// "int8-bytes", "int16", "int8-signed-bytes", "int16-bytes"): Target::gemm_tile's arguments.
 using TileKey = std::tuple<int64_t, int64_t, int64_t, bool, std::string>;
 using WinogradKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // ic, oc, out_h, out_w, batch
 

@@ -128,8 +128,9 @@ struct GemmEmitter {
 
   Value *i32(int64_t v) { return b.getInt32((int32_t)v); }
   Value *xptr(Value *elem_offset) { return b.CreateGEP(xel, xbase, elem_offset); }
-  // Weight elements per ic step and output channel: 1 float or 4 bytes.
-  int64_t wstep() const { return q ? 4 : 1; }
+  // Weight elements per ic step and output channel: 1 float, 4 bytes, or
+  // (int16 pairs over int8 weights, GemmSpec::w8) 2 bytes.
+  int64_t wstep() const { return q ? (s.w8 ? 2 : 4) : 1; }
   // Bytes of one weight element.
   int64_t wel_bytes() const { return (int64_t)(wel->getPrimitiveSizeInBits() / 8); }
 
@@ -553,13 +554,17 @@ struct GemmEmitter {
     auto step = [&](Value *icq, Values a, int have) {
       std::vector<Operand> w;
       bool halves = T.dot_i8 == DotI8::NeonPairs && !s.i16;
-      auto *wt = halves ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : wv;
+      auto *wt = halves || s.w8 ? llvm::FixedVectorType::get(b.getInt8Ty(), 2 * L) : wv;
       auto wload = [&](Value *at) {
-        return b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wt->getPointerTo()),
-                                   llvm::Align(4));
+        Value *v = b.CreateAlignedLoad(wt, b.CreateBitCast(b.CreateGEP(b.getInt8Ty(), wk, at), wt->getPointerTo()),
+                                       llvm::Align(s.w8 ? 2 : 4));
+        // w8: the pairs' bytes widened to int16 (vpmovsxbw), as the
+        // int16 pairs' vector.
+        if (s.w8) v = b.CreateBitCast(b.CreateSExt(v, llvm::FixedVectorType::get(b.getInt16Ty(), 2 * L)), wv);
+        return v;
       };
       for (int j = 0; j < nvv; ++j) {
-        Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(4));
+        Value *at = b.CreateMul(b.CreateAdd(b.CreateMul(icq, i32(NR)), i32(j * L)), i32(wstep()));
         if (halves)
           w.push_back({wload(at), wload(b.CreateAdd(at, i32(2 * L)))});
         else

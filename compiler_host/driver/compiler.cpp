@@ -271,6 +271,8 @@ std::string make_header(const Artifact &a) {
 // the layer's MaddForm: "vpmaddubsw" (bytes), "vpsignb+vpmaddubsw" (signed
 // bytes) or "vpmaddwd" (widened, about the throughput of float FMAs).
 const char *int8_products(const Target &t, const GemmSpec &s) {
+  if (s.i16)  // int16 pairs (Winograd's product; a widened input, w8)
+    return t.dot_i8 == DotI8::X86Vnni ? "vpdpwssd" : t.dot_i8 == DotI8::X86Madd ? "vpmaddwd" : "smull";
   switch (t.dot_i8) {
     case DotI8::X86Vnni: return "vpdpbusd";
     case DotI8::NeonSdot: return "sdot";
@@ -391,7 +393,8 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                       {"estimated_gain", t.gain},
                       {"wanted_bytes", t.wanted_bytes},
                       {"wanted_estimated_gain", t.wanted_gain},
-                      {"bands", t.bands}});
+                      {"bands", t.bands},
+                      {"arena_bytes", t.arena_bytes}});
   j["memory_trades"] = trades;
   // The memory plan: each arena buffer, its value and live steps (step 0
   // writes the inputs, kernel i runs at step i + 1, the last step reads the
@@ -440,7 +443,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (k.kind == KernelKind::QGemm) {
       gj["int8_products"] = int8_products(a.target, k.gemm);
       // Its form's measured time over a float GEMM's (Target::int8_over_float; null: not measured).
-      const double r = a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
+      const double r = k.gemm.i16 ? a.target.i16_over_float : a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
     }
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
@@ -676,7 +679,8 @@ Target compile_target(const CompileOptions &opt) {
     int got = sscanf(opt.gemm_tile.c_str(), "%d,%d,%d%c", &mr, &nv, &unroll, &extra);
     if (got < 2 || got > 3 || mr < 1 || mr > 32 || nv < 1 || nv > 8 || unroll < 1 || unroll > 16)
       fail_usage("--gemm-tile '" + opt.gemm_tile + "': expected MR,NV[,UNROLL] with MR 1-32, NV 1-8, UNROLL 1-16");
-    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = t.qgemm_i16_tiles = {{mr, nv}};
+    t.gemm_tiles = t.qgemm_tiles = t.qgemm_byte_tiles = t.qgemm_i16_tiles = t.qgemm_signed_tiles =
+        t.qgemm_w8_tiles = {{mr, nv}};
     t.gemm_tile_table.clear();
     t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
     t.gemm_unroll = unroll;

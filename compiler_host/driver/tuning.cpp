@@ -46,7 +46,9 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
     Target::TileKind kind = Target::TileKind::Float;
     if (!e.is_object() || !e.contains("kind") || !e["kind"].is_string() ||
         !Target::tile_kind_of(e["kind"].get<std::string>(), &kind))
-      bad(at + ": \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\" or \"int8-signed-bytes\"");
+      bad(at +
+          ": \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\", \"int8-signed-bytes\" or "
+          "\"int16-bytes\"");
     if (!e.contains("linear") || !e["linear"].is_boolean()) bad(at + ": no boolean \"linear\"");
     Target::TunedTile tt{kind,
                          num("oc", 1, INT32_MAX),

@@ -13,7 +13,8 @@
 // keyed by layer geometry (Target::gemm_tile's arguments: "kind" is the
 // tile list a GEMM chooses from, "float", "int8", "int8-bytes" or
 // "int8-signed-bytes" (x86 without VNNI, products as bytes or signed
-// bytes), "int16" (int8 Winograd's products: Target::TileKind); a 3x3
+// bytes), "int16" (int8 Winograd's products) or "int16-bytes" (int16
+// pairs over int8 weights: Target::TileKind); a 3x3
 // convolution's channels and output size with its Winograd forms' measured
 // time over its direct form's, Target::tuned_winograd), so that it
 // carries over between models; "serial_step_ops" (optional) replaces

@@ -5,6 +5,7 @@
 // them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tinyrt {
@@ -67,6 +68,15 @@ struct Limits {
   // given: this ratio of the plan's lower bound without them (or the cap,
   // max_arena_bytes, if lower); a budget given replaces it.
   static constexpr double kDefaultArenaRatio = 1.1;
+  // The arena budget the speed-for-memory choices keep within, given the
+  // plan's lower bound without them (`peak`): --max-arena-bytes Rx as R
+  // times it, --max-arena-bytes N as given, else kDefaultArenaRatio of it
+  // (each within max_arena_bytes).
+  int64_t arena_budget(int64_t peak) const {
+    if (max_arena_ratio > 0) return std::min<int64_t>(max_arena_bytes, (int64_t)(max_arena_ratio * (double)peak));
+    if (arena_budget_given) return max_arena_bytes;
+    return std::min<int64_t>(max_arena_bytes, (int64_t)(kDefaultArenaRatio * (double)peak));
+  }
   bool weights_budget_given() const { return max_weights_bytes > 0 || max_weights_ratio > 0; }
   // The budget given, in bytes (a ratio of the model's weights rounded
   // down), or 0.

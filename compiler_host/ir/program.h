@@ -83,6 +83,12 @@ struct GemmSpec {
   // emitter (pmaddwd: two 16-bit products summed into each int32 lane;
   // vpdpwssd with VNNI).
   bool i16 = false;
+  // With i16: the weight holds int8 values (logical [OC, IC, 1, 1]),
+  // packed as pairs of bytes ([group][oc tile][IC / 2][nr][2]) and widened
+  // to int16 as they load (vpmovsxbw), so that they keep their int8 bytes:
+  // a 1x1 int8 convolution over a widened copy of its input
+  // (passes/widen_int8_inputs.cpp).
+  bool w8 = false;
 };
 
 // What a GEMM's register tile is chosen for (Target::gemm_tile): output and
@@ -381,7 +387,8 @@ struct MemoryTrade {
   int64_t wanted_bytes = 0;
   double gain = 0;  // estimated vector instructions the taken form saves
   double wanted_gain = 0;
-  int bands = 1;  // the taken form's bands of tile rows (its V and M hold one)
+  int bands = 1;            // the taken form's bands of tile rows (its V and M hold one)
+  int64_t arena_bytes = 0;  // arena bytes the taken choice adds at its step (int16 inputs: the widened copy)
 };
 struct Budgets {
   int64_t weights = 0;         // the weights budget the choices kept within

@@ -205,6 +205,29 @@ static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
   return true;
 }
 
+// int16 pairs over int8 weights (GemmSpec::w8): [group][oc tile][kh*kw]
+// [ic / 2][nr][2] bytes, a pair's two weights of one output channel side
+// by side, so that a step's 2 * nr bytes widen into nr int32 lanes of
+// int16 pairs; no starts (x_zero is 0).
+void pack_qgemm_w8(Graph &g, GemmSpec &s, int NR) {
+  const Value &w = g.v(s.weight);
+  const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, OCt = (OCg + NR - 1) / NR, ICk = (ICg + 1) / 2;
+  const int64_t KK = s.k_h * s.k_w;
+  TINYRT_CHECK(s.i16 && w.dtype == DType::I8 && !s.k_run && s.x_zero == 0,
+               "int16 pairs over int8 weights need int8 weights and a zero-free input");
+  std::vector<int8_t> out((size_t)(G * OCt * KK * ICk * NR * 2), 0);
+  const int8_t *src = w.data->as<int8_t>();
+  for (int64_t gi = 0; gi < G; ++gi)
+    for (int64_t ocg = 0; ocg < OCg; ++ocg)
+      for (int64_t ic = 0; ic < ICg; ++ic)
+        for (int64_t kk = 0; kk < KK; ++kk)
+          out[(size_t)(((((gi * OCt + ocg / NR) * KK + kk) * ICk + ic / 2) * NR + ocg % NR) * 2 + ic % 2)] =
+              src[((gi * OCg + ocg) * ICg + ic) * KK + kk];
+  Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
+  s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
+  s.packed_bias = -1;
+}
+
 // int8 GEMM: weights [group][oc tile][kh*kw][ic/4][nr][4] (int8, zero
 // padded; k_run: [oc tile][kh][k_w*ic/4][nr][4]) and, per output channel, the accumulators' start
 // -x_zero * sum of the channel's weights, so that the kernel's sums of
@@ -219,6 +242,10 @@ static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
 // multiplies a quad's two int16 by pmaddwd or widened on every target).
 void pack_qgemm(Graph &g, GemmSpec &s, DType xt, const Target &target, int NR) {
   const Value &w = g.v(s.weight);
+  if (s.w8) {
+    pack_qgemm_w8(g, s, NR);
+    return;
+  }
   int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G * (s.i16 ? 2 : 1), KK = s.k_h * s.k_w;
   TINYRT_CHECK(!s.i16 || (w.dtype == DType::I16 && KK == 1 && !s.k_run && s.x_zero == 0),
                "an int16 GEMM's weights must be int16 over 1x1 taps");

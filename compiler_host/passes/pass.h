@@ -194,7 +194,7 @@ inline Target::TileKind int8_tile_kind(MaddForm madd) {
 }
 inline Target::TileKind gemm_tile_kind(const Kernel &k) {
   return k.kind != KernelKind::QGemm ? Target::TileKind::Float
-         : k.gemm.i16                ? Target::TileKind::Int16
+         : k.gemm.i16                ? (k.gemm.w8 ? Target::TileKind::Int16Bytes : Target::TileKind::Int16)
                                      : int8_tile_kind(k.gemm.madd);
 }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
@@ -205,6 +205,7 @@ void choose_int8_products(GemmSpec &s, const Graph &g, const Target &t);
 // recurrent), or -1.
 int packed_weights_of(const Kernel &k);
 void split_recurrent(PassContext &c);
+void widen_int8_inputs(PassContext &c);
 // The bytes live at each kernel's step as plan_memory would place them
 // now (its owners, in-place writes and live ranges; kernel i runs at step
 // i + 1): their maximum is the plan's lower bound.

@@ -488,11 +488,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
   p.budgets.base_arena = peak;
-  p.budgets.arena = lim.max_arena_ratio > 0
-                        ? std::min<int64_t>(lim.max_arena_bytes, (int64_t)(lim.max_arena_ratio * (double)peak))
-                    : lim.arena_budget_given
-                        ? lim.max_arena_bytes
-                        : std::min<int64_t>(lim.max_arena_bytes, (int64_t)(Limits::kDefaultArenaRatio * (double)peak));
+  p.budgets.arena = lim.arena_budget(peak);
   if (o.mode == WinogradMode::Off) return;
   // A forced form (tests, experiments): its index in kForm.
   const int forced = o.mode == WinogradMode::F2     ? 0

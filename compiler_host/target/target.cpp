@@ -49,12 +49,13 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
       }
   GemmTile best{1, 1, gemm_unroll};
   double best_score = -1;
-  const auto &tiles_of = kind == TileKind::Int16 && !qgemm_i16_tiles.empty()                ? qgemm_i16_tiles
-                         : kind == TileKind::Int8SignedBytes && !qgemm_signed_tiles.empty() ? qgemm_signed_tiles
-                         : kind != TileKind::Float && kind != TileKind::Int8 && !qgemm_byte_tiles.empty()
-                             ? qgemm_byte_tiles
-                         : int8 && !qgemm_tiles.empty() ? qgemm_tiles
-                                                        : gemm_tiles;
+  const auto &tiles_of =
+      kind == TileKind::Int16Bytes && !qgemm_w8_tiles.empty()                                 ? qgemm_w8_tiles
+      : (kind == TileKind::Int16 || kind == TileKind::Int16Bytes) && !qgemm_i16_tiles.empty() ? qgemm_i16_tiles
+      : kind == TileKind::Int8SignedBytes && !qgemm_signed_tiles.empty()                      ? qgemm_signed_tiles
+      : kind != TileKind::Float && kind != TileKind::Int8 && !qgemm_byte_tiles.empty()        ? qgemm_byte_tiles
+      : int8 && !qgemm_tiles.empty()                                                          ? qgemm_tiles
+                                                                                              : gemm_tiles;
   auto pick = [&](const std::vector<std::pair<int, int>> &from) {
     for (auto [mr, nv] : from) {
       if (!within(nv)) continue;
@@ -79,13 +80,15 @@ const char *Target::tile_kind_name(TileKind k) {
     case TileKind::Int8Bytes: return "int8-bytes";
     case TileKind::Int16: return "int16";
     case TileKind::Int8SignedBytes: return "int8-signed-bytes";
+    case TileKind::Int16Bytes: return "int16-bytes";
     case TileKind::Float: break;
   }
   return "float";
 }
 
 bool Target::tile_kind_of(const std::string &name, TileKind *k) {
-  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16, TileKind::Int8SignedBytes})
+  for (TileKind c : {TileKind::Float, TileKind::Int8, TileKind::Int8Bytes, TileKind::Int16, TileKind::Int8SignedBytes,
+                     TileKind::Int16Bytes})
     if (name == tile_kind_name(c)) {
       *k = c;
       return true;

@@ -101,8 +101,14 @@ struct Target {
   // vpaddd): a row's input quad costs qgemm_signed_costs.first of them
   // (vmovd, vpxor, vpbroadcastd, vpabsb: 1), a weight vector's load
   // .second (1/4), so that wide tiles win where the channels fill them.
-  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_i16_tiles, qgemm_signed_tiles;
+  // int16 pairs over int8 weights (GemmSpec::w8, widened as they load:
+  // a register per weight vector): qgemm_w8_tiles (empty: qgemm_i16_tiles).
+  std::vector<std::pair<int, int>> qgemm_tiles, qgemm_byte_tiles, qgemm_i16_tiles, qgemm_signed_tiles, qgemm_w8_tiles;
   std::pair<double, double> qgemm_signed_costs = {0, 1};
+  // x86 without VNNI: int8 convolutions of at least this many output
+  // channels whose weights are not byte pairs multiply int16 pairs over a
+  // widened copy of their input (passes/widen_int8_inputs.cpp; 0: never).
+  int64_t int16_inputs_min_out_c = 0;
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,
@@ -201,8 +207,9 @@ struct Target {
   // weights budget narrows tiles that pad many channels: passes/
   // narrow_tiles.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
-  enum class TileKind { Float, Int8, Int8Bytes, Int16, Int8SignedBytes };
-  // "float", "int8", "int8-bytes", "int16", "int8-signed-bytes": the kind's name in the JSON report and
+  enum class TileKind { Float, Int8, Int8Bytes, Int16, Int8SignedBytes, Int16Bytes };
+  // "float", "int8", "int8-bytes", "int16", "int8-signed-bytes", "int16-bytes": the kind's name in the JSON
+  // report and
   // the tuning file; tile_kind_of returns false for another name.
   static const char *tile_kind_name(TileKind k);
   static bool tile_kind_of(const std::string &name, TileKind *k);

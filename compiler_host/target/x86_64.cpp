@@ -121,6 +121,17 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
     t.qgemm_signed_tiles = {{1, 8}, {2, 4}, {4, 2}, {4, 1}};
     t.qgemm_signed_costs = {1.0, 0.25};
   }
+  // int8 convolutions whose weights are not byte pairs: int16 pairs over a
+  // widened copy of the input (passes/widen_int8_inputs.cpp) from this
+  // many output channels. AVX2 on Zen 4, ab_bench over 5 alternated
+  // rounds against 32: 16 mobilenet_v3_small 0.993, efficientnet_b0 0.999,
+  // squeezenet1_1 1.002; 64 1.021 / 1.006 / 1.019.
+  if (vnni == X86Vnni::None) t.int16_inputs_min_out_c = 16;
+  // Their weights widen into a register each (vpmovsxbw): on AVX2's 16
+  // registers 4x3 spills (12 accumulators, 3 weights, the input pair and
+  // the widening's), so its tiles keep to two weight vectors; AVX-512's 32
+  // hold the int16 pairs' tiles.
+  if (vnni == X86Vnni::None && !avx512) t.qgemm_w8_tiles = {{6, 2}, {4, 2}, {6, 1}};
   // int16 pairs (int8 Winograd's grouped GEMM, vpmaddwd on weights read
   // from memory, one register per accumulator): AVX2 view of an Emerald
   // Rapids core, resnet18 int8 with F(2,3) forced (every 3x3 stride-1

@@ -63,11 +63,11 @@ TEST(Tuning, Int8TilesByTheirKind) {
   const GemmTile f2 = t.gemm_tile(96, 49, true, 576), q2 = t.gemm_tile(96, 49, true, 576, Target::TileKind::Int8);
   EXPECT_TRUE(f2.mr == f.mr && f2.nv == f.nv);  // the other kinds keep their tables
   EXPECT_TRUE(q2.mr == q.mr && q2.nv == q.nv);
-  EXPECT_NE(
-      usage_error(file("x86-64-avx2", R"({"kind": "int4", "oc": 8, "row": 8, "ic": 8, "linear": false,
+  EXPECT_NE(usage_error(file("x86-64-avx2", R"({"kind": "int4", "oc": 8, "row": 8, "ic": 8, "linear": false,
                                                 "mr": 2, "nv": 2})"))
-          .find("tiles[0]: \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\" or \"int8-signed-bytes\""),
-      std::string::npos);
+                .find("tiles[0]: \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\", "
+                      "\"int8-signed-bytes\" or \"int16-bytes\""),
+            std::string::npos);
   EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int8Bytes), "int8-bytes");
   EXPECT_STREQ(Target::tile_kind_name(Target::TileKind::Int16), "int16");
   Target::TileKind k = Target::TileKind::Float;

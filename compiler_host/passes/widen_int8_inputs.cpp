@@ -1,0 +1,204 @@
+// widen_int8_inputs.cpp — on x86 without VNNI, a 1x1 int8 convolution
+// (or int8 matrix product) whose weights must be multiplied as signed
+// bytes or widened (MaddForm: a pair of its weights can overflow
+// vpmaddubsw's 16 bits) reads a copy of its input widened to int16 with
+// the zero point subtracted, and multiplies int16 pairs instead
+// (GemmSpec::i16 with w8: vpmaddwd of a broadcast input pair by a weight
+// vector sign-extended from its int8 bytes as it loads). Exact like every
+// form: |x - x_zero| <= 255 and |w| <= 128 give pairs of at most 65280.
+//
+// Why: a signed-bytes step spends, per 256 products, 32 vector
+// instructions on the products (vpsignb, vpmaddubsw, vpmaddwd, vpaddd per
+// register) and 4 per row on the input quad (vmovd, vpxor, vpbroadcastd,
+// vpabsb); over int16 pairs it is vpmaddwd and vpaddd per register and a
+// broadcast load per row, and one vpmovsxbw per weight vector that every
+// row of the tile shares. Measured on Zen 4's AVX2 (one 512-input K loop
+// in L1, instructions as the emitter generates them): 3.0 ns per 256
+// products for int16 pairs (6x2 tile) against 3.6 for signed bytes (its
+// best tile, 2x4 or 1x8).
+//
+// The copy is a loop kernel placed before the convolution, dense
+// channels-last [batch, out_h, out_w, channels] (a strided 1x1
+// convolution's copy keeps the pixels it reads: the product becomes stride
+// 1), its channels padded to even with zeros. It costs arena: 2 bytes per
+// input element, live at two steps; a layer takes it only when the bytes
+// live at its step and the copy fit the arena budget (Limits::arena_budget,
+// the budget Winograd's forms keep within), and only for at least
+// Target::int16_inputs_min_out_c output channels (fewer amortize the
+// copy's pass over the input too little). Each choice is a memory trade
+// (-v, the JSON's memory_trades: kind "int16-input", its arena bytes).
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+// Every axis of X is one of its roles (a convolution's NCHW, or a
+// matrix product's rows and channels): the copy's index maps from roles.
+bool every_axis_a_role(const GemmSpec &s, const Value &x) {
+  int roles = 0;
+  for (int r = 0; r < 4; ++r) roles += s.in_axis[r] >= 0;
+  return roles == x.rank();
+}
+
+bool applies(const Program &p, const Kernel &k, const Target &t) {
+  if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || t.int16_inputs_min_out_c <= 0) return false;
+  const GemmSpec &s = k.gemm;
+  const Graph &g = p.graph;
+  if (s.i16 || s.k_run || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 ||
+      s.out_c < t.int16_inputs_min_out_c)
+    return false;
+  const Value &x = g.v(k.ins[0]), &w = g.v(s.weight);
+  if (x.is_const() || x.is_dynamic() || g.v(k.out).is_dynamic() || w.dtype != DType::I8 || !w.is_const() ||
+      !every_axis_a_role(s, x))
+    return false;
+  // Weights vpmaddubsw multiplies exactly as bytes keep that form (as fast
+  // as pairs and no copy).
+  GemmSpec sq = s;
+  choose_int8_products(sq, g, t);
+  return sq.madd != MaddForm::Bytes;
+}
+
+// Whether the copy holds only the pixels the convolution reads (a 1x1
+// unpadded one: it then runs at stride 1 over the copy), else all of X.
+bool subsampled(const GemmSpec &s) { return s.k_h == 1 && s.k_w == 1 && s.pad_t == 0 && s.pad_l == 0; }
+
+// The widened copy of kernel k's input: a loop kernel writing X16[n, h, w,
+// c] = int16(x - x_zero) (subsampled: at the pixels the convolution
+// reads), 0 for a padding channel.
+Kernel widen(Graph &g, const Kernel &k, int x16, int64_t channels) {
+  const GemmSpec &s = k.gemm;
+  const Value &x = g.v(k.ins[0]);
+  std::vector<ExprP> at((size_t)x.rank());
+  // Roles n, c, h, w -> the copy's axes 0, 3, 1, 2.
+  const bool sub = subsampled(s);
+  const ExprP by_role[4] = {var(0), var(3), sub ? var(1) * cidx(s.stride_h) : var(1),
+                            sub ? var(2) * cidx(s.stride_w) : var(2)};
+  for (int r = 0; r < 4; ++r)
+    if (s.in_axis[r] >= 0) at[(size_t)s.in_axis[r]] = by_role[r];
+  ExprP v = cast(cast(load(0, x.dtype, at), DType::I32) - cst(DType::I32, (double)s.x_zero), DType::I16);
+  Kernel wk;
+  wk.out = x16;
+  wk.ins = {k.ins[0]};
+  wk.expr = channels > s.in_c ? select(in_range(var(3), s.in_c), v, cst(DType::I16, 0)) : v;
+  wk.label = "WidenInt8Input";
+  wk.nodes = k.nodes;  // the convolution it serves
+  wk.guard = k.guard;
+  return wk;
+}
+
+// The weight [OC, IC, taps...] with its input channels padded with zeros
+// to `channels`.
+int padded_weight(Graph &g, int w, int64_t channels) {
+  const Value &wv = g.v(w);
+  const int64_t OC = wv.shape[0], IC = wv.shape[1], KK = wv.numel() / (OC * IC);
+  if (channels == IC) return w;
+  Bytes b((size_t)(OC * channels * KK), 0);
+  const int8_t *src = wv.data->as<int8_t>();
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t ic = 0; ic < IC; ++ic)
+      for (int64_t kk = 0; kk < KK; ++kk)
+        b[(size_t)((oc * channels + ic) * KK + kk)] = (uint8_t)src[(oc * IC + ic) * KK + kk];
+  Shape shape = wv.shape;
+  shape[1] = channels;
+  return g.add_const(g.fresh_name(wv.name + "_even"), make_const(DType::I8, shape, std::move(b)));
+}
+
+}  // namespace
+
+void widen_int8_inputs(PassContext &c) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  const Target &t = c.target;
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (applies(p, p.kernels[i], t)) chosen.push_back(i);
+  if (chosen.empty()) return;
+  const std::vector<int64_t> live = live_bytes(p);
+  const int64_t peak = *std::max_element(live.begin(), live.end());
+  const int64_t budget = g.limits.arena_budget(peak);
+  if (p.budgets.base_arena == 0) p.budgets.base_arena = peak, p.budgets.arena = budget;
+  std::vector<Kernel> out;
+  out.reserve(p.kernels.size() + chosen.size());
+  int widened = 0, refused = 0;
+  int64_t bytes_added = 0;
+  size_t next = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    Kernel &k = p.kernels[i];
+    if (next >= chosen.size() || chosen[next] != i) {
+      out.push_back(std::move(k));
+      continue;
+    }
+    ++next;
+    GemmSpec &s = k.gemm;
+    const int64_t channels = (s.in_c + 1) / 2 * 2;
+    const bool sub = subsampled(s);
+    const Shape shape = {s.batch, sub ? s.out_h : s.in_h, sub ? s.out_w : s.in_w, channels};
+    const int64_t bytes = sat_mul(shape_numel(shape), (int64_t)2);
+    MemoryTrade trade{"int16-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "int16", "int16", 0, 0, 0, 0, 1,
+                      bytes};
+    // Its step and the copy's: what is live there and the copy.
+    if (sat_add(live[i], bytes) > budget) {
+      trade.taken = s.madd == MaddForm::Widened ? "widened" : "signed-bytes";
+      trade.arena_bytes = 0;
+      p.trades.push_back(trade);
+      ++refused;
+      out.push_back(std::move(k));
+      continue;
+    }
+    p.trades.push_back(trade);
+    check_tensor_size(shape, g.limits, "the widened input of '" + k.label + "'");
+    const int x16 = g.add_value(g.fresh_name(g.v(k.ins[0]).name + "_int16"), DType::I16, shape);
+    Kernel wk = widen(g, k, x16, channels);
+    // An epilogue reading the input (a residual) keeps it in a slot of its own.
+    bool reads_x = false;
+    visit(s.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
+    if (reads_x) {
+      const int xs = (int)k.ins.size();
+      k.ins.push_back(k.ins[0]);
+      s.epilogue = replace_loads(s.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
+    }
+    const int w = padded_weight(g, s.weight, channels);
+    k.ins[0] = x16;
+    k.ins[1] = w;
+    s.weight = w;
+    s.in_c = channels;
+    if (sub) {
+      s.in_h = s.out_h;
+      s.in_w = s.out_w;
+      s.stride_h = s.stride_w = 1;
+    }
+    s.in_axis[0] = 0, s.in_axis[1] = 3, s.in_axis[2] = 1, s.in_axis[3] = 2;
+    s.x_zero = 0;
+    s.i16 = s.w8 = true;
+    s.madd = MaddForm::Widened;
+    // The definition over the copy: the epilogue of the sum of int16
+    // products over (ic, kh, kw), padding reading 0.
+    const int r = kFirstReduceVar;
+    auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
+    ExprP ih = role(2) * cidx(s.stride_h) - cidx(s.pad_t) + var(r + 1) * cidx(s.dil_h);
+    ExprP iw = role(3) * cidx(s.stride_w) - cidx(s.pad_l) + var(r + 2) * cidx(s.dil_w);
+    std::vector<ExprP> wi = {role(1), var(r)};
+    if (g.v(w).rank() == 4) wi.insert(wi.end(), {var(r + 1), var(r + 2)});
+    wi.resize((size_t)g.v(w).rank(), cidx(0));
+    ExprP xv = cast(load(0, DType::I16, {role(0), ih, iw, var(r)}), DType::I32);
+    if (!sub) xv = select(land(in_range(ih, shape[1]), in_range(iw, shape[2])), xv, cst(DType::I32, 0));
+    ExprP sum = reduce(ReduceKind::Sum, {{r, channels}, {r + 1, s.k_h}, {r + 2, s.k_w}},
+                       xv * cast(load(1, DType::I8, wi), DType::I32));
+    k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
+    out.push_back(std::move(wk));
+    out.push_back(std::move(k));
+    ++widened;
+    bytes_added = std::max(bytes_added, bytes);
+  }
+  p.kernels = std::move(out);
+  p.perm.resize(g.values.size());
+  if (c.log)
+    *c.log << "widen_int8_inputs: " << widened << " 1x1 int8 convolutions multiply int16 pairs over a widened copy "
+           << "of their input (largest copy " << bytes_added << " bytes)"
+           << (refused ? ", " + std::to_string(refused) + " keep their byte products: the arena budget has no room"
+                       : std::string())
+           << "\n";
+}
+
+}  // namespace tinyrt

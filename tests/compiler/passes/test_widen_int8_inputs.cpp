@@ -1,0 +1,182 @@
+// passes/widen_int8_inputs.cpp: on x86 without VNNI, a 1x1 int8
+// convolution whose weights are not byte pairs multiplies int16 pairs over
+// a widened copy of its input, where the arena budget has room.
+#include "pass_test.h"
+
+using namespace tinyrt;
+using namespace tinyrt::test;
+
+namespace {
+
+// Weights over the int8 range without -128: (i * 37) % 255 - 127, for
+// weight element i.
+std::string wide_weights(int n) {
+  std::string r = "[";
+  for (int i = 0; i < n; ++i) r += (i ? "," : "") + std::to_string((i * 37) % 255 - 127);
+  return r + "]";
+}
+
+// A QDQ 1x1 convolution, stride `stride`, over `ic` channels of a 12 x 12
+// image to `oc`, its weights `weights` (default wide_weights; fill(3) is
+// byte pairs).
+std::string pointwise(int ic, int oc, int stride, std::string weights = "") {
+  const std::string C = std::to_string(ic), O = std::to_string(oc);
+  if (weights.empty()) weights = wide_weights(ic * oc);
+  return "graph opset 17\n"
+         "input x: f32[1," +
+         C +
+         ",12,12]\n"
+         "const xs: f32[] = [0.05]\n"
+         "const xz: u8[] = [128]\n"
+         "const w: i8[" +
+         O + "," + C + ",1,1] = " + weights +
+         "\n"
+         "const ws: f32[" +
+         O +
+         "] = fill(0.01)\n"
+         "const wz: i8[" +
+         O +
+         "] = fill(0)\n"
+         "const ys: f32[] = [0.1]\n"
+         "const yz: u8[] = [10]\n"
+         "q = QuantizeLinear(x, xs, xz)\n"
+         "dq = DequantizeLinear(q, xs, xz)\n"
+         "dw = DequantizeLinear(w, ws, wz) {axis=0}\n"
+         "c = Conv(dq, dw) {strides=[" +
+         std::to_string(stride) + "," + std::to_string(stride) +
+         "]}\n"
+         "qy = QuantizeLinear(c, ys, yz)\n"
+         "output qy\n";
+}
+
+PassOptions mode_off() {
+  PassOptions o;
+  o.winograd.mode = WinogradMode::Off;
+  return o;
+}
+
+const Kernel *only(const Program &p, KernelKind kind) {
+  const Kernel *found = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == kind) {
+      if (found) return nullptr;
+      found = &k;
+    }
+  return found;
+}
+
+TEST(WidenInt8Inputs, SignedBytesLayerMultipliesInt16PairsOverAWidenedCopy) {
+  Program p = run_until(pointwise(15, 48, 2), "widen_int8_inputs");
+  const Kernel *conv = only(p, KernelKind::QGemm);
+  ASSERT_NE(conv, nullptr) << describe(p);
+  const GemmSpec &s = conv->gemm;
+  EXPECT_TRUE(s.i16);
+  EXPECT_TRUE(s.w8);
+  EXPECT_EQ(s.x_zero, 0);
+  EXPECT_EQ(s.in_c, 16);  // 15 channels padded to whole pairs
+  EXPECT_EQ(s.stride_h, 1);
+  EXPECT_EQ(s.in_h, 6);
+  // The copy: int16, the pixels the stride reads, channels-last.
+  const Kernel *copy = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.out == conv->ins[0]) copy = &k;
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->kind, KernelKind::Loop);
+  EXPECT_EQ(copy->label, "WidenInt8Input");
+  const Value &x16 = p.graph.v(copy->out);
+  EXPECT_EQ(x16.dtype, DType::I16);
+  EXPECT_EQ(x16.shape, (Shape{1, 6, 6, 16}));
+  // The weights keep their int8 bytes, the padding channel zero.
+  const Value &w = p.graph.v(s.weight);
+  ASSERT_EQ(w.dtype, DType::I8);
+  ASSERT_EQ(w.shape, (Shape{48, 16, 1, 1}));
+  Program direct = run_until(pointwise(15, 48, 2), "winograd");
+  const int8_t *was = direct.graph.v(only(direct, KernelKind::QGemm)->gemm.weight).data->as<int8_t>();
+  const int8_t *now = w.data->as<int8_t>();
+  for (int oc : {0, 47}) {
+    for (int ic = 0; ic < 15; ++ic) EXPECT_EQ(now[oc * 16 + ic], was[oc * 15 + ic]);
+    EXPECT_EQ(now[oc * 16 + 15], 0);
+  }
+  // A memory trade with the copy's bytes.
+  ASSERT_EQ(p.trades.size(), 1u);
+  EXPECT_EQ(p.trades[0].kind, "int16-input");
+  EXPECT_EQ(p.trades[0].taken, "int16");
+  EXPECT_EQ(p.trades[0].arena_bytes, 6 * 6 * 16 * 2);
+  // The packing: pairs of bytes per output channel, no starts.
+  Program packed = run_until(pointwise(15, 48, 2), "pack_weights");
+  const Kernel *pk = only(packed, KernelKind::QGemm);
+  ASSERT_NE(pk, nullptr);
+  EXPECT_EQ(pk->gemm.packed_bias, -1);
+  const int64_t NR = pk->gemm.nr, tiles = (48 + NR - 1) / NR;
+  EXPECT_EQ((int64_t)packed.graph.v(pk->gemm.packed).data->bytes.size(), tiles * 8 * NR * 2);
+  const int8_t *pw = packed.graph.v(pk->gemm.packed).data->as<int8_t>();
+  EXPECT_EQ(pw[(3 * NR + 5) * 2 + 1], was[5 * 15 + 7]);  // channel 5, inputs 6 and 7: pair 3, second byte
+}
+
+TEST(WidenInt8Inputs, OtherLayersAndTargetsKeepTheirForm) {
+  // Dot products (VNNI, NEON): no copy.
+  for (const char *t : {"x86-64-avx512-vnni", "x86-64-avx2-vnni", "aarch64-neon", "armv7-neon"})
+    EXPECT_EQ(count_kernels(run_until(pointwise(16, 48, 1), "widen_int8_inputs", t), KernelKind::Loop),
+              count_kernels(run_until(pointwise(16, 48, 1), "winograd", t), KernelKind::Loop))
+        << t;
+  // Byte pairs (7-bit weights) multiply as bytes; few output channels
+  // amortize no copy.
+  for (const std::string &ir : {pointwise(16, 48, 1, "fill(3)"), pointwise(16, 8, 1)}) {
+    Program p = run_until(ir, "widen_int8_inputs");
+    ASSERT_NE(only(p, KernelKind::QGemm), nullptr);
+    EXPECT_FALSE(only(p, KernelKind::QGemm)->gemm.i16);
+    EXPECT_TRUE(p.trades.empty());
+  }
+  // AVX-512 without VNNI (widened products otherwise) takes it too.
+  EXPECT_TRUE(only(run_until(pointwise(16, 48, 1), "widen_int8_inputs", "x86-64-avx512"), KernelKind::QGemm)->gemm.i16);
+}
+
+// A padded 3x3 convolution reads the whole input widened, its geometry
+// kept, its padding reading the copy's zeros.
+TEST(WidenInt8Inputs, PaddedConvolutionReadsTheWholeInputWidened) {
+  std::string ir = pointwise(9, 24, 2, wide_weights(24 * 9 * 9));
+  ir.replace(ir.find("i8[24,9,1,1]"), 12, "i8[24,9,3,3]");
+  ir.replace(ir.find("{strides=[2,2]}"), 15, "{strides=[2,2], pads=[1,1,1,1]}");
+  Program p = run_until(ir, "widen_int8_inputs", "x86-64-avx2", mode_off());
+  const Kernel *conv = only(p, KernelKind::QGemm);
+  ASSERT_NE(conv, nullptr) << describe(p);
+  const GemmSpec &s = conv->gemm;
+  ASSERT_TRUE(s.i16 && s.w8);
+  EXPECT_EQ(p.graph.v(conv->ins[0]).shape, (Shape{1, 12, 12, 10}));
+  EXPECT_EQ(s.stride_h, 2);
+  EXPECT_EQ(s.pad_t, 1);
+  EXPECT_EQ(s.in_h, 12);
+  EXPECT_EQ(s.k_h, 3);
+  const Value &w = p.graph.v(s.weight);
+  ASSERT_EQ(w.shape, (Shape{24, 10, 3, 3}));
+  const int8_t *now = w.data->as<int8_t>();
+  EXPECT_EQ(now[(3 * 10 + 4) * 9 + 7], (3 * 81 + 4 * 9 + 7) * 37 % 255 - 127);
+  EXPECT_EQ(now[(3 * 10 + 9) * 9 + 7], 0);
+}
+
+TEST(WidenInt8Inputs, TheArenaBudgetDecides) {
+  // The bytes live at the convolution's step (its input and output, 9216)
+  // and the copy's 4608 against a budget below their sum.
+  Target t = resolve_target("x86-64-avx2");
+  const std::vector<int64_t> live = live_bytes(run_until(pointwise(16, 48, 1), "winograd"));
+  ASSERT_EQ(live.size(), 3u);
+  ASSERT_EQ(live[1], 9216);
+  Program fits = run_until_limited(pointwise(16, 48, 1), "widen_int8_inputs", t, {}, [](Limits &l) {
+    l.max_arena_bytes = 9216 + 4608;
+    l.arena_budget_given = true;
+  });
+  EXPECT_TRUE(only(fits, KernelKind::QGemm)->gemm.i16);
+  Program p = run_until_limited(pointwise(16, 48, 1), "widen_int8_inputs", t, {}, [](Limits &l) {
+    l.max_arena_bytes = 9216 + 4607;
+    l.arena_budget_given = true;
+  });
+  const Kernel *conv = only(p, KernelKind::QGemm);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_FALSE(conv->gemm.i16);
+  ASSERT_EQ(p.trades.size(), 1u);
+  EXPECT_EQ(p.trades[0].wanted, "int16");
+  EXPECT_NE(p.trades[0].taken, "int16");
+  EXPECT_EQ(p.trades[0].arena_bytes, 0);
+}
+
+}  // namespace
