@@ -258,9 +258,16 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
     auto id = w == 16   ? llvm::Intrinsic::x86_ssse3_pshuf_b_128
               : w == 32 ? llvm::Intrinsic::x86_avx2_pshuf_b
                         : llvm::Intrinsic::x86_avx512_pshuf_b_512;
+    // Each 16-entry part shuffled by the low nibble (pshufb), then the
+    // parts' results merged by the high nibble's bits, a tree of byte
+    // blends (vpblendvb on each bit moved to the byte's sign: a 16-bit
+    // shift, bytes do not mix there): 16 shuffles, 3 shifts and 15 blends
+    // per vector where zeroing the lanes out of each part's range took 16
+    // shuffles, 32 adds and 16 ors.
+    auto *v16 = llvm::FixedVectorType::get(b_.getInt16Ty(), w / 2);
     return chunked(w, [&](Value *xc) {
-      Value *r = llvm::Constant::getNullValue(xc->getType());
-      Value *d = xc;
+      Value *lo = b_.CreateAnd(xc, splat(0x0f, w));
+      std::vector<Value *> level;
       for (int k = 0; k < 16; ++k) {
         Value *t = part(16 * k, 16);
         if (w > 16) {
@@ -268,12 +275,18 @@ Value *ExprEmitter::byte_table_lookup(Value *table, Value *x) {
           for (int i = 0; i < w; ++i) rep.push_back(i % 16);
           t = b_.CreateShuffleVector(t, rep);
         }
-        // In range: 0x70..0x7f (the low nibble picks); otherwise >= 0x80.
-        Value *sel = b_.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_sat, d, splat(0x70, w));
-        r = b_.CreateOr(r, b_.CreateIntrinsic(id, {}, {t, sel}));
-        d = b_.CreateSub(d, splat(16, w));
+        level.push_back(b_.CreateIntrinsic(id, {}, {t, lo}));
       }
-      return r;
+      Value *zero = llvm::Constant::getNullValue(xc->getType());
+      for (int bit = 4; bit < 8; ++bit) {
+        Value *m = xc;
+        if (bit < 7) m = b_.CreateBitCast(b_.CreateShl(b_.CreateBitCast(xc, v16), (uint64_t)(7 - bit)), xc->getType());
+        Value *set = b_.CreateICmpSLT(m, zero);  // bit `bit` of each byte
+        std::vector<Value *> next;
+        for (size_t j = 0; j + 1 < level.size(); j += 2) next.push_back(b_.CreateSelect(set, level[j + 1], level[j]));
+        level = std::move(next);
+      }
+      return level[0];
     });
   }
   if (t_.arch == TINYRT_ARCH_AARCH64 && n % 16 == 0) {
