@@ -704,7 +704,7 @@ struct GemmEmitter {
     TINYRT_CHECK(os[1] == 1, "GEMM output channels must be contiguous");
     if (ICg == 1) xs[1] = 1;  // one input channel: its stride never matters
     if (s.i16) {              // X as bytes: a channel is 2 of them
-      TINYRT_CHECK(xs[1] == 1 && X.type == DType::I16 && !s.k_run && s.x_zero == 0,
+      TINYRT_CHECK(xs[1] == 1 && X.type == DType::I16 && (!s.k_run || s.w8) && s.x_zero == 0,
                    "int16 GEMM over an input that is not dense int16 channels");
       for (int rl : {0, 2, 3}) xs[rl] *= 2;
     }

@@ -211,18 +211,22 @@ static bool byte_pairs_exact(const GemmSpec &s, const int8_t *src) {
 // int16 pairs; no starts (x_zero is 0).
 void pack_qgemm_w8(Graph &g, GemmSpec &s, int NR) {
   const Value &w = g.v(s.weight);
-  const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, OCt = (OCg + NR - 1) / NR, ICk = (ICg + 1) / 2;
+  const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, OCt = (OCg + NR - 1) / NR;
   const int64_t KK = s.k_h * s.k_w;
-  TINYRT_CHECK(s.i16 && w.dtype == DType::I8 && !s.k_run && s.x_zero == 0,
-               "int16 pairs over int8 weights need int8 weights and a zero-free input");
-  std::vector<int8_t> out((size_t)(G * OCt * KK * ICk * NR * 2), 0);
+  // k_run: a kernel row's (kw, ic) as one K of k_w * ICg inputs, in pairs.
+  const int64_t KKp = s.k_run ? s.k_h : KK, ICp = s.k_run ? s.k_w * ICg : ICg, ICk = (ICp + 1) / 2;
+  TINYRT_CHECK(s.i16 && w.dtype == DType::I8 && s.x_zero == 0 && ICg % 2 == 0,
+               "int16 pairs over int8 weights need int8 weights, whole pairs of channels and a zero-free input");
+  std::vector<int8_t> out((size_t)(G * OCt * KKp * ICk * NR * 2), 0);
   const int8_t *src = w.data->as<int8_t>();
   for (int64_t gi = 0; gi < G; ++gi)
     for (int64_t ocg = 0; ocg < OCg; ++ocg)
       for (int64_t ic = 0; ic < ICg; ++ic)
-        for (int64_t kk = 0; kk < KK; ++kk)
-          out[(size_t)(((((gi * OCt + ocg / NR) * KK + kk) * ICk + ic / 2) * NR + ocg % NR) * 2 + ic % 2)] =
+        for (int64_t kk = 0; kk < KK; ++kk) {
+          const int64_t kp = s.k_run ? kk / s.k_w : kk, ip = s.k_run ? kk % s.k_w * ICg + ic : ic;
+          out[(size_t)(((((gi * OCt + ocg / NR) * KKp + kp) * ICk + ip / 2) * NR + ocg % NR) * 2 + ip % 2)] =
               src[((gi * OCg + ocg) * ICg + ic) * KK + kk];
+        }
   Bytes wb((const uint8_t *)out.data(), (const uint8_t *)out.data() + out.size());
   s.packed = g.add_const(g.fresh_name(w.name + "_packed"), make_const(DType::I8, {(int64_t)out.size()}, std::move(wb)));
   s.packed_bias = -1;

@@ -20,7 +20,10 @@
 // The copy is a loop kernel placed before the convolution, dense
 // channels-last [batch, out_h, out_w, channels] (a strided 1x1
 // convolution's copy keeps the pixels it reads: the product becomes stride
-// 1), its channels padded to even with zeros. It costs arena: 2 bytes per
+// 1), its channels padded to even with zeros. A first layer over few
+// channels (k_run: pad_conv_rows' padded copy, each kernel row one run of
+// inputs) has its padded copy made int16 instead, its channels padded to
+// even (an RGB image's 3 to 4), so that a row's run is whole pairs. It costs arena: 2 bytes per
 // input element, live at two steps; a layer takes it only when the bytes
 // live at its step and the copy fit the arena budget (Limits::arena_budget,
 // the budget Winograd's forms keep within), and only for at least
@@ -45,7 +48,7 @@ bool applies(const Program &p, const Kernel &k, const Target &t) {
   if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || t.int16_inputs_min_out_c <= 0) return false;
   const GemmSpec &s = k.gemm;
   const Graph &g = p.graph;
-  if (s.i16 || s.k_run || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 ||
+  if (s.i16 || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 ||
       s.out_c < t.int16_inputs_min_out_c)
     return false;
   const Value &x = g.v(k.ins[0]), &w = g.v(s.weight);
@@ -104,6 +107,32 @@ int padded_weight(Graph &g, int w, int64_t channels) {
   return g.add_const(g.fresh_name(wv.name + "_even"), make_const(DType::I8, shape, std::move(b)));
 }
 
+// k_run (pad_conv_rows): the index of the loop kernel writing kernel i's
+// padded copy, when only kernel i reads it; else -1.
+int pad_copy_of(const Program &p, size_t i) {
+  const int x = p.kernels[i].ins[0];
+  int pad = -1;
+  for (size_t j = 0; j < p.kernels.size(); ++j) {
+    const Kernel &k = p.kernels[j];
+    if (k.out == x) pad = k.kind == KernelKind::Loop && k.label == "PadConvInput" ? (int)j : -2;
+    if (j != i && std::count(k.ins.begin(), k.ins.end(), x)) return -1;
+  }
+  for (int o : p.graph.outputs)
+    if (o == x) return -1;
+  return pad >= 0 && p.alias.count(x) == 0 ? pad : -1;
+}
+
+// The padded copy `pad` of a k_run convolution s made int16 in place:
+// int16(x - x_zero), its channels padded to `channels` with zeros (the
+// padding it holds, x_zero, becomes 0).
+void widen_in_place(Graph &g, Kernel &pad, const GemmSpec &s, int64_t channels) {
+  Value &v = g.values[(size_t)pad.out];
+  v.dtype = DType::I16;
+  v.shape[(size_t)s.in_axis[1]] = channels;
+  ExprP e = cast(cast(pad.expr, DType::I32) - cst(DType::I32, (double)s.x_zero), DType::I16);
+  pad.expr = channels > s.in_c ? select(in_range(var(s.in_axis[1]), s.in_c), e, cst(DType::I16, 0)) : e;
+}
+
 }  // namespace
 
 void widen_int8_inputs(PassContext &c) {
@@ -112,7 +141,7 @@ void widen_int8_inputs(PassContext &c) {
   const Target &t = c.target;
   std::vector<size_t> chosen;
   for (size_t i = 0; i < p.kernels.size(); ++i)
-    if (applies(p, p.kernels[i], t)) chosen.push_back(i);
+    if (applies(p, p.kernels[i], t) && (!p.kernels[i].gemm.k_run || pad_copy_of(p, i) >= 0)) chosen.push_back(i);
   if (chosen.empty()) return;
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = *std::max_element(live.begin(), live.end());
@@ -132,9 +161,14 @@ void widen_int8_inputs(PassContext &c) {
     ++next;
     GemmSpec &s = k.gemm;
     const int64_t channels = (s.in_c + 1) / 2 * 2;
-    const bool sub = subsampled(s);
-    const Shape shape = {s.batch, sub ? s.out_h : s.in_h, sub ? s.out_w : s.in_w, channels};
-    const int64_t bytes = sat_mul(shape_numel(shape), (int64_t)2);
+    // k_run: the padded copy (pad_conv_rows) becomes int16 itself, its
+    // channels padded to even, so that a kernel row's inputs stay one run
+    // of whole pairs.
+    const bool run = s.k_run, sub = !run && subsampled(s);
+    const Value &x = g.v(k.ins[0]);
+    Shape shape = {s.batch, sub ? s.out_h : s.in_h, sub ? s.out_w : s.in_w, channels};
+    if (run) shape = x.shape, shape[(size_t)s.in_axis[1]] = channels;
+    const int64_t bytes = sat_mul(shape_numel(shape), (int64_t)2) - (run ? shape_numel(x.shape) : 0);
     MemoryTrade trade{"int16-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "int16", "int16", 0, 0, 0, 0, 1,
                       bytes};
     // Its step and the copy's: what is live there and the copy.
@@ -148,27 +182,35 @@ void widen_int8_inputs(PassContext &c) {
     }
     p.trades.push_back(trade);
     check_tensor_size(shape, g.limits, "the widened input of '" + k.label + "'");
-    const int x16 = g.add_value(g.fresh_name(g.v(k.ins[0]).name + "_int16"), DType::I16, shape);
-    Kernel wk = widen(g, k, x16, channels);
-    // An epilogue reading the input (a residual) keeps it in a slot of its own.
-    bool reads_x = false;
-    visit(s.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
-    if (reads_x) {
-      const int xs = (int)k.ins.size();
-      k.ins.push_back(k.ins[0]);
-      s.epilogue = replace_loads(s.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
+    if (run) {
+      Kernel *pad = nullptr;
+      for (size_t j = out.size(); j-- > 0 && !pad;)
+        if (out[j].out == k.ins[0]) pad = &out[j];
+      TINYRT_CHECK(pad, "a k_run convolution without its padded copy");
+      widen_in_place(g, *pad, s, channels);
+    } else {
+      const int x16 = g.add_value(g.fresh_name(x.name + "_int16"), DType::I16, shape);
+      out.push_back(widen(g, k, x16, channels));
+      // An epilogue reading the input (a residual) keeps it in a slot of its own.
+      bool reads_x = false;
+      visit(s.epilogue, [&](const Expr &e) { reads_x = reads_x || (e.op == EOp::Load && e.id == 0); });
+      if (reads_x) {
+        const int xs = (int)k.ins.size();
+        k.ins.push_back(k.ins[0]);
+        s.epilogue = replace_loads(s.epilogue, 0, [&](const Expr &e) { return load(xs, e.type, e.a); });
+      }
+      k.ins[0] = x16;
+      if (sub) {
+        s.in_h = s.out_h;
+        s.in_w = s.out_w;
+        s.stride_h = s.stride_w = 1;
+      }
+      s.in_axis[0] = 0, s.in_axis[1] = 3, s.in_axis[2] = 1, s.in_axis[3] = 2;
     }
     const int w = padded_weight(g, s.weight, channels);
-    k.ins[0] = x16;
     k.ins[1] = w;
     s.weight = w;
     s.in_c = channels;
-    if (sub) {
-      s.in_h = s.out_h;
-      s.in_w = s.out_w;
-      s.stride_h = s.stride_w = 1;
-    }
-    s.in_axis[0] = 0, s.in_axis[1] = 3, s.in_axis[2] = 1, s.in_axis[3] = 2;
     s.x_zero = 0;
     s.i16 = s.w8 = true;
     s.madd = MaddForm::Widened;
@@ -178,15 +220,20 @@ void widen_int8_inputs(PassContext &c) {
     auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
     ExprP ih = role(2) * cidx(s.stride_h) - cidx(s.pad_t) + var(r + 1) * cidx(s.dil_h);
     ExprP iw = role(3) * cidx(s.stride_w) - cidx(s.pad_l) + var(r + 2) * cidx(s.dil_w);
+    std::vector<ExprP> xi((size_t)g.v(k.ins[0]).rank());
+    const ExprP by_role[4] = {role(0), var(r), ih, iw};
+    for (int rl = 0; rl < 4; ++rl)
+      if (s.in_axis[rl] >= 0) xi[(size_t)s.in_axis[rl]] = by_role[rl];
     std::vector<ExprP> wi = {role(1), var(r)};
     if (g.v(w).rank() == 4) wi.insert(wi.end(), {var(r + 1), var(r + 2)});
+    if (g.v(w).rank() == 3) wi.push_back(var(r + 2));
     wi.resize((size_t)g.v(w).rank(), cidx(0));
-    ExprP xv = cast(load(0, DType::I16, {role(0), ih, iw, var(r)}), DType::I32);
-    if (!sub) xv = select(land(in_range(ih, shape[1]), in_range(iw, shape[2])), xv, cst(DType::I32, 0));
+    ExprP xv = cast(load(0, DType::I16, xi), DType::I32);
+    if (s.pad_t || s.pad_l || (!sub && !run))
+      xv = select(land(in_range(ih, s.in_h), in_range(iw, s.in_w)), xv, cst(DType::I32, 0));
     ExprP sum = reduce(ReduceKind::Sum, {{r, channels}, {r + 1, s.k_h}, {r + 2, s.k_w}},
                        xv * cast(load(1, DType::I8, wi), DType::I32));
     k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
-    out.push_back(std::move(wk));
     out.push_back(std::move(k));
     ++widened;
     bytes_added = std::max(bytes_added, bytes);
@@ -194,7 +241,7 @@ void widen_int8_inputs(PassContext &c) {
   p.kernels = std::move(out);
   p.perm.resize(g.values.size());
   if (c.log)
-    *c.log << "widen_int8_inputs: " << widened << " 1x1 int8 convolutions multiply int16 pairs over a widened copy "
+    *c.log << "widen_int8_inputs: " << widened << " int8 convolutions multiply int16 pairs over a widened copy "
            << "of their input (largest copy " << bytes_added << " bytes)"
            << (refused ? ", " + std::to_string(refused) + " keep their byte products: the arena budget has no room"
                        : std::string())

@@ -154,6 +154,33 @@ TEST(WidenInt8Inputs, PaddedConvolutionReadsTheWholeInputWidened) {
   EXPECT_EQ(now[(3 * 10 + 9) * 9 + 7], 0);
 }
 
+// A first layer over an RGB image (pad_conv_rows' padded copy, each kernel
+// row one run of inputs) has its copy made int16 in place, 4 channels.
+TEST(WidenInt8Inputs, FirstLayerPaddedCopyBecomesInt16) {
+  std::string ir = pointwise(3, 32, 2, wide_weights(32 * 3 * 9));
+  ir.replace(ir.find("i8[32,3,1,1]"), 12, "i8[32,3,3,3]");
+  ir.replace(ir.find("{strides=[2,2]}"), 15, "{strides=[2,2], pads=[1,1,1,1]}");
+  Program before = run_until(ir, "winograd", "x86-64-avx2", mode_off());
+  Program p = run_until(ir, "widen_int8_inputs", "x86-64-avx2", mode_off());
+  EXPECT_EQ(p.kernels.size(), before.kernels.size());  // no kernel added
+  const Kernel *conv = only(p, KernelKind::QGemm);
+  ASSERT_NE(conv, nullptr) << describe(p);
+  const GemmSpec &s = conv->gemm;
+  ASSERT_TRUE(s.k_run && s.i16 && s.w8);
+  EXPECT_EQ(s.in_c, 4);
+  const Value &x = p.graph.v(conv->ins[0]);
+  EXPECT_EQ(x.dtype, DType::I16);
+  EXPECT_EQ(x.shape, (Shape{1, 4, 13, 13}));  // 12 + 1 padded rows and columns the windows read
+  Program packed = run_until(ir, "pack_weights", "x86-64-avx2", mode_off());
+  const Kernel *pk = only(packed, KernelKind::QGemm);
+  ASSERT_NE(pk, nullptr);
+  const int64_t NR = pk->gemm.nr;
+  // [oc tile][kh][kw * 4 channels / 2 pairs][nr][2]: channel 5's (kh 1, kw 2, ic 1) at pair 4, second byte.
+  const int8_t *pw = packed.graph.v(pk->gemm.packed).data->as<int8_t>();
+  EXPECT_EQ(pw[((1 * 6 + 4) * NR + 5) * 2 + 1], ((5 * 3 + 1) * 9 + 1 * 3 + 2) * 37 % 255 - 127);
+  EXPECT_EQ(pw[((1 * 6 + 5) * NR + 5) * 2 + 1], 0);  // kw 2's padding channel
+}
+
 TEST(WidenInt8Inputs, TheArenaBudgetDecides) {
   // The bytes live at the convolution's step (its input and output, 9216)
   // and the copy's 4608 against a budget below their sum.
