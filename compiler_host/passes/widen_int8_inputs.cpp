@@ -48,8 +48,7 @@ bool applies(const Program &p, const Kernel &k, const Target &t) {
   if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || t.int16_inputs_min_out_c <= 0) return false;
   const GemmSpec &s = k.gemm;
   const Graph &g = p.graph;
-  if (s.i16 || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 ||
-      s.out_c < t.int16_inputs_min_out_c)
+  if (s.i16 || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 || s.out_c < t.int16_inputs_min_out_c)
     return false;
   const Value &x = g.v(k.ins[0]), &w = g.v(s.weight);
   if (x.is_const() || x.is_dynamic() || g.v(k.out).is_dynamic() || w.dtype != DType::I8 || !w.is_const() ||
