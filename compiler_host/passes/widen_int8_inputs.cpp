@@ -171,15 +171,21 @@ void widen_int8_inputs(PassContext &c) {
     MemoryTrade trade{"int16-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "int16", "int16", 0, 0, 0, 0, 1,
                       bytes};
     // Its step and the copy's: what is live there and the copy.
+    const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
     if (sat_add(live[i], bytes) > budget) {
       trade.taken = s.madd == MaddForm::Widened ? "widened" : "signed-bytes";
       trade.arena_bytes = 0;
       p.trades.push_back(trade);
       ++refused;
+      if (c.log)
+        *c.log << "  " << what << ": " << trade.taken << ", not int16 pairs: " << live[i]
+               << " bytes live at its step and " << bytes << " of widened input over the arena budget of " << budget
+               << "\n";
       out.push_back(std::move(k));
       continue;
     }
     p.trades.push_back(trade);
+    if (c.log) *c.log << "  " << what << ": int16 pairs, +" << bytes << " arena bytes at its step\n";
     check_tensor_size(shape, g.limits, "the widened input of '" + k.label + "'");
     if (run) {
       Kernel *pad = nullptr;
