@@ -173,7 +173,9 @@ void widen_int8_inputs(PassContext &c) {
     // Its step and the copy's: what is live there and the copy.
     const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
     if (sat_add(live[i], bytes) > budget) {
-      trade.taken = s.madd == MaddForm::Widened ? "widened" : "signed-bytes";
+      GemmSpec sq = s;  // the form pack_weights will choose
+      choose_int8_products(sq, g, t);
+      trade.taken = sq.madd == MaddForm::SignedBytes ? "signed-bytes" : "widened";
       trade.arena_bytes = 0;
       p.trades.push_back(trade);
       ++refused;
