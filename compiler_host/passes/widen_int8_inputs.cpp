@@ -30,6 +30,8 @@
 // Target::int16_inputs_min_out_c output channels (fewer amortize the
 // copy's pass over the input too little). Each choice is a memory trade
 // (-v, the JSON's memory_trades: kind "int16-input", its arena bytes).
+#include <algorithm>
+
 #include "passes/pass.h"
 
 namespace tinyrt {
