@@ -1,5 +1,5 @@
-// widen_int8_inputs.cpp — on x86 without VNNI, a 1x1 int8 convolution
-// (or int8 matrix product) whose weights must be multiplied as signed
+// widen_int8_inputs.cpp — on x86 without VNNI, an int8 convolution (any
+// window, groups 1; or an int8 matrix product) whose weights must be multiplied as signed
 // bytes or widened (MaddForm: a pair of its weights can overflow
 // vpmaddubsw's 16 bits) reads a copy of its input widened to int16 with
 // the zero point subtracted, and multiplies int16 pairs instead
@@ -30,6 +30,10 @@
 // Target::int16_inputs_min_out_c output channels (fewer amortize the
 // copy's pass over the input too little). Each choice is a memory trade
 // (-v, the JSON's memory_trades: kind "int16-input", its arena bytes).
+// Each reader of an input gets its own copy (an inception block's 1x1
+// branches widen the same input once each): sharing one would stretch its
+// live range over the steps between them, which the budget would have to
+// hold at each.
 #include <algorithm>
 
 #include "passes/pass.h"
