@@ -442,8 +442,11 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (is_scheduled(k.kind)) gj["tile"] = {{"mr", k.gemm.mr}, {"nr", k.gemm.nr}};
     if (k.kind == KernelKind::QGemm) {
       gj["int8_products"] = int8_products(a.target, k.gemm);
-      // Its form's measured time over a float GEMM's (Target::int8_over_float; null: not measured).
-      const double r = k.gemm.i16 ? a.target.i16_over_float : a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
+      // Its form's measured time over a float GEMM's (Target::int8_over_float; int16 pairs: Winograd's
+      // grouped GEMM, Target::i16_over_float; null: not measured, as int16 pairs over int8 weights).
+      const double r = k.gemm.w8    ? 0
+                       : k.gemm.i16 ? a.target.i16_over_float
+                                    : a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
     }
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;

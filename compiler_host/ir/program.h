@@ -83,10 +83,11 @@ struct GemmSpec {
   // emitter (pmaddwd: two 16-bit products summed into each int32 lane;
   // vpdpwssd with VNNI).
   bool i16 = false;
-  // With i16: the weight holds int8 values (logical [OC, IC, 1, 1]),
-  // packed as pairs of bytes ([group][oc tile][IC / 2][nr][2]) and widened
-  // to int16 as they load (vpmovsxbw), so that they keep their int8 bytes:
-  // a 1x1 int8 convolution over a widened copy of its input
+  // With i16: the weight holds int8 values (logical [OC, IC/groups, KH,
+  // KW]), packed as pairs of bytes ([group][oc tile][kh*kw][IC / 2][nr][2];
+  // k_run: a kernel row's k_w * IC inputs in pairs) and widened to int16 as
+  // they load (vpmovsxbw), so that they keep their int8 bytes: an int8
+  // convolution over a widened copy of its input
   // (passes/widen_int8_inputs.cpp).
   bool w8 = false;
 };

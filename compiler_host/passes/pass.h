@@ -186,7 +186,8 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);
 // Which of the target's tile lists GEMM kernel k takes its tile from:
 // float, int8, int8 multiplied as bytes or signed bytes (x86 without
-// VNNI: GemmSpec::madd), or int16 pairs (GemmSpec::i16).
+// VNNI: GemmSpec::madd), or int16 pairs (GemmSpec::i16; over int8 weights
+// widened as they load, GemmSpec::w8, their own list).
 inline Target::TileKind int8_tile_kind(MaddForm madd) {
   return madd == MaddForm::Bytes         ? Target::TileKind::Int8Bytes
          : madd == MaddForm::SignedBytes ? Target::TileKind::Int8SignedBytes

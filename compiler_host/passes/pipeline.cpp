@@ -42,7 +42,7 @@ const std::vector<Pass> &pipeline() {
       {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays",
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
       {"widen_int8_inputs",
-       "x86 without VNNI: 1x1 int8 convolutions whose weights vpmaddubsw cannot take as bytes multiply int16 pairs "
+       "x86 without VNNI: int8 convolutions whose weights vpmaddubsw cannot take as bytes multiply int16 pairs "
        "over a widened copy of their input where the arena budget has room",
        plain<widen_int8_inputs>},
       {"narrow_tiles", "GEMM tiles of fewer channel columns (less padding) where the weights are over their budget",

@@ -50,7 +50,9 @@ bool every_axis_a_role(const GemmSpec &s, const Value &x) {
   return roles == x.rank();
 }
 
-bool applies(const Program &p, const Kernel &k, const Target &t) {
+// Whether kernel k takes int16 pairs; *form: the form pack_weights would
+// otherwise choose (signed bytes or widened).
+bool applies(const Program &p, const Kernel &k, const Target &t, MaddForm *form) {
   if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || t.int16_inputs_min_out_c <= 0) return false;
   const GemmSpec &s = k.gemm;
   const Graph &g = p.graph;
@@ -64,7 +66,15 @@ bool applies(const Program &p, const Kernel &k, const Target &t) {
   // as pairs and no copy).
   GemmSpec sq = s;
   choose_int8_products(sq, g, t);
+  *form = sq.madd;
   return sq.madd != MaddForm::Bytes;
+}
+
+// int16(v - x_zero) for an element v of X, 0 for a channel (index
+// variable `c`) past X's `in_c`.
+ExprP minus_zero(ExprP v, const GemmSpec &s, int c, int64_t channels) {
+  ExprP e = cast(cast(std::move(v), DType::I32) - cst(DType::I32, (double)s.x_zero), DType::I16);
+  return channels > s.in_c ? select(in_range(var(c), s.in_c), e, cst(DType::I16, 0)) : e;
 }
 
 // Whether the copy holds only the pixels the convolution reads (a 1x1
@@ -84,11 +94,10 @@ Kernel widen(Graph &g, const Kernel &k, int x16, int64_t channels) {
                             sub ? var(2) * cidx(s.stride_w) : var(2)};
   for (int r = 0; r < 4; ++r)
     if (s.in_axis[r] >= 0) at[(size_t)s.in_axis[r]] = by_role[r];
-  ExprP v = cast(cast(load(0, x.dtype, at), DType::I32) - cst(DType::I32, (double)s.x_zero), DType::I16);
   Kernel wk;
   wk.out = x16;
   wk.ins = {k.ins[0]};
-  wk.expr = channels > s.in_c ? select(in_range(var(3), s.in_c), v, cst(DType::I16, 0)) : v;
+  wk.expr = minus_zero(load(0, x.dtype, at), s, 3, channels);
   wk.label = "WidenInt8Input";
   wk.nodes = k.nodes;  // the convolution it serves
   wk.guard = k.guard;
@@ -134,8 +143,7 @@ void widen_in_place(Graph &g, Kernel &pad, const GemmSpec &s, int64_t channels) 
   Value &v = g.values[(size_t)pad.out];
   v.dtype = DType::I16;
   v.shape[(size_t)s.in_axis[1]] = channels;
-  ExprP e = cast(cast(pad.expr, DType::I32) - cst(DType::I32, (double)s.x_zero), DType::I16);
-  pad.expr = channels > s.in_c ? select(in_range(var(s.in_axis[1]), s.in_c), e, cst(DType::I16, 0)) : e;
+  pad.expr = minus_zero(pad.expr, s, s.in_axis[1], channels);
 }
 
 }  // namespace
@@ -145,8 +153,12 @@ void widen_int8_inputs(PassContext &c) {
   Graph &g = p.graph;
   const Target &t = c.target;
   std::vector<size_t> chosen;
-  for (size_t i = 0; i < p.kernels.size(); ++i)
-    if (applies(p, p.kernels[i], t) && (!p.kernels[i].gemm.k_run || pad_copy_of(p, i) >= 0)) chosen.push_back(i);
+  std::vector<MaddForm> forms;  // the form each would take otherwise
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    MaddForm f;
+    if (applies(p, p.kernels[i], t, &f) && (!p.kernels[i].gemm.k_run || pad_copy_of(p, i) >= 0))
+      chosen.push_back(i), forms.push_back(f);
+  }
   if (chosen.empty()) return;
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = *std::max_element(live.begin(), live.end());
@@ -163,7 +175,7 @@ void widen_int8_inputs(PassContext &c) {
       out.push_back(std::move(k));
       continue;
     }
-    ++next;
+    const MaddForm form = forms[next++];
     GemmSpec &s = k.gemm;
     const int64_t channels = (s.in_c + 1) / 2 * 2;
     // k_run: the padded copy (pad_conv_rows) becomes int16 itself, its
@@ -179,9 +191,7 @@ void widen_int8_inputs(PassContext &c) {
     // Its step and the copy's: what is live there and the copy.
     const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
     if (sat_add(live[i], bytes) > budget) {
-      GemmSpec sq = s;  // the form pack_weights will choose
-      choose_int8_products(sq, g, t);
-      trade.taken = sq.madd == MaddForm::SignedBytes ? "signed-bytes" : "widened";
+      trade.taken = form == MaddForm::SignedBytes ? "signed-bytes" : "widened";
       trade.arena_bytes = 0;
       p.trades.push_back(trade);
       ++refused;
@@ -226,7 +236,6 @@ void widen_int8_inputs(PassContext &c) {
     s.in_c = channels;
     s.x_zero = 0;
     s.i16 = s.w8 = true;
-    s.madd = MaddForm::Widened;
     // The definition over the copy: the epilogue of the sum of int16
     // products over (ic, kh, kw), padding reading 0.
     const int r = kFirstReduceVar;
@@ -242,7 +251,7 @@ void widen_int8_inputs(PassContext &c) {
     if (g.v(w).rank() == 3) wi.push_back(var(r + 2));
     wi.resize((size_t)g.v(w).rank(), cidx(0));
     ExprP xv = cast(load(0, DType::I16, xi), DType::I32);
-    if (s.pad_t || s.pad_l || (!sub && !run))
+    if (!sub && !run)  // (padding: only where the copy is all of X)
       xv = select(land(in_range(ih, s.in_h), in_range(iw, s.in_w)), xv, cst(DType::I32, 0));
     ExprP sum = reduce(ReduceKind::Sum, {{r, channels}, {r + 1, s.k_h}, {r + 2, s.k_w}},
                        xv * cast(load(1, DType::I8, wi), DType::I32));
