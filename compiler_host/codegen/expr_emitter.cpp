@@ -442,8 +442,114 @@ static ExprP strip_saturated_clamp(const ExprP &x, DType to) {
   return y;
 }
 
+// z of round(y) + z when it is an integer of at most 16 bits held as a
+// float (a zero point: a cast of an 8- or 16-bit integer, or an integral
+// constant), so that it may be added after the conversion, exactly.
+static bool small_integer(const ExprP &z, bool *may_be_negative) {
+  if (z->type != DType::F32) return false;
+  if (z->op == EOp::Cast) {
+    DType s = z->a[0]->type;
+    *may_be_negative = dtype_is_signed(s);
+    return !dtype_is_float(s) && s != DType::Bool && dtype_bytes(s) <= 2;
+  }
+  *may_be_negative = z->fval < 0;
+  return z->is_const() && z->fval == std::nearbyint(z->fval) && std::fabs(z->fval) <= 65536;
+}
+
+bool ExprEmitter::rounded_int_cast(const ExprP &x, DType to, VVal *out) {
+  bool x86 = t_.arch == TINYRT_ARCH_X86_64, a64 = t_.arch == TINYRT_ARCH_AARCH64;
+  if ((!x86 && !a64) || lanes_ % 4 != 0 || x->type != DType::F32 || to == DType::Bool || dtype_is_float(to) ||
+      dtype_bytes(to) > 2)
+    return false;
+  ExprP y, z;
+  bool rounds = true, z_negative = false;
+  if (x->op == EOp::Round) {
+    if (a64) return false;  // emit_cast's own fcvtns path
+    y = x->a[0];
+  } else if (x->op == EOp::Add && (x->a[0]->op == EOp::Round || x->a[1]->op == EOp::Round)) {
+    int ri = x->a[0]->op == EOp::Round ? 0 : 1;
+    y = x->a[(size_t)ri]->a[0];
+    z = x->a[(size_t)(1 - ri)];
+    if (!small_integer(z, &z_negative)) return false;
+  } else if (x86) {
+    y = x;  // truncation
+    rounds = false;
+  } else {
+    return false;
+  }
+  if (y->type != DType::F32) return false;
+  VVal yv = emit(y);
+  if (yv.kind == VVal::Uniform) return false;  // the float path (y stays cached)
+  Value *f = vec(yv);
+  Type *ft = f->getType();
+  auto *i32 = b_.getInt32Ty();
+  Type *it = llvm::FixedVectorType::get(i32, lanes_);
+  // x86's conversions give INT_MIN for NaN and for anything out of int32's
+  // range, AArch64's saturate (NaN to 0). Keep y within +-2^30 (NaN stays
+  // NaN: the compare is false) where INT_MIN or the sum with z would come
+  // out wrong. NaN's result, 0, is selected after the sum where it would
+  // not come out as 0 by itself (x86: INT_MIN + z saturates to an unsigned
+  // type's 0 when z >= 0).
+  const double K = 1073741824.0;
+  bool nan_select = x86 ? dtype_is_signed(to) || z_negative : z != nullptr;
+  Value *nan = nan_select ? b_.CreateFCmpUNO(f, f) : nullptr;
+  if (x86 || z) {
+    Value *k = llvm::ConstantFP::get(ft, K);
+    f = b_.CreateSelect(b_.CreateFCmpOGT(f, k), k, f);
+  }
+  if (z && z_negative) {
+    Value *k = llvm::ConstantFP::get(ft, -K);
+    f = b_.CreateSelect(b_.CreateFCmpOLT(f, k), k, f);
+  }
+  int w = a64 ? 4 : (t_.vector_bytes == 64 && lanes_ % 16 == 0) ? 16 : lanes_ % 8 == 0 ? 8 : 4;
+  std::vector<Value *> parts;
+  for (int c = 0; c < lanes_; c += w) {
+    std::vector<int> idx;
+    for (int l = 0; l < w; ++l) idx.push_back(c + l);
+    Value *fc = w == lanes_ ? f : b_.CreateShuffleVector(f, idx);
+    auto *vf = llvm::FixedVectorType::get(b_.getFloatTy(), w);
+    auto *vi = llvm::FixedVectorType::get(i32, w);
+    Value *r;
+    if (a64) {
+      r = b_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_fcvtns, {vi, vf}, {fc});
+    } else if (w == 16) {
+      r = b_.CreateIntrinsic(
+          rounds ? llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512 : llvm::Intrinsic::x86_avx512_mask_cvttps2dq_512, {},
+          {fc, llvm::UndefValue::get(vi), b_.getInt16(0xffff), b_.getInt32(4)});
+    } else if (w == 8) {
+      r = b_.CreateIntrinsic(rounds ? llvm::Intrinsic::x86_avx_cvt_ps2dq_256 : llvm::Intrinsic::x86_avx_cvtt_ps2dq_256,
+                             {}, {fc});
+    } else {
+      r = b_.CreateIntrinsic(rounds ? llvm::Intrinsic::x86_sse2_cvtps2dq : llvm::Intrinsic::x86_sse2_cvttps2dq, {},
+                             {fc});
+    }
+    parts.push_back(r);
+  }
+  Value *r = concat_vectors(b_, parts);
+  if (z) {
+    Value *zi;
+    if (z->op == EOp::Cast) {
+      VVal zv = emit(z->a[0]);
+      zi = b_.CreateIntCast(vec(zv), it, dtype_is_signed(z->a[0]->type));
+    } else {
+      zi = llvm::ConstantInt::get(it, (uint64_t)(int64_t)z->fval);
+    }
+    r = b_.CreateAdd(r, zi);
+  }
+  if (nan) r = b_.CreateSelect(nan, llvm::Constant::getNullValue(it), r);
+  int bits = dtype_bytes(to) * 8;
+  bool sg = dtype_is_signed(to);
+  int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0,
+          hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+  r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, r, llvm::ConstantInt::get(it, (uint64_t)lo));
+  r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, r, llvm::ConstantInt::get(it, (uint64_t)hi));
+  *out = vector(b_.CreateTrunc(r, llvm::FixedVectorType::get(elem_type(to), lanes_)));
+  return true;
+}
+
 VVal ExprEmitter::emit_cast(const Expr &e) {
   ExprP x = strip_saturated_clamp(e.a[0], e.type);
+  if (VVal r; rounded_int_cast(x, e.type, &r)) return r;
   // AArch64 converts with rounding to nearest even in one instruction
   // (fcvtns), so round-then-convert need not round first.
   bool round_first = false;

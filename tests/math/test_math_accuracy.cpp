@@ -105,6 +105,88 @@ bool check(const std::string &target, const std::string &work, const std::string
   return ok;
 }
 
+// QuantizeLinear and Cast from float to 8- and 16-bit integers, which the
+// code generator converts with the CPU's conversion instructions where it
+// can (codegen/expr_emitter: rounded_int_cast): exactly ONNX's result on
+// every input — ties to even, saturation, NaN and infinities included.
+bool check_integer_casts(const std::string &target, const std::string &work, const std::vector<float> &xs) {
+  int64_t n = (int64_t)xs.size();
+  test::OnnxBuilder b;
+  b.input("x", {n});
+  auto scalar = [&](const std::string &name, int elem, const std::string &bytes) {
+    onnx::TensorProto *t = b.model().mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    t->set_raw_data(bytes);
+  };
+  auto f32 = [](float v) { return std::string(reinterpret_cast<const char *>(&v), 4); };
+  scalar("s1", onnx::TensorProto::FLOAT, f32(1.0f));
+  scalar("s2", onnx::TensorProto::FLOAT, f32(0.37f));
+  scalar("zu", onnx::TensorProto::UINT8, std::string(1, (char)97));
+  scalar("zu0", onnx::TensorProto::UINT8, std::string(1, (char)0));
+  scalar("zi", onnx::TensorProto::INT8, std::string(1, (char)-3));
+  struct Case {
+    std::string out;
+    int elem;
+    double lo, hi;
+    std::function<double(float)> ref;  // before saturation
+  };
+  auto quant = [](float s, double z) { return [s, z](float x) { return (double)std::nearbyint(x / s) + z; }; };
+  auto trunc = [](float x) { return std::trunc((double)x); };
+  const std::vector<Case> cases = {
+      {"q_u8", onnx::TensorProto::UINT8, 0, 255, quant(1.0f, 97)},
+      {"q_i8", onnx::TensorProto::INT8, -128, 127, quant(0.37f, -3)},
+      {"q_u8_z0", onnx::TensorProto::UINT8, 0, 255, quant(0.37f, 0)},
+      {"c_i8", onnx::TensorProto::INT8, -128, 127, trunc},
+      {"c_u8", onnx::TensorProto::UINT8, 0, 255, trunc},
+      {"c_i16", onnx::TensorProto::INT16, -32768, 32767, trunc},
+      {"c_u16", onnx::TensorProto::UINT16, 0, 65535, trunc},
+  };
+  b.node("QuantizeLinear", {"x", "s1", "zu"}, {"q_u8"});
+  b.node("QuantizeLinear", {"x", "s2", "zi"}, {"q_i8"});
+  b.node("QuantizeLinear", {"x", "s2", "zu0"}, {"q_u8_z0"});
+  for (size_t k = 3; k < cases.size(); ++k)
+    test::OnnxBuilder::attr(b.node("Cast", {"x"}, {cases[k].out}), "to", (int64_t)cases[k].elem);
+  for (const Case &c : cases) b.output(c.out, {n}, c.elem);
+  CompileOptions co;
+  co.target = target;
+  co.name = "integer_casts";
+  BuiltModel m = build_model(b.save(), co, work);
+  std::string in = work + "/in.bin", out = work + "/out.bin";
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
+  ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
+  if (r.exit_code != 0) {
+    std::cerr << "runner failed: " << r.output << "\n";
+    return false;
+  }
+  std::ifstream f(out, std::ios::binary);
+  std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  bool ok = true;
+  size_t off = 0;
+  for (const Case &c : cases) {
+    int bytes = c.hi > 255 ? 2 : 1;
+    bool sg = c.lo < 0;
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i, off += (size_t)bytes) {
+      if (got.size() < off + (size_t)bytes) {
+        std::cerr << "  " << c.out << ": the runner wrote too few bytes\n";
+        return false;
+      }
+      float x = xs[(size_t)i];
+      if (x != 0 && std::fabs(x) < FLT_MIN) continue;  // flushed to zero on armv7
+      double want = std::isnan(x) ? 0 : std::min(c.hi, std::max(c.lo, c.ref(x)));
+      uint16_t u = (uint8_t)got[off];
+      if (bytes == 2) u = (uint16_t)(u | (uint8_t)got[off + 1] << 8);
+      double y = bytes == 1 ? (sg ? (double)(int8_t)u : (double)u) : (sg ? (double)(int16_t)u : (double)u);
+      if (y != want && wrong++ < 3)
+        std::cout << "  " << c.out << "(" << x << ") = " << y << ", expected " << want << "\n";
+    }
+    std::cout << "  " << c.out << ": " << n << " inputs, " << wrong << " wrong -> " << (wrong ? "WRONG" : "ok") << "\n";
+    ok = ok && wrong == 0;
+  }
+  return ok;
+}
+
 int main(int argc, char **argv) {
   std::string target = "host";
   for (int i = 1; i + 1 < argc; ++i)
@@ -141,6 +223,12 @@ int main(int argc, char **argv) {
   try {
     ok = check(target, work, "all floats", xs, fns) && ok;
     ok = check(target, work, "|x| < 1e4", xs_trig, trig) && ok;
+    // Ties: every half-integer and quarter within the types' ranges.
+    std::vector<float> xs_int = xs;
+    for (int k = -140000; k <= 140000; ++k) xs_int.push_back((float)k * 0.25f);
+    for (float s : {2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 1073741824.0f, 3e9f, -3e9f})
+      xs_int.push_back(s);
+    ok = check_integer_casts(target, work, xs_int) && ok;
   } catch (const std::exception &e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
