@@ -28,7 +28,8 @@
 // live at its step and the copy fit the arena budget (Limits::arena_budget,
 // the budget Winograd's forms keep within), and only for at least
 // Target::int16_inputs_min_out_c output channels (fewer amortize the
-// copy's pass over the input too little). Each choice is a memory trade
+// copy's pass over the input too little; a first layer's, from
+// Target::int16_run_min_out_c). Each choice is a memory trade
 // (-v, the JSON's memory_trades: kind "int16-input", its arena bytes).
 // Each reader of an input gets its own copy (an inception block's 1x1
 // branches widen the same input once each): sharing one would stretch its
@@ -56,7 +57,8 @@ bool applies(const Program &p, const Kernel &k, const Target &t, MaddForm *form)
   if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || t.int16_inputs_min_out_c <= 0) return false;
   const GemmSpec &s = k.gemm;
   const Graph &g = p.graph;
-  if (s.i16 || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 || s.out_c < t.int16_inputs_min_out_c)
+  if (s.i16 || s.arena_weights || s.arena_packed || s.weight < 0 || s.groups != 1 ||
+      s.out_c < t.int16_inputs_min_out_c || (s.k_run && s.out_c < t.int16_run_min_out_c))
     return false;
   const Value &x = g.v(k.ins[0]), &w = g.v(s.weight);
   if (x.is_const() || x.is_dynamic() || g.v(k.out).is_dynamic() || w.dtype != DType::I8 || !w.is_const() ||
@@ -121,14 +123,19 @@ int padded_weight(Graph &g, int w, int64_t channels) {
   return g.add_const(g.fresh_name(wv.name + "_even"), make_const(DType::I8, shape, std::move(b)));
 }
 
+bool ends_with(const std::string &s, const std::string &tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // k_run (pad_conv_rows): the index of the loop kernel writing kernel i's
-// padded copy, when only kernel i reads it; else -1.
+// padded copy, when only kernel i reads it; else -1. (Its label may name
+// the elementwise kernels fused into it: the input's QuantizeLinear.)
 int pad_copy_of(const Program &p, size_t i) {
   const int x = p.kernels[i].ins[0];
   int pad = -1;
   for (size_t j = 0; j < p.kernels.size(); ++j) {
     const Kernel &k = p.kernels[j];
-    if (k.out == x) pad = k.kind == KernelKind::Loop && k.label == "PadConvInput" ? (int)j : -2;
+    if (k.out == x) pad = k.kind == KernelKind::Loop && ends_with(k.label, "PadConvInput") ? (int)j : -2;
     if (j != i && std::count(k.ins.begin(), k.ins.end(), x)) return -1;
   }
   for (int o : p.graph.outputs)

@@ -109,6 +109,11 @@ struct Target {
   // channels whose weights are not byte pairs multiply int16 pairs over a
   // widened copy of their input (passes/widen_int8_inputs.cpp; 0: never).
   int64_t int16_inputs_min_out_c = 0;
+  // Of them, a first layer over an image's few channels (k_run: each kernel
+  // row one run of inputs) only from this many: its padded copy gains a
+  // channel (RGB's 3 to 4, a third more products) and its short sums
+  // leave the epilogue a large share.
+  int64_t int16_run_min_out_c = 0;
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,

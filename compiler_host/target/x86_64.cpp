@@ -127,6 +127,12 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // rounds against 32: 16 mobilenet_v3_small 0.993, efficientnet_b0 0.999,
   // squeezenet1_1 1.002; 64 1.021 / 1.006 / 1.019.
   if (vnni == X86Vnni::None) t.int16_inputs_min_out_c = 16;
+  // First layers (k_run), AVX2 on Zen 4, the convolution's step and its
+  // padded copy's (ab_bench --steps, 5 rounds), int16 pairs / signed bytes:
+  // mobilenet_v3_small's 16 channels 0.88 and +0.011 ms of copy (the
+  // model 1.006), efficientnet_b0's 32 1.05 (0.998 with the copy at
+  // 1.30), resnet18's 64 (7x7) 0.93 with +0.005 ms of copy.
+  if (vnni == X86Vnni::None) t.int16_run_min_out_c = 64;
   // Their weights widen into a register each (vpmovsxbw): on AVX2's 16
   // registers 4x3 spills (12 accumulators, 3 weights, the input pair and
   // the widening's), so its tiles keep to two weight vectors; AVX-512's 32

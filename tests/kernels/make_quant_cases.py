@@ -196,6 +196,9 @@ QLINEAR_CONV = [
     ("u8_ic5_oc7_3x3_dil2", 1, 5, (10, 9), 7, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1, "u8", 200, True, "u8", 100, True, False, ""),
     ("u8_group2_ic10_oc40", 1, 10, (7, 6), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2, "u8", 128, True, "u8", 128, True, True, ""),
     ("u8_batch2_ic3_oc17_s2", 2, 3, (12, 11), 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", 37, False, "u8", 128, False, False, ""),
+    # First layers over an RGB image with enough channels for x86's int16 pairs (Target::int16_run_min_out_c).
+    ("u8_ic3_oc64_3x3_s2_first", 1, 3, (13, 12), 64, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", 97, True, "u8", 128, True, True, ""),
+    ("s8_ic3_oc65_7x7_s2_first", 1, 3, (15, 14), 65, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, "s8", -7, True, "u8", 10, False, True, ""),
     ("u8_conv1d_ic5_oc7_s2", 1, 5, (29,), 7, (3,), (2,), (1, 2), (1,), 1, "u8", 128, True, "u8", 128, True, False, ""),
     ("u8_depthwise_ic17", 1, 17, (7, 7), 17, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 17, "u8", 128, True, "u8", 128, True, False, ""),
     ("u8_ic3_oc8_3x3_s2_wide", 1, 3, (6, 133), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", 128, True, "u8", 128, True, False, ""),

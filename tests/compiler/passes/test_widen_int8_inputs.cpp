@@ -155,11 +155,19 @@ TEST(WidenInt8Inputs, PaddedConvolutionReadsTheWholeInputWidened) {
 }
 
 // A first layer over an RGB image (pad_conv_rows' padded copy, each kernel
-// row one run of inputs) has its copy made int16 in place, 4 channels.
-TEST(WidenInt8Inputs, FirstLayerPaddedCopyBecomesInt16) {
-  std::string ir = pointwise(3, 32, 2, wide_weights(32 * 3 * 9));
-  ir.replace(ir.find("i8[32,3,1,1]"), 12, "i8[32,3,3,3]");
+// row one run of inputs).
+std::string first_layer(int oc) {
+  const std::string O = std::to_string(oc);
+  std::string ir = pointwise(3, oc, 2, wide_weights(oc * 3 * 9));
+  ir.replace(ir.find("i8[" + O + ",3,1,1]"), 10 + O.size(), "i8[" + O + ",3,3,3]");
   ir.replace(ir.find("{strides=[2,2]}"), 15, "{strides=[2,2], pads=[1,1,1,1]}");
+  return ir;
+}
+
+// Of at least Target::int16_run_min_out_c channels, it has its copy made
+// int16 in place, 4 channels.
+TEST(WidenInt8Inputs, FirstLayerPaddedCopyBecomesInt16) {
+  const std::string ir = first_layer(64);
   Program before = run_until(ir, "winograd", "x86-64-avx2", mode_off());
   Program p = run_until(ir, "widen_int8_inputs", "x86-64-avx2", mode_off());
   EXPECT_EQ(p.kernels.size(), before.kernels.size());  // no kernel added
@@ -179,6 +187,17 @@ TEST(WidenInt8Inputs, FirstLayerPaddedCopyBecomesInt16) {
   const int8_t *pw = packed.graph.v(pk->gemm.packed).data->as<int8_t>();
   EXPECT_EQ(pw[((1 * 6 + 4) * NR + 5) * 2 + 1], ((5 * 3 + 1) * 9 + 1 * 3 + 2) * 37 % 255 - 127);
   EXPECT_EQ(pw[((1 * 6 + 5) * NR + 5) * 2 + 1], 0);  // kw 2's padding channel
+}
+
+// Fewer output channels keep signed bytes: the added padding channel and
+// the short sums cost more than the pairs save (x86_64.cpp's figures).
+TEST(WidenInt8Inputs, NarrowFirstLayerKeepsSignedBytes) {
+  Program p = run_until(first_layer(32), "widen_int8_inputs", "x86-64-avx2", mode_off());
+  const Kernel *conv = only(p, KernelKind::QGemm);
+  ASSERT_NE(conv, nullptr) << describe(p);
+  EXPECT_TRUE(conv->gemm.k_run);
+  EXPECT_FALSE(conv->gemm.i16);
+  EXPECT_EQ(p.graph.v(conv->ins[0]).dtype, DType::U8);
 }
 
 TEST(WidenInt8Inputs, TheArenaBudgetDecides) {
