@@ -124,10 +124,10 @@ class ExprEmitter {
   VVal emit_load(const Expr &e);
   llvm::Value *byte_table_lookup(llvm::Value *table, llvm::Value *x);
   VVal emit_cast(const Expr &e);
-  // A cast to an integer of at most 16 bits of round(y), round(y) + z (z a
-  // zero point) or (x86) y, by the CPU's conversion instruction (x86
-  // cvtps2dq / cvttps2dq, AArch64 fcvtns; round half to even as Round) and
-  // a saturating narrowing; false where the float path applies.
+  // x86: a cast to an integer of at most 16 bits of round(y), round(y) + z
+  // (z a zero point) or y, by cvtps2dq / cvttps2dq (round half to even as
+  // Round, under the default MXCSR) and a saturating narrowing (packs);
+  // false where the float path applies.
   bool rounded_int_cast(const ExprP &x, DType to, VVal *out);
   VVal emit_unary(const Expr &e);
   VVal emit_binary(EOp op, DType t, const VVal &a, const VVal &b, const Expr *bexpr);
