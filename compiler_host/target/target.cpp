@@ -27,7 +27,9 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
     int64_t nr = (int64_t)nv * lanes;
     double pix = (double)row / (double)(tiles(row, mr) * mr);
     double ch = (double)oc / (double)(tiles(oc, nr) * nr);
-    double latency = std::min(1.0, mr * nv / 8.0);  // FMA latency 4 x 2 pipes
+    // FMA latency 4 x 2 pipes: independent sums a step, fewer than mr * nv
+    // where the row has fewer pixels than the tile (a matrix-vector product).
+    double latency = std::min(1.0, (double)std::min<int64_t>(mr, row) * nv / 8.0);
     // Useful FMAs per instruction of the inner loop (mr broadcasts, nv
     // weight loads, mr * nv FMAs per input channel).
     return pix * ch * latency * (mr * nv) / (row_cost * mr + load_cost * nv + mr * nv);
@@ -40,10 +42,14 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
       if (score_out) *score_out = score(t.mr, t.nv);
       return {t.mr, t.nv, gemm_unroll};
     }
+  // A measured cell's tile, unless it would pad the layer's channels by
+  // more than an eighth (a cell of channel ranges cannot tell 24 channels,
+  // which 2 vectors of 8 cover as 32, from 64): the score then decides.
+  auto fills = [&](int nv) { return (double)oc / (double)(tiles(oc, (int64_t)nv * lanes) * nv * lanes) >= 0.875; };
   if (!int8)
     for (const TileRule &r : gemm_tile_table)
       if (r.ic_class == tile_ic_class(ic) && r.linear == linear && oc > r.min_oc && oc <= r.max_oc && row > r.min_row &&
-          row <= r.max_row && within(r.nv)) {
+          row <= r.max_row && within(r.nv) && fills(r.nv)) {
         if (score_out) *score_out = score(r.mr, r.nv);
         return {r.mr, r.nv, gemm_unroll};
       }

@@ -101,6 +101,26 @@ TEST(Tuning, SignedBytesTakeWideTiles) {
   EXPECT_TRUE(vs.mr == vb.mr && vs.nv == vb.nv);
 }
 
+// AVX2 float tiles: 24 channels (two vectors of 8 pad them to 32) take
+// three vectors, a measured cell's tile included (the RGB first layers'
+// 5x2, measured on 64 channels, keeps 16, 32 and 64); a matrix-vector
+// product (one pixel) takes more independent sums than its two-vector
+// tile has.
+TEST(Tuning, AvxTwoTilesFitTheirChannels) {
+  Target t = resolve_target("x86-64-avx2");
+  const GemmTile first24 = t.gemm_tile(24, 112, false, 3), first32 = t.gemm_tile(32, 112, false, 3),
+                 first64 = t.gemm_tile(64, 112, false, 3);
+  EXPECT_EQ(first24.nv, 3);
+  EXPECT_EQ(first32.mr, 5);
+  EXPECT_EQ(first32.nv, 2);
+  EXPECT_EQ(first64.mr, 5);
+  const GemmTile pointwise24 = t.gemm_tile(24, 784, true, 96), pointwise48 = t.gemm_tile(48, 784, true, 96);
+  EXPECT_EQ(pointwise24.nv, 3);
+  EXPECT_EQ(pointwise48.mr, 6);  // 48 = 3 x 16: the default 6x2
+  EXPECT_EQ(pointwise48.nv, 2);
+  EXPECT_EQ(t.gemm_tile(1000, 1, true, 1024).nv, 3);
+}
+
 TEST(Tuning, CandidatesFitTheRegisters) {
   for (const char *name : {"x86-64-avx2", "armv7-neon", "aarch64-neon"}) {
     Target t = resolve_target(name);

@@ -51,7 +51,7 @@ TEST(NarrowTiles, OverTheBudgetTheTileNarrowsToFit) {
   for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon", "armv7-neon"}) {
     const int L = resolve_target(target).f32_lanes();
     int narrowed = 0;
-    for (int64_t oc : {20, 40, 72, 100, 136}) {
+    for (int64_t oc : {20, 40, 72, 100, 136, 385}) {
       const int64_t one_column = (oc + L - 1) / L * L * kIC * 9 * 4;
       Program open = packed(target, int64_t(1) << 30, WeightStorage::F32, false, oc);
       const int64_t wide = packed_bytes(open);
