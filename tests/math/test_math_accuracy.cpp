@@ -41,6 +41,28 @@ double ulp_of(float x) {
 
 }  // namespace
 
+// Compiles model `b` (its input x: xs) for the target, runs it, and
+// returns its outputs' bytes one after the other and the target's name;
+// empty when the runner failed (its message printed).
+std::string run_model(const test::OnnxBuilder &b, const std::string &target, const std::string &name,
+                      const std::string &work, const std::vector<float> &xs, std::string *target_name) {
+  CompileOptions co;
+  co.target = target;
+  co.name = name;
+  BuiltModel m = build_model(b.save(), co, work);
+  *target_name = m.artifact.target.name;
+  std::string in = work + "/in.bin", out = work + "/out.bin";
+  std::ofstream(in, std::ios::binary)
+      .write(reinterpret_cast<const char *>(xs.data()), (std::streamsize)(xs.size() * sizeof(float)));
+  ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
+  if (r.exit_code != 0) {
+    std::cerr << "runner failed: " << r.output << "\n";
+    return {};
+  }
+  std::ifstream f(out, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
 // Compiles one model computing every function of `fns` over `xs` for the
 // target, runs it, and reports/validates the errors.
 bool check(const std::string &target, const std::string &work, const std::string &domain, const std::vector<float> &xs,
@@ -52,22 +74,16 @@ bool check(const std::string &target, const std::string &work, const std::string
     b.node(f.op, {"x"}, {std::string("y_") + f.op});
     b.output(std::string("y_") + f.op, {n});
   }
-  CompileOptions co;
-  co.target = target;
-  co.name = "math_accuracy";
-  BuiltModel m = build_model(b.save(), co, work);
-  std::string in = work + "/in.bin", out = work + "/out.bin";
-  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
-  ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
-  if (r.exit_code != 0) {
-    std::cerr << "runner failed: " << r.output << "\n";
+  std::string target_name;
+  const std::string got = run_model(b, target, "math_accuracy", work, xs, &target_name);
+  std::vector<float> ys((size_t)n * fns.size());
+  if (got.size() < ys.size() * sizeof(float)) {
+    std::cerr << "the runner wrote " << got.size() << " bytes, not " << ys.size() * sizeof(float) << "\n";
     return false;
   }
-  std::ifstream f(out, std::ios::binary);
-  std::vector<float> ys((size_t)n * fns.size());
-  f.read(reinterpret_cast<char *>(ys.data()), (std::streamsize)(ys.size() * 4));
+  std::memcpy(ys.data(), got.data(), ys.size() * sizeof(float));
   bool ok = true;
-  std::cout << "target " << m.artifact.target.name << ", " << n << " inputs, " << domain << "\n";
+  std::cout << "target " << target_name << ", " << n << " inputs, " << domain << "\n";
   for (size_t k = 0; k < fns.size(); ++k) {
     const Fn &fn = fns[k];
     double worst_ulp = 0, worst_abs = 0, at = 0;
@@ -148,19 +164,9 @@ bool check_integer_casts(const std::string &target, const std::string &work, con
   for (size_t k = 3; k < cases.size(); ++k)
     test::OnnxBuilder::attr(b.node("Cast", {"x"}, {cases[k].out}), "to", (int64_t)cases[k].elem);
   for (const Case &c : cases) b.output(c.out, {n}, c.elem);
-  CompileOptions co;
-  co.target = target;
-  co.name = "integer_casts";
-  BuiltModel m = build_model(b.save(), co, work);
-  std::string in = work + "/in.bin", out = work + "/out.bin";
-  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char *>(xs.data()), n * 4);
-  ProcessResult r = run_runner(m.artifact.target, m, {"--in", in, "--out", out});
-  if (r.exit_code != 0) {
-    std::cerr << "runner failed: " << r.output << "\n";
-    return false;
-  }
-  std::ifstream f(out, std::ios::binary);
-  std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string target_name;
+  const std::string got = run_model(b, target, "integer_casts", work, xs, &target_name);
+  std::cout << "target " << target_name << ", " << n << " inputs, integer casts\n";
   bool ok = true;
   size_t off = 0;
   for (const Case &c : cases) {
