@@ -791,12 +791,15 @@ struct GemmEmitter {
     // pixel blocks of every group and oc tile when pixel blocks go first.
     // Their order decides what a thread of the pool reads: it runs a
     // contiguous share of them, the same share in every step.
-    // - Pixel blocks outermost when the input is at least twice the
-    //   weights: a thread reads the pixels it wrote in the step before
-    //   (the producer's rows, Winograd's tiles) instead of every pixel from
-    //   both cores' caches; few rows are cut into runs of pixels for this.
-    //   At least kPixelBlocks blocks, unless a task would then do fewer
-    //   than the target's pixel_split_min_macs multiply-adds.
+    // - Pixel blocks outermost when the input and the output together are
+    //   at least twice the weights: a thread reads the pixels it wrote in
+    //   the step before (the producer's rows, Winograd's tiles) instead of
+    //   every pixel from both cores' caches, and writes the pixels it will
+    //   read in the next (Winograd's int32 M, 8 times its int16 V: with the
+    //   input alone counted, squeezenet1_1 int8's band GEMMs took as long
+    //   at 2 threads as at 1); few rows are cut into runs of pixels for
+    //   this. At least kPixelBlocks blocks, unless a task would then do
+    //   fewer than the target's pixel_split_min_macs multiply-adds.
     // - Oc tiles outermost otherwise: each thread streams only its share of
     //   large weights over a small input.
     constexpr int64_t kPixelBlocks = 8;
@@ -806,9 +809,10 @@ struct GemmEmitter {
     const int64_t run_scale = p_dyn || rt_ || w_dyn_ ? 4 : 1;
     int64_t GO = G * OCt;
     int64_t x_bytes = s.batch * s.in_h * s.in_w * s.in_c * (q ? (s.i16 ? 2 : 1) : 4) / run_scale;
+    int64_t y_bytes = P * s.out_c * dtype_bytes(ov.dtype) / run_scale;
     int64_t w_bytes = GO * KK * ICk * NR * wel_bytes() * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
-    bool pixels_outer = x_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
+    bool pixels_outer = x_bytes + y_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
     // (Not over one tile of pixels, which reads each panel once as the
     // hardware prefetcher already follows it: mobilenet_v3_small's
     // classifier 1.11x with it on AVX-512.)
