@@ -211,6 +211,20 @@ Value *concat_vectors(llvm::IRBuilder<> &b, std::vector<Value *> parts) {
   return parts[0];
 }
 
+// `f` applied to each part of w lanes of vector v (an instruction of w
+// lanes: a conversion), the results concatenated.
+static Value *per_part(llvm::IRBuilder<> &b, Value *v, int w, const std::function<Value *(Value *)> &f) {
+  const int n = (int)llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  if (n == w) return f(v);
+  std::vector<Value *> parts;
+  for (int c = 0; c < n; c += w) {
+    std::vector<int> idx;
+    for (int l = 0; l < w; ++l) idx.push_back(c + l);
+    parts.push_back(f(b.CreateShuffleVector(v, idx)));
+  }
+  return concat_vectors(b, parts);
+}
+
 ExprP byte_table_index(const Expr &load, bool *flip) {
   if (load.op != EOp::Load || load.a.size() != 1) return nullptr;
   const Expr *i = load.a[0].get();
@@ -499,29 +513,18 @@ bool ExprEmitter::rounded_int_cast(const ExprP &x, DType to, VVal *out) {
     Value *k = llvm::ConstantFP::get(ft, -K);
     f = b_.CreateSelect(b_.CreateFCmpOLT(f, k), k, f);
   }
-  int w = (t_.vector_bytes == 64 && lanes_ % 16 == 0) ? 16 : lanes_ % 8 == 0 ? 8 : 4;
-  std::vector<Value *> parts;
-  for (int c = 0; c < lanes_; c += w) {
-    std::vector<int> idx;
-    for (int l = 0; l < w; ++l) idx.push_back(c + l);
-    Value *fc = w == lanes_ ? f : b_.CreateShuffleVector(f, idx);
-    auto *vf = llvm::FixedVectorType::get(b_.getFloatTy(), w);
-    auto *vi = llvm::FixedVectorType::get(i32, w);
-    Value *r;
-    if (w == 16) {
-      r = b_.CreateIntrinsic(
+  const int w = (t_.vector_bytes == 64 && lanes_ % 16 == 0) ? 16 : lanes_ % 8 == 0 ? 8 : 4;
+  Value *r = per_part(b_, f, w, [&](Value *fc) -> Value * {
+    if (w == 16)
+      return b_.CreateIntrinsic(
           rounds ? llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512 : llvm::Intrinsic::x86_avx512_mask_cvttps2dq_512, {},
-          {fc, llvm::UndefValue::get(vi), b_.getInt16(0xffff), b_.getInt32(4)});
-    } else if (w == 8) {
-      r = b_.CreateIntrinsic(rounds ? llvm::Intrinsic::x86_avx_cvt_ps2dq_256 : llvm::Intrinsic::x86_avx_cvtt_ps2dq_256,
-                             {}, {fc});
-    } else {
-      r = b_.CreateIntrinsic(rounds ? llvm::Intrinsic::x86_sse2_cvtps2dq : llvm::Intrinsic::x86_sse2_cvttps2dq, {},
-                             {fc});
-    }
-    parts.push_back(r);
-  }
-  Value *r = concat_vectors(b_, parts);
+          {fc, llvm::UndefValue::get(llvm::FixedVectorType::get(i32, 16)), b_.getInt16(0xffff), b_.getInt32(4)});
+    if (w == 8)
+      return b_.CreateIntrinsic(
+          rounds ? llvm::Intrinsic::x86_avx_cvt_ps2dq_256 : llvm::Intrinsic::x86_avx_cvtt_ps2dq_256, {}, {fc});
+    return b_.CreateIntrinsic(rounds ? llvm::Intrinsic::x86_sse2_cvtps2dq : llvm::Intrinsic::x86_sse2_cvttps2dq, {},
+                              {fc});
+  });
   if (z) {
     Value *zi;
     if (z->op == EOp::Cast) {
@@ -583,14 +586,11 @@ VVal ExprEmitter::emit_cast(const Expr &e) {
       Type *t32 = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
       auto *v4f = llvm::FixedVectorType::get(b_.getFloatTy(), 4);
       auto *v4i = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
-      std::vector<Value *> parts;
-      for (int c = 0; c < lanes_; c += 4) {
-        Value *xc = lanes_ == 4 ? xv : b_.CreateShuffleVector(xv, std::vector<int>{c, c + 1, c + 2, c + 3});
-        parts.push_back(b_.CreateIntrinsic(
+      r = per_part(b_, xv, 4, [&](Value *xc) {
+        return b_.CreateIntrinsic(
             round_first ? llvm::Intrinsic::aarch64_neon_fcvtns : llvm::Intrinsic::aarch64_neon_fcvtzs, {v4i, v4f},
-            {xc}));
-      }
-      r = concat_vectors(b_, parts);
+            {xc});
+      });
       if (bits < 32) {
         int64_t lo = sg ? -(int64_t(1) << (bits - 1)) : 0,
                 hi = sg ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;

@@ -123,19 +123,16 @@ int padded_weight(Graph &g, int w, int64_t channels) {
   return g.add_const(g.fresh_name(wv.name + "_even"), make_const(DType::I8, shape, std::move(b)));
 }
 
-bool ends_with(const std::string &s, const std::string &tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // k_run (pad_conv_rows): the index of the loop kernel writing kernel i's
-// padded copy, when only kernel i reads it; else -1. (Its label may name
-// the elementwise kernels fused into it: the input's QuantizeLinear.)
+// padded copy, when only kernel i reads it; else -1. A k_run convolution
+// reads nothing else: its input's producer is that copy (a loop kernel,
+// which may have the input's QuantizeLinear fused into it).
 int pad_copy_of(const Program &p, size_t i) {
   const int x = p.kernels[i].ins[0];
   int pad = -1;
   for (size_t j = 0; j < p.kernels.size(); ++j) {
     const Kernel &k = p.kernels[j];
-    if (k.out == x) pad = k.kind == KernelKind::Loop && ends_with(k.label, "PadConvInput") ? (int)j : -2;
+    if (k.out == x) pad = k.kind == KernelKind::Loop ? (int)j : -2;
     if (j != i && std::count(k.ins.begin(), k.ins.end(), x)) return -1;
   }
   for (int o : p.graph.outputs)
