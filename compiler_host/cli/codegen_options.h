@@ -71,6 +71,14 @@ inline void add_gemm_tile_option(CLI::App &app, std::string &tile) {
                  "tile experiments and the tile sweep (tinyrt-compile --list-tiles)");
 }
 
+inline void add_task_split_option(CLI::App &app, std::string &split) {
+  app.add_option("--task-split", split,
+                 "ORDER[,TASKS]: force how every GEMM's tasks are cut for the threads (ORDER pixels: pixel blocks "
+                 "outermost; channels: output-channel tiles outermost; serial: the step on the calling thread alone; "
+                 "rule: the built-in rule; TASKS: about that many tasks, 1-4096), for experiments and tinyrt-tune "
+                 "(a tuning file's measured splits apply per layer geometry)");
+}
+
 inline void add_check_addresses_option(CLI::App &app, bool &on) {
   app.add_flag("--check-addresses", on,
                "test every load and store of the generated code against its kernel's tensors and trap outside "

@@ -100,6 +100,8 @@ int main(int argc, char **argv) {
                  "draw the memory plan (buffers over time and arena offset, the lower bound and the arena budget "
                  "marked) to this SVG file");
   tinyrt::add_gemm_tile_option(app, tile);
+  std::string task_split;
+  tinyrt::add_task_split_option(app, task_split);
   bool tiles = false;
   app.add_flag("--list-tiles", tiles,
                "print the register tiles the target's GEMMs may use (float: its candidates and its measured table; "
@@ -156,6 +158,7 @@ int main(int argc, char **argv) {
     opt.name = name;
     opt.dump_dir = dump;
     opt.gemm_tile = tile;
+    opt.task_split = task_split;
     opt.winograd = winograd;
     opt.winograd_bands = winograd_bands;
     opt.weights = weights;

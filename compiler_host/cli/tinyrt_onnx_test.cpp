@@ -42,8 +42,9 @@ struct Options {
   WeightStorage weights = WeightStorage::F32;
   Precision precision = Precision::F32;
   std::string tuning;
-  Limits budgets;         // --max-weights-bytes
-  std::string gemm_tile;  // --gemm-tile
+  Limits budgets;          // --max-weights-bytes
+  std::string gemm_tile;   // --gemm-tile
+  std::string task_split;  // --task-split
   bool check_addresses = false;
   int64_t serial_step_ops = -1;
   std::vector<std::string> filter;
@@ -210,6 +211,7 @@ class CaseRunner {
     co.tuning = o_.tuning;
     co.import.limits = o_.budgets;
     co.gemm_tile = o_.gemm_tile;
+    co.task_split = o_.task_split;
     co.check_addresses = o_.check_addresses;
     co.serial_step_ops = o_.serial_step_ops;
     add_shape_options(co.import, shapes, dims);
@@ -432,6 +434,7 @@ int main(int argc, char **argv) {
   add_tuning_option(app, o.tuning);
   add_budget_options(app, o.budgets);
   add_gemm_tile_option(app, o.gemm_tile);
+  add_task_split_option(app, o.task_split);
   add_check_addresses_option(app, o.check_addresses);
   add_serial_step_option(app, o.serial_step_ops);
   app.add_flag("--compare-threads", o.compare_threads, "also check outputs are identical with 2 threads");

@@ -255,6 +255,8 @@ int main(int argc, char **argv) {
   std::string tile, trace;
   bool profile = false;
   add_gemm_tile_option(app, tile);
+  std::string task_split;
+  add_task_split_option(app, task_split);
   QuantizeArgs quantize;
   add_quantize_option(app, quantize);
   WinogradMode winograd = WinogradMode::Auto;
@@ -288,6 +290,7 @@ int main(int argc, char **argv) {
     co.target = target;
     co.name = "perf";
     co.gemm_tile = tile;
+    co.task_split = task_split;
     co.winograd = winograd;
     co.winograd_bands = winograd_bands;
     co.weights = weights;

@@ -5,8 +5,9 @@
 // the ones before it chose: at more than one thread, the step size under
 // which a model's steps run on one thread; each 3x3 convolution
 // geometry's Winograd forms against its direct form; then each GEMM (float and int8)
-// geometry's register tile, candidate by candidate, until three quarters
-// of --minutes. Then each model runs whole with the
+// geometry's register tile, candidate by candidate, and at more than one
+// thread each GEMM geometry's task split, until three quarters of
+// --minutes (the tiles until half of it when splits follow). Then each model runs whole with the
 // file and with the tables, alternated: one the file slows (by over 0.5 %
 // timed, at all counted) gives its geometries back to the tables (and the
 // threshold, if the file changed how its steps run), so that no measured
@@ -51,8 +52,8 @@ std::string cpu_name() {
 int main(int argc, char **argv) {
   using namespace tinyrt::tune;
   CLI::App app{
-      "tinyrt-tune: measure Winograd forms, the serial-step threshold and GEMM register tiles on this machine and "
-      "write a tuning file (--tuning FILE)"};
+      "tinyrt-tune: measure Winograd forms, the serial-step threshold, GEMM register tiles and task splits on this "
+      "machine and write a tuning file (--tuning FILE)"};
   std::vector<std::string> models;
   std::string target = "host", out;
   double minutes = 5, margin = -1;
@@ -70,8 +71,10 @@ int main(int argc, char **argv) {
   app.add_option("--rounds", rounds, "measurements of each (model, variant) on x86, alternated; the least counts")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  app.add_option("--threads", p.threads,
-                 "threads of the runtime pool while measuring (more than one: the serial-step threshold too)")
+  app.add_option(
+         "--threads", p.threads,
+         "threads of the runtime pool while measuring (more than one: the serial-step threshold and the task splits "
+         "too)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--margin", margin,
@@ -125,6 +128,7 @@ int main(int argc, char **argv) {
     WinogradResult wino;
     SerialResult serial;
     TileResult tiles;
+    SplitResult splits;
     const std::vector<std::pair<int, int>> cands = tg.tile_candidates();
     tiles.candidates = cands.size();
     auto write = [&] {
@@ -145,6 +149,7 @@ int main(int argc, char **argv) {
                 {"verified", verified},
                 {"tiles", tiles.tiles.array()},
                 {"winograd", wino.forms.array()}};
+      if (splits.measured) j["task_splits"] = splits.splits.array();
       if (serial.measured) j["serial_models"] = serial.models;
       if (serial.threshold >= 0) j["serial_step_ops"] = serial.threshold;
       std::ofstream f(out);
@@ -156,8 +161,17 @@ int main(int argc, char **argv) {
     p.tuning = out;
     if (p.winograd == "auto") wino = tune_winograd(p, models, rounds, clock);
     write();
-    tiles = tune_tiles(p, models, rounds, margin, clock, cands);
+    // Task splits follow the tiles when timed at more than one thread: the
+    // tiles stop starting measurements at half of --minutes.
+    const bool tune_split = !counted && p.threads > 1;
+    Clock tile_clock = clock;
+    if (tune_split) tile_clock.limit = minutes * 60 * 0.5;
+    tiles = tune_tiles(p, models, rounds, margin, tile_clock, cands);
     write();
+    if (tune_split) {
+      splits = tune_splits(p, models, rounds, margin, clock);
+      write();
+    }
     p.tuning.clear();
     // Each model with the file against the tables, alternated (x86: three
     // rounds, the least of each side): a model the file slows by more than
@@ -167,7 +181,7 @@ int main(int argc, char **argv) {
     const double slack = counted ? 0.0 : 0.005;
     for (const std::string &m : models) {
       const bool flips = serial.flips(m);
-      if (!tiles.tiles.touches(m) && !wino.forms.touches(m) && !flips) continue;
+      if (!tiles.tiles.touches(m) && !wino.forms.touches(m) && !splits.splits.touches(m) && !flips) continue;
       Perf with_file = p;
       with_file.tuning = out;
       double base = p.total(m), tuned = 1e300;
@@ -183,6 +197,7 @@ int main(int argc, char **argv) {
       if (!keep) {
         tiles.tiles.drop_model(m);
         wino.forms.drop_model(m);
+        splits.splits.drop_model(m);
         if (flips) serial.threshold = -1;
         write();
       }
@@ -190,10 +205,15 @@ int main(int argc, char **argv) {
     write();
     printf(
         "tinyrt-tune: %zu of %zu geometries tuned, %zu of %zu candidates measured on every model; %zu of %zu 3x3 "
-        "geometries with measured Winograd forms; serial-step threshold %s; in %.0f s; GEMM steps as measured %.4g -> "
-        "%.4g %s (%.3f, before the check) over %zu models: %s\n",
+        "geometries with measured Winograd forms; %s; serial-step threshold %s; in %.0f s; GEMM steps as measured "
+        "%.4g -> %.4g %s (%.3f, before the check) over %zu models: %s\n",
         tiles.tiles.list.size(), tiles.geometries, tiles.complete, tiles.candidates, wino.forms.list.size(),
         wino.geometries,
+        splits.measured ? (std::to_string(splits.splits.list.size()) + " of " + std::to_string(splits.geometries) +
+                           " geometries with a measured task split (" + std::to_string(splits.complete) + " of " +
+                           std::to_string(splits.candidates) + " splits measured)")
+                              .c_str()
+                        : "task splits not measured",
         serial.threshold >= 0 ? std::to_string(serial.threshold).c_str()
         : serial.measured     ? "as the tables"
                               : "not measured",
@@ -201,6 +221,9 @@ int main(int argc, char **argv) {
         models.size(), out.c_str());
     if ((tiles.out_of_time || wino.out_of_time) && tiles.complete < tiles.candidates)
       printf("tinyrt-tune: the time ran out after %zu candidates; more --minutes measure the rest\n", tiles.complete);
+    if (tune_split && splits.complete < splits.candidates)
+      printf("tinyrt-tune: the time ran out after %zu of %zu task splits; more --minutes measure the rest\n",
+             splits.complete, splits.candidates);
   } catch (const tinyrt::CompileError &e) {
     fprintf(stderr, "tinyrt-tune: error: %s\n", e.what());
     return 2;

@@ -66,9 +66,7 @@ double keep_least(Map &best, const Map &measured, Same same) {
   return sum;
 }
 
-// ---- GEMM tiles ----------------------------------------------------------
-
-using Tile = std::pair<int, int>;  // mr, nv; {0, 0}: the built-in choice
+// ---- GEMM variants: tiles and task splits ---------------------------------
 
 std::string key_text(const TileKey &k) {
   const std::string &kind = std::get<4>(k);
@@ -76,27 +74,38 @@ std::string key_text(const TileKey &k) {
          std::to_string(std::get<1>(k)) + ", ic " + std::to_string(std::get<2>(k)) + (std::get<3>(k) ? ", linear" : "");
 }
 
-// One model measured with one tile: per geometry (and tile kind: float
-// and int8 GEMMs choose from their own lists), its GEMM steps and their
-// summed cost, and the tile each took. (Keyed by geometry, not
-// by step: a forced tile may change the Winograd choices, and so which
-// steps there are; only geometries with as many steps as the built-in
-// build's compare.)
+// One model built with one variant forced on every GEMM (`option` VARIANT;
+// "": the built-in choices): per geometry (and tile kind: float and int8
+// GEMMs choose from their own lists), its GEMM steps and their summed cost
+// (with_next: each with the step after it, which reads what the GEMM
+// wrote from where its tasks left it), and the variant the steps took
+// (`taken` of a profile row). Keyed by geometry, not by step: a forced
+// variant may change the Winograd choices, and so which steps there are;
+// only geometries with as many steps as the built-in build's compare.
 struct Cost {
   int steps = 0;
   double cost = 0;
-  Tile tile{0, 0};
+  std::string taken;
 };
 using Measurement = std::map<TileKey, Cost>;
 
-Measurement measure_tile(const Perf &p, const std::string &model, Tile tile) {
+struct Variants {
+  const char *stage;   // "tiles", "splits": the progress lines' name
+  std::string option;  // "--gemm-tile", "--task-split"
+  std::vector<std::string> candidates;
+  bool with_next = false;
+  std::string (*taken)(const json &row, const Perf &p);
+};
+
+Measurement measure_gemms(const Perf &p, const std::string &model, const Variants &v, const std::string &variant) {
   std::vector<std::string> extra = {"--profile"};
-  if (tile.first)
-    extra.insert(extra.end(), {"--gemm-tile", std::to_string(tile.first) + "," + std::to_string(tile.second)});
+  if (!variant.empty()) extra.insert(extra.end(), {v.option, variant});
   json j = p.run(model, extra);
   if (!j.contains("profile")) throw std::runtime_error("tinyrt-perf printed no profile for " + model);
+  const json &rows = j["profile"];
   Measurement m;
-  for (const json &row : j["profile"]) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json &row = rows[i];
     const std::string family = row.value("family", "");
     if ((family != "gemm" && family != "qgemm") || !row.contains("gemm") || !row["gemm"].contains("tile_class"))
       continue;
@@ -104,9 +113,106 @@ Measurement measure_tile(const Perf &p, const std::string &model, Tile tile) {
     Cost &k = m[TileKey{c["oc"], c["row"], c["ic"], c["linear"], c.value("kind", "float")}];
     k.steps++;
     k.cost += row[p.measure_key].get<double>();
-    k.tile = Tile{row["tile"]["mr"], row["tile"]["nr"].get<int>() / p.lanes};
+    if (v.with_next && i + 1 < rows.size()) k.cost += rows[i + 1][p.measure_key].get<double>();
+    k.taken = v.taken(row, p);
   }
   return m;
+}
+
+// Per geometry: the built-in build's cost and variant, and each variant's
+// cost measured on every model, summed over the models whose steps of that
+// geometry it measured.
+struct Sum {
+  std::string builtin;
+  int steps = 0;
+  double builtin_cost = 0;
+  std::map<std::string, double> cost;
+  std::set<std::string> partial;  // a model without as many steps of this geometry
+  // The least-cost variant other than the built-in one ("" when none was
+  // measured on every model) and its cost.
+  std::pair<std::string, double> best() const {
+    std::pair<std::string, double> b{"", 0};
+    for (const auto &c : cost)
+      if (c.first != builtin && !partial.count(c.first) && (b.first.empty() || c.second < b.second)) b = c;
+    return b;
+  }
+};
+
+// Each candidate forced on every model, alternated round after round with
+// the built-in choices (again after every 8 candidates: their least cost
+// is not left to one measurement at the start); every GEMM step's cost
+// kept under its geometry, the least over the rounds. `of_model` gets the
+// geometries each model has.
+std::map<TileKey, Sum> measure_variants(const Perf &p, const std::vector<std::string> &models, int rounds,
+                                        const Clock &clock, const Variants &v, bool *out_of_time, size_t *complete_n,
+                                        std::map<std::string, std::set<TileKey>> *of_model) {
+  const std::vector<std::string> &cands = v.candidates;
+  // best[model][variant]: per geometry, the least cost over the rounds.
+  std::map<std::string, std::map<std::string, Measurement>> best;
+  std::set<std::string> complete;  // variants measured on every model
+  const size_t total =
+      (cands.size() + 1 + (cands.empty() ? 0 : (cands.size() - 1) / 8)) * models.size() * (size_t)rounds;
+  size_t done = 0;
+  *out_of_time = false;
+  for (int round = 0; round < rounds && !*out_of_time; ++round) {
+    std::vector<std::string> order = {""};
+    for (size_t i = 0; i < cands.size(); ++i) {
+      order.push_back(cands[i]);
+      if (i % 8 == 7 && i + 1 < cands.size()) order.push_back("");
+    }
+    for (const std::string &variant : order) {
+      for (const std::string &m : models) {
+        if (clock.over() && !variant.empty()) {
+          *out_of_time = true;
+          break;
+        }
+        Measurement r = measure_gemms(p, m, v, variant);
+        ++done;
+        // (A geometry whose step count changed does not compare.)
+        const double sum =
+            keep_least(best[m][variant], r, [](const Cost &x, const Cost &y) { return x.steps == y.steps; });
+        fprintf(stderr, "tinyrt-tune: %s [%zu/%zu] %s %s %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", v.stage, done,
+                total, m.c_str(), v.option.c_str() + 2, variant.empty() ? "built-in" : variant.c_str(), sum, p.unit(),
+                clock.elapsed(), clock.limit);
+      }
+      if (*out_of_time) break;
+      if (!variant.empty() && round == 0) complete.insert(variant);
+    }
+  }
+  *complete_n = complete.size();
+  std::map<TileKey, Sum> sums;
+  for (auto &mb : best) {
+    const Measurement &base = mb.second[""];
+    for (const auto &kc : base) {
+      (*of_model)[mb.first].insert(kc.first);
+      Sum &s = sums[kc.first];
+      s.builtin = kc.second.taken;
+      s.steps += kc.second.steps;
+      s.builtin_cost += kc.second.cost;
+      for (const std::string &c : complete) {
+        const Measurement &vm = mb.second[c];
+        auto it = vm.find(kc.first);
+        if (it == vm.end() || it->second.steps != kc.second.steps)
+          s.partial.insert(c);
+        else
+          s.cost[c] += it->second.cost;
+      }
+    }
+  }
+  return sums;
+}
+
+// A variant replaces the built-in choice where it costs at least `margin` less.
+bool takes(const Sum &s, const std::pair<std::string, double> &pick, double margin) {
+  return !pick.first.empty() && pick.second <= (1 - margin) * s.builtin_cost;
+}
+
+json geometry_json(const TileKey &k) {
+  return {{"kind", std::get<4>(k)},
+          {"oc", std::get<0>(k)},
+          {"row", std::get<1>(k)},
+          {"ic", std::get<2>(k)},
+          {"linear", std::get<3>(k)}};
 }
 
 }  // namespace
@@ -120,108 +226,90 @@ TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int
                       const Clock &clock, const std::vector<std::pair<int, int>> &candidates) {
   TileResult res;
   res.candidates = candidates.size();
-  // best[model][tile]: per geometry, the least cost over the rounds.
-  std::map<std::string, std::map<Tile, Measurement>> best;
-  std::set<Tile> complete;  // tiles measured on every model
-  const size_t total =
-      (candidates.size() + 1 + (candidates.size() ? (candidates.size() - 1) / 8 : 0)) * models.size() * (size_t)rounds;
-  size_t done = 0;
-  for (int round = 0; round < rounds && !res.out_of_time; ++round) {
-    // The built-in choice again after every 8 candidates: its least cost
-    // is not left to one measurement at the start.
-    std::vector<Tile> order = {Tile{0, 0}};
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      order.push_back(candidates[i]);
-      if (i % 8 == 7 && i + 1 < candidates.size()) order.push_back(Tile{0, 0});
-    }
-    for (Tile tile : order) {
-      for (const std::string &m : models) {
-        if (clock.over() && tile.first) {
-          res.out_of_time = true;
-          break;
-        }
-        Measurement r = measure_tile(p, m, tile);
-        ++done;
-        // (A geometry whose step count changed does not compare.)
-        const double sum =
-            keep_least(best[m][tile], r, [](const Cost &x, const Cost &y) { return x.steps == y.steps; });
-        fprintf(stderr, "tinyrt-tune: tiles [%zu/%zu] %s tile %s: GEMM steps %.6g %s (%.0f of %.0f s)\n", done, total,
-                m.c_str(),
-                tile.first ? (std::to_string(tile.first) + "," + std::to_string(tile.second)).c_str() : "built-in", sum,
-                p.unit(), clock.elapsed(), clock.limit);
-      }
-      if (res.out_of_time) break;
-      if (tile.first && round == 0) complete.insert(tile);
-    }
-  }
-  res.complete = complete.size();
-
-  // Per geometry: the built-in tile's cost and each complete candidate's,
-  // summed over the models whose steps of that geometry it measured.
-  struct Sum {
-    Tile builtin{0, 0};
-    int steps = 0;
-    double builtin_cost = 0;
-    std::map<Tile, double> cost;
-    std::set<Tile> partial;  // a model without as many steps of this geometry
+  Variants v{"tiles", "--gemm-tile", {}, false, [](const json &row, const Perf &pf) {
+               return std::to_string(row["tile"]["mr"].get<int>()) + "," +
+                      std::to_string(row["tile"]["nr"].get<int>() / pf.lanes);
+             }};
+  for (auto [mr, nv] : candidates) v.candidates.push_back(std::to_string(mr) + "," + std::to_string(nv));
+  const std::map<TileKey, Sum> sums =
+      measure_variants(p, models, rounds, clock, v, &res.out_of_time, &res.complete, &res.tiles.of_model);
+  res.geometries = sums.size();
+  auto tile_of = [](const std::string &t) {
+    int mr = 0, nv = 0;
+    sscanf(t.c_str(), "%d,%d", &mr, &nv);
+    return std::pair<int, int>{mr, nv};
   };
-  std::map<TileKey, Sum> sums;
-  for (auto &mb : best) {
-    const Measurement &base = mb.second[Tile{0, 0}];
-    for (const auto &kc : base) {
-      res.tiles.of_model[mb.first].insert(kc.first);
-      Sum &s = sums[kc.first];
-      s.builtin = kc.second.tile;
-      s.steps += kc.second.steps;
-      s.builtin_cost += kc.second.cost;
-      for (Tile c : complete) {
-        const Measurement &v = mb.second[c];
-        auto it = v.find(kc.first);
-        if (it == v.end() || it->second.steps != kc.second.steps)
-          s.partial.insert(c);
-        else
-          s.cost[c] += it->second.cost;
+  for (const auto &ks : sums) {
+    const Sum &s = ks.second;
+    const auto pick = s.best();
+    const auto [bmr, bnv] = tile_of(s.builtin);
+    res.before += s.builtin_cost;
+    if (!takes(s, pick, margin)) {
+      res.after += s.builtin_cost;
+      if (!pick.first.empty() && s.builtin_cost > 0) {
+        const auto [omr, onv] = tile_of(pick.first);
+        fprintf(stderr, "tinyrt-tune: %s: keeps %dx%d (the best other, %dx%d, %.3f of its cost over %d steps)\n",
+                key_text(ks.first).c_str(), bmr, bnv, omr, onv, pick.second / s.builtin_cost, s.steps);
       }
+      continue;
     }
+    res.after += pick.second;
+    const auto [mr, nv] = tile_of(pick.first);
+    json e = geometry_json(ks.first);
+    e.update({{"mr", mr},
+              {"nv", nv},
+              {"builtin", {bmr, bnv}},
+              {"steps", s.steps},
+              {"cost", pick.second},
+              {"builtin_cost", s.builtin_cost}});
+    res.tiles.list[ks.first] = e;
+    fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n",
+            key_text(ks.first).c_str(), mr, nv, bmr, bnv, pick.second / s.builtin_cost, s.steps);
   }
+  return res;
+}
+
+const std::vector<std::string> &split_candidates() {
+  static const std::vector<std::string> c = {"pixels,16",   "pixels,64",    "pixels,256", "channels,16",
+                                             "channels,64", "channels,256", "serial"};
+  return c;
+}
+
+// Each candidate split is forced on every model (tinyrt-perf --task-split
+// --profile) at the tuner's threads, and every GEMM step's cost, with the
+// step after it, kept under its geometry: the order decides which core's
+// cache holds what the GEMM wrote when the next step reads it. A geometry
+// takes the least-cost split when it is at least `margin` below the rule's.
+SplitResult tune_splits(const Perf &p, const std::vector<std::string> &models, int rounds, double margin,
+                        const Clock &clock) {
+  SplitResult res;
+  if (p.counted() || p.threads < 2) return res;
+  Variants v{"splits", "--task-split", split_candidates(), true,
+             [](const json &row, const Perf &) { return row["gemm"].value("task_split", std::string("rule")); }};
+  res.candidates = v.candidates.size();
+  const std::map<TileKey, Sum> sums =
+      measure_variants(p, models, rounds, clock, v, &res.out_of_time, &res.complete, &res.splits.of_model);
+  res.measured = res.complete > 0;
   res.geometries = sums.size();
   for (const auto &ks : sums) {
     const Sum &s = ks.second;
-    Tile pick{0, 0};
-    double pick_cost = s.builtin_cost;
-    for (const auto &c : s.cost)
-      if (c.first != s.builtin && !s.partial.count(c.first) && c.second < pick_cost)
-        pick = c.first, pick_cost = c.second;
+    const auto pick = s.best();
     res.before += s.builtin_cost;
-    if (!pick.first || pick_cost > (1 - margin) * s.builtin_cost) {
+    if (!takes(s, pick, margin)) {
       res.after += s.builtin_cost;
-      // The best other tile, for the log.
-      Tile other{0, 0};
-      double other_cost = 0;
-      for (const auto &c : s.cost)
-        if (c.first != s.builtin && !s.partial.count(c.first) && (!other.first || c.second < other_cost))
-          other = c.first, other_cost = c.second;
-      if (other.first && s.builtin_cost > 0)
-        fprintf(stderr, "tinyrt-tune: %s: keeps %dx%d (the best other, %dx%d, %.3f of its cost over %d steps)\n",
-                key_text(ks.first).c_str(), s.builtin.first, s.builtin.second, other.first, other.second,
-                other_cost / s.builtin_cost, s.steps);
+      if (!pick.first.empty() && s.builtin_cost > 0)
+        fprintf(stderr,
+                "tinyrt-tune: %s: keeps the rule's split (the best other, %s, %.3f of its cost over %d steps)\n",
+                key_text(ks.first).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
       continue;
     }
-    res.after += pick_cost;
-    const TileKey &k = ks.first;
-    res.tiles.list[k] = json({{"kind", std::get<4>(k)},
-                              {"oc", std::get<0>(k)},
-                              {"row", std::get<1>(k)},
-                              {"ic", std::get<2>(k)},
-                              {"linear", std::get<3>(k)},
-                              {"mr", pick.first},
-                              {"nv", pick.second},
-                              {"builtin", {s.builtin.first, s.builtin.second}},
-                              {"steps", s.steps},
-                              {"cost", pick_cost},
-                              {"builtin_cost", s.builtin_cost}});
-    fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n", key_text(k).c_str(),
-            pick.first, pick.second, s.builtin.first, s.builtin.second, pick_cost / s.builtin_cost, s.steps);
+    res.after += pick.second;
+    json e = geometry_json(ks.first);
+    e.update({{"split", pick.first}, {"steps", s.steps}, {"cost", pick.second}, {"builtin_cost", s.builtin_cost}});
+    res.splits.list[ks.first] = e;
+    fprintf(stderr,
+            "tinyrt-tune: %s: split %s instead of the rule's, %.3f of its cost (with the next steps) over %d steps\n",
+            key_text(ks.first).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
   }
   return res;
 }

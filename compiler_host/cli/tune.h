@@ -6,7 +6,10 @@
 //   tune_winograd  each 3x3 convolution geometry's Winograd forms against
 //                  its direct form (--winograd off|f2|f4, per step);
 //   tune_tiles     each GEMM geometry's register tile, float and int8
-//                  (--gemm-tile).
+//                  (--gemm-tile);
+//   tune_splits    each GEMM geometry's task split (--task-split: order
+//                  and number of tasks, or the step on one thread; timed,
+//                  more than one thread).
 // Measurements alternate (every model under one variant, then under the
 // next, round after round) so that a drifting machine weighs on all alike,
 // and each figure is the least of its rounds. Costs are tinyrt-perf's
@@ -98,6 +101,16 @@ struct TileResult {
 };
 TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int rounds, double margin,
                       const Clock &clock, const std::vector<std::pair<int, int>> &candidates);
+
+struct SplitResult {
+  Entries<TileKey> splits;
+  bool measured = false;  // timed, more than one thread, at least one candidate on every model
+  size_t geometries = 0, candidates = 0, complete = 0;
+  double before = 0, after = 0;  // the GEMM steps' (and their next steps') summed cost, rule and tuned
+  bool out_of_time = false;
+};
+SplitResult tune_splits(const Perf &p, const std::vector<std::string> &models, int rounds, double margin,
+                        const Clock &clock);
 
 struct WinogradResult {
   Entries<WinogradKey> forms;

@@ -813,6 +813,12 @@ struct GemmEmitter {
     int64_t w_bytes = GO * KK * ICk * NR * wel_bytes() * wstep();
     int64_t macs = kernel_flops(k) / 2 / run_scale;
     bool pixels_outer = x_bytes + y_bytes >= 2 * w_bytes && macs / (GO * kPixelBlocks) >= T.pixel_split_min_macs;
+    // A split measured or forced (GemmSpec::split): its order, and about
+    // its number of tasks instead of the rule's (Serial: the module runs
+    // the tasks in one call, module_emitter.cpp).
+    const TaskSplit &split = s.split;
+    if (split.order == TaskSplit::Order::Pixels || split.order == TaskSplit::Order::Channels)
+      pixels_outer = split.order == TaskSplit::Order::Pixels;
     // (Not over one tile of pixels, which reads each panel once as the
     // hardware prefetcher already follows it: mobilenet_v3_small's
     // classifier 1.11x with it on AVX-512.)
@@ -824,8 +830,9 @@ struct GemmEmitter {
     const Mode by_index_mode = span ? Mode::Span : Mode::Linear;
     linear = linear || span;                                  // span's tiles and tasks are linear mode's
     int64_t units = linear ? (P + mr - 1) / mr : runs.count;  // pixel tiles, or rows or their runs
-    int64_t want = std::max<int64_t>(1, (64 + GO - 1) / GO);
-    UnitBlocks blocks = split_units(units, pixels_outer ? std::max(want, kPixelBlocks) : want);
+    const int64_t task_goal = split.tasks > 0 ? split.tasks : 64;
+    int64_t want = std::max<int64_t>(1, (task_goal + GO - 1) / GO);
+    UnitBlocks blocks = split_units(units, pixels_outer && split.tasks == 0 ? std::max(want, kPixelBlocks) : want);
     int64_t tasks = GO * blocks.count;
 
     emit_counted_loop(

@@ -358,7 +358,9 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
 // cores' caches), so it pays for big steps only. The choice is the
 // model's, not each step's: a step run apart from its neighbours would
 // move their data between caches both ways (bench/RESULTS.md: per-step
-// choices made unet_small 1.5x slower at 2 threads). A model with a
+// choices made unet_small 1.5x slower at 2 threads); only a GEMM whose
+// split a tuning file measured (or --task-split forces) as Serial runs
+// alone among shared neighbours. A model with a
 // recurrent kernel shares its steps: that kernel's time is T dependent
 // time steps, not its operations, and its tasks (directions, batch rows)
 // halve it on two threads whatever its size.
@@ -558,7 +560,10 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
     res.accesses.push_back(pr.accesses);
     res.accesses_unproved.push_back((int)pr.unproved.size());
     res.address_checks.push_back(tested);
-    res.serial.push_back(serial && run_serially(env, ks.back(), fname));
+    // (A GEMM whose measured or forced split is Serial runs so alone.)
+    const bool alone =
+        (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) && k.gemm.split.order == TaskSplit::Order::Serial;
+    res.serial.push_back((serial || alone) && run_serially(env, ks.back(), fname));
   }
   if (has_output_dims_step(p)) {  // the outputs' actual dimensions, last
     ks.push_back(emit_output_dims_kernel(env, o.model_name + ".output_dims"));

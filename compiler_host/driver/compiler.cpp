@@ -172,14 +172,18 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   if (opt.precision != Precision::F32) o << "precision=" << precision_name(opt.precision) << "\n";
   // Tuned tiles (--tuning): what they say, not the file's name.
   for (const Target::TunedTile &tt : t.tuned_tiles)
-    o << "tuned_tile=float oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic << " linear=" << tt.linear
-      << " tile=" << tt.mr << "," << tt.nv << "\n";
+    o << "tuned_tile=" << Target::tile_kind_name(tt.kind) << " oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic
+      << " linear=" << tt.linear << " tile=" << tt.mr << "," << tt.nv << "\n";
   for (const Target::TunedWinograd &w : t.tuned_winograd) {
     char buf[128];
     snprintf(buf, sizeof buf, "%.17g,%.17g,%.17g,%.17g", w.ratio[0], w.ratio[1], w.ratio[2], w.ratio[3]);
     o << "tuned_winograd=ic=" << w.ic << " oc=" << w.oc << " out=" << w.out_h << "x" << w.out_w << " batch=" << w.batch
       << " ratios=" << buf << "\n";
   }
+  for (const Target::TunedSplit &ts : t.tuned_splits)
+    o << "tuned_split=" << Target::tile_kind_name(ts.kind) << " oc=" << ts.oc << " row=" << ts.row << " ic=" << ts.ic
+      << " linear=" << ts.linear << " split=" << task_split_text(ts.split) << "\n";
+  if (t.split_forced) o << "task_split=" << task_split_text(t.forced_split) << "\n";
   if (t.serial_step_ops != resolve_target(t.name).serial_step_ops)
     o << "tuned_serial_step_ops=" << t.serial_step_ops << "\n";
   // The budgets given steer the Winograd choices (the other limits only refuse).
@@ -457,6 +461,8 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     {"row", ts.row},
                     {"linear", ts.linear},
                     {"span", ts.span},
+                    // rule, or the tuned or forced split (ir/task_split.h)
+                    {"task_split", task_split_text(k.gemm.split)},
                     {"k_run", k.gemm.k_run},
                     // Target::gemm_tile's arguments (the key of a tuned tile):
                     // a product of activations takes the linear classes.
@@ -688,6 +694,14 @@ Target compile_target(const CompileOptions &opt) {
     t.tile_nv_step = 1;  // (--precision fp16: a tile of an odd count computes in float)
     t.gemm_unroll = unroll;
     t.tiles_forced = true;
+  }
+  if (!opt.task_split.empty()) {
+    if (!parse_task_split(opt.task_split, &t.forced_split))
+      fail_usage("--task-split '" + opt.task_split +
+                 "': expected ORDER[,TASKS] with ORDER pixels, channels, serial or rule (TASKS 1-4096, with pixels "
+                 "or channels only)");
+    t.split_forced = true;
+    t.tuned_splits.clear();
   }
   return t;
 }

@@ -22,6 +22,7 @@ struct CompileOptions {
   std::ostream *log = nullptr;                 // progress, one line per pass
   bool prefer_function_bodies = false;         // see PassContext
   std::string gemm_tile;                       // "MR,NV[,UNROLL]": every GEMM uses this tile (experiments)
+  std::string task_split;                      // "ORDER[,TASKS]": every GEMM's task split (ir/task_split.h)
   Quantize quantize = Quantize::None;          // --quantize dynamic|static
   int weight_bits = 8;                         // --weight-bits 8|7: the quantizers' int8 weights
   WinogradMode winograd = WinogradMode::Auto;  // --winograd auto|off|f2|f4|f2rt|f4rt

@@ -31,36 +31,59 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
   measured_with("weights", weight_storage_name(weights));
   measured_with("precision", precision_name(precision));
   if (!j.contains("tiles") || !j["tiles"].is_array()) bad("no \"tiles\" list");
-  t.tuned_tiles.clear();
-  size_t i = 0;
-  for (const json &e : j["tiles"]) {
-    const std::string at = "tiles[" + std::to_string(i++) + "]";
-    auto num = [&](const char *k, int64_t lo, int64_t hi) -> int64_t {
-      if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer()) bad(at + ": no integer \"" + k + "\"");
-      int64_t v = e[k];
-      if (v < lo || v > hi)
-        bad(at + ": \"" + k + "\" " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
-            std::to_string(hi) + "]");
-      return v;
-    };
+  // A tile's or a split's layer geometry (Target::gemm_tile's arguments).
+  struct Geometry {
     Target::TileKind kind = Target::TileKind::Float;
+    int64_t oc, row, ic;
+    bool linear;
+  };
+  auto integer = [&](const json &e, const std::string &at, const char *k, int64_t lo, int64_t hi) -> int64_t {
+    if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer()) bad(at + ": no integer \"" + k + "\"");
+    int64_t v = e[k];
+    if (v < lo || v > hi)
+      bad(at + ": \"" + k + "\" " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+          "]");
+    return v;
+  };
+  auto geometry = [&](const json &e, const std::string &at) {
+    Geometry gm;
     if (!e.is_object() || !e.contains("kind") || !e["kind"].is_string() ||
-        !Target::tile_kind_of(e["kind"].get<std::string>(), &kind))
+        !Target::tile_kind_of(e["kind"].get<std::string>(), &gm.kind))
       bad(at +
           ": \"kind\" must be \"float\", \"int8\", \"int8-bytes\", \"int16\", \"int8-signed-bytes\" or "
           "\"int16-bytes\"");
     if (!e.contains("linear") || !e["linear"].is_boolean()) bad(at + ": no boolean \"linear\"");
-    Target::TunedTile tt{kind,
-                         num("oc", 1, INT32_MAX),
-                         num("row", 1, INT32_MAX),
-                         num("ic", 1, INT32_MAX),
-                         e["linear"].get<bool>(),
-                         (int)num("mr", 1, 32),
-                         (int)num("nv", 1, 8)};
+    gm.oc = integer(e, at, "oc", 1, INT32_MAX);
+    gm.row = integer(e, at, "row", 1, INT32_MAX);
+    gm.ic = integer(e, at, "ic", 1, INT32_MAX);
+    gm.linear = e["linear"].get<bool>();
+    return gm;
+  };
+  t.tuned_tiles.clear();
+  size_t i = 0;
+  for (const json &e : j["tiles"]) {
+    const std::string at = "tiles[" + std::to_string(i++) + "]";
+    const Geometry gm = geometry(e, at);
+    Target::TunedTile tt{
+        gm.kind, gm.oc, gm.row, gm.ic, gm.linear, (int)integer(e, at, "mr", 1, 32), (int)integer(e, at, "nv", 1, 8)};
     if (!t.tile_fits(tt.mr, tt.nv))
       bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +
           std::to_string(t.vector_regs) + " vector registers of " + t.name);
     t.tuned_tiles.push_back(tt);
+  }
+  // Optional (files of older tuners, or measured at one thread, have none).
+  t.tuned_splits.clear();
+  if (j.contains("task_splits")) {
+    if (!j["task_splits"].is_array()) bad("\"task_splits\" is not a list");
+    i = 0;
+    for (const json &e : j["task_splits"]) {
+      const std::string at = "task_splits[" + std::to_string(i++) + "]";
+      const Geometry gm = geometry(e, at);
+      TaskSplit split;
+      if (!e.contains("split") || !e["split"].is_string() || !parse_task_split(e["split"].get<std::string>(), &split))
+        bad(at + ": \"split\" is not ORDER[,TASKS] (pixels, channels, serial or rule; TASKS 1-4096)");
+      t.tuned_splits.push_back({gm.kind, gm.oc, gm.row, gm.ic, gm.linear, split});
+    }
   }
   // Optional (files of older tuners have neither).
   t.tuned_winograd.clear();

@@ -1,5 +1,6 @@
-// tuning.h — tuning files: register tiles measured on the user's machine
-// for the layer geometries of models (tinyrt-tune writes them; --tuning
+// tuning.h — tuning files: register tiles, Winograd forms, task splits and
+// the serial-step threshold measured on the user's machine for the layer
+// geometries of models (tinyrt-tune writes them; --tuning
 // FILE in tinyrt-compile, tinyrt-onnx-test and tinyrt-perf reads them).
 // A file is JSON:
 //   {"tinyrt_tuning": 1, "target": "x86-64-avx2", "measured_on": "...",
@@ -8,6 +9,8 @@
 //               "linear": false, "mr": 4, "nv": 3, ...}, ...],
 //    "winograd": [{"ic": 64, "oc": 64, "out_h": 56, "out_w": 56, "batch": 1,
 //                  "f2": 0.61, "f4": 0.48, ...}, ...],
+//    "task_splits": [{"kind": "float", "oc": 64, "row": 56, "ic": 64,
+//                     "linear": false, "split": "pixels,16", ...}, ...],
 //    "serial_step_ops": 400000, "threads": 2,
 //    "weights": "fp16", "precision": "fp32"}
 // keyed by layer geometry (Target::gemm_tile's arguments: "kind" is the
@@ -17,8 +20,12 @@
 // pairs over int8 weights: Target::TileKind); a 3x3
 // convolution's channels and output size with its Winograd forms' measured
 // time over its direct form's, Target::tuned_winograd), so that it
-// carries over between models; "serial_step_ops" (optional) replaces
-// Target::serial_step_ops, measured at "threads"; "weights" and
+// carries over between models; "task_splits" (optional, measured at
+// "threads" > 1) the split of a GEMM of that tile geometry
+// (Target::tuned_splits, ir/task_split.h: an order and about a number of
+// tasks, or "serial": the step on the calling thread alone);
+// "serial_step_ops" (optional) replaces Target::serial_step_ops, measured
+// at "threads"; "weights" and
 // "precision" (optional, fp32 when absent) are the tinyrt-tune options
 // the file was measured with, which a compile must share (half weights
 // and half products take other tiles and forms); other fields are

@@ -10,6 +10,7 @@
 #include "ir/expr.h"
 #include "ir/graph.h"
 #include "ir/madd_form.h"
+#include "ir/task_split.h"
 
 namespace tinyrt {
 
@@ -66,6 +67,7 @@ struct GemmSpec {
   bool span = false;
   int mr = 0, nr = 0;  // register tile: pixels x output channels
   int unroll = 4;      // input channels per inner-loop iteration
+  TaskSplit split;     // how its tasks are cut and ordered (pack_weights: Target::task_split)
   // Float GEMM over half weights whose products are computed in half
   // (--precision fp16, Target::half_arith; set by pack_weights): nr a
   // multiple of 8, X's values rounded to half as loaded, each sum in half

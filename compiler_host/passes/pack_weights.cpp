@@ -527,9 +527,21 @@ void pack_weights(PassContext &c, const PackOptions &o) {
                  "packed float weights differ from their estimate");
     s.half = computes_in_half(p, k, c.target, o);
   }
+  // Each GEMM's task split for its tile's geometry: measured (--tuning),
+  // forced (--task-split) or the emitter's rule.
+  int tuned_splits = 0;
+  for (Kernel &k : p.kernels) {
+    if (k.kind != KernelKind::Gemm && k.kind != KernelKind::QGemm) continue;
+    GemmTileShape ts = gemm_tile_shape(k.gemm);
+    k.gemm.split = c.target.task_split(ts.oc, ts.row, ts.one_row() || k.gemm.arena_weights, ts.ic, gemm_tile_kind(k));
+    tuned_splits += k.gemm.split.order != TaskSplit::Order::Rule;
+  }
   p.perm.resize(g.values.size());
   if (c.log) {
     *c.log << "  packed " << packed << " weight tensors\n";
+    if (tuned_splits)
+      *c.log << "  task splits: " << tuned_splits << " GEMMs take a " << (c.target.split_forced ? "forced" : "tuned")
+             << " split\n";
     if (o.weights == WeightStorage::F16) {
       // Float weights stored as half, kept float by keep_float_weights
       // (GemmSpec::float_weights), or kept float for a value beyond half's

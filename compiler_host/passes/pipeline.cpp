@@ -50,7 +50,7 @@ const std::vector<Pass> &pipeline() {
       {"keep_float_weights",
        "--weights fp16: the weights budget's room keeps float the GEMM weights whose widening costs most per byte",
        [](PassContext &c, const PassOptions &o) { keep_float_weights(c, o.pack); }},
-      {"pack_weights", "choose register tiles and pack GEMM weights",
+      {"pack_weights", "choose register tiles and task splits, pack GEMM weights",
        [](PassContext &c, const PassOptions &o) { pack_weights(c, o.pack); }},
       {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", plain<split_recurrent>},
       {"prove_bounds", "every load proved inside its tensor, scheduled kernels' geometry checked against their tensors",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/madd_form.h"
+#include "ir/task_split.h"
 
 namespace tinyrt {
 
@@ -239,6 +240,27 @@ struct Target {
     double ratio[4];
   };
   std::vector<TunedWinograd> tuned_winograd;
+  // Task splits measured on the user's machine (tinyrt-tune at more than
+  // one thread, --tuning FILE): a GEMM of exactly this tile geometry and
+  // kind (gemm_tile's arguments) takes this split instead of the rule's.
+  struct TunedSplit {
+    TileKind kind;
+    int64_t oc, row, ic;
+    bool linear;
+    TaskSplit split;
+  };
+  std::vector<TunedSplit> tuned_splits;
+  // --task-split: every GEMM takes this split (experiments, tinyrt-tune's
+  // measurements, the split sweep of the kernel cases).
+  bool split_forced = false;
+  TaskSplit forced_split;
+  // The split of a GEMM of this geometry: forced, else tuned, else the rule.
+  TaskSplit task_split(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind) const {
+    if (split_forced) return forced_split;
+    for (const TunedSplit &t : tuned_splits)
+      if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear) return t.split;
+    return {};
+  }
   const TunedWinograd *tuned_winograd_of(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w, int64_t batch) const {
     for (const TunedWinograd &w : tuned_winograd)
       if (w.ic == ic && w.oc == oc && w.out_h == out_h && w.out_w == out_w && w.batch == batch) return &w;

@@ -193,6 +193,61 @@ TEST(Tuning, BadWinogradEntriesAndThresholdsAreUsageErrors) {
   EXPECT_NE(usage_error(with(R"("serial_step_ops": "many")")).find("\"serial_step_ops\""), std::string::npos);
 }
 
+// Task splits (tinyrt-tune at more than one thread): a GEMM of a listed
+// geometry and kind takes the measured split, others the emitter's rule;
+// --task-split (split_forced) overrides both.
+TEST(Tuning, TaskSplitsByGeometryAndKind) {
+  Target t = resolve_target("x86-64-avx2");
+  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);
+  apply_tuning(R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [], "threads": 2,
+                   "task_splits": [{"kind": "float", "oc": 256, "row": 14, "ic": 256, "linear": false,
+                                    "split": "channels,16"},
+                                   {"kind": "int16", "oc": 64, "row": 784, "ic": 64, "linear": true,
+                                    "split": "serial"}]})",
+               "tune.json", t);
+  const TaskSplit f = t.task_split(256, 14, false, 256, Target::TileKind::Float);
+  EXPECT_EQ(f.order, TaskSplit::Order::Channels);
+  EXPECT_EQ(f.tasks, 16);
+  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Int8).order, TaskSplit::Order::Rule);   // kind
+  EXPECT_EQ(t.task_split(256, 14, true, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);   // linear
+  EXPECT_EQ(t.task_split(256, 28, false, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);  // row
+  EXPECT_EQ(t.task_split(64, 784, true, 64, Target::TileKind::Int16).order, TaskSplit::Order::Serial);
+  t.split_forced = true;
+  ASSERT_TRUE(parse_task_split("pixels,7", &t.forced_split));
+  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Float), (TaskSplit{TaskSplit::Order::Pixels, 7}));
+  // The text form round-trips; what is not a split is refused.
+  for (const char *text : {"rule", "serial", "pixels,1", "channels,4096", "pixels"}) {
+    TaskSplit s;
+    ASSERT_TRUE(parse_task_split(text, &s)) << text;
+    EXPECT_EQ(task_split_text(s), text);
+  }
+  TaskSplit s;
+  for (const char *text : {"", "serial,2", "rule,8", "pixels,0", "pixels,4097", "pixels,8x", "rows", "pixels,"})
+    EXPECT_FALSE(parse_task_split(text, &s)) << text;
+}
+
+TEST(Tuning, BadTaskSplitsAreUsageErrors) {
+  auto with = [](const std::string &extra) {
+    return R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [], )" + extra + "}";
+  };
+  EXPECT_NE(usage_error(with(R"("task_splits": {})")).find("\"task_splits\" is not a list"), std::string::npos);
+  EXPECT_NE(usage_error(with(R"("task_splits": [{"kind": "float", "oc": 8, "row": 8, "ic": 8, "linear": false,
+                                                 "split": "serial,4"}])"))
+                .find("task_splits[0]: \"split\" is not ORDER[,TASKS]"),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("task_splits": [{"kind": "float", "oc": 8, "row": 8, "ic": 8, "linear": false}])"))
+                .find("task_splits[0]: \"split\""),
+            std::string::npos);
+  EXPECT_NE(usage_error(with(R"("task_splits": [{"kind": "float", "oc": 0, "row": 8, "ic": 8, "linear": false,
+                                                 "split": "serial"}])"))
+                .find("task_splits[0]: \"oc\" 0 outside [1,"),
+            std::string::npos);
+  // An older file without splits leaves the rule.
+  Target t = resolve_target("x86-64-avx2");
+  apply_tuning(file("x86-64-avx2", kTile), "tune.json", t);
+  EXPECT_TRUE(t.tuned_splits.empty());
+}
+
 TEST(Tuning, SerialThresholdSeparatesTheModelsThatRunFasterAlone) {
   // Small steps faster on one thread, big ones faster shared.
   std::vector<SerialPoint> pts = {{5e4, 1.2, 1.0}, {2e5, 1.1, 1.0}, {8e5, 1.0, 1.5}, {3e6, 1.0, 1.9}};
