@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -59,10 +60,15 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
     gm.linear = e["linear"].get<bool>();
     return gm;
   };
+  // fn(entry, "KEY[i]") for each entry of the list `key` (when present).
+  auto each = [&](const char *key, const std::function<void(const json &, const std::string &)> &fn) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_array()) bad(std::string("\"") + key + "\" is not a list");
+    size_t n = 0;
+    for (const json &e : j[key]) fn(e, std::string(key) + "[" + std::to_string(n++) + "]");
+  };
   t.tuned_tiles.clear();
-  size_t i = 0;
-  for (const json &e : j["tiles"]) {
-    const std::string at = "tiles[" + std::to_string(i++) + "]";
+  each("tiles", [&](const json &e, const std::string &at) {
     const Geometry gm = geometry(e, at);
     Target::TunedTile tt{
         gm.kind, gm.oc, gm.row, gm.ic, gm.linear, (int)integer(e, at, "mr", 1, 32), (int)integer(e, at, "nv", 1, 8)};
@@ -70,49 +76,39 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
       bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +
           std::to_string(t.vector_regs) + " vector registers of " + t.name);
     t.tuned_tiles.push_back(tt);
-  }
+  });
   // Optional (files of older tuners, or measured at one thread, have none).
   t.tuned_splits.clear();
-  if (j.contains("task_splits")) {
-    if (!j["task_splits"].is_array()) bad("\"task_splits\" is not a list");
-    i = 0;
-    for (const json &e : j["task_splits"]) {
-      const std::string at = "task_splits[" + std::to_string(i++) + "]";
-      const Geometry gm = geometry(e, at);
-      TaskSplit split;
-      if (!e.contains("split") || !e["split"].is_string() || !parse_task_split(e["split"].get<std::string>(), &split))
-        bad(at + ": \"split\" is not ORDER[,TASKS] (pixels, channels, serial or rule; TASKS 1-4096)");
-      t.tuned_splits.push_back({gm.kind, gm.oc, gm.row, gm.ic, gm.linear, split});
-    }
-  }
+  each("task_splits", [&](const json &e, const std::string &at) {
+    const Geometry gm = geometry(e, at);
+    TaskSplit split;
+    if (!e.contains("split") || !e["split"].is_string() || !parse_task_split(e["split"].get<std::string>(), &split))
+      bad(at + ": \"split\" is not ORDER[,TASKS] (pixels, channels, serial or rule; TASKS 1-4096)");
+    t.tuned_splits.push_back({gm.kind, gm.oc, gm.row, gm.ic, gm.linear, split});
+  });
   // Optional (files of older tuners have neither).
   t.tuned_winograd.clear();
-  if (j.contains("winograd")) {
-    if (!j["winograd"].is_array()) bad("\"winograd\" is not a list");
-    i = 0;
-    for (const json &e : j["winograd"]) {
-      const std::string at = "winograd[" + std::to_string(i++) + "]";
-      auto num = [&](const char *k) -> int64_t {
-        if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer() || e[k].get<int64_t>() < 1 ||
-            e[k].get<int64_t>() > INT32_MAX)
-          bad(at + ": \"" + k + "\" is not an integer in [1, " + std::to_string(INT32_MAX) + "]");
-        return e[k];
-      };
-      Target::TunedWinograd w{num("ic"), num("oc"), num("out_h"), num("out_w"), num("batch"), {0, 0, 0, 0}};
-      int k = 0;
-      for (const char *f : {"f2", "f4", "f2rt", "f4rt"}) {
-        if (e.contains(f)) {
-          // The form's time over the direct convolution's: positive and
-          // finite (a ratio of measured times or counts).
-          if (!e[f].is_number() || !(e[f].get<double>() > 0) || !(e[f].get<double>() < 1e6))
-            bad(at + ": \"" + f + "\" is not a ratio of times (a number > 0)");
-          w.ratio[k] = e[f];
-        }
-        ++k;
+  each("winograd", [&](const json &e, const std::string &at) {
+    auto num = [&](const char *k) -> int64_t {
+      if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer() || e[k].get<int64_t>() < 1 ||
+          e[k].get<int64_t>() > INT32_MAX)
+        bad(at + ": \"" + k + "\" is not an integer in [1, " + std::to_string(INT32_MAX) + "]");
+      return e[k];
+    };
+    Target::TunedWinograd w{num("ic"), num("oc"), num("out_h"), num("out_w"), num("batch"), {0, 0, 0, 0}};
+    int k = 0;
+    for (const char *f : {"f2", "f4", "f2rt", "f4rt"}) {
+      if (e.contains(f)) {
+        // The form's time over the direct convolution's: positive and
+        // finite (a ratio of measured times or counts).
+        if (!e[f].is_number() || !(e[f].get<double>() > 0) || !(e[f].get<double>() < 1e6))
+          bad(at + ": \"" + f + "\" is not a ratio of times (a number > 0)");
+        w.ratio[k] = e[f];
       }
-      t.tuned_winograd.push_back(w);
+      ++k;
     }
-  }
+    t.tuned_winograd.push_back(w);
+  });
   if (j.contains("serial_step_ops")) {
     const json &v = j["serial_step_ops"];
     if (!v.is_number_integer() || v.get<int64_t>() < 0)
