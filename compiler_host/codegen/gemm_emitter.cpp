@@ -727,8 +727,11 @@ struct GemmEmitter {
       // Packed at run time as the constant would be (WinogradWeights): the same addressing.
       const SlotRef &w = slots.at(1);
       // (int16 pairs: a quad's 4 bytes are 2 of its elements)
-      TINYRT_CHECK((!q || s.i16) && w.numel == G * OCt * KK * ICk * NR * (s.i16 ? 2 : 1) && w.span == w.numel,
-                   "GEMM over run-time packed weights of another layout");
+      TINYRT_CHECK(
+          (!q || s.i16) && s.group_pad_bytes % wel_bytes() == 0 &&
+              w.numel * dtype_bytes(w.type) == G * (OCt * KK * ICk * NR * wstep() * wel_bytes() + s.group_pad_bytes) &&
+              w.span == w.numel,
+          "GEMM over run-time packed weights of another layout");
       weights = b.CreateBitCast(w.base, wel->getPointerTo());
     } else {
       weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
@@ -849,8 +852,12 @@ struct GemmEmitter {
           // clamp_i32).
           auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
             Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
+            // (arena_packed: each group's weights group_pad_bytes after the last's)
+            const int64_t tile_el = KK * ICk * NR * wstep(), gpad = s.group_pad_bytes / wel_bytes();
             Value *wtile = b.CreateGEP(
-                wel, weights, b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(KK * ICk * NR * wstep())));
+                wel, weights,
+                gpad ? b.CreateAdd(b.CreateMul(g, i32(OCt * tile_el + gpad)), b.CreateMul(oct, i32(tile_el)))
+                     : b.CreateMul(b.CreateAdd(b.CreateMul(g, i32(OCt)), oct), i32(tile_el)));
             Value *oc0 = b.CreateAdd(b.CreateMul(g, i32(OCg)), b.CreateMul(oct, i32(NR)));
             if (p_dyn) {
               dynamic_tiles(u_begin, u_end, units, p_dyn, g, wtile, oc0, nvv, lanes_last);

@@ -53,7 +53,7 @@ int64_t chunk_tasks(llvm::IRBuilder<> &b, llvm::Function *f, int64_t units, int6
 
 // int8: see above.
 EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, const Kernel &k, const SlotRef &R,
-                        const SlotRef &U, int L, int64_t OCt, llvm::Value *c0) {
+                        const SlotRef &U, int L, int64_t OCt, llvm::Value *c0, int64_t plane) {
   const GemmSpec &s = k.gemm;
   const WinogradMatrices &mx = winograd_matrices(k.wino.m);
   const int a = mx.a();
@@ -107,10 +107,8 @@ EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, c
       for (size_t q = 0; q < t.size(); ++q) u1[q] = b.CreateSelect(has, t[q], llvm::Constant::getNullValue(v16));
     }
     for (int q = 0; q < a * a; ++q) {
-      llvm::Value *off = b.CreateAdd(
-          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(i32(q), i32(OCt)), ot), i32(pairs)), pr),
-                      i32(NR * 2)),
-          i32(r0 * 2));
+      llvm::Value *off =
+          b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(ot, i32(pairs)), pr), i32(NR * 2)), i32(q * plane + r0 * 2));
       llvm::Value *v = b.CreateShuffleVector(u0[(size_t)q], u1[(size_t)q], zip);
       b.CreateAlignedStore(v, b.CreateBitCast(b.CreateGEP(b.getInt16Ty(), ubase, off), v->getType()->getPointerTo()),
                            llvm::Align(4));
@@ -143,9 +141,12 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
   TINYRT_CHECK(q || (R.strides == std::vector<int64_t>({9 * OC, OC, 1}) && R.numel == IC * 9 * OC),
                "Winograd 3x3 weights not laid out [IC, 9, OC]");
   const int64_t ICp = q ? (IC + 1) / 2 * 2 : IC;  // int8: whole pairs
-  TINYRT_CHECK(U.numel == a * a * OCt * ICp * NR && U.span == U.numel && (!q || (w.m == 2 && U.type == DType::I16)),
-               "Winograd run-time weights not packed densely");
-  if (q) return emit_int8(env, b, f, k, R, U, L, OCt, c0);
+  // A plane: OCt * ICp * NR elements, then s.group_pad_bytes.
+  const int64_t pad = s.group_pad_bytes / (q ? 2 : 4), plane = OCt * ICp * NR + pad;
+  TINYRT_CHECK(U.numel == a * a * plane && U.span == U.numel && s.group_pad_bytes % 4 == 0 &&
+                   (!q || (w.m == 2 && U.type == DType::I16)),
+               "Winograd run-time weights not packed as their GEMM reads them");
+  if (q) return emit_int8(env, b, f, k, R, U, L, OCt, c0, plane);
   llvm::Type *f32 = b.getFloatTy();
   auto *vf32 = llvm::FixedVectorType::get(f32, L);
   // The 3x3 weights float, or half (--weights fp16: widened as loaded).
@@ -175,9 +176,8 @@ EmittedKernel emit_winograd_weights_kernel(EmitEnv &env, const Kernel &k, const 
       }
     }
     for (int q = 0; q < a * a; ++q) {
-      llvm::Value *off = b.CreateAdd(
-          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(i32(q), i32(OCt)), ot), i32(IC)), ic), i32(NR)),
-          i32(r0));
+      llvm::Value *off =
+          b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(ot, i32(IC)), ic), i32(NR)), i32(q * plane + r0));
       b.CreateAlignedStore(u[(size_t)q], b.CreateBitCast(b.CreateGEP(f32, ubase, off), vf32->getPointerTo()),
                            llvm::Align((uint64_t)L * 4));
     }

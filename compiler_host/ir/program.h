@@ -34,6 +34,10 @@ struct GemmSpec {
   // layout of `packed` ([group][oc tile][kh][kw][ic][nr]): a Winograd
   // convolution's weights, transformed at run time (WinogradWeights).
   bool arena_packed = false;
+  // With arena_packed: bytes between one group's packed weights and the
+  // next's (a Winograd plane's), so that the run-time transform's stores
+  // to every plane do not fall in one L1 set (passes/winograd.cpp).
+  int64_t group_pad_bytes = 0;
   // Roles -> logical axes of the output (slot: the kernel output) and of the
   // input X (kernel slot 0); -1 when the role has no axis (extent 1).
   int out_axis[4] = {0, 1, 2, 3};  // n, c, h, w

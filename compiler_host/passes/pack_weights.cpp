@@ -491,8 +491,10 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     if (s.arena_packed) {  // packed at run time (WinogradWeights) for this tile: the Winograd pass chose it so
       const Value &u = g.v(k.ins[1]);
       const int64_t ICg = s.in_c / s.groups, OCt = (s.out_c / s.groups + NR - 1) / NR;
-      // float [group][oc tile][ic][nr]; int16 pairs [group][oc tile][ic / 2][nr][2]
-      const Shape want = s.i16 ? Shape{s.groups, OCt, (ICg + 1) / 2, NR, 2} : Shape{s.groups, OCt, ICg, NR};
+      // float [group][oc tile][ic][nr]; int16 pairs [group][oc tile][ic / 2][nr][2]; each
+      // group then group_pad_bytes
+      const int64_t group_bytes = OCt * NR * (s.i16 ? (ICg + 1) / 2 * 4 : ICg * 4);
+      const Shape want = {s.groups, (group_bytes + s.group_pad_bytes) / (s.i16 ? 2 : 4)};
       TINYRT_CHECK(u.shape == want, "run-time packed weights of another tile than their GEMM's");
       continue;
     }

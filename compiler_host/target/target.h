@@ -78,6 +78,13 @@ struct Target {
   // own caches (x86: bench/ab.sh at 2 threads), while each extra task
   // costs its setup on one thread (ARM: counted under qemu).
   int64_t pixel_split_min_macs = 1024;
+  // Run-time Winograd weights (passes/winograd.cpp): a plane of U that is a
+  // multiple of 128 bytes is followed by 64 bytes, so that the transform's
+  // a*a stores of one step (16 planes at a multiple of 4 KB apart) do not
+  // all fall in one L1 set. x86: resnet18 int8's transforms 0.59-0.82x on
+  // Zen 4 (bench/RESULTS.md); ARM: not measured on a core (qemu counts
+  // show no cache), so not padded.
+  bool winograd_plane_pad = false;
   // A model whose steps do fewer arithmetic operations on average
   // (ir/program.h kernel_ops) runs each step on the calling thread alone,
   // all its tasks in one call (codegen/module_emitter.cpp): handing a step

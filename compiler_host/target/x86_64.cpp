@@ -89,6 +89,7 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // model's 4 MB bound).
   if (!avx512) t.span_min_ic = 32;
   t.prefetch_panel_layer_bytes = 512 * 1024;
+  t.winograd_plane_pad = true;
   t.prefetch_panel_model_bytes = 4 * 1024 * 1024;
   if (avx512)
     t.gemm_tiles = {{12, 2}, {7, 3}, {12, 1}};

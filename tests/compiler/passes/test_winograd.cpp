@@ -183,11 +183,16 @@ TEST(Winograd, WithoutRoomTheWeightsAreTransformedAtRunTime) {
   for (const Kernel &k : p.kernels)
     if (k.kind == KernelKind::Gemm && k.gemm.arena_packed) {
       // The chunk's transformed weights are the GEMM's slot 1, in its packed layout.
+      // Its planes (groups) one after the other, each [oc tile][ic][nr]
+      // floats, then 64 bytes where a plane is a multiple of 128 (the
+      // transform's stores off one L1 set).
       const Value &u = p.graph.v(k.ins[1]);
       EXPECT_FALSE(u.is_const());
-      ASSERT_EQ(u.rank(), 4);
+      ASSERT_EQ(u.rank(), 2);
       EXPECT_EQ(u.shape[0], k.gemm.groups);
-      EXPECT_EQ(u.shape[3], k.gemm.nr ? k.gemm.nr : u.shape[3]);
+      const int64_t plane_bytes = u.shape[1] * 4 - k.gemm.group_pad_bytes, nr = k.gemm.nr, G = k.gemm.groups;
+      EXPECT_EQ(k.gemm.group_pad_bytes, plane_bytes % 128 == 0 ? 64 : 0);
+      if (nr > 0) EXPECT_EQ(plane_bytes, (k.gemm.out_c / G + nr - 1) / nr * (k.gemm.in_c / G) * nr * 4);
     }
   // Room for every stored form: they are faster, and taken.
   Program open = with_budget(kTwoLayers, int64_t(1) << 30, WeightStorage::F32, 0, true);
@@ -466,7 +471,11 @@ TEST(Winograd, Int8RuntimeWeightsArePackedInt16Pairs) {
       EXPECT_TRUE(k.gemm.i16 && k.gemm.arena_packed);
       const Value &u = p.graph.v(k.ins[1]);
       EXPECT_EQ(u.dtype, DType::I16);
-      EXPECT_EQ(u.shape, (Shape{16, (8 + k.gemm.nr - 1) / k.gemm.nr, 8, k.gemm.nr, 2}));  // 15 channels: 8 pairs
+      // 15 channels: 8 pairs; each plane [oc tile][pair][nr][2] then 64 bytes (a multiple of 128 bytes)
+      const int64_t plane = (8 + k.gemm.nr - 1) / k.gemm.nr * 8 * k.gemm.nr * 2;
+      ASSERT_EQ(plane * 2 % 128, 0);
+      EXPECT_EQ(k.gemm.group_pad_bytes, 64);
+      EXPECT_EQ(u.shape, (Shape{16, plane + 32}));
     }
 }
 
