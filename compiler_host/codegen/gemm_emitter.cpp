@@ -852,7 +852,8 @@ struct GemmEmitter {
           // clamp_i32).
           auto columns = [&](int nvv, int lanes_last, int64_t oct_lo, int64_t oct_hi) {
             Value *oct = clamp_i32(b, oct_t, oct_lo, oct_hi);
-            // (arena_packed: each group's weights group_pad_bytes after the last's)
+            // (arena_packed: each group's weights group_pad_bytes after the last's;
+            // unpadded, the one product, as before the pad: the same code)
             const int64_t tile_el = KK * ICk * NR * wstep(), gpad = s.group_pad_bytes / wel_bytes();
             Value *wtile = b.CreateGEP(
                 wel, weights,
