@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 
 #include "driver/tuning.h"
@@ -202,9 +203,26 @@ std::map<TileKey, Sum> measure_variants(const Perf &p, const std::vector<std::st
   return sums;
 }
 
-// A variant replaces the built-in choice where it costs at least `margin` less.
-bool takes(const Sum &s, const std::pair<std::string, double> &pick, double margin) {
-  return !pick.first.empty() && pick.second <= (1 - margin) * s.builtin_cost;
+// Per geometry the best other variant, taken (`take`) where it costs at
+// least `margin` less than the built-in one, else kept (`keep`, given the
+// best other for the log; not called when none was measured). `before` and
+// `after` sum the built-in and the chosen costs.
+using Pick = std::pair<std::string, double>;
+void choose(const std::map<TileKey, Sum> &sums, double margin, double *before, double *after,
+            const std::function<void(const TileKey &, const Sum &, const Pick &)> &keep,
+            const std::function<void(const TileKey &, const Sum &, const Pick &)> &take) {
+  for (const auto &ks : sums) {
+    const Sum &s = ks.second;
+    const Pick pick = s.best();
+    *before += s.builtin_cost;
+    if (!pick.first.empty() && pick.second <= (1 - margin) * s.builtin_cost) {
+      *after += pick.second;
+      take(ks.first, s, pick);
+    } else {
+      *after += s.builtin_cost;
+      if (!pick.first.empty() && s.builtin_cost > 0) keep(ks.first, s, pick);
+    }
+  }
 }
 
 json geometry_json(const TileKey &k) {
@@ -239,33 +257,28 @@ TileResult tune_tiles(const Perf &p, const std::vector<std::string> &models, int
     sscanf(t.c_str(), "%d,%d", &mr, &nv);
     return std::pair<int, int>{mr, nv};
   };
-  for (const auto &ks : sums) {
-    const Sum &s = ks.second;
-    const auto pick = s.best();
-    const auto [bmr, bnv] = tile_of(s.builtin);
-    res.before += s.builtin_cost;
-    if (!takes(s, pick, margin)) {
-      res.after += s.builtin_cost;
-      if (!pick.first.empty() && s.builtin_cost > 0) {
+  choose(
+      sums, margin, &res.before, &res.after,
+      [&](const TileKey &k, const Sum &s, const Pick &pick) {
+        const auto [bmr, bnv] = tile_of(s.builtin);
         const auto [omr, onv] = tile_of(pick.first);
         fprintf(stderr, "tinyrt-tune: %s: keeps %dx%d (the best other, %dx%d, %.3f of its cost over %d steps)\n",
-                key_text(ks.first).c_str(), bmr, bnv, omr, onv, pick.second / s.builtin_cost, s.steps);
-      }
-      continue;
-    }
-    res.after += pick.second;
-    const auto [mr, nv] = tile_of(pick.first);
-    json e = geometry_json(ks.first);
-    e.update({{"mr", mr},
-              {"nv", nv},
-              {"builtin", {bmr, bnv}},
-              {"steps", s.steps},
-              {"cost", pick.second},
-              {"builtin_cost", s.builtin_cost}});
-    res.tiles.list[ks.first] = e;
-    fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n",
-            key_text(ks.first).c_str(), mr, nv, bmr, bnv, pick.second / s.builtin_cost, s.steps);
-  }
+                key_text(k).c_str(), bmr, bnv, omr, onv, pick.second / s.builtin_cost, s.steps);
+      },
+      [&](const TileKey &k, const Sum &s, const Pick &pick) {
+        const auto [bmr, bnv] = tile_of(s.builtin);
+        const auto [mr, nv] = tile_of(pick.first);
+        json e = geometry_json(k);
+        e.update({{"mr", mr},
+                  {"nv", nv},
+                  {"builtin", {bmr, bnv}},
+                  {"steps", s.steps},
+                  {"cost", pick.second},
+                  {"builtin_cost", s.builtin_cost}});
+        res.tiles.list[k] = e;
+        fprintf(stderr, "tinyrt-tune: %s: %dx%d instead of %dx%d, %.3f of its cost over %d steps\n",
+                key_text(k).c_str(), mr, nv, bmr, bnv, pick.second / s.builtin_cost, s.steps);
+      });
   return res;
 }
 
@@ -291,26 +304,22 @@ SplitResult tune_splits(const Perf &p, const std::vector<std::string> &models, i
       measure_variants(p, models, rounds, clock, v, &res.out_of_time, &res.complete, &res.splits.of_model);
   res.measured = res.complete > 0;
   res.geometries = sums.size();
-  for (const auto &ks : sums) {
-    const Sum &s = ks.second;
-    const auto pick = s.best();
-    res.before += s.builtin_cost;
-    if (!takes(s, pick, margin)) {
-      res.after += s.builtin_cost;
-      if (!pick.first.empty() && s.builtin_cost > 0)
+  choose(
+      sums, margin, &res.before, &res.after,
+      [&](const TileKey &k, const Sum &s, const Pick &pick) {
         fprintf(stderr,
                 "tinyrt-tune: %s: keeps the rule's split (the best other, %s, %.3f of its cost over %d steps)\n",
-                key_text(ks.first).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
-      continue;
-    }
-    res.after += pick.second;
-    json e = geometry_json(ks.first);
-    e.update({{"split", pick.first}, {"steps", s.steps}, {"cost", pick.second}, {"builtin_cost", s.builtin_cost}});
-    res.splits.list[ks.first] = e;
-    fprintf(stderr,
-            "tinyrt-tune: %s: split %s instead of the rule's, %.3f of its cost (with the next steps) over %d steps\n",
-            key_text(ks.first).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
-  }
+                key_text(k).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
+      },
+      [&](const TileKey &k, const Sum &s, const Pick &pick) {
+        json e = geometry_json(k);
+        e.update({{"split", pick.first}, {"steps", s.steps}, {"cost", pick.second}, {"builtin_cost", s.builtin_cost}});
+        res.splits.list[k] = e;
+        fprintf(stderr,
+                "tinyrt-tune: %s: split %s instead of the rule's, %.3f of its cost (with the next steps) over %d "
+                "steps\n",
+                key_text(k).c_str(), pick.first.c_str(), pick.second / s.builtin_cost, s.steps);
+      });
   return res;
 }
 

@@ -171,18 +171,26 @@ std::string compile_options_text(const Target &t, const std::string &name, const
   if (opt.weights != WeightStorage::F32) o << "weights=" << weight_storage_name(opt.weights) << "\n";
   if (opt.precision != Precision::F32) o << "precision=" << precision_name(opt.precision) << "\n";
   // Tuned tiles (--tuning): what they say, not the file's name.
-  for (const Target::TunedTile &tt : t.tuned_tiles)
-    o << "tuned_tile=" << Target::tile_kind_name(tt.kind) << " oc=" << tt.oc << " row=" << tt.row << " ic=" << tt.ic
-      << " linear=" << tt.linear << " tile=" << tt.mr << "," << tt.nv << "\n";
+  auto tile_class = [&](const Target::TileClass &c) {
+    o << Target::tile_kind_name(c.kind) << " oc=" << c.oc << " row=" << c.row << " ic=" << c.ic
+      << " linear=" << c.linear;
+  };
+  for (const Target::TunedTile &tt : t.tuned_tiles) {
+    o << "tuned_tile=";
+    tile_class(tt.at);
+    o << " tile=" << tt.mr << "," << tt.nv << "\n";
+  }
   for (const Target::TunedWinograd &w : t.tuned_winograd) {
     char buf[128];
     snprintf(buf, sizeof buf, "%.17g,%.17g,%.17g,%.17g", w.ratio[0], w.ratio[1], w.ratio[2], w.ratio[3]);
     o << "tuned_winograd=ic=" << w.ic << " oc=" << w.oc << " out=" << w.out_h << "x" << w.out_w << " batch=" << w.batch
       << " ratios=" << buf << "\n";
   }
-  for (const Target::TunedSplit &ts : t.tuned_splits)
-    o << "tuned_split=" << Target::tile_kind_name(ts.kind) << " oc=" << ts.oc << " row=" << ts.row << " ic=" << ts.ic
-      << " linear=" << ts.linear << " split=" << task_split_text(ts.split) << "\n";
+  for (const Target::TunedSplit &ts : t.tuned_splits) {
+    o << "tuned_split=";
+    tile_class(ts.at);
+    o << " split=" << task_split_text(ts.split) << "\n";
+  }
   if (t.split_forced) o << "task_split=" << task_split_text(t.forced_split) << "\n";
   if (t.serial_step_ops != resolve_target(t.name).serial_step_ops)
     o << "tuned_serial_step_ops=" << t.serial_step_ops << "\n";
@@ -456,6 +464,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
+      const Target::TileClass tc = gemm_tile_class(k);
       gj["gemm"] = {{"oc_per_group", ts.oc},
                     {"ic_per_group", ts.ic},
                     {"row", ts.row},
@@ -464,14 +473,13 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                     // rule, or the tuned or forced split (ir/task_split.h)
                     {"task_split", task_split_text(k.gemm.split)},
                     {"k_run", k.gemm.k_run},
-                    // Target::gemm_tile's arguments (the key of a tuned tile):
-                    // a product of activations takes the linear classes.
+                    // Target::gemm_tile's arguments (the key of a tuned tile or split)
                     {"tile_class",
-                     {{"oc", ts.oc},
-                      {"row", ts.row},
-                      {"ic", ts.ic},
-                      {"linear", ts.one_row() || k.gemm.arena_weights},
-                      {"kind", Target::tile_kind_name(gemm_tile_kind(k))}}}};
+                     {{"oc", tc.oc},
+                      {"row", tc.row},
+                      {"ic", tc.ic},
+                      {"linear", tc.linear},
+                      {"kind", Target::tile_kind_name(tc.kind)}}}};
     }
     // A convolution the winograd pass may rewrite (direct, or its
     // Winograd input transform): the geometry tinyrt-tune keys Winograd

@@ -32,12 +32,6 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
   measured_with("weights", weight_storage_name(weights));
   measured_with("precision", precision_name(precision));
   if (!j.contains("tiles") || !j["tiles"].is_array()) bad("no \"tiles\" list");
-  // A tile's or a split's layer geometry (Target::gemm_tile's arguments).
-  struct Geometry {
-    Target::TileKind kind = Target::TileKind::Float;
-    int64_t oc, row, ic;
-    bool linear;
-  };
   auto integer = [&](const json &e, const std::string &at, const char *k, int64_t lo, int64_t hi) -> int64_t {
     if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer()) bad(at + ": no integer \"" + k + "\"");
     int64_t v = e[k];
@@ -46,8 +40,9 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
           "]");
     return v;
   };
+  // A tile's or a split's layer geometry.
   auto geometry = [&](const json &e, const std::string &at) {
-    Geometry gm;
+    Target::TileClass gm{};
     if (!e.is_object() || !e.contains("kind") || !e["kind"].is_string() ||
         !Target::tile_kind_of(e["kind"].get<std::string>(), &gm.kind))
       bad(at +
@@ -69,9 +64,7 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
   };
   t.tuned_tiles.clear();
   each("tiles", [&](const json &e, const std::string &at) {
-    const Geometry gm = geometry(e, at);
-    Target::TunedTile tt{
-        gm.kind, gm.oc, gm.row, gm.ic, gm.linear, (int)integer(e, at, "mr", 1, 32), (int)integer(e, at, "nv", 1, 8)};
+    Target::TunedTile tt{geometry(e, at), (int)integer(e, at, "mr", 1, 32), (int)integer(e, at, "nv", 1, 8)};
     if (!t.tile_fits(tt.mr, tt.nv))
       bad(at + ": tile " + std::to_string(tt.mr) + "x" + std::to_string(tt.nv) + " needs more than the " +
           std::to_string(t.vector_regs) + " vector registers of " + t.name);
@@ -80,11 +73,11 @@ void apply_tuning(const std::string &text, const std::string &path, Target &t, W
   // Optional (files of older tuners, or measured at one thread, have none).
   t.tuned_splits.clear();
   each("task_splits", [&](const json &e, const std::string &at) {
-    const Geometry gm = geometry(e, at);
+    const Target::TileClass gm = geometry(e, at);
     TaskSplit split;
     if (!e.contains("split") || !e["split"].is_string() || !parse_task_split(e["split"].get<std::string>(), &split))
       bad(at + ": \"split\" is not ORDER[,TASKS] (pixels, channels, serial or rule; TASKS 1-4096)");
-    t.tuned_splits.push_back({gm.kind, gm.oc, gm.row, gm.ic, gm.linear, split});
+    t.tuned_splits.push_back({gm, split});
   });
   // Optional (files of older tuners have neither).
   t.tuned_winograd.clear();

@@ -349,9 +349,14 @@ void choose_int8_products(GemmSpec &s, const Graph &g, const Target &t) {
                                               : MaddForm::Widened;
 }
 
-GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
+Target::TileClass gemm_tile_class(const GemmSpec &s, Target::TileKind kind) {
   GemmTileShape ts = gemm_tile_shape(s);
-  return t.gemm_tile(ts.oc, ts.row, ts.one_row() || s.arena_weights, ts.ic, kind, score, max_nv);
+  return {kind, ts.oc, ts.row, ts.ic, ts.one_row() || s.arena_weights};
+}
+
+GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind, int max_nv, double *score) {
+  const Target::TileClass c = gemm_tile_class(s, kind);
+  return t.gemm_tile(c.oc, c.row, c.linear, c.ic, kind, score, max_nv);
 }
 
 // A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),
@@ -534,8 +539,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
   int tuned_splits = 0;
   for (Kernel &k : p.kernels) {
     if (k.kind != KernelKind::Gemm && k.kind != KernelKind::QGemm) continue;
-    GemmTileShape ts = gemm_tile_shape(k.gemm);
-    k.gemm.split = c.target.task_split(ts.oc, ts.row, ts.one_row() || k.gemm.arena_weights, ts.ic, gemm_tile_kind(k));
+    k.gemm.split = c.target.task_split(gemm_tile_class(k));
     tuned_splits += k.gemm.split.order != TaskSplit::Order::Rule;
   }
   p.perm.resize(g.values.size());

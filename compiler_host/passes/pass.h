@@ -198,6 +198,11 @@ inline Target::TileKind gemm_tile_kind(const Kernel &k) {
          : k.gemm.i16                ? (k.gemm.w8 ? Target::TileKind::Int16Bytes : Target::TileKind::Int16)
                                      : int8_tile_kind(k.gemm.madd);
 }
+// GEMM s's tile geometry for the tile list `kind` (Target::gemm_tile's
+// arguments, the key of a tuned tile or split): a product of activations
+// takes the linear classes.
+Target::TileClass gemm_tile_class(const GemmSpec &s, Target::TileKind kind);
+inline Target::TileClass gemm_tile_class(const Kernel &k) { return gemm_tile_class(k.gemm, gemm_tile_kind(k)); }
 int64_t float_gemm_nr(const GemmSpec &s, const Target &t);
 // How a QGemm multiplies its int8 weights (pack_weights): sets s.pair16
 // (no weight is -128) and, on x86 without VNNI, s.madd (MaddForm).

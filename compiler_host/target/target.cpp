@@ -38,7 +38,7 @@ GemmTile Target::gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, Til
   const int step = int8 ? 1 : tile_nv_step;
   auto within = [&](int nv) { return (max_nv <= 0 || nv <= std::max(max_nv, step)) && nv % step == 0; };
   for (const TunedTile &t : tuned_tiles)
-    if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear && within(t.nv)) {
+    if (t.at == TileClass{kind, oc, row, ic, linear} && within(t.nv)) {
       if (score_out) *score_out = score(t.mr, t.nv);
       return {t.mr, t.nv, gemm_unroll};
     }

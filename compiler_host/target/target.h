@@ -226,12 +226,20 @@ struct Target {
   // the tuning file; tile_kind_of returns false for another name.
   static const char *tile_kind_name(TileKind k);
   static bool tile_kind_of(const std::string &name, TileKind *k);
-  // Tiles measured on the user's machine (tinyrt-tune, --tuning FILE):
-  // a layer of exactly this geometry takes this tile, before the table.
-  struct TunedTile {
+  // A GEMM's tile geometry: gemm_tile's arguments, by which a tuning file
+  // keys what it measured (the JSON's gemm.tile_class).
+  struct TileClass {
     TileKind kind;
     int64_t oc, row, ic;
     bool linear;
+    bool operator==(const TileClass &o) const {
+      return kind == o.kind && oc == o.oc && row == o.row && ic == o.ic && linear == o.linear;
+    }
+  };
+  // Tiles measured on the user's machine (tinyrt-tune, --tuning FILE):
+  // a layer of exactly this geometry takes this tile, before the table.
+  struct TunedTile {
+    TileClass at;
     int mr, nv;
   };
   std::vector<TunedTile> tuned_tiles;
@@ -248,12 +256,10 @@ struct Target {
   };
   std::vector<TunedWinograd> tuned_winograd;
   // Task splits measured on the user's machine (tinyrt-tune at more than
-  // one thread, --tuning FILE): a GEMM of exactly this tile geometry and
-  // kind (gemm_tile's arguments) takes this split instead of the rule's.
+  // one thread, --tuning FILE): a GEMM of exactly this tile geometry takes
+  // this split instead of the rule's.
   struct TunedSplit {
-    TileKind kind;
-    int64_t oc, row, ic;
-    bool linear;
+    TileClass at;
     TaskSplit split;
   };
   std::vector<TunedSplit> tuned_splits;
@@ -262,10 +268,10 @@ struct Target {
   bool split_forced = false;
   TaskSplit forced_split;
   // The split of a GEMM of this geometry: forced, else tuned, else the rule.
-  TaskSplit task_split(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind) const {
+  TaskSplit task_split(const TileClass &c) const {
     if (split_forced) return forced_split;
     for (const TunedSplit &t : tuned_splits)
-      if (t.kind == kind && t.oc == oc && t.row == row && t.ic == ic && t.linear == linear) return t.split;
+      if (t.at == c) return t.split;
     return {};
   }
   const TunedWinograd *tuned_winograd_of(int64_t ic, int64_t oc, int64_t out_h, int64_t out_w, int64_t batch) const {

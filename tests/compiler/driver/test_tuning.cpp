@@ -198,23 +198,23 @@ TEST(Tuning, BadWinogradEntriesAndThresholdsAreUsageErrors) {
 // --task-split (split_forced) overrides both.
 TEST(Tuning, TaskSplitsByGeometryAndKind) {
   Target t = resolve_target("x86-64-avx2");
-  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);
+  EXPECT_EQ(t.task_split({Target::TileKind::Float, 256, 14, 256, false}).order, TaskSplit::Order::Rule);
   apply_tuning(R"({"tinyrt_tuning": 1, "target": "x86-64-avx2", "tiles": [], "threads": 2,
                    "task_splits": [{"kind": "float", "oc": 256, "row": 14, "ic": 256, "linear": false,
                                     "split": "channels,16"},
                                    {"kind": "int16", "oc": 64, "row": 784, "ic": 64, "linear": true,
                                     "split": "serial"}]})",
                "tune.json", t);
-  const TaskSplit f = t.task_split(256, 14, false, 256, Target::TileKind::Float);
+  const TaskSplit f = t.task_split({Target::TileKind::Float, 256, 14, 256, false});
   EXPECT_EQ(f.order, TaskSplit::Order::Channels);
   EXPECT_EQ(f.tasks, 16);
-  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Int8).order, TaskSplit::Order::Rule);   // kind
-  EXPECT_EQ(t.task_split(256, 14, true, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);   // linear
-  EXPECT_EQ(t.task_split(256, 28, false, 256, Target::TileKind::Float).order, TaskSplit::Order::Rule);  // row
-  EXPECT_EQ(t.task_split(64, 784, true, 64, Target::TileKind::Int16).order, TaskSplit::Order::Serial);
+  EXPECT_EQ(t.task_split({Target::TileKind::Int8, 256, 14, 256, false}).order, TaskSplit::Order::Rule);   // kind
+  EXPECT_EQ(t.task_split({Target::TileKind::Float, 256, 14, 256, true}).order, TaskSplit::Order::Rule);   // linear
+  EXPECT_EQ(t.task_split({Target::TileKind::Float, 256, 28, 256, false}).order, TaskSplit::Order::Rule);  // row
+  EXPECT_EQ(t.task_split({Target::TileKind::Int16, 64, 784, 64, true}).order, TaskSplit::Order::Serial);
   t.split_forced = true;
   ASSERT_TRUE(parse_task_split("pixels,7", &t.forced_split));
-  EXPECT_EQ(t.task_split(256, 14, false, 256, Target::TileKind::Float), (TaskSplit{TaskSplit::Order::Pixels, 7}));
+  EXPECT_EQ(t.task_split({Target::TileKind::Float, 256, 14, 256, false}), (TaskSplit{TaskSplit::Order::Pixels, 7}));
   // The text form round-trips; what is not a split is refused.
   for (const char *text : {"rule", "serial", "pixels,1", "channels,4096", "pixels"}) {
     TaskSplit s;
