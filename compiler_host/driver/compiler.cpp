@@ -406,6 +406,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                       {"wanted_bytes", t.wanted_bytes},
                       {"wanted_estimated_gain", t.wanted_gain},
                       {"bands", t.bands},
+                      {"chunk_channels", t.chunk},
                       {"arena_bytes", t.arena_bytes}});
   j["memory_trades"] = trades;
   // The memory plan: each arena buffer, its value and live steps (step 0

@@ -394,8 +394,9 @@ struct MemoryTrade {
   int64_t wanted_bytes = 0;
   double gain = 0;  // estimated vector instructions the taken form saves
   double wanted_gain = 0;
-  int bands = 1;            // the taken form's bands of tile rows (its V and M hold one)
+  int bands = 1;            // the taken form's bands of tile rows (its V and M hold one; rt: per chunk)
   int64_t arena_bytes = 0;  // arena bytes the taken choice adds at its step (int16 inputs: the widened copy)
+  int64_t chunk = 0;        // rt forms: output channels per chunk of run-time weights (0: none, or all)
 };
 struct Budgets {
   int64_t weights = 0;         // the weights budget the choices kept within

@@ -103,8 +103,15 @@ constexpr double kWeightBytesPerOp = 8, kArenaBytesPerOp = 32;
 constexpr double kStoreOpsPerVector = 2;
 // A layer in parts (bands of tile rows, chunks of output channels) runs
 // three steps a part (its parts of one size share their kernels' code:
-// Kernel::code_key): at most this many.
+// Kernel::code_key): at most this many; an int8 layer with its weights
+// transformed at run time at most kMaxRtParts (chunks times bands). Its
+// V is int16, 8 times its input's bytes, and its M int32: at an early
+// layer of many pixels the arena budget's room holds a chunk's U and M
+// for a tile row or two only (googlenet's 64->192 at 56x56: 301 KB of
+// room, 6 chunks of 32 channels in 14 bands each, 84 parts; the layer
+// 2.4x as fast as direct on AVX2, at 2 threads too).
 constexpr int64_t kMaxParts = 16;
+constexpr int64_t kMaxRtParts = 128;
 
 // The input transform's vector operations per tile and channel vector:
 // a^2 loads and stores and 2a linear combinations of B^T's rows.
@@ -594,13 +601,14 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       // each chunk over bands of tile rows, the input transformed again
       // per chunk: the fewest parts, then the fewest bands.
       const int64_t rows = s.batch * ceil_div(s.out_h, m), TW = ceil_div(s.out_w, m);
-      int64_t best_parts = kMaxParts + 1;
-      for (int64_t nb = 1; nb <= (q8 ? std::min(rows, kMaxParts) : 1); ++nb) {
+      const int64_t max_parts = q8 ? kMaxRtParts : kMaxParts;
+      int64_t best_parts = max_parts + 1;
+      for (int64_t nb = 1; nb <= (q8 ? std::min(rows, max_parts) : 1); ++nb) {
         // (bands: a full band's V and M and the last band's beside them,
         // as the placement may keep them apart)
         const int64_t Tb = nb > 1 ? ceil_div(rows, nb) * TW * (rows % nb ? 2 : 1) : T;
         const int64_t v_bytes = sat_mul(sat_mul(Tb, a * a), sat_mul(s.in_c, q8 ? (int64_t)2 : (int64_t)4));
-        for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) * nb <= kMaxParts;
+        for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) * nb <= max_parts;
              occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
           const int64_t need = sat_add(sat_add(v_bytes, chunk_weight_bytes(chunk_gemm(s, m, occ, q8), t)),
                                        sat_mul(sat_mul(Tb, a * a), sat_mul(occ, (int64_t)sizeof(float))));
@@ -794,7 +802,8 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     if (budgeted && (w >= 0 || f >= 0))
       p.trades.push_back({"winograd", k.label, k.nodes.empty() ? "" : k.nodes.front(), form_name(w), form_name(f),
                           bytes, w >= 0 ? cd.bytes[w] : 0, f >= 0 ? cd.gain[f] : 0, w >= 0 ? cd.gain[w] : 0,
-                          (int)bands[cd.kernel]});
+                          (int)(f >= 0 && kForm[f].rt ? rt_bands[cd.kernel] : bands[cd.kernel]), 0,
+                          chunk[cd.kernel] < cs.out_c ? chunk[cd.kernel] : 0});
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
