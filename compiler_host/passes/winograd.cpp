@@ -407,10 +407,24 @@ GemmTile chunk_tile(const GemmSpec &gs, const Target &t) {
   return gs.i16 ? gemm_table_tile(gs, t, Target::TileKind::Int16) : float_gemm_tile(gs, t);
 }
 
-// Bytes of the packed weights of the GEMM gs.
-int64_t chunk_weight_bytes(const GemmSpec &gs, const Target &t) {
-  return gs.i16 ? packed_qgemm_bytes(gs, t, Target::TileKind::Int16)
-                : packed_float_weight_bytes(gs, t, WeightStorage::F32);
+// A chunk of occ output channels' run-time weights U_c in the arena, as
+// its grouped GEMM reads them (GemmSpec::arena_packed): a^2 planes, int8
+// [oc tile][input channel pair][nr][2] int16 (the packing's quads,
+// pack_qgemm over int16), float [oc tile][ic][nr]. A plane of a multiple
+// of 128 bytes is followed by 64 where the target says
+// (Target::winograd_plane_pad): the transform stores to all a^2 planes at
+// once, and at a stride of a multiple of 4 KB they fall in one L1 set (8
+// ways for 16 planes: resnet18 int8's layer2-3 transforms took 1.7x as
+// long on Zen 4). The arena estimate and the rewrite both size U_c so.
+struct RtPlanes {
+  int64_t nr, plane_bytes, pad;
+  int64_t bytes(int64_t a) const { return a * a * (plane_bytes + pad); }
+};
+RtPlanes rt_planes(const GemmSpec &s, int m, int64_t occ, bool q8, const Target &t) {
+  const GemmTile tile = chunk_tile(chunk_gemm(s, m, occ, q8), t);
+  const int64_t NR = (int64_t)tile.nv * t.f32_lanes(), OCt = ceil_div(occ, NR);
+  const int64_t plane = q8 ? OCt * ceil_div(s.in_c, 2) * NR * 4 : OCt * s.in_c * NR * 4;
+  return {NR, plane, t.winograd_plane_pad && plane % 128 == 0 ? 64 : 0};
 }
 
 // What transforming the weights at run time adds to form m's cost, in
@@ -610,7 +624,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         const int64_t v_bytes = sat_mul(sat_mul(Tb, a * a), sat_mul(s.in_c, q8 ? (int64_t)2 : (int64_t)4));
         for (int64_t occ = s.out_c; occ > 0 && ceil_div(s.out_c, occ) * nb <= max_parts;
              occ = occ > 16 ? (occ - 1) / 16 * 16 : 0) {
-          const int64_t need = sat_add(sat_add(v_bytes, chunk_weight_bytes(chunk_gemm(s, m, occ, q8), t)),
+          const int64_t need = sat_add(sat_add(v_bytes, rt_planes(s, m, occ, q8, t).bytes(a)),
                                        sat_mul(sat_mul(Tb, a * a), sat_mul(occ, (int64_t)sizeof(float))));
           if (need <= room) {
             if (ceil_div(s.out_c, occ) * nb < best_parts) {
@@ -951,17 +965,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         const std::string ctag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
         const GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
         const GemmTile tile = chunk_tile(cg0, t);
-        const int64_t NR = (int64_t)tile.nv * t.f32_lanes(), OCt = ceil_div(occ, NR);
         const bool full = occ == per;
-        // int8: [q][oc tile][input channel pair][nr][2] int16, the
-        // packing's quads (pack_qgemm over int16); float [q][oc tile][ic][nr].
-        // A plane (q) of a multiple of 128 bytes is padded by 64 where the
-        // target says (Target::winograd_plane_pad): the transform stores to
-        // all a*a planes at once, and at a stride of a multiple of 4 KB they
-        // fall in one L1 set (8 ways for 16 planes: resnet18 int8's layer2-3
-        // transforms took 1.7x as long on Zen 4).
-        const int64_t plane_bytes = q8 ? OCt * ceil_div(IC, 2) * NR * 4 : OCt * IC * NR * 4;
-        const int64_t plane_pad = t.winograd_plane_pad && plane_bytes % 128 == 0 ? 64 : 0;
+        // U_c's planes (rt_planes), [q][plane, then its pad]
+        const RtPlanes planes = rt_planes(s, m, occ, q8, t);
+        const int64_t NR = planes.nr, plane_bytes = planes.plane_bytes, plane_pad = planes.pad;
         int U = full ? Uf : -1;
         if (U < 0) {
           U = g.add_value(g.fresh_name(base + "_winograd_u"), q8 ? DType::I16 : DType::F32,
