@@ -417,6 +417,7 @@ GemmTile chunk_tile(const GemmSpec &gs, const Target &t) {
 // ways for 16 planes: resnet18 int8's layer2-3 transforms took 1.7x as
 // long on Zen 4). The arena estimate and the rewrite both size U_c so.
 struct RtPlanes {
+  GemmTile tile;  // the chunk's GEMM's register tile, which the packing follows
   int64_t nr, plane_bytes, pad;
   int64_t bytes(int64_t a) const { return a * a * (plane_bytes + pad); }
 };
@@ -424,7 +425,7 @@ RtPlanes rt_planes(const GemmSpec &s, int m, int64_t occ, bool q8, const Target 
   const GemmTile tile = chunk_tile(chunk_gemm(s, m, occ, q8), t);
   const int64_t NR = (int64_t)tile.nv * t.f32_lanes(), OCt = ceil_div(occ, NR);
   const int64_t plane = q8 ? OCt * ceil_div(s.in_c, 2) * NR * 4 : OCt * s.in_c * NR * 4;
-  return {NR, plane, t.winograd_plane_pad && plane % 128 == 0 ? 64 : 0};
+  return {tile, NR, plane, t.winograd_plane_pad && plane % 128 == 0 ? 64 : 0};
 }
 
 // What transforming the weights at run time adds to form m's cost, in
@@ -964,10 +965,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         const int64_t occ = std::min(per, OC - oc0);
         const std::string ctag = occ < OC ? "[c" + std::to_string(oc0) + "]" : "";
         const GemmSpec cg0 = chunk_gemm(s, m, occ, q8);
-        const GemmTile tile = chunk_tile(cg0, t);
         const bool full = occ == per;
         // U_c's planes (rt_planes), [q][plane, then its pad]
         const RtPlanes planes = rt_planes(s, m, occ, q8, t);
+        const GemmTile tile = planes.tile;
         const int64_t NR = planes.nr, plane_bytes = planes.plane_bytes, plane_pad = planes.pad;
         int U = full ? Uf : -1;
         if (U < 0) {
