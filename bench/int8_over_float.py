@@ -19,6 +19,11 @@ matched to the float model's (family gemm) by geometry (output and input
 channels per group, row, linear), in order; the ratio is their summed time
 over the float ones'. On a target with dot products (VNNI, sdot) the three
 QDQ models multiply alike.
+
+--depthwise: the depthwise steps instead (Target::depthwise_int8_over_float),
+matched in kernel order (the int8 and float models have the same depthwise
+layers in the same order), the QDQ models qdq and qdq7 only (depthwise
+products do not depend on the GEMM weights' form).
 """
 import argparse
 import collections
@@ -57,6 +62,12 @@ def gemm_steps(prof, family):
     return steps
 
 
+def depthwise_steps(prof, family):
+    del family  # (the depthwise family is "depthwise" in int8 and float models alike)
+    steps = sorted((e["kernel"], cost(e)) for e in prof if e["family"] == "depthwise")
+    return {"depthwise": [c for _, c in steps]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("target")
@@ -64,7 +75,13 @@ def main():
                                                   "efficientnet_b0"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--depthwise", action="store_true")
     a = ap.parse_args()
+    global VARIANTS
+    steps_of = gemm_steps
+    if a.depthwise:
+        VARIANTS = VARIANTS[:2]
+        steps_of = depthwise_steps
     for m in a.models:
         d = model_dir(m)
         for v, _ in VARIANTS:
@@ -80,12 +97,14 @@ def main():
     for r in range(a.rounds):
         for m in a.models:
             d = model_dir(m)
-            keep((m, "float"), gemm_steps(profile(os.path.join(d, "model.onnx"), a.target, a.runs,
-                                                  ["--winograd", "off"]), "gemm"))
+            keep((m, "float"), steps_of(profile(os.path.join(d, "model.onnx"), a.target, a.runs,
+                                                ["--winograd", "off"]), "gemm"))
             for v, _ in VARIANTS:
-                keep((m, v), gemm_steps(profile(os.path.join(d, v + ".onnx"), a.target, a.runs, []), "qgemm"))
+                keep((m, v), steps_of(profile(os.path.join(d, v + ".onnx"), a.target, a.runs, []), "qgemm"))
         print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
-    print("| model | " + " | ".join(f"{v} ({what}) / float" for v, what in VARIANTS) + " | int8 GEMM steps matched |")
+    what_steps = "depthwise" if a.depthwise else "GEMM"
+    print("| model | " + " | ".join(f"{v} ({what}) / float" for v, what in VARIANTS)
+          + f" | int8 {what_steps} steps matched |")
     print("|---|" + "---|" * (len(VARIANTS) + 1))
     totals = {v: [0.0, 0.0] for v, _ in VARIANTS}
     for m in a.models:

@@ -462,6 +462,10 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                                     : a.target.int8_time_over_float(k.gemm.madd, k.gemm.pair16);
       gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
     }
+    if (is_int8_depthwise(p, k)) {
+      const double r = a.target.depthwise_int8_over_float;
+      gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
+    }
     if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
@@ -518,8 +522,9 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
                       {"ops", 0}});
   j["ops"] = ops;
   j["fusion_groups"] = groups;
-  // The int8 GEMMs whose form this target was measured to run slower than
-  // float (Target::int8_over_float; -v names them too).
+  // The int8 GEMMs and depthwise convolutions whose form this target was
+  // measured to run slower than float (Target::int8_over_float,
+  // depthwise_int8_over_float; -v says so too).
   int slower = 0;
   for (const json &g : groups)
     slower +=

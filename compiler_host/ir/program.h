@@ -441,6 +441,12 @@ struct Program {
 int64_t kernel_ops(const Program &p, const Kernel &k);
 // 2 x the multiply-adds of a scheduled or recurrent kernel, -1 for others.
 int64_t kernel_flops(const Kernel &k);
+// A depthwise kernel over a uint8/int8 input (int8 weights).
+inline bool is_int8_depthwise(const Program &p, const Kernel &k) {
+  if (k.kind != KernelKind::Depthwise || k.ins.empty()) return false;
+  const DType x = p.graph.v(k.ins[0]).dtype;
+  return x == DType::U8 || x == DType::I8;
+}
 
 // Physical order `perm` is row-major once size-1 axes are ignored.
 bool perm_is_row_major(const std::vector<int> &perm, const Shape &shape);

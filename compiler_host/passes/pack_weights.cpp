@@ -599,6 +599,15 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       *c.log << "  int8 slower than float: " << slower << " of " << q8 << " int8 GEMMs multiply in a form that "
              << c.target.name << " was measured to run at up to " << worst
              << "x the time of a float GEMM (docs/QUANTIZATION.md); the float model would run them faster\n";
+    // Int8 depthwise convolutions, where this target runs them slower
+    // than float ones (Target::depthwise_int8_over_float, measured).
+    int dw = 0;
+    for (const Kernel &k : p.kernels) dw += is_int8_depthwise(p, k);
+    if (dw && c.target.depthwise_int8_over_float > 1)
+      *c.log << "  int8 slower than float: " << dw << " int8 depthwise convolutions, which " << c.target.name
+             << " was measured to run at about " << c.target.depthwise_int8_over_float
+             << "x the time of float ones (their inputs widened, their outputs requantized: docs/QUANTIZATION.md); "
+                "the float model would run them faster\n";
   }
 }
 

@@ -170,6 +170,13 @@ struct Target {
   // each was measured: the target's file.
   double int8_over_float[3] = {0, 0, 0};
   double int8_time_over_float(MaddForm madd, bool pair16) const;
+  // An int8 depthwise convolution's time (x86) or executed instructions
+  // (ARM) over the float depthwise convolution's for the same layers,
+  // measured on whole models' depthwise steps whose epilogues cost alike
+  // (mobilenet_v3_small, mobilenet_v2, shufflenet_v2_x0_5:
+  // bench/int8_over_float.py TARGET --depthwise). 0: not measured. Above 1
+  // the compile says so, as for the GEMMs (-v, the JSON's int8_over_float).
+  double depthwise_int8_over_float = 0;
   // An int8 Winograd convolution's grouped GEMM over int16 (GemmSpec::i16)
   // per product, over a float GEMM's (passes/winograd.cpp's cost model).
   // 0: the cost model never takes int8 Winograd (--winograd f2 still does).

@@ -177,6 +177,13 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // 0.882 (per model 0.69-1.08: squeezenet1_1's over 1); x86-64-avx512
   // widened 0.721, bytes 0.500; vpdpbusd on ymm (x86-64-avx512-vnni-256,
   // for x86-64-avx2-vnni) 0.296, on zmm 0.266.
+  // Depthwise (every x86 target: inputs widened to float, the same code
+  // with or without VNNI): bench/int8_over_float.py x86-64-avx2 (and
+  // x86-64-avx512-vnni) mobilenet_v3_small mobilenet_v2 shufflenet_v2_x0_5
+  // --depthwise --rounds 3, AVX2 / AVX-512 code on Zen 4 (2026-12-05):
+  // 1.218 / 1.105 (per model 1.15-1.87 / 1.06-1.33; efficientnet_b0's, whose
+  // float steps compute SiLU in their epilogue, 0.55 / 0.62).
+  t.depthwise_int8_over_float = avx512 ? 1.105 : 1.218;
   if (vnni == X86Vnni::None) {
     t.int8_over_float[(int)MaddForm::Widened] = avx512 ? 0.721 : 0.835;
     t.int8_over_float[(int)MaddForm::Bytes] = avx512 ? 0.500 : 0.504;

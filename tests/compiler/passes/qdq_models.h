@@ -34,4 +34,38 @@ inline std::string qdq_conv(int c, bool requantize) {
   return ir + "output c\n";
 }
 
+// A QDQ 3x3 depthwise convolution over c channels, requantized (an int8
+// depthwise kernel).
+inline std::string qdq_depthwise(int c) {
+  const std::string C = std::to_string(c);
+  return "graph opset 17\n"
+         "input x: f32[1," +
+         C +
+         ",12,12]\n"
+         "const xs: f32[] = [0.05]\n"
+         "const xz: u8[] = [128]\n"
+         "const w: i8[" +
+         C +
+         ",1,3,3] = random(1)\n"
+         "const ws: f32[" +
+         C +
+         "] = fill(0.01)\n"
+         "const wz: i8[" +
+         C +
+         "] = fill(0)\n"
+         "const b: f32[" +
+         C +
+         "] = random(2)\n"
+         "const ys: f32[] = [0.1]\n"
+         "const yz: u8[] = [10]\n"
+         "q = QuantizeLinear(x, xs, xz)\n"
+         "dq = DequantizeLinear(q, xs, xz)\n"
+         "dw = DequantizeLinear(w, ws, wz) {axis=0}\n"
+         "c = Conv(dq, dw, b) {pads=[1,1,1,1], group=" +
+         C +
+         "}\n"
+         "qy = QuantizeLinear(c, ys, yz)\n"
+         "output qy\n";
+}
+
 }  // namespace tinyrt::test
