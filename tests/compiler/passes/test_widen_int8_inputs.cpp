@@ -2,6 +2,7 @@
 // convolution whose weights are not byte pairs multiplies int16 pairs over
 // a widened copy of its input, where the arena budget has room.
 #include "pass_test.h"
+#include "qdq_models.h"
 
 using namespace tinyrt;
 using namespace tinyrt::test;
@@ -20,33 +21,9 @@ std::string wide_weights(int n) {
 // image to `oc`, its weights `weights` (default wide_weights; fill(3) is
 // byte pairs).
 std::string pointwise(int ic, int oc, int stride, std::string weights = "") {
-  const std::string C = std::to_string(ic), O = std::to_string(oc);
   if (weights.empty()) weights = wide_weights(ic * oc);
-  return "graph opset 17\n"
-         "input x: f32[1," +
-         C +
-         ",12,12]\n"
-         "const xs: f32[] = [0.05]\n"
-         "const xz: u8[] = [128]\n"
-         "const w: i8[" +
-         O + "," + C + ",1,1] = " + weights +
-         "\n"
-         "const ws: f32[" +
-         O +
-         "] = fill(0.01)\n"
-         "const wz: i8[" +
-         O +
-         "] = fill(0)\n"
-         "const ys: f32[] = [0.1]\n"
-         "const yz: u8[] = [10]\n"
-         "q = QuantizeLinear(x, xs, xz)\n"
-         "dq = DequantizeLinear(q, xs, xz)\n"
-         "dw = DequantizeLinear(w, ws, wz) {axis=0}\n"
-         "c = Conv(dq, dw) {strides=[" +
-         std::to_string(stride) + "," + std::to_string(stride) +
-         "]}\n"
-         "qy = QuantizeLinear(c, ys, yz)\n"
-         "output qy\n";
+  const std::string s = std::to_string(stride);
+  return qdq_conv_graph(ic, oc, ic, 1, weights, false, "strides=[" + s + "," + s + "]", true);
 }
 
 PassOptions mode_off() {
