@@ -606,8 +606,8 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     if (dw && c.target.depthwise_int8_over_float > 1)
       *c.log << "  int8 slower than float: " << dw << " int8 depthwise convolutions, which " << c.target.name
              << " was measured to run at about " << c.target.depthwise_int8_over_float
-             << "x the time of float ones (their inputs widened, their outputs requantized: docs/QUANTIZATION.md); "
-                "the float model would run them faster\n";
+             << "x the time of float ones with epilogues as cheap (their inputs widened, their outputs requantized: "
+                "docs/QUANTIZATION.md); the float model would run such layers faster\n";
   }
 }
 
