@@ -62,8 +62,8 @@ def gemm_steps(prof, family):
     return steps
 
 
-def depthwise_steps(prof, family):
-    del family  # (the depthwise family is "depthwise" in int8 and float models alike)
+def depthwise_steps(prof, _family):
+    # (the family is "depthwise" in int8 and float models alike)
     steps = sorted((e["kernel"], cost(e)) for e in prof if e["family"] == "depthwise")
     return {"depthwise": [c for _, c in steps]}
 
@@ -77,14 +77,12 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--depthwise", action="store_true")
     a = ap.parse_args()
-    global VARIANTS
-    steps_of = gemm_steps
-    if a.depthwise:
-        VARIANTS = VARIANTS[:2]
-        steps_of = depthwise_steps
+    # (depthwise products do not depend on the GEMM weights' form: qdq and qdq7)
+    variants = VARIANTS[:2] if a.depthwise else VARIANTS
+    steps_of = depthwise_steps if a.depthwise else gemm_steps
     for m in a.models:
         d = model_dir(m)
-        for v, _ in VARIANTS:
+        for v, _ in variants:
             if not os.path.exists(os.path.join(d, v + ".onnx")):
                 sys.exit(f"{d}/{v}.onnx missing: bench/make_qdq.py (--reduce-range for qdq7), "
                          "bench/force_widened.py qdq.onnx qdqw.onnx")
@@ -99,18 +97,18 @@ def main():
             d = model_dir(m)
             keep((m, "float"), steps_of(profile(os.path.join(d, "model.onnx"), a.target, a.runs,
                                                 ["--winograd", "off"]), "gemm"))
-            for v, _ in VARIANTS:
+            for v, _ in variants:
                 keep((m, v), steps_of(profile(os.path.join(d, v + ".onnx"), a.target, a.runs, []), "qgemm"))
         print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
     what_steps = "depthwise" if a.depthwise else "GEMM"
-    print("| model | " + " | ".join(f"{v} ({what}) / float" for v, what in VARIANTS)
+    print("| model | " + " | ".join(f"{v} ({what}) / float" for v, what in variants)
           + f" | int8 {what_steps} steps matched |")
-    print("|---|" + "---|" * (len(VARIANTS) + 1))
-    totals = {v: [0.0, 0.0] for v, _ in VARIANTS}
+    print("|---|" + "---|" * (len(variants) + 1))
+    totals = {v: [0.0, 0.0] for v, _ in variants}
     for m in a.models:
         f = best[(m, "float")]
         cells, matched = [], 0
-        for v, _ in VARIANTS:  # (the variants have the same GEMM geometries: one count)
+        for v, _ in variants:  # (the variants have the same GEMM geometries: one count)
             q = best[(m, v)]
             num = den = 0.0
             n = 0
