@@ -543,7 +543,7 @@ class LoopKernel {
       return result;
     }
     wide_ = 1;
-    if (!by_reduction_ && out_.dtype == DType::F32 && L_ > 1) {
+    if (!by_reduction_ && dtype_bytes(out_.dtype) <= 4 && L_ > 1) {
       bool reduces = false;
       visit(expr_, [&](const Expr &x) { reduces = reduces || (x.op == EOp::Reduce && x.type == DType::F32); });
       if (reduces) wide_ = inner_ >= 4 * L_ ? 4 : inner_ >= 2 * L_ ? 2 : 1;
@@ -848,7 +848,10 @@ class LoopKernel {
     // Rows that reduce per element: several vectors at once (one vector
     // `wide` times wider, which LLVM splits into registers), so that each
     // step of the reduction loads what the vectors share once (the row
-    // of attention weights that every column of V meets).
+    // of attention weights that every column of V meets), and so that
+    // the sums run as independent chains: a quantized pool (bytes out,
+    // float sums) summed one vector at a time waited on each add's
+    // latency (mobilenet_v3_small int8's pools 0.045 -> 0.028 ms, AVX2).
     int64_t done = 0;
     if (wide_ > 1 && n >= (int64_t)L * wide_) {
       int Lw = L * wide_;
