@@ -440,9 +440,10 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
-      pack_depthwise(g, s,
-                     int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w) : c.target.depthwise_tile(s.k_h * s.k_w),
-                     lanes, int8 && lanes != L, gemm_storage(k, o.weights));
+      pack_depthwise(
+          g, s,
+          int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w, s.out_w) : c.target.depthwise_tile(s.k_h * s.k_w),
+          lanes, int8 && lanes != L, gemm_storage(k, o.weights));
       // keep_float_weights budgets float weights by this size.
       const Value &pw = g.v(s.packed);
       const WeightStorage stored = pw.dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;

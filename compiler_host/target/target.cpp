@@ -155,7 +155,14 @@ int Target::depthwise_tile(int64_t taps) const {
   return (int)std::max<int64_t>(2, std::min<int64_t>(8, free_regs));
 }
 
-int Target::depthwise_tile_int8(int64_t k_w, int64_t stride_w) const {
+int Target::depthwise_tile_int8(int64_t k_w, int64_t stride_w, int64_t out_w) const {
+  const int most = depthwise_int8_mr[stride_w > 1];
+  if (most > 0) {
+    // The fewest tiles of at most `most` pixels over the row, of equal
+    // sizes: a 7-pixel row at most 6 takes 4 + 3, not 6 + 1.
+    const int64_t w = std::max<int64_t>(1, out_w), tiles = (w + most - 1) / most;
+    return (int)((w + tiles - 1) / tiles);
+  }
   // m accumulators + (m - 1) * stride + k_w widened inputs + a weight.
   int64_t m = (vector_regs - 1 - k_w + stride_w) / (1 + stride_w);
   return (int)std::max<int64_t>(1, std::min<int64_t>(8, m));

@@ -176,6 +176,10 @@ struct Target {
   // (mobilenet_v3_small, mobilenet_v2, shufflenet_v2_x0_5:
   // bench/int8_over_float.py TARGET --depthwise). 0: not measured. Above 1
   // the compile says so, as for the GEMMs (-v, the JSON's int8_over_float).
+  // The int8 depthwise kernel's pixels per tile at most, for stride 1
+  // and for larger strides (0: as many as the registers hold the widened
+  // window row, depthwise_tile_int8).
+  int depthwise_int8_mr[2] = {0, 0};
   double depthwise_int8_over_float = 0;
   // An int8 Winograd convolution's grouped GEMM over int16 (GemmSpec::i16)
   // per product, over a float GEMM's (passes/winograd.cpp's cost model).
@@ -302,8 +306,9 @@ struct Target {
   int depthwise_tile(int64_t taps) const;
   // The same for int8 input, whose kernel widens each input vector of a
   // window row once and keeps the row's (m - 1) * stride + k_w vectors in
-  // registers.
-  int depthwise_tile_int8(int64_t k_w, int64_t stride_w) const;
+  // registers; or, where depthwise_int8_mr is set, that many pixels at
+  // most, spread evenly over an output row of out_w pixels.
+  int depthwise_tile_int8(int64_t k_w, int64_t stride_w, int64_t out_w) const;
   // Channels per vector column of the int8 depthwise kernel: NEON sums
   // 16-bit products into int32 (smlal/vmlal.s16, 8 channels: one widened
   // input register); x86 sums exactly in float (f32_lanes channels).

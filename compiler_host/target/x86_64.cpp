@@ -182,8 +182,23 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // x86-64-avx512-vnni) mobilenet_v3_small mobilenet_v2 shufflenet_v2_x0_5
   // --depthwise --rounds 3, AVX2 / AVX-512 code on Zen 4 (2026-12-05):
   // 1.218 / 1.105 (per model 1.15-1.87 / 1.06-1.33; efficientnet_b0's, whose
-  // float steps compute SiLU in their epilogue, 0.55 / 0.62).
-  t.depthwise_int8_over_float = avx512 ? 1.105 : 1.218;
+  // float steps compute SiLU in their epilogue, 0.55 / 0.62); AVX2 1.116
+  // (1.05-1.75) with the tiles below (the same day, 3 rounds).
+  // int8 depthwise tiles on 16 registers: the kernel's window row of
+  // widened inputs need not all be live (LLVM streams them into the
+  // taps), so more pixels than the register count allows (5 for 5x5, 6
+  // for 3x3, 4 at stride 2) pay. AVX2 on Zen 4, ab_bench --steps, 7
+  // alternated rounds, each step against the register rule's tile, over
+  // mobilenet_v3_small, mobilenet_v2 and efficientnet_b0 int8 (bench/
+  // make_qdq.py): stride 1 at 7 pixels 0.70-0.99 (5x5 0.77-0.93), at 8
+  // 0.71-0.99 but 2.04 on one 3x3 layer (88 channels, 28x28); stride 2
+  // at 6 pixels 0.91-0.97, at 7 or 8 up to 1.33; a 7-pixel row at 6 as 6
+  // + 1 1.09, hence tiles of equal sizes.
+  if (!avx512) {
+    t.depthwise_int8_mr[0] = 7;
+    t.depthwise_int8_mr[1] = 6;
+  }
+  t.depthwise_int8_over_float = avx512 ? 1.105 : 1.116;
   if (vnni == X86Vnni::None) {
     t.int8_over_float[(int)MaddForm::Widened] = avx512 ? 0.721 : 0.835;
     t.int8_over_float[(int)MaddForm::Bytes] = avx512 ? 0.500 : 0.504;
