@@ -43,7 +43,7 @@ const std::vector<Pass> &pipeline() {
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
       {"widen_int8_inputs",
        "x86 without VNNI: int8 convolutions whose weights vpmaddubsw cannot take as bytes multiply int16 pairs "
-       "over a widened copy of their input where the arena budget has room",
+       "over a widened copy of their input where the arena budget has room; narrow first layers exactly in float",
        plain<widen_int8_inputs>},
       {"narrow_tiles", "GEMM tiles of fewer channel columns (less padding) where the weights are over their budget",
        [](PassContext &c, const PassOptions &o) { narrow_tiles(c, o.pack); }},

@@ -31,11 +31,15 @@
 // copy's pass over the input too little; a first layer's, from
 // Target::int16_run_min_out_c). Each choice is a memory trade
 // (-v, the JSON's memory_trades: kind "int16-input", its arena bytes).
+// Narrower first layers (Target::float_run_max_out_c) compute exactly in
+// float over a float padded copy instead (float_run below; a
+// "float-input" memory trade under the same budget).
 // Each reader of an input gets its own copy (an inception block's 1x1
 // branches widen the same input once each): sharing one would stretch its
 // live range over the steps between them, which the budget would have to
 // hold at each.
 #include <algorithm>
+#include <cstring>
 
 #include "passes/pass.h"
 
@@ -150,6 +154,77 @@ void widen_in_place(Graph &g, Kernel &pad, const GemmSpec &s, int64_t channels) 
   pad.expr = minus_zero(pad.expr, s, s.in_axis[1], channels);
 }
 
+// A first layer (k_run) too narrow for int16 pairs to pay
+// (Target::float_run_max_out_c) computed in float instead: its padded
+// copy holds float(x - x_zero) and its weights are the int8 values as
+// floats, so every product and partial sum is an integer of at most
+// K * 255 * 128 < 2^24 (K the kernel's inputs: checked), exact in float,
+// and the float GEMM's sums are the int32 ones: the outputs are the int8
+// forms' bit for bit. Its epilogue must read the sum only as
+// float32(acc). Why: over an image's 3 channels a narrow layer's byte
+// products spend as much on each input quad's broadcast and on the
+// quads' padding (9 inputs of a 3x3 kernel row in 3 quads) as on the
+// products, where the float GEMM broadcasts each input once.
+bool float_run(const Program &p, const Kernel &k, const Target &t) {
+  const GemmSpec &s = k.gemm;
+  if (k.kind != KernelKind::QGemm || t.dot_i8 != DotI8::X86Madd || !s.k_run || s.out_c > t.float_run_max_out_c ||
+      s.i16 || s.groups != 1 || s.weight < 0 || s.arena_weights || s.arena_packed)
+    return false;
+  const Graph &g = p.graph;
+  const Value &x = g.v(k.ins[0]), &w = g.v(s.weight);
+  if (x.is_dynamic() || g.v(k.out).is_dynamic() || w.dtype != DType::I8 || !w.is_const() ||
+      s.in_c * s.k_h * s.k_w * 255 * 128 >= (int64_t(1) << 24))
+    return false;
+  bool other = !s.epilogue || s.epilogue->op == EOp::Acc;  // the sum read other than as float32(acc)
+  visit(s.epilogue, [&](const Expr &e) {
+    if (e.op == EOp::Cast && e.type == DType::F32 && !e.a.empty() && e.a[0]->op == EOp::Acc) return;
+    for (const ExprP &a : e.a) other = other || (a->op == EOp::Acc && !(e.op == EOp::Cast && e.type == DType::F32));
+  });
+  return !other;
+}
+
+// Kernel k (float_run) and its padded copy `pad` made float.
+void make_float_run(Graph &g, Kernel &pad, Kernel &k) {
+  GemmSpec &s = k.gemm;
+  g.values[(size_t)pad.out].dtype = DType::F32;
+  const int xrank = g.v(pad.out).rank();
+  pad.expr = cast(cast(pad.expr, DType::I32) - cst(DType::I32, (double)s.x_zero), DType::F32);
+  const Value w = g.v(s.weight);  // a copy: add_const may move the values
+  Bytes b((size_t)w.numel() * sizeof(float));
+  const int8_t *src = w.data->as<int8_t>();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float f = (float)src[i];
+    std::memcpy(&b[(size_t)i * sizeof(float)], &f, sizeof f);
+  }
+  const int wf = g.add_const(g.fresh_name(w.name + "_float"), make_const(DType::F32, w.shape, std::move(b)));
+  k.ins[1] = wf;
+  s.weight = wf;
+  k.kind = KernelKind::Gemm;
+  s.x_zero = 0;
+  s.x_flip = s.pair16 = false;
+  s.madd = MaddForm::Widened;
+  s.epilogue = rewrite(s.epilogue, [](const ExprP &e) -> ExprP {
+    return e->op == EOp::Cast && e->type == DType::F32 && e->a[0]->op == EOp::Acc ? acc(DType::F32) : nullptr;
+  });
+  // The definition: the epilogue of the sum over (ic, kh, kw) of the
+  // copy's values by the weights (the copy holds the padding).
+  const int r = kFirstReduceVar;
+  auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
+  ExprP ih = role(2) * cidx(s.stride_h) + var(r + 1) * cidx(s.dil_h);
+  ExprP iw = role(3) * cidx(s.stride_w) + var(r + 2) * cidx(s.dil_w);
+  std::vector<ExprP> xi((size_t)xrank);
+  const ExprP by_role[4] = {role(0), var(r), ih, iw};
+  for (int rl = 0; rl < 4; ++rl)
+    if (s.in_axis[rl] >= 0) xi[(size_t)s.in_axis[rl]] = by_role[rl];
+  std::vector<ExprP> wi = {role(1), var(r)};
+  if (w.rank() == 4) wi.insert(wi.end(), {var(r + 1), var(r + 2)});
+  if (w.rank() == 3) wi.push_back(var(r + 2));
+  wi.resize((size_t)w.rank(), cidx(0));
+  ExprP sum = reduce(ReduceKind::Sum, {{r, s.in_c}, {r + 1, s.k_h}, {r + 2, s.k_w}},
+                     load(0, DType::F32, xi) * load(1, DType::F32, wi));
+  k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
+}
+
 }  // namespace
 
 void widen_int8_inputs(PassContext &c) {
@@ -158,10 +233,19 @@ void widen_int8_inputs(PassContext &c) {
   const Target &t = c.target;
   std::vector<size_t> chosen;
   std::vector<MaddForm> forms;  // the form each would take otherwise
+  std::vector<bool> in_float;   // float_run instead of int16 pairs
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     MaddForm f;
-    if (applies(p, p.kernels[i], t, &f) && (!p.kernels[i].gemm.k_run || pad_copy_of(p, i) >= 0))
-      chosen.push_back(i), forms.push_back(f);
+    const Kernel &k = p.kernels[i];
+    const bool fl = float_run(p, k, t);
+    if ((fl || applies(p, k, t, &f)) && (!k.gemm.k_run || pad_copy_of(p, i) >= 0)) {
+      if (fl) {
+        GemmSpec sq = k.gemm;
+        choose_int8_products(sq, p.graph, t);
+        f = sq.madd;
+      }
+      chosen.push_back(i), forms.push_back(f), in_float.push_back(fl);
+    }
   }
   if (chosen.empty()) return;
   const std::vector<int64_t> live = live_bytes(p);
@@ -170,7 +254,7 @@ void widen_int8_inputs(PassContext &c) {
   if (p.budgets.base_arena == 0) p.budgets.base_arena = peak, p.budgets.arena = budget;
   std::vector<Kernel> out;
   out.reserve(p.kernels.size() + chosen.size());
-  int widened = 0, refused = 0;
+  int widened = 0, in_floats = 0, refused = 0;
   int64_t bytes_added = 0;
   size_t next = 0;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
@@ -179,8 +263,40 @@ void widen_int8_inputs(PassContext &c) {
       out.push_back(std::move(k));
       continue;
     }
-    const MaddForm form = forms[next++];
+    const MaddForm form = forms[next];
+    const bool fl = in_float[next++];
     GemmSpec &s = k.gemm;
+    if (fl) {
+      // The padded copy as floats: 3 more bytes per element.
+      const Value &x = g.v(k.ins[0]);
+      const int64_t bytes = sat_mul(shape_numel(x.shape), (int64_t)3);
+      MemoryTrade trade{"float-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "float", "float", 0, 0, 0, 0, 1,
+                        bytes};
+      const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
+      if (sat_add(live[i], bytes) > budget) {
+        trade.taken = form == MaddForm::SignedBytes ? "signed-bytes" : form == MaddForm::Bytes ? "bytes" : "widened";
+        trade.arena_bytes = 0;
+        p.trades.push_back(trade);
+        ++refused;
+        if (c.log)
+          *c.log << "  " << what << ": " << trade.taken << ", not exact in float: " << live[i]
+                 << " bytes live at its step and " << bytes << " of float input over the arena budget of " << budget
+                 << "\n";
+        out.push_back(std::move(k));
+        continue;
+      }
+      p.trades.push_back(trade);
+      if (c.log) *c.log << "  " << what << ": exact in float, +" << bytes << " arena bytes at its step\n";
+      Kernel *pad = nullptr;
+      for (size_t j = out.size(); j-- > 0 && !pad;)
+        if (out[j].out == k.ins[0]) pad = &out[j];
+      TINYRT_CHECK(pad, "a k_run convolution without its padded copy");
+      make_float_run(g, *pad, k);
+      out.push_back(std::move(k));
+      ++in_floats;
+      bytes_added = std::max(bytes_added, bytes);
+      continue;
+    }
     const int64_t channels = (s.in_c + 1) / 2 * 2;
     // k_run: the padded copy (pad_conv_rows) becomes int16 itself, its
     // channels padded to even, so that a kernel row's inputs stay one run
@@ -268,7 +384,7 @@ void widen_int8_inputs(PassContext &c) {
   p.perm.resize(g.values.size());
   if (c.log)
     *c.log << "widen_int8_inputs: " << widened << " int8 convolutions multiply int16 pairs over a widened copy "
-           << "of their input (largest copy " << bytes_added << " bytes)"
+           << "of their input, " << in_floats << " float ones exactly (largest copy " << bytes_added << " bytes)"
            << (refused ? ", " + std::to_string(refused) + " keep their byte products: the arena budget has no room"
                        : std::string())
            << "\n";

@@ -122,6 +122,10 @@ struct Target {
   // channel (RGB's 3 to 4, a third more products) and its short sums
   // leave the epilogue a large share.
   int64_t int16_run_min_out_c = 0;
+  // x86 without VNNI: first layers (k_run) of at most this many output
+  // channels compute their int8 products exactly in float over a float
+  // padded copy (passes/widen_int8_inputs.cpp; 0: never).
+  int64_t float_run_max_out_c = 0;
   // Measured float tiles (bench/tune_tiles.py: every GEMM layer of the
   // model zoo run with every candidate tile, executed instructions under
   // qemu summed per cell of a grid over output channels and row pixels,

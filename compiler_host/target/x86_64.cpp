@@ -141,6 +141,13 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // model 1.006), efficientnet_b0's 32 1.05 (0.998 with the copy at
   // 1.30), resnet18's 64 (7x7) 0.93 with +0.005 ms of copy.
   if (vnni == X86Vnni::None) t.int16_run_min_out_c = 64;
+  // Narrower first layers compute exactly in float (float_run_max_out_c),
+  // AVX2 on Zen 4, ab_bench --steps over 5 rounds, the convolution's step
+  // and its padded copy's against signed bytes: mobilenet_v3_small's 16
+  // channels 0.79 and +0.008 ms of copy (the model 0.981), mobilenet_v2's
+  // and efficientnet_b0's 32 0.87 and 0.86-0.90 (0.993, 0.999); against
+  // int16 pairs at 64, squeezenet1_1's 3x3 0.91, resnet18's 7x7 1.02.
+  if (vnni == X86Vnni::None) t.float_run_max_out_c = 32;
   // Their weights widen into a register each (vpmovsxbw): on AVX2's 16
   // registers 4x3 spills (12 accumulators, 3 weights, the input pair and
   // the widening's), so its tiles keep to two weight vectors; AVX-512's 32

@@ -169,12 +169,65 @@ TEST(WidenInt8Inputs, FirstLayerPaddedCopyBecomesInt16) {
 // Fewer output channels keep signed bytes: the added padding channel and
 // the short sums cost more than the pairs save (x86_64.cpp's figures).
 TEST(WidenInt8Inputs, NarrowFirstLayerKeepsSignedBytes) {
-  Program p = run_until(first_layer(32), "widen_int8_inputs", "x86-64-avx2", mode_off());
+  Program p = run_until(first_layer(48), "widen_int8_inputs", "x86-64-avx2", mode_off());
   const Kernel *conv = only(p, KernelKind::QGemm);
   ASSERT_NE(conv, nullptr) << describe(p);
   EXPECT_TRUE(conv->gemm.k_run);
   EXPECT_FALSE(conv->gemm.i16);
   EXPECT_EQ(p.graph.v(conv->ins[0]).dtype, DType::U8);
+}
+
+// Up to Target::float_run_max_out_c channels it computes in float, exactly:
+// the padded copy holds float(x - x_zero), the weights are its int8 values
+// as floats, and the epilogue reads the float sum; where the arena budget
+// has room for the float copy (this small graph's default has not).
+TEST(WidenInt8Inputs, NarrowerFirstLayerIsExactInFloat) {
+  const std::string ir = first_layer(32);
+  const Target t = resolve_target("x86-64-avx2");
+  auto room = [](Limits &l) {
+    l.max_arena_bytes = 1 << 20;
+    l.arena_budget_given = true;
+  };
+  Program before = run_until(ir, "winograd", "x86-64-avx2", mode_off());
+  Program refused = run_until(ir, "widen_int8_inputs", "x86-64-avx2", mode_off());
+  ASSERT_NE(only(refused, KernelKind::QGemm), nullptr);
+  ASSERT_EQ(refused.trades.size(), 1u);
+  EXPECT_EQ(refused.trades[0].wanted, "float");
+  EXPECT_EQ(refused.trades[0].taken, "signed-bytes");
+  Program p = run_until_limited(ir, "widen_int8_inputs", t, mode_off(), room);
+  EXPECT_EQ(p.kernels.size(), before.kernels.size());
+  EXPECT_EQ(count_kernels(p, KernelKind::QGemm), 0);
+  const Kernel *conv = only(p, KernelKind::Gemm);
+  ASSERT_NE(conv, nullptr) << describe(p);
+  const GemmSpec &s = conv->gemm;
+  EXPECT_TRUE(s.k_run);
+  EXPECT_EQ(s.x_zero, 0);
+  const Value &x = p.graph.v(conv->ins[0]);
+  EXPECT_EQ(x.dtype, DType::F32);
+  EXPECT_EQ(x.shape, (Shape{1, 3, 13, 13}));
+  const Value &w = p.graph.v(s.weight);
+  ASSERT_EQ(w.dtype, DType::F32);
+  ASSERT_EQ(w.shape, (Shape{32, 3, 3, 3}));
+  const int8_t *was = before.graph.v(only(before, KernelKind::QGemm)->gemm.weight).data->as<int8_t>();
+  for (int i : {0, 5, 863}) EXPECT_EQ(w.data->as<float>()[i], (float)was[i]);
+  bool int_acc = false;
+  visit(s.epilogue, [&](const Expr &e) { int_acc = int_acc || (e.op == EOp::Acc && e.type != DType::F32); });
+  EXPECT_FALSE(int_acc);
+  // The copy: float(x - 128), 0 where it pads.
+  const Kernel *copy = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.out == conv->ins[0]) copy = &k;
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->expr->type, DType::F32);
+  ASSERT_EQ(p.trades.size(), 1u);
+  EXPECT_EQ(p.trades[0].kind, "float-input");
+  EXPECT_EQ(p.trades[0].arena_bytes, 3 * 13 * 13 * 3);
+  // With dot products (VNNI, NEON) it stays an int8 product.
+  for (const char *name : {"x86-64-avx512-vnni", "x86-64-avx2-vnni", "aarch64-neon"})
+    EXPECT_NE(
+        only(run_until_limited(ir, "widen_int8_inputs", resolve_target(name), mode_off(), room), KernelKind::QGemm),
+        nullptr)
+        << name;
 }
 
 TEST(WidenInt8Inputs, TheArenaBudgetDecides) {
