@@ -147,7 +147,9 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // channels 0.79 and +0.008 ms of copy (the model 0.981), mobilenet_v2's
   // and efficientnet_b0's 32 0.87 and 0.86-0.90 (0.993, 0.999); against
   // int16 pairs at 64, squeezenet1_1's 3x3 0.91, resnet18's 7x7 1.02.
-  if (vnni == X86Vnni::None) t.float_run_max_out_c = 32;
+  // (AVX-512 without VNNI, whose first layers take widened products, not
+  // measured: unchanged.)
+  if (vnni == X86Vnni::None && !avx512) t.float_run_max_out_c = 32;
   // Their weights widen into a register each (vpmovsxbw): on AVX2's 16
   // registers 4x3 spills (12 accumulators, 3 weights, the input pair and
   // the widening's), so its tiles keep to two weight vectors; AVX-512's 32
