@@ -199,7 +199,7 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // for 3x3, 4 at stride 2) pay. AVX2 on Zen 4, ab_bench --steps, 7
   // alternated rounds, each step against the register rule's tile, over
   // mobilenet_v3_small, mobilenet_v2 and efficientnet_b0 int8 (bench/
-  // make_qdq.py): stride 1 at 7 pixels 0.70-0.99 (5x5 0.77-0.93), at 8
+  // make_qdq.py): stride 1 at 7 pixels 0.70-0.99 (5x5 0.70-0.94), at 8
   // 0.71-0.99 but 2.04 on one 3x3 layer (88 channels, 28x28); stride 2
   // at 6 pixels 0.91-0.97, at 7 or 8 up to 1.33; a 7-pixel row at 6 as 6
   // + 1 1.09, hence tiles of equal sizes.
