@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -331,17 +332,24 @@ int main(int argc, char **argv) {
     const nlohmann::json &groups = report["fusion_groups"];
     j["budgets"] = report["budgets"];  // the weights budget beside the bytes
     // Whether the steps run on the calling thread alone (Target::
-    // serial_step_ops against their mean arithmetic operations; tinyrt-tune
+    // serial_step_ops against the mean arithmetic operations of the
+    // model's layers, steps of the same ONNX nodes counted once as the
+    // compile counts them, codegen/module_emitter.cpp; tinyrt-tune
     // measures that threshold).
     double ops = 0;
     bool serial = false;
-    size_t steps = 0;
+    std::set<std::string> layers;
+    size_t unnamed = 0;
     for (const nlohmann::json &g : groups) {
       if (g.value("family", "") == "output_dims") continue;  // the run-time dims' step: not a kernel
       ops += g.value("ops", 0.0);
       serial = serial || g.value("serial", false);
-      ++steps;
+      if (g.contains("nodes") && !g["nodes"].empty())
+        layers.insert(g["nodes"].dump());
+      else
+        ++unnamed;
     }
+    const size_t steps = layers.size() + unnamed;
     j["mean_step_ops"] = steps ? ops / (double)steps : 0.0;
     j["steps_serial"] = serial;
     j["compile_seconds"] = a.compile_seconds;

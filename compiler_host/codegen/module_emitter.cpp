@@ -351,9 +351,16 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
-// Whether a model's steps run on the calling thread alone: when they do
-// fewer arithmetic operations on average than Target::serial_step_ops (or
-// the option's number when it is >= 0). Sharing a step saves about half
+// Whether a model's steps run on the calling thread alone: when its layers
+// do fewer arithmetic operations on average than Target::serial_step_ops
+// (or the option's number when it is >= 0). Per layer, not per step, so
+// that what a compile splits a layer into does not tip the choice: the
+// threshold was measured on float models, where a step is mostly a layer,
+// and the int8 compile of the same networks adds steps of little work
+// (x86 without VNNI: shufflenet_v2_x0_5 int8's 37 widened copies took its
+// mean from 0.86 M to 0.65 M operations, unet_small int8's 353 Winograd
+// parts to 0.42 M, both then on one thread; shared at 2 threads they ran
+// in 0.64x and 0.73-0.77x the time, AVX2 on Zen 4). Sharing a step saves about half
 // its time and costs a hand-off (a wake-up, its data moved between the
 // cores' caches), so it pays for big steps only. The choice is the
 // model's, not each step's: a step run apart from its neighbours would
@@ -364,6 +371,17 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
 // recurrent kernel shares its steps: that kernel's time is T dependent
 // time steps, not its operations, and its tasks (directions, batch rows)
 // halve it on two threads whatever its size.
+// The model's layers: its kernels, those that compute the same ONNX nodes
+// counted once (the copies, transforms and parts a compile makes of one
+// layer: an int8 convolution's widened input, a Winograd layer's bands and
+// chunks, a product's packing of its run-time operand).
+static size_t model_layers(const Program &p) {
+  std::set<std::vector<std::string>> layers;
+  size_t unnamed = 0;
+  for (const Kernel &k : p.kernels) k.nodes.empty() ? (void)++unnamed : (void)layers.insert(k.nodes);
+  return layers.size() + unnamed;
+}
+
 static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops, std::vector<int64_t> *ops) {
   double total = 0;
   bool recurrent = false;
@@ -373,7 +391,7 @@ static bool model_runs_serially(const Program &p, const Target &t, int64_t seria
     recurrent = recurrent || k.kind == KernelKind::Recurrent;
   }
   int64_t limit = serial_step_ops >= 0 ? serial_step_ops : t.serial_step_ops;
-  return !recurrent && !p.kernels.empty() && total < (double)limit * (double)p.kernels.size();
+  return !recurrent && !p.kernels.empty() && total < (double)limit * (double)model_layers(p);
 }
 
 // A part's entry to the function its layer's parts share (Kernel::code_key):
