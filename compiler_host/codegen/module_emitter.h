@@ -27,8 +27,8 @@ struct ModuleOptions {
   // --require-proof: refuse the model when the proof cannot bound an access
   // (instead of testing it at run time).
   bool require_proof = false;
-  // A model whose steps average fewer arithmetic operations runs each on
-  // the calling thread alone (--serial-step-ops; < 0:
+  // A model whose layers average fewer arithmetic operations runs each
+  // step on the calling thread alone (--serial-step-ops; < 0:
   // Target::serial_step_ops).
   int64_t serial_step_ops = -1;
   // Called as the work advances ("kernel 12/117", "LLVM optimization",

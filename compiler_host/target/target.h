@@ -85,8 +85,9 @@ struct Target {
   // Zen 4 (bench/RESULTS.md); ARM: not measured on a core (qemu counts
   // show no cache), so not padded.
   bool winograd_plane_pad = false;
-  // A model whose steps do fewer arithmetic operations on average
-  // (ir/program.h kernel_ops) runs each step on the calling thread alone,
+  // A model whose layers do fewer arithmetic operations on average
+  // (ir/program.h kernel_ops; a layer's steps counted once) runs each
+  // step on the calling thread alone,
   // all its tasks in one call (codegen/module_emitter.cpp): handing a step
   // to other threads costs a wake-up and moves its data between the cores'
   // caches, more than so small steps gain. x86: measured at 2 threads on
