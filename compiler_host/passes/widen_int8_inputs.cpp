@@ -225,6 +225,41 @@ void make_float_run(Graph &g, Kernel &pad, Kernel &k) {
   k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
 }
 
+// A copy's memory trade: its kind, the form it gives (as the JSON and as
+// -v name it), and what the copy holds.
+struct CopyTrade {
+  const char *kind, *form, *says, *holds;
+};
+
+// Records kernel k's trade of a copy of `bytes` more arena at its step,
+// taken when the bytes `live` there and the copy fit the budget (else k
+// keeps its byte products, `form`); whether taken.
+bool trade_copy(PassContext &c, const Kernel &k, const CopyTrade &t, int64_t bytes, int64_t live, int64_t budget,
+                MaddForm form) {
+  MemoryTrade trade{t.kind, k.label, k.nodes.empty() ? "" : k.nodes.front(), t.form, t.form, 0, 0, 0, 0, 1, bytes};
+  const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
+  const bool fits = sat_add(live, bytes) <= budget;
+  if (!fits) {
+    trade.taken = form == MaddForm::SignedBytes ? "signed-bytes" : form == MaddForm::Bytes ? "bytes" : "widened";
+    trade.arena_bytes = 0;
+  }
+  c.program.trades.push_back(trade);
+  if (c.log && fits) *c.log << "  " << what << ": " << t.says << ", +" << bytes << " arena bytes at its step\n";
+  if (c.log && !fits)
+    *c.log << "  " << what << ": " << trade.taken << ", not " << t.says << ": " << live
+           << " bytes live at its step and " << bytes << " of " << t.holds << " over the arena budget of " << budget
+           << "\n";
+  return fits;
+}
+
+// The padded copy (pad_conv_rows) that k_run convolution k reads, among
+// the kernels placed before it.
+Kernel &padded_copy(std::vector<Kernel> &placed, const Kernel &k) {
+  for (size_t j = placed.size(); j-- > 0;)
+    if (placed[j].out == k.ins[0]) return placed[j];
+  fail_internal("a k_run convolution without its padded copy");
+}
+
 }  // namespace
 
 void widen_int8_inputs(PassContext &c) {
@@ -268,30 +303,13 @@ void widen_int8_inputs(PassContext &c) {
     GemmSpec &s = k.gemm;
     if (fl) {
       // The padded copy as floats: 3 more bytes per element.
-      const Value &x = g.v(k.ins[0]);
-      const int64_t bytes = sat_mul(shape_numel(x.shape), (int64_t)3);
-      MemoryTrade trade{"float-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "float", "float", 0, 0, 0, 0, 1,
-                        bytes};
-      const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
-      if (sat_add(live[i], bytes) > budget) {
-        trade.taken = form == MaddForm::SignedBytes ? "signed-bytes" : form == MaddForm::Bytes ? "bytes" : "widened";
-        trade.arena_bytes = 0;
-        p.trades.push_back(trade);
+      const int64_t bytes = sat_mul(shape_numel(g.v(k.ins[0]).shape), (int64_t)3);
+      if (!trade_copy(c, k, {"float-input", "float", "exact in float", "float input"}, bytes, live[i], budget, form)) {
         ++refused;
-        if (c.log)
-          *c.log << "  " << what << ": " << trade.taken << ", not exact in float: " << live[i]
-                 << " bytes live at its step and " << bytes << " of float input over the arena budget of " << budget
-                 << "\n";
         out.push_back(std::move(k));
         continue;
       }
-      p.trades.push_back(trade);
-      if (c.log) *c.log << "  " << what << ": exact in float, +" << bytes << " arena bytes at its step\n";
-      Kernel *pad = nullptr;
-      for (size_t j = out.size(); j-- > 0 && !pad;)
-        if (out[j].out == k.ins[0]) pad = &out[j];
-      TINYRT_CHECK(pad, "a k_run convolution without its padded copy");
-      make_float_run(g, *pad, k);
+      make_float_run(g, padded_copy(out, k), k);
       out.push_back(std::move(k));
       ++in_floats;
       bytes_added = std::max(bytes_added, bytes);
@@ -306,31 +324,15 @@ void widen_int8_inputs(PassContext &c) {
     Shape shape = {s.batch, sub ? s.out_h : s.in_h, sub ? s.out_w : s.in_w, channels};
     if (run) shape = x.shape, shape[(size_t)s.in_axis[1]] = channels;
     const int64_t bytes = sat_mul(shape_numel(shape), (int64_t)2) - (run ? shape_numel(x.shape) : 0);
-    MemoryTrade trade{"int16-input", k.label, k.nodes.empty() ? "" : k.nodes.front(), "int16", "int16", 0, 0, 0, 0, 1,
-                      bytes};
     // Its step and the copy's: what is live there and the copy.
-    const std::string what = k.label + (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")");
-    if (sat_add(live[i], bytes) > budget) {
-      trade.taken = form == MaddForm::SignedBytes ? "signed-bytes" : "widened";
-      trade.arena_bytes = 0;
-      p.trades.push_back(trade);
+    if (!trade_copy(c, k, {"int16-input", "int16", "int16 pairs", "widened input"}, bytes, live[i], budget, form)) {
       ++refused;
-      if (c.log)
-        *c.log << "  " << what << ": " << trade.taken << ", not int16 pairs: " << live[i]
-               << " bytes live at its step and " << bytes << " of widened input over the arena budget of " << budget
-               << "\n";
       out.push_back(std::move(k));
       continue;
     }
-    p.trades.push_back(trade);
-    if (c.log) *c.log << "  " << what << ": int16 pairs, +" << bytes << " arena bytes at its step\n";
     check_tensor_size(shape, g.limits, "the widened input of '" + k.label + "'");
     if (run) {
-      Kernel *pad = nullptr;
-      for (size_t j = out.size(); j-- > 0 && !pad;)
-        if (out[j].out == k.ins[0]) pad = &out[j];
-      TINYRT_CHECK(pad, "a k_run convolution without its padded copy");
-      widen_in_place(g, *pad, s, channels);
+      widen_in_place(g, padded_copy(out, k), s, channels);
     } else {
       const int x16 = g.add_value(g.fresh_name(x.name + "_int16"), DType::I16, shape);
       out.push_back(widen(g, k, x16, channels));
