@@ -351,26 +351,6 @@ uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
-// Whether a model's steps run on the calling thread alone: when its layers
-// do fewer arithmetic operations on average than Target::serial_step_ops
-// (or the option's number when it is >= 0). Per layer, not per step, so
-// that what a compile splits a layer into does not tip the choice: the
-// threshold was measured on float models, where a step is mostly a layer,
-// and the int8 compile of the same networks adds steps of little work
-// (x86 without VNNI: shufflenet_v2_x0_5 int8's 37 widened copies took its
-// mean from 0.86 M to 0.65 M operations, unet_small int8's 353 Winograd
-// parts to 0.42 M, both then on one thread; shared at 2 threads they ran
-// in 0.64x and 0.73-0.77x the time, AVX2 on Zen 4). Sharing a step saves about half
-// its time and costs a hand-off (a wake-up, its data moved between the
-// cores' caches), so it pays for big steps only. The choice is the
-// model's, not each step's: a step run apart from its neighbours would
-// move their data between caches both ways (bench/RESULTS.md: per-step
-// choices made unet_small 1.5x slower at 2 threads); only a GEMM whose
-// split a tuning file measured (or --task-split forces) as Serial runs
-// alone among shared neighbours. A model with a
-// recurrent kernel shares its steps: that kernel's time is T dependent
-// time steps, not its operations, and its tasks (directions, batch rows)
-// halve it on two threads whatever its size.
 // The model's layers: its kernels, those that compute the same ONNX nodes
 // counted once (the copies, transforms and parts a compile makes of one
 // layer: an int8 convolution's widened input, a Winograd layer's bands and
@@ -382,6 +362,26 @@ static size_t model_layers(const Program &p) {
   return layers.size() + unnamed;
 }
 
+// Whether a model's steps run on the calling thread alone: when its layers
+// do fewer arithmetic operations on average than Target::serial_step_ops
+// (or the option's number when it is >= 0). Per layer, not per step, so
+// that what a compile splits a layer into does not tip the choice: the
+// threshold was measured on float models, where a step is mostly a layer,
+// and the int8 compile of the same networks adds steps of little work
+// (x86 without VNNI: shufflenet_v2_x0_5 int8's 37 widened copies took its
+// mean from 0.86 M to 0.65 M operations, unet_small int8's 353 Winograd
+// parts to 0.42 M, both then on one thread; shared at 2 threads they ran
+// in 0.64x and 0.73-0.77x the time, AVX2 on Zen 4). Sharing a step saves
+// about half its time and costs a hand-off (a wake-up, its data moved
+// between the cores' caches), so it pays for big steps only. The choice is the
+// model's, not each step's: a step run apart from its neighbours would
+// move their data between caches both ways (bench/RESULTS.md: per-step
+// choices made unet_small 1.5x slower at 2 threads); only a GEMM whose
+// split a tuning file measured (or --task-split forces) as Serial runs
+// alone among shared neighbours. A model with a
+// recurrent kernel shares its steps: that kernel's time is T dependent
+// time steps, not its operations, and its tasks (directions, batch rows)
+// halve it on two threads whatever its size.
 static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops, std::vector<int64_t> *ops) {
   double total = 0;
   bool recurrent = false;
