@@ -11,7 +11,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -333,24 +332,16 @@ int main(int argc, char **argv) {
     j["budgets"] = report["budgets"];  // the weights budget beside the bytes
     // Whether the steps run on the calling thread alone (Target::
     // serial_step_ops against the mean arithmetic operations of the
-    // model's layers, steps of the same ONNX nodes counted once as the
-    // compile counts them, codegen/module_emitter.cpp; tinyrt-tune
-    // measures that threshold).
+    // model's layers, the compile's "layers"; tinyrt-tune measures that
+    // threshold).
     double ops = 0;
     bool serial = false;
-    std::set<std::string> layers;
-    size_t unnamed = 0;
     for (const nlohmann::json &g : groups) {
-      if (g.value("family", "") == "output_dims") continue;  // the run-time dims' step: not a kernel
       ops += g.value("ops", 0.0);
       serial = serial || g.value("serial", false);
-      if (g.contains("nodes") && !g["nodes"].empty())
-        layers.insert(g["nodes"].dump());
-      else
-        ++unnamed;
     }
-    const size_t steps = layers.size() + unnamed;
-    j["mean_step_ops"] = steps ? ops / (double)steps : 0.0;
+    const int64_t layers = report.value("layers", (int64_t)0);
+    j["mean_step_ops"] = layers ? ops / (double)layers : 0.0;
     j["steps_serial"] = serial;
     j["compile_seconds"] = a.compile_seconds;
     if (dev) j["device"] = device;

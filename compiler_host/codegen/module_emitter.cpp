@@ -524,6 +524,7 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
 
   std::vector<EmittedKernel> ks;
   const bool serial = model_runs_serially(p, t, o.serial_step_ops, &res.ops);
+  res.layers = (int64_t)model_layers(p);
   auto progress = [&](const std::string &what) {
     if (o.progress) o.progress(what);
   };

@@ -47,6 +47,9 @@ struct ModuleResult {
   // has one task; model_runs_serially in module_emitter.cpp).
   std::vector<bool> serial;
   std::vector<int64_t> ops;  // per kernel: kernel_ops
+  // The model's layers (kernels of the same ONNX nodes counted once), over
+  // which the serial-step choice averages the operations.
+  int64_t layers = 0;
   // Per kernel: the memory accesses as emitted, and those the bounds proof
   // could not bound (codegen/address_proof.h); the accesses tested at run
   // time (those, or all with --check-addresses), and the tests left after

@@ -363,6 +363,9 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["arena_bytes"] = a.stats.arena_bytes;
   j["arena_lower_bound_bytes"] = a.stats.lower_bound_bytes;
   j["weights_bytes"] = a.weights_bytes;
+  // The layers the serial-step choice averages over (tinyrt-perf's
+  // mean_step_ops, which tinyrt-tune reads).
+  j["layers"] = mr.layers;
   // Of them, the float weights stored as half (--weights fp16).
   int64_t half_bytes = 0;
   std::set<int> counted;  // (kernels sharing a weight: a Winograd layer's bands and chunks)
