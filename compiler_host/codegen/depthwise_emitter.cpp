@@ -130,8 +130,9 @@ struct DepthwiseEmitter {
       // vmlal.s16); LLVM's own match of the widened multiply widens the
       // inputs and multiplies in 32 bits (ushll + mla, vmovl + vmla).
       auto *h32 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
-      const auto mull =
-          T.arch == TINYRT_ARCH_ARMV7 ? llvm::Intrinsic::arm_neon_vmulls : llvm::Intrinsic::aarch64_neon_smull;
+      const llvm::Intrinsic::ID mull = T.arch == TINYRT_ARCH_ARMV7
+                                           ? llvm::Intrinsic::ID(llvm::Intrinsic::arm_neon_vmulls)
+                                           : llvm::Intrinsic::ID(llvm::Intrinsic::aarch64_neon_smull);
       std::vector<Value *> parts;
       for (int h = 0; h < L / 4; ++h) {
         std::vector<int> idx = {4 * h, 4 * h + 1, 4 * h + 2, 4 * h + 3};

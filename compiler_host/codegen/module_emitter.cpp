@@ -382,7 +382,8 @@ static size_t model_layers(const Program &p) {
 // recurrent kernel shares its steps: that kernel's time is T dependent
 // time steps, not its operations, and its tasks (directions, batch rows)
 // halve it on two threads whatever its size.
-static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops, std::vector<int64_t> *ops) {
+static bool model_runs_serially(const Program &p, const Target &t, int64_t serial_step_ops, int64_t layers,
+                                std::vector<int64_t> *ops) {
   double total = 0;
   bool recurrent = false;
   for (const Kernel &k : p.kernels) {
@@ -391,7 +392,7 @@ static bool model_runs_serially(const Program &p, const Target &t, int64_t seria
     recurrent = recurrent || k.kind == KernelKind::Recurrent;
   }
   int64_t limit = serial_step_ops >= 0 ? serial_step_ops : t.serial_step_ops;
-  return !recurrent && !p.kernels.empty() && total < (double)limit * (double)model_layers(p);
+  return !recurrent && !p.kernels.empty() && total < (double)limit * (double)layers;
 }
 
 // A part's entry to the function its layer's parts share (Kernel::code_key):
@@ -523,8 +524,8 @@ ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions 
   };
 
   std::vector<EmittedKernel> ks;
-  const bool serial = model_runs_serially(p, t, o.serial_step_ops, &res.ops);
   res.layers = (int64_t)model_layers(p);
+  const bool serial = model_runs_serially(p, t, o.serial_step_ops, res.layers, &res.ops);
   auto progress = [&](const std::string &what) {
     if (o.progress) o.progress(what);
   };

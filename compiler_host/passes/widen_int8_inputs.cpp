@@ -154,6 +154,52 @@ void widen_in_place(Graph &g, Kernel &pad, const GemmSpec &s, int64_t channels) 
   pad.expr = minus_zero(pad.expr, s, s.in_axis[1], channels);
 }
 
+// A convolution's window as its roles give it: the indices of X (rank
+// `xrank`) and of the weight (rank `wrank`) over the reduction variables
+// kFirstReduceVar (input channel), +1 (kh) and +2 (kw), and the input
+// row and column they read.
+struct Window {
+  std::vector<ExprP> x, w;
+  ExprP ih, iw;
+};
+Window conv_window(const GemmSpec &s, int xrank, int wrank) {
+  const int r = kFirstReduceVar;
+  auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
+  Window win;
+  win.ih = role(2) * cidx(s.stride_h) - cidx(s.pad_t) + var(r + 1) * cidx(s.dil_h);
+  win.iw = role(3) * cidx(s.stride_w) - cidx(s.pad_l) + var(r + 2) * cidx(s.dil_w);
+  win.x.resize((size_t)xrank);
+  const ExprP by_role[4] = {role(0), var(r), win.ih, win.iw};
+  for (int rl = 0; rl < 4; ++rl)
+    if (s.in_axis[rl] >= 0) win.x[(size_t)s.in_axis[rl]] = by_role[rl];
+  win.w = {role(1), var(r)};
+  if (wrank == 4) win.w.insert(win.w.end(), {var(r + 1), var(r + 2)});
+  if (wrank == 3) win.w.push_back(var(r + 2));
+  win.w.resize((size_t)wrank, cidx(0));
+  return win;
+}
+
+// A convolution's definition: its epilogue of the sum over the window's
+// (ic, kh, kw) of `product`.
+ExprP conv_definition(const GemmSpec &s, const ExprP &product) {
+  const int r = kFirstReduceVar;
+  ExprP sum = reduce(ReduceKind::Sum, {{r, s.in_c}, {r + 1, s.k_h}, {r + 2, s.k_w}}, product);
+  return rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
+}
+
+// The epilogue over a float sum where it reads the int32 sum only as
+// float32(acc) (nullptr otherwise: an int32 bias added to it, an int32
+// output).
+ExprP float_sum_epilogue(const ExprP &epilogue) {
+  if (!epilogue) return nullptr;
+  ExprP e = rewrite(epilogue, [](const ExprP &x) -> ExprP {
+    return x->op == EOp::Cast && x->type == DType::F32 && x->a[0]->op == EOp::Acc ? acc(DType::F32) : nullptr;
+  });
+  bool int_sum = false;
+  visit(e, [&](const Expr &x) { int_sum = int_sum || (x.op == EOp::Acc && x.type != DType::F32); });
+  return int_sum ? nullptr : e;
+}
+
 // A first layer (k_run) too narrow for int16 pairs to pay
 // (Target::float_run_max_out_c) computed in float instead: its padded
 // copy holds float(x - x_zero) and its weights are the int8 values as
@@ -175,12 +221,7 @@ bool float_run(const Program &p, const Kernel &k, const Target &t) {
   if (x.is_dynamic() || g.v(k.out).is_dynamic() || w.dtype != DType::I8 || !w.is_const() ||
       s.in_c * s.k_h * s.k_w * 255 * 128 >= (int64_t(1) << 24))
     return false;
-  bool other = !s.epilogue || s.epilogue->op == EOp::Acc;  // the sum read other than as float32(acc)
-  visit(s.epilogue, [&](const Expr &e) {
-    if (e.op == EOp::Cast && e.type == DType::F32 && !e.a.empty() && e.a[0]->op == EOp::Acc) return;
-    for (const ExprP &a : e.a) other = other || (a->op == EOp::Acc && !(e.op == EOp::Cast && e.type == DType::F32));
-  });
-  return !other;
+  return float_sum_epilogue(s.epilogue) != nullptr;
 }
 
 // Kernel k (float_run) and its padded copy `pad` made float.
@@ -203,26 +244,10 @@ void make_float_run(Graph &g, Kernel &pad, Kernel &k) {
   s.x_zero = 0;
   s.x_flip = s.pair16 = false;
   s.madd = MaddForm::Widened;
-  s.epilogue = rewrite(s.epilogue, [](const ExprP &e) -> ExprP {
-    return e->op == EOp::Cast && e->type == DType::F32 && e->a[0]->op == EOp::Acc ? acc(DType::F32) : nullptr;
-  });
-  // The definition: the epilogue of the sum over (ic, kh, kw) of the
-  // copy's values by the weights (the copy holds the padding).
-  const int r = kFirstReduceVar;
-  auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
-  ExprP ih = role(2) * cidx(s.stride_h) + var(r + 1) * cidx(s.dil_h);
-  ExprP iw = role(3) * cidx(s.stride_w) + var(r + 2) * cidx(s.dil_w);
-  std::vector<ExprP> xi((size_t)xrank);
-  const ExprP by_role[4] = {role(0), var(r), ih, iw};
-  for (int rl = 0; rl < 4; ++rl)
-    if (s.in_axis[rl] >= 0) xi[(size_t)s.in_axis[rl]] = by_role[rl];
-  std::vector<ExprP> wi = {role(1), var(r)};
-  if (w.rank() == 4) wi.insert(wi.end(), {var(r + 1), var(r + 2)});
-  if (w.rank() == 3) wi.push_back(var(r + 2));
-  wi.resize((size_t)w.rank(), cidx(0));
-  ExprP sum = reduce(ReduceKind::Sum, {{r, s.in_c}, {r + 1, s.k_h}, {r + 2, s.k_w}},
-                     load(0, DType::F32, xi) * load(1, DType::F32, wi));
-  k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
+  s.epilogue = float_sum_epilogue(s.epilogue);
+  // The copy holds the padding (k_run: no padding left in the spec).
+  const Window win = conv_window(s, xrank, w.rank());
+  k.expr = conv_definition(s, load(0, DType::F32, win.x) * load(1, DType::F32, win.w));
 }
 
 // A copy's memory trade: its kind, the form it gives (as the JSON and as
@@ -266,9 +291,12 @@ void widen_int8_inputs(PassContext &c) {
   Program &p = c.program;
   Graph &g = p.graph;
   const Target &t = c.target;
-  std::vector<size_t> chosen;
-  std::vector<MaddForm> forms;  // the form each would take otherwise
-  std::vector<bool> in_float;   // float_run instead of int16 pairs
+  struct Choice {
+    size_t kernel;
+    MaddForm form;  // the form it would take otherwise
+    bool in_float;  // float_run instead of int16 pairs
+  };
+  std::vector<Choice> chosen;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     MaddForm f;
     const Kernel &k = p.kernels[i];
@@ -279,7 +307,7 @@ void widen_int8_inputs(PassContext &c) {
         choose_int8_products(sq, p.graph, t);
         f = sq.madd;
       }
-      chosen.push_back(i), forms.push_back(f), in_float.push_back(fl);
+      chosen.push_back({i, f, fl});
     }
   }
   if (chosen.empty()) return;
@@ -294,12 +322,12 @@ void widen_int8_inputs(PassContext &c) {
   size_t next = 0;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     Kernel &k = p.kernels[i];
-    if (next >= chosen.size() || chosen[next] != i) {
+    if (next >= chosen.size() || chosen[next].kernel != i) {
       out.push_back(std::move(k));
       continue;
     }
-    const MaddForm form = forms[next];
-    const bool fl = in_float[next++];
+    const MaddForm form = chosen[next].form;
+    const bool fl = chosen[next++].in_float;
     GemmSpec &s = k.gemm;
     if (fl) {
       // The padded copy as floats: 3 more bytes per element.
@@ -360,24 +388,11 @@ void widen_int8_inputs(PassContext &c) {
     s.i16 = s.w8 = true;
     // The definition over the copy: the epilogue of the sum of int16
     // products over (ic, kh, kw), padding reading 0.
-    const int r = kFirstReduceVar;
-    auto role = [&](int rl) { return s.out_axis[rl] >= 0 ? var(s.out_axis[rl]) : cidx(0); };
-    ExprP ih = role(2) * cidx(s.stride_h) - cidx(s.pad_t) + var(r + 1) * cidx(s.dil_h);
-    ExprP iw = role(3) * cidx(s.stride_w) - cidx(s.pad_l) + var(r + 2) * cidx(s.dil_w);
-    std::vector<ExprP> xi((size_t)g.v(k.ins[0]).rank());
-    const ExprP by_role[4] = {role(0), var(r), ih, iw};
-    for (int rl = 0; rl < 4; ++rl)
-      if (s.in_axis[rl] >= 0) xi[(size_t)s.in_axis[rl]] = by_role[rl];
-    std::vector<ExprP> wi = {role(1), var(r)};
-    if (g.v(w).rank() == 4) wi.insert(wi.end(), {var(r + 1), var(r + 2)});
-    if (g.v(w).rank() == 3) wi.push_back(var(r + 2));
-    wi.resize((size_t)g.v(w).rank(), cidx(0));
-    ExprP xv = cast(load(0, DType::I16, xi), DType::I32);
+    const Window win = conv_window(s, g.v(k.ins[0]).rank(), g.v(w).rank());
+    ExprP xv = cast(load(0, DType::I16, win.x), DType::I32);
     if (!sub && !run)  // (padding: only where the copy is all of X)
-      xv = select(land(in_range(ih, s.in_h), in_range(iw, s.in_w)), xv, cst(DType::I32, 0));
-    ExprP sum = reduce(ReduceKind::Sum, {{r, channels}, {r + 1, s.k_h}, {r + 2, s.k_w}},
-                       xv * cast(load(1, DType::I8, wi), DType::I32));
-    k.expr = rewrite(s.epilogue, [&](const ExprP &e) -> ExprP { return e->op == EOp::Acc ? sum : nullptr; });
+      xv = select(land(in_range(win.ih, s.in_h), in_range(win.iw, s.in_w)), xv, cst(DType::I32, 0));
+    k.expr = conv_definition(s, xv * cast(load(1, DType::I8, win.w), DType::I32));
     out.push_back(std::move(k));
     ++widened;
     bytes_added = std::max(bytes_added, bytes);

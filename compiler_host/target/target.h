@@ -181,11 +181,11 @@ struct Target {
   // (mobilenet_v3_small, mobilenet_v2, shufflenet_v2_x0_5:
   // bench/int8_over_float.py TARGET --depthwise). 0: not measured. Above 1
   // the compile says so, as for the GEMMs (-v, the JSON's int8_over_float).
+  double depthwise_int8_over_float = 0;
   // The int8 depthwise kernel's pixels per tile at most, for stride 1
   // and for larger strides (0: as many as the registers hold the widened
   // window row, depthwise_tile_int8).
   int depthwise_int8_mr[2] = {0, 0};
-  double depthwise_int8_over_float = 0;
   // An int8 Winograd convolution's grouped GEMM over int16 (GemmSpec::i16)
   // per product, over a float GEMM's (passes/winograd.cpp's cost model).
   // 0: the cost model never takes int8 Winograd (--winograd f2 still does).
