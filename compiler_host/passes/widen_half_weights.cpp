@@ -1,0 +1,162 @@
+// widen_half_weights.cpp — under --weights fp16, the arena budget's room
+// holds float copies of half GEMM weights: a loop kernel just before the
+// GEMM widens its packed half weights once per run into an arena tensor of
+// the same layout, which the GEMM then reads as float
+// (GemmSpec::arena_packed, as Winograd's run-time weights).
+//
+// A GEMM over half weights widens each weight vector as it loads it, once
+// per register tile of pixels (keep_float_weights.cpp says what that costs
+// by core: nothing measurable on Zen 4, 1.2-1.4x a compute-bound layer's
+// time on Intel's AVX-512 cores, an instruction per float vector on NEON).
+// The copy widens each once and costs its float bytes of arena while the
+// layer runs (the copy lives from its kernel to the GEMM). Where the
+// weights budget's room (keep_float_weights) kept no float weights, the
+// arena budget's may: the layers whose weights serve the most pixel tiles
+// first (conversions saved per arena byte: the tiles less the copy's own
+// pass), layers of at least kMinTiles tiles only, each taken where its copy
+// fits the arena budget beside what is live at its step; if the placed
+// arena then exceeds the budget (its gaps), the copies that save least
+// are dropped until it fits. The flash stays half. Each copy is a memory
+// trade ("float-copy") in -v and the JSON.
+#include <algorithm>
+#include <numeric>
+
+#include "passes/pass.h"
+
+namespace tinyrt {
+
+namespace {
+
+// Below this many pixel tiles per weight vector the copy's own pass (a
+// widening, a store and the float bytes read back) saves too little.
+constexpr int64_t kMinTiles = 8;
+
+// Float GEMM kernel k whose packed weights are stored as half: its pixel
+// tiles (each widens every weight vector once), or 0.
+int64_t half_weight_tiles(const Program &p, const Kernel &k) {
+  const GemmSpec &s = k.gemm;
+  const Graph &g = p.graph;
+  // (Not a Winograd layer's grouped GEMM: its bands share one packed
+  // weight and one generated function.)
+  if (k.kind != KernelKind::Gemm || k.wino.m != 0 || !k.code_key.empty() || s.arena_weights || s.arena_packed ||
+      s.half || s.packed < 0 || s.mr <= 0 || s.nr <= 0 || g.v(s.packed).dtype != DType::F16 ||
+      !g.v(s.packed).is_const())
+    return 0;
+  // The packed layout the GEMM addresses: [group][oc tile][kh*kw][ic][nr].
+  const int64_t G = s.groups, OCt = (s.out_c / G + s.nr - 1) / s.nr;
+  if (g.v(s.packed).numel() != G * OCt * s.k_h * s.k_w * (s.in_c / G) * s.nr) return 0;
+  return (s.batch * s.out_h * s.out_w + s.mr - 1) / s.mr;
+}
+
+// Index of logical weight element `a` ([oc, ic, taps...] of a weight of
+// shape `w`) in GEMM s's packed layout.
+ExprP packed_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &a) {
+  const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, NR = s.nr, OCt = (OCg + NR - 1) / NR;
+  ExprP tap = cidx(0);
+  for (size_t r = 2; r < a.size(); ++r) tap = tap * cidx(w[r]) + a[r];
+  ExprP group = bin(EOp::Div, a[0], cidx(OCg)), oc = bin(EOp::Rem, a[0], cidx(OCg));
+  ExprP tile = bin(EOp::Div, oc, cidx(NR)), lane = bin(EOp::Rem, oc, cidx(NR));
+  return (((group * OCt + tile) * (s.k_h * s.k_w) + tap) * ICg + a[1]) * NR + lane;
+}
+
+}  // namespace
+
+void widen_half_weights(PassContext &c, const PackOptions &o) {
+  Program &p = c.program;
+  Graph &g = p.graph;
+  if (o.weights != WeightStorage::F16 || o.precision != Precision::F32 || !c.target.half_weight_copies) return;
+  struct Candidate {
+    size_t kernel;
+    int64_t tiles, bytes;
+  };
+  std::vector<Candidate> cands;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const int64_t tiles = half_weight_tiles(p, p.kernels[i]);
+    if (tiles >= kMinTiles) cands.push_back({i, tiles, sat_mul(g.v(p.kernels[i].gemm.packed).numel(), (int64_t)4)});
+  }
+  if (cands.empty()) return;
+  // Most tiles first: conversions saved per arena byte (tiles - 1 per
+  // weight vector of 4 L bytes, whatever the layer).
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const Candidate &a, const Candidate &b) { return a.tiles > b.tiles; });
+  const std::vector<int64_t> live = live_bytes(p);
+  const int64_t peak = *std::max_element(live.begin(), live.end());
+  if (p.budgets.base_arena == 0) p.budgets.base_arena = peak, p.budgets.arena = g.limits.arena_budget(peak);
+  const int64_t budget = p.budgets.arena;
+  std::vector<Candidate> fit;
+  for (const Candidate &cd : cands)
+    if (sat_add(live[cd.kernel], cd.bytes) <= budget) fit.push_back(cd);
+
+  // The program with the first n copies of `fit`.
+  auto with_copies = [&](size_t n) {
+    Program q = p;
+    Graph &qg = q.graph;
+    std::vector<char> take(q.kernels.size(), 0);
+    for (size_t j = 0; j < n; ++j) take[fit[j].kernel] = 1;
+    std::vector<Kernel> out;
+    out.reserve(q.kernels.size() + n);
+    for (size_t i = 0; i < q.kernels.size(); ++i) {
+      Kernel &k = q.kernels[i];
+      if (take[i]) {
+        GemmSpec &s = k.gemm;
+        const Value &half = qg.v(s.packed);
+        const int copy = qg.add_value(qg.fresh_name(half.name + "_float"), DType::F32, half.shape);
+        Kernel wk;
+        wk.out = copy;
+        wk.ins = {s.packed};
+        wk.expr = cast(load(0, DType::F16, {var(0)}), DType::F32);
+        wk.label = "WidenHalfWeights";
+        wk.nodes = k.nodes;  // the layer it serves
+        wk.guard = k.guard;
+        out.push_back(std::move(wk));
+        // Slot 1 becomes the copy: the definition reads it in the packed
+        // layout.
+        const Shape wshape = qg.v(s.weight).shape;
+        k.expr = replace_loads(k.expr, 1,
+                               [&](const Expr &e) { return load(1, DType::F32, {packed_index(s, wshape, e.a)}); });
+        k.ins[1] = copy;
+        s.arena_packed = true;
+        s.group_pad_bytes = 0;
+      }
+      out.push_back(std::move(k));
+    }
+    q.kernels = std::move(out);
+    q.perm.resize(qg.values.size());
+    return q;
+  };
+  size_t n = fit.size();
+  Program q = with_copies(n);
+  while (n > 0 && planned_arena(q) > budget) q = with_copies(--n);
+  for (size_t j = 0; j < cands.size(); ++j) {
+    const Candidate &cd = cands[j];
+    const Kernel &k = p.kernels[cd.kernel];
+    const bool taken = std::find_if(fit.begin(), fit.begin() + (long)n,
+                                    [&](const Candidate &f) { return f.kernel == cd.kernel; }) != fit.begin() + (long)n;
+    // Estimated widenings saved: (tiles - 1) per weight vector.
+    const double vectors = (double)g.v(k.gemm.packed).numel() / c.target.f32_lanes();
+    MemoryTrade t{"float-copy",
+                  k.label,
+                  k.nodes.empty() ? "" : k.nodes.front(),
+                  "float copy",
+                  taken ? "float copy" : "half",
+                  0,
+                  0,
+                  taken ? (double)(cd.tiles - 1) * vectors : 0,
+                  (double)(cd.tiles - 1) * vectors,
+                  1,
+                  taken ? cd.bytes : 0};
+    q.trades.push_back(t);
+    if (c.log)
+      *c.log << "  " << k.label << (k.nodes.empty() ? "" : " (" + k.nodes.front() + ")") << ": "
+             << (taken ? "half weights widened once per run into " + std::to_string(cd.bytes) + " arena bytes, "
+                       : "half weights widened per tile: a float copy of " + std::to_string(cd.bytes) +
+                             " bytes is over the arena budget of " + std::to_string(budget) + ", ")
+             << cd.tiles << " pixel tiles\n";
+  }
+  if (c.log)
+    *c.log << "widen_half_weights: " << n << " of " << cands.size()
+           << " half-weight GEMMs read a float copy widened once per run (arena budget " << budget << " bytes)\n";
+  p = std::move(q);
+}
+
+}  // namespace tinyrt

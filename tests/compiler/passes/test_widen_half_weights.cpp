@@ -1,0 +1,136 @@
+// passes/widen_half_weights.cpp: under --weights fp16, float copies of
+// half GEMM weights in the arena budget's room, widened once per run by a
+// loop kernel before their GEMM.
+#include "pass_test.h"
+
+using namespace tinyrt;
+using namespace tinyrt::test;
+
+namespace {
+
+// One 3x3 convolution, 16 -> `oc` channels (32: of 18432 float weight
+// bytes), stride `stride` over `size` x `size`: (size / stride)^2 pixels;
+// `pool`: then a global average pool (the convolution's step is then the
+// plan's peak, rather than its output's copy back to channels-first).
+std::string conv(int size, int stride = 2, int oc = 32, bool pool = false) {
+  return R"(
+  graph opset 17
+  input x: f32[1,16,)" +
+         std::to_string(size) + "," + std::to_string(size) + R"(]
+  const w: f32[)" +
+         std::to_string(oc) +
+         R"(,16,3,3] = random(1)
+  y = Conv(x, w) {pads=[1,1,1,1], strides=[)" +
+         std::to_string(stride) + "," + std::to_string(stride) + R"(]}
+)" + (pool ? "  z = GlobalAveragePool(y)\n  output z\n" : "  output y\n");
+}
+
+PassOptions options(WeightStorage w, Precision pr = Precision::F32) {
+  PassOptions o;
+  o.winograd.mode = WinogradMode::Off;
+  o.winograd.weights = o.pack.weights = w;
+  o.winograd.precision = o.pack.precision = pr;
+  return o;
+}
+
+// arena > 0: an arena budget of that many bytes; < 0: of the plan's lower
+// bound itself (--max-arena-bytes 1x); 0: the default (1.1x it). The
+// weights budget, 0.55x the float weights, leaves keep_float_weights no
+// room (the model's `oc` output channels).
+Program widened(const std::string &ir, const char *target, WeightStorage w, int64_t arena = 0,
+                Precision pr = Precision::F32, int oc = 32) {
+  return run_until_limited(ir, "widen_half_weights", resolve_target(target), options(w, pr), [&](Limits &l) {
+    if (arena > 0) l.max_arena_bytes = arena, l.arena_budget_given = true;
+    if (arena < 0) l.max_arena_ratio = 1.0;
+    l.model_weights_bytes = oc * 16 * 9 * 4;
+    l.max_weights_ratio = 0.55;
+  });
+}
+
+const Kernel *only_gemm(const Program &p) {
+  const Kernel *g = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::Gemm) {
+      if (g) return nullptr;
+      g = &k;
+    }
+  return g;
+}
+
+}  // namespace
+
+// Over many pixel tiles, with room in the arena: a loop kernel just
+// before the GEMM widens its packed half weights into a float arena tensor
+// of the same layout, which the GEMM reads (arena_packed) and its
+// definition addresses; the flash keeps the half weights.
+TEST(WidenHalfWeights, ManyTilesReadAFloatCopyWidenedOncePerRun) {
+  for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon"}) {
+    const Program p = widened(conv(64), target, WeightStorage::F16, 1 << 22);
+    const Kernel *g = only_gemm(p);
+    ASSERT_NE(g, nullptr) << target << "\n" << describe(p);
+    const GemmSpec &s = g->gemm;
+    EXPECT_TRUE(s.arena_packed) << target;
+    EXPECT_EQ(s.group_pad_bytes, 0);
+    const Value &half = p.graph.v(s.packed), &copy = p.graph.v(g->ins[1]);
+    EXPECT_EQ(half.dtype, DType::F16);
+    EXPECT_TRUE(half.is_const());
+    EXPECT_EQ(copy.dtype, DType::F32);
+    EXPECT_FALSE(copy.is_const());
+    EXPECT_EQ(copy.shape, half.shape);
+    EXPECT_EQ(copy.numel(), (32 + s.nr - 1) / s.nr * s.nr * 16 * 9) << target;
+    // Its producer: the kernel right before the GEMM, reading the half weights.
+    const size_t gi = (size_t)(g - p.kernels.data());
+    ASSERT_GE(gi, 1u);
+    const Kernel &w = p.kernels[gi - 1];
+    EXPECT_EQ(w.label, "WidenHalfWeights");
+    EXPECT_EQ(w.kind, KernelKind::Loop);
+    EXPECT_EQ(w.out, g->ins[1]);
+    EXPECT_EQ(w.ins, std::vector<int>{s.packed});
+    EXPECT_EQ(w.nodes, g->nodes);
+    // The GEMM's definition reads the copy: one index, into its packed layout.
+    int loads = 0;
+    visit(g->expr, [&](const Expr &e) {
+      if (e.op != EOp::Load || e.id != 1) return;
+      ++loads;
+      EXPECT_EQ(e.a.size(), 1u);
+    });
+    EXPECT_GE(loads, 1);
+    ASSERT_EQ(p.trades.size(), 1u) << target;
+    EXPECT_EQ(p.trades[0].kind, "float-copy");
+    EXPECT_EQ(p.trades[0].taken, "float copy");
+    EXPECT_EQ(p.trades[0].arena_bytes, copy.numel() * 4);
+    EXPECT_GT(p.trades[0].gain, 0);
+  }
+}
+
+// No copy where the arena budget has no room for it (the trade says so),
+// over too few tiles, with float weights, under --precision fp16 (its
+// GEMMs multiply the half weights themselves) and on ARMv7
+// (Target::half_weight_copies).
+TEST(WidenHalfWeights, NoCopyWithoutRoomTilesHalfWeightsOrTheTarget) {
+  // The convolution's step is the plan's peak (its 1 MB output): none at 1x.
+  const Program lean = widened(conv(64, 1, 64, true), "x86-64-avx2", WeightStorage::F16, -1, Precision::F32, 64);
+  ASSERT_NE(only_gemm(lean), nullptr);
+  EXPECT_FALSE(only_gemm(lean)->gemm.arena_packed);
+  ASSERT_EQ(lean.trades.size(), 1u);
+  EXPECT_EQ(lean.trades[0].kind, "float-copy");
+  EXPECT_EQ(lean.trades[0].taken, "half");
+  EXPECT_EQ(lean.trades[0].arena_bytes, 0);
+
+  const Program few = widened(conv(8), "x86-64-avx2", WeightStorage::F16, 1 << 22);  // 16 pixels
+  EXPECT_FALSE(only_gemm(few)->gemm.arena_packed);
+  EXPECT_TRUE(few.trades.empty());
+
+  const Program fp32 = widened(conv(64), "x86-64-avx2", WeightStorage::F32, 1 << 22);
+  EXPECT_FALSE(only_gemm(fp32)->gemm.arena_packed);
+  EXPECT_TRUE(fp32.trades.empty());
+
+  const Program v7 = widened(conv(64), "armv7-neon", WeightStorage::F16, 1 << 22);
+  EXPECT_FALSE(only_gemm(v7)->gemm.arena_packed);
+  EXPECT_TRUE(v7.trades.empty());
+
+  const Program h = widened(conv(64), "aarch64-neon-fp16", WeightStorage::F16, 1 << 22, Precision::F16);
+  ASSERT_NE(only_gemm(h), nullptr);
+  EXPECT_FALSE(only_gemm(h)->gemm.arena_packed);
+  EXPECT_TRUE(h.trades.empty());
+}
