@@ -19,6 +19,7 @@
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
@@ -241,6 +242,8 @@ class Bounds {
       auto size = a->getAllocationSizeInBits(dl);
       return size && touched.lo >= 0 && touched.hi <= (Int)(*size / 8);
     }
+    // The same pointer made a base of its own (opaque_pointer).
+    if (is_opaque_pointer(b)) return proves(llvm::cast<llvm::CallInst>(b)->getArgOperand(0), off, bytes, arena);
     // A choice of pointers: each alternative, with the same offset.
     if (!active_.insert(b).second) return false;
     bool ok = false;
@@ -766,6 +769,20 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
     }
   }
   return out;
+}
+
+llvm::Value *opaque_pointer(llvm::IRBuilder<> &b, llvm::Value *p) {
+  auto *fty = llvm::FunctionType::get(p->getType(), {p->getType()}, false);
+  llvm::CallInst *c = b.CreateCall(fty, llvm::InlineAsm::get(fty, "", "=r,0", /*hasSideEffects=*/false), {p});
+  c->setDoesNotAccessMemory();
+  return c;
+}
+
+bool is_opaque_pointer(const llvm::Value *v) {
+  auto *c = llvm::dyn_cast<llvm::CallInst>(v);
+  if (!c || c->arg_size() != 1) return false;
+  auto *ia = llvm::dyn_cast<llvm::InlineAsm>(c->getCalledOperand());
+  return ia && ia->getAsmString().empty() && ia->getConstraintString() == "=r,0";
 }
 
 }  // namespace tinyrt

@@ -17,6 +17,8 @@
 
 #include "codegen/address_checks.h"
 
+#include <llvm/IR/IRBuilder.h>
+
 namespace tinyrt {
 
 struct AddressProof {
@@ -31,5 +33,14 @@ struct AddressProof {
 // run with 0 <= task_begin < task_end <= tasks) inside `arena` (byte ranges
 // of the arena), the constant arrays f refers to or f's stack arrays.
 AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_t tasks, bool want_notes = false);
+
+// Pointer p itself, through an empty inline asm ("=r,0"): a base of its own
+// for scalar evolution, so that LLVM's loop strength reduction does not
+// address a second stream from the arena (a GEMM's run-time packed
+// weights) as the arena's base plus an offset, which on ARMv7 costs an add
+// before every vld1 (no register offset there). The bounds proof
+// sees through it.
+llvm::Value *opaque_pointer(llvm::IRBuilder<> &b, llvm::Value *p);
+bool is_opaque_pointer(const llvm::Value *v);
 
 }  // namespace tinyrt

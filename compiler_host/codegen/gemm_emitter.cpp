@@ -47,6 +47,7 @@
 #include <map>
 #include <tuple>
 
+#include "codegen/address_proof.h"
 #include "codegen/int8_dot.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
@@ -732,7 +733,7 @@ struct GemmEmitter {
               w.numel * dtype_bytes(w.type) == G * (OCt * KK * ICk * NR * wstep() * wel_bytes() + s.group_pad_bytes) &&
               w.span == w.numel,
           "GEMM over run-time packed weights of another layout");
-      weights = b.CreateBitCast(w.base, wel->getPointerTo());
+      weights = b.CreateBitCast(opaque_pointer(b, w.base), wel->getPointerTo());
     } else {
       weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
     }

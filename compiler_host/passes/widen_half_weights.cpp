@@ -64,7 +64,7 @@ ExprP packed_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &
 void widen_half_weights(PassContext &c, const PackOptions &o) {
   Program &p = c.program;
   Graph &g = p.graph;
-  if (o.weights != WeightStorage::F16 || o.precision != Precision::F32 || !c.target.half_weight_copies) return;
+  if (o.weights != WeightStorage::F16 || o.precision != Precision::F32) return;
   struct Candidate {
     size_t kernel;
     int64_t tiles, bytes;

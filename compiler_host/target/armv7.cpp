@@ -24,7 +24,6 @@ Target armv7_target(const std::string &name) {
   t.vector_regs = 16;
   t.vector_imm_offsets = false;
   t.half_widen_neon = true;
-  t.half_weight_copies = false;
   // Pixel-major GEMM tasks only where each does >= 32k multiply-adds:
   // with 8 blocks for every layer, resnet8_cifar took 3.2% more
   // instructions (3.28 -> 3.38 M) and unet_small 2.9% (22.06 -> 22.71 M).

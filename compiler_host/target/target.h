@@ -200,13 +200,6 @@ struct Target {
   // halves as 16-bit integers (ARMv7: LLVM widens a vector of half lane by
   // lane), else by a vector fpext (vcvtph2ps, fcvtl).
   bool half_widen_neon = false;
-  // Under --weights fp16, a float GEMM may read a float copy of its half
-  // weights widened once per run into the arena (passes/widen_half_weights.cpp)
-  // instead of widening them per tile. Not on ARMv7: with a second stream
-  // from the arena LLVM addresses every load of the GEMM's loop as the
-  // arena's base plus an offset (an add per vld1: audio_conv1d's first
-  // layer 5.05 -> 6.13 M instructions), and its widening loop converts lane by lane.
-  bool half_weight_copies = true;
   // Half-precision arithmetic (Armv8.2 FP16: fmla .8h, 8 lanes a vector):
   // --precision fp16 computes the float GEMMs over half weights in half
   // (codegen/gemm_emitter.cpp), with these register tiles in place of

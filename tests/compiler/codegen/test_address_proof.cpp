@@ -231,4 +231,21 @@ TEST(AddressProof, AnotherTensorOfTheArenaIsNotProved) {
   EXPECT_EQ(k.unproved(8), 1);
 }
 
+// A pointer made a base of its own (opaque_pointer: an empty inline asm)
+// is the pointer it copies: accesses off it are proved where they lie in
+// the ranges and not where they leave them.
+TEST(AddressProof, SeesThroughAnOpaquePointer) {
+  for (int end : {8, 9}) {
+    Kernel k;
+    llvm::Value *out = opaque_pointer(k.b, k.b.CreateGEP(k.b.getInt8Ty(), k.f->getArg(0), k.b.getInt64(64)));
+    ASSERT_TRUE(is_opaque_pointer(out));
+    llvm::Value *fo = k.b.CreateBitCast(out, k.b.getFloatTy()->getPointerTo());
+    emit_counted_loop(k.b, k.b.getInt32(0), k.b.getInt32(end),
+                      [&](llvm::Value *i) { k.copy(k.at(0, i), k.b.CreateGEP(k.b.getFloatTy(), fo, i)); });
+    EXPECT_EQ(k.unproved(1), end == 8 ? 0 : 2) << "end " << end;
+  }
+  Kernel k;
+  EXPECT_FALSE(is_opaque_pointer(k.f->getArg(0)));
+}
+
 }  // namespace
