@@ -52,6 +52,12 @@ Type *ExprEmitter::mem_type(DType t) const {
 Value *ExprEmitter::widen(Value *v, DType t) {
   if (t == DType::Bool) return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   Type *ft = vec_type_like(v, b_.getFloatTy());
+  // ARMv7: 4 halves by one vcvt.f32.f16 (LLVM widens a vector of half lane
+  // by lane there; Target::half_widen_neon).
+  auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+  if (t == DType::F16 && t_.half_widen_neon && vt && vt->getNumElements() == 4)
+    return b_.CreateIntrinsic(llvm::Intrinsic::arm_neon_vcvthf2fp, {},
+                              {b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), 4))});
   if (t == DType::F16) return b_.CreateFPExt(v, ft);
   if (t == DType::BF16) {
     Value *w = b_.CreateShl(b_.CreateZExt(v, vec_type_like(v, b_.getInt32Ty())), 16);
