@@ -16,10 +16,9 @@
 // pass), layers of at least kMinTiles tiles only, each taken where its copy
 // fits the arena budget beside what is live at its step; if the placed
 // arena then exceeds the budget (its gaps), the copies that save least
-// are dropped until it fits. The flash stays half. Each copy is a memory
-// trade ("float-copy") in -v and the JSON.
+// are dropped, as few as keep it within (by bisection). The flash stays
+// half. Each copy is a memory trade ("float-copy") in -v and the JSON.
 #include <algorithm>
-#include <numeric>
 
 #include "passes/pass.h"
 
@@ -124,9 +123,20 @@ void widen_half_weights(PassContext &c, const PackOptions &o) {
     q.perm.resize(qg.values.size());
     return q;
   };
+  // The most copies (those that save most) whose placed arena is within
+  // the budget: all, or by bisection between none and all (a placement's
+  // gaps may put the last few over it).
   size_t n = fit.size();
   Program q = with_copies(n);
-  while (n > 0 && planned_arena(q) > budget) q = with_copies(--n);
+  if (n > 0 && planned_arena(q) > budget) {
+    size_t lo = 0, hi = n;  // hi: over the budget
+    while (hi - lo > 1) {
+      const size_t mid = (lo + hi) / 2;
+      (planned_arena(with_copies(mid)) <= budget ? lo : hi) = mid;
+    }
+    n = lo;
+    q = with_copies(n);
+  }
   for (size_t j = 0; j < cands.size(); ++j) {
     const Candidate &cd = cands[j];
     const Kernel &k = p.kernels[cd.kernel];
