@@ -36,8 +36,9 @@ AddressProof prove_addresses(llvm::Function &f, const ArenaRanges &arena, int64_
 
 // Pointer p itself, through an empty inline asm ("=r,0"): a base of its own
 // for scalar evolution, so that LLVM's loop strength reduction does not
-// address a second stream from the arena (a GEMM's run-time packed
-// weights) as the arena's base plus an offset, which on ARMv7 costs an add
+// address a second stream from the arena (a GEMM's weights packed at run
+// time: Winograd's, half-weight copies, a product of two activations) as
+// the arena's base plus an offset, which on ARMv7 costs an add
 // before every vld1 (no register offset there). The bounds proof
 // sees through it.
 llvm::Value *opaque_pointer(llvm::IRBuilder<> &b, llvm::Value *p);

@@ -723,7 +723,7 @@ struct GemmEmitter {
       bool dense = w.numel == s.batch * s.out_h * OCt * ICk * NR && w.span == w.numel && w.strides.back() == 1 &&
                    std::is_sorted(w.strides.rbegin(), w.strides.rend());
       TINYRT_CHECK(!q && G == 1 && KK == 1 && dense, "GEMM over run-time weights that are not packed densely");
-      weights = b.CreateBitCast(w.base, wel->getPointerTo());
+      weights = b.CreateBitCast(opaque_pointer(b, w.base), wel->getPointerTo());
     } else if (s.arena_packed) {
       // Packed at run time as the constant would be (WinogradWeights): the same addressing.
       const SlotRef &w = slots.at(1);
