@@ -37,6 +37,7 @@
 // run's sizes) are the first ones of V and M, numbered densely; the tasks
 // share the run's tile rows; the input's borders and the output's last
 // partial tiles are the run's.
+#include "codegen/address_proof.h"
 #include "codegen/kernel_emitters.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -359,15 +360,19 @@ struct WinogradEmitter {
       X = slot_for(env, b, arena, k.ins[0]);
       for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[(size_t)s.in_axis[rl]] : 0;
       TINYRT_CHECK(xs[1] == 1, "Winograd input channels must be contiguous");
-      xbase = b.CreateBitCast(X.base, xel->getPointerTo());
+      // Each arena stream a base of its own (opaque_pointer): the input
+      // and the transform buffer.
+      xbase = b.CreateBitCast(opaque_pointer(b, X.base), xel->getPointerTo());
       zeros = qi ? fill_bytes(env, b, (C + VL - 1) / VL * VL, (uint8_t)s.x_zero, name)
                  : zero_floats(env, b, (C + L - 1) / L * L, name);
       buf = b.CreateBitCast(slot_for(env, b, arena, k.out).base, el->getPointerTo());
+      buf = opaque_pointer(b, buf);
     } else {
       slots = scheduled_slots(env, b, arena, k);
       out = slot_for(env, b, arena, k.out);
       TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");
       buf = b.CreateBitCast(slots.at(0).base, el->getPointerTo());
+      buf = opaque_pointer(b, buf);  // the transform buffer a base of its own
     }
     in_h = i32(s.in_h), in_w = i32(s.in_w), out_h = i32(s.out_h), out_w = i32(s.out_w);
     tiles_h = i32(w.tiles_h), tiles_w = i32(w.tiles_w);
