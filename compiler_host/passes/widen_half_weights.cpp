@@ -48,7 +48,8 @@ int64_t half_weight_tiles(const Program &p, const Kernel &k) {
 }
 
 // Index of logical weight element `a` ([oc, ic, taps...] of a weight of
-// shape `w`) in GEMM s's packed layout.
+// shape `w`) in GEMM s's packed layout, as pack_weights writes it (and
+// half_weight_tiles checks its size).
 ExprP packed_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &a) {
   const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, NR = s.nr, OCt = (OCg + NR - 1) / NR;
   ExprP tap = cidx(0);
