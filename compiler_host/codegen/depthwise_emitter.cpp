@@ -37,6 +37,7 @@
 // widened multiply widened the inputs to 32 bits and multiplied with
 // mla / vmla (the int8 depthwise steps 1.34x / 2.34x the float ones'
 // instructions on AArch64 / ARMv7; 1.10x / 1.56x with smlal, vmlal.s16).
+#include "codegen/address_proof.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
 
@@ -176,8 +177,13 @@ struct DepthwiseEmitter {
     int64_t span = (int64_t)(m - 1) * s.stride_w + (s.k_w - 1) * s.dil_w + 1;
     std::vector<Value *> xv((size_t)span, nullptr);
     // One 32-bit offset per row; constant byte offsets from it fold into
-    // the loads' addressing.
+    // the loads' addressing. Where vector loads take no immediate offset
+    // (ARMv7) the row pointer is a base of its own (opaque_pointer), which
+    // the loads walk by post-increment: otherwise LLVM's strength reduction
+    // keeps a pointer per input column and tap, advanced with the channel
+    // loop, and spills them (an ldr and an add before each load).
     Value *rowp = inside ? b.CreateGEP(xel, xbase, b.CreateAdd(row, b.CreateMul(iw0, i32(xs[3])))) : nullptr;
+    if (rowp && !T.vector_imm_offsets) rowp = b.CreateBitCast(opaque_pointer(b, rowp), xel->getPointerTo());
     auto input = [&](int64_t j) {
       if (!xv[(size_t)j]) {
         Value *p;
@@ -231,7 +237,7 @@ struct DepthwiseEmitter {
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
           Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, run_.in_h);
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
-          if (q || !cols.offset.empty())
+          if (q || !cols.offset.empty() || (inside && !T.vector_imm_offsets))
             return window_row(a0, row, row_ok, iw0, cols, kh, zero_c, inside, m, c0, lanes);
           return carried_loop(
               b, 0, s.k_w, 1, a0,
@@ -254,6 +260,12 @@ struct DepthwiseEmitter {
         "kh");
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
+    if (loops_epilogue(T, epi, m)) {
+      looped_epilogue(b, acc, m, [&](Value *i, const Values &a) {
+        store_epilogue(em, epi, out, n, oh, b.CreateAdd(ow0, i), c0, a[0], lanes);
+      });
+      return;
+    }
     for (int i = 0; i < m; ++i) store_epilogue(em, epi, out, n, oh, b.CreateAdd(ow0, i32(i)), c0, acc[i], lanes);
   }
 

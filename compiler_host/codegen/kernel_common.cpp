@@ -128,6 +128,29 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
                  name);
 }
 
+void rolled_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, const std::function<void(llvm::Value *)> &body,
+                 const char *name) {
+  if (end - begin <= 1) {
+    if (end > begin) body(b.getInt32((int32_t)begin));
+    return;
+  }
+  carried(
+      b, nullptr, b.getInt32((int32_t)begin), 1, b.getInt32((int32_t)end), {},
+      [&](llvm::Value *i, const Values &v) {
+        body(i);
+        return v;
+      },
+      name);
+  // The latch: the exit block's only predecessor.
+  llvm::BasicBlock *latch = b.GetInsertBlock()->getSinglePredecessor();
+  auto &C = b.getContext();
+  llvm::MDNode *off = llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.unroll.disable")});
+  llvm::TempMDTuple tmp = llvm::MDTuple::getTemporary(C, {});
+  llvm::MDNode *loop = llvm::MDNode::getDistinct(C, {tmp.get(), off});
+  loop->replaceOperandWith(0, loop);
+  latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, loop);
+}
+
 Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
                     const std::function<Values(llvm::Value *, const Values &)> &body, const char *name) {
   return carried(b, b.CreateICmpSLT(begin, end), begin, 1, end, init, body, name);
@@ -542,6 +565,40 @@ void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm
   }
   em.set_acc(em.vector(acc));
   em.store(out, idx, em.emit(s.epilogue), out.type);
+}
+
+bool loops_epilogue(const Target &t, const GemmSpec &s, int count) {
+  if (!t.loop_math_epilogues || count < 2 || !s.epilogue) return false;
+  bool math = false;
+  visit(s.epilogue, [&](const Expr &e) { math = math || is_math_function(e.op); });
+  return math;
+}
+
+void looped_epilogue(llvm::IRBuilder<> &b, const std::vector<llvm::Value *> &accs, int groups,
+                     const std::function<void(llvm::Value *, const std::vector<llvm::Value *> &)> &each) {
+  const size_t per = accs.size() / (size_t)groups;
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> eb(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+  std::vector<llvm::AllocaInst *> bufs;
+  for (size_t j = 0; j < per; ++j) {
+    llvm::Type *vt = accs[j]->getType();
+    bufs.push_back(eb.CreateAlloca(vt, eb.getInt32((uint32_t)groups)));
+    for (int i = 0; i < groups; ++i)
+      b.CreateStore(accs[(size_t)i * per + j], b.CreateConstInBoundsGEP1_32(vt, bufs[j], (unsigned)i));
+  }
+  rolled_loop(
+      b, 0, groups,
+      [&](llvm::Value *i) {
+        std::vector<llvm::Value *> g;
+        // Volatile: GVN would otherwise move the next trip's loads into a
+        // new latch block, which drops the loop's unroll.disable.
+        for (size_t j = 0; j < per; ++j)
+          g.push_back(b.CreateLoad(bufs[j]->getAllocatedType(),
+                                   b.CreateInBoundsGEP(bufs[j]->getAllocatedType(), bufs[j], i),
+                                   /*isVolatile=*/true));
+        each(i, g);
+      },
+      "epilogue");
 }
 
 }  // namespace tinyrt

@@ -214,5 +214,15 @@ std::vector<SlotRef> scheduled_slots(EmitEnv &env, llvm::IRBuilder<> &b, llvm::V
 // and stores the first `lanes` of them.
 void store_epilogue(ExprEmitter &em, const GemmSpec &s, const SlotRef &out, llvm::Value *n, llvm::Value *oh,
                     llvm::Value *ow, llvm::Value *oc, llvm::Value *acc, int lanes);
+// Whether a tile of `count` accumulator groups runs its epilogues in a
+// rolled loop (looped_epilogue): the target asks for it
+// (Target::loop_math_epilogues) and the epilogue calls a math function.
+bool loops_epilogue(const Target &t, const GemmSpec &s, int count);
+// each(i, accs of group i) for i in [0, groups), a loop LLVM keeps rolled:
+// the accumulators (groups x per_group vectors) go to a stack buffer
+// first, so that one group's epilogue is live at a time instead of all of
+// them interleaved.
+void looped_epilogue(llvm::IRBuilder<> &b, const std::vector<llvm::Value *> &accs, int groups,
+                     const std::function<void(llvm::Value *, const std::vector<llvm::Value *> &)> &each);
 
 }  // namespace tinyrt

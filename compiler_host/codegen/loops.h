@@ -21,6 +21,11 @@ Values carried_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, int64_t st
 // The same over [begin, end) with run-time bounds (i32), step 1.
 Values carried_loop(llvm::IRBuilder<> &b, llvm::Value *begin, llvm::Value *end, Values init,
                     const std::function<Values(llvm::Value *, const Values &)> &body, const char *name);
+// for (i = begin; i < end; ++i) body(i) with static bounds, a loop LLVM
+// keeps rolled (llvm.loop.unroll.disable): for bodies whose copies would
+// compete for registers if unrolled and interleaved.
+void rolled_loop(llvm::IRBuilder<> &b, int64_t begin, int64_t end, const std::function<void(llvm::Value *)> &body,
+                 const char *name);
 // if (cond) then_fn() else else_fn()
 void emit_branch(llvm::IRBuilder<> &b, llvm::Value *cond, const std::function<void()> &then_fn,
                  const std::function<void()> &else_fn, const char *name);

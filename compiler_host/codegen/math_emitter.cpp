@@ -1,5 +1,6 @@
 #include "codegen/math_emitter.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsARM.h>
 #include <llvm/IR/IntrinsicsX86.h>
@@ -8,13 +9,59 @@
 #include "tinyrt_artifact.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace tinyrt {
 
 using llvm::Type;
 using llvm::Value;
 
-Value *MathEmitter::c(double v, Type *t) { return llvm::ConstantFP::get(t, v); }
+namespace {
+
+// Whether NEON's vmov.f32 encodes v as an immediate: +-(16 + m) / 16 *
+// 2^e with m in [0, 15] and e in [-3, 4] (VFPExpandImm), or zero.
+bool neon_immediate(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  const uint32_t e = (bits >> 23) & 0xff;
+  return (bits & 0x7fffffff) == 0 || ((bits & 0x7ffff) == 0 && e >= 124 && e <= 131);
+}
+
+bool is_hoisted_constant(const llvm::Instruction &i) {
+  auto *call = llvm::dyn_cast<llvm::CallInst>(&i);
+  if (!call || call->arg_size() != 1 || !llvm::isa<llvm::Constant>(call->getArgOperand(0))) return false;
+  auto *a = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand());
+  return a && a->getAsmString().empty() && a->getConstraintString() == "=w,0";
+}
+
+// Splat k defined once in the function's entry block, through an empty
+// inline asm that LLVM cannot see into: a value it keeps in a register (or
+// spills once, where a loop needs the registers) rather than a constant it
+// rematerializes from the constant pool at each use
+// (Target::hoist_math_constants). One per constant and function.
+Value *hoisted_constant(llvm::Function &f, llvm::Constant *k) {
+  llvm::BasicBlock &entry = f.getEntryBlock();
+  for (llvm::Instruction &i : entry)
+    if (is_hoisted_constant(i) && llvm::cast<llvm::CallInst>(&i)->getArgOperand(0) == k) return &i;
+  llvm::IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+  auto *fty = llvm::FunctionType::get(k->getType(), {k->getType()}, false);
+  llvm::CallInst *c = eb.CreateCall(fty, llvm::InlineAsm::get(fty, "", "=w,0", /*hasSideEffects=*/false), {k});
+  c->setDoesNotAccessMemory();
+  return c;
+}
+
+}  // namespace
+
+Value *MathEmitter::c(double v, Type *t) {
+  llvm::Constant *k = llvm::ConstantFP::get(t, v);
+  // One register's vector (a wider one would need a register pair, which
+  // the asm's "w" cannot name).
+  const unsigned bits = t->getPrimitiveSizeInBits().getFixedSize();
+  if (!t_.hoist_math_constants || !t->isVectorTy() || !t->getScalarType()->isFloatTy() || (bits != 64 && bits != 128) ||
+      neon_immediate((float)v) || !b_.GetInsertBlock())
+    return k;
+  return hoisted_constant(*b_.GetInsertBlock()->getParent(), k);
+}
 
 Type *MathEmitter::int_type(Type *ft) {
   Type *i32 = b_.getInt32Ty();

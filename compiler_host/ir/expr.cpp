@@ -82,6 +82,23 @@ bool is_unary(EOp op) { return op >= EOp::Neg && op <= EOp::Cast; }
 bool is_binary(EOp op) { return op >= EOp::Add && op <= EOp::Shr; }
 bool is_compare(EOp op) { return op >= EOp::Eq && op <= EOp::Ge; }
 
+bool is_math_function(EOp op) {
+  switch (op) {
+    case EOp::Exp:
+    case EOp::Log:
+    case EOp::Tanh:
+    case EOp::Sigmoid:
+    case EOp::Erf:
+    case EOp::Sin:
+    case EOp::Cos:
+    case EOp::Tan:
+    case EOp::Atan:
+    case EOp::ExpNeg:
+    case EOp::Pow: return true;
+    default: return false;
+  }
+}
+
 EOp swap_compare(EOp op) {
   switch (op) {
     case EOp::Lt: return EOp::Gt;

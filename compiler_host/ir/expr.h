@@ -151,6 +151,10 @@ ExprP reduce_init_cst(ReduceKind k, DType t);
 bool is_binary(EOp op);
 bool is_unary(EOp op);
 bool is_compare(EOp op);
+// Exp, Log, Tanh, Sigmoid, Erf, Sin, Cos, Tan, Atan, ExpNeg, Pow: the
+// functions the code generator computes as polynomials (tens of
+// instructions a vector, codegen/math_emitter.h).
+bool is_math_function(EOp op);
 // The comparison with its operands swapped (x < y is y > x) and the one
 // that holds when `op` does not (x < y fails: x >= y; on integers).
 EOp swap_compare(EOp op);

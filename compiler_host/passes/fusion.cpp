@@ -124,18 +124,8 @@ bool is_elementwise_over(const Program &p, const Kernel &k, const Shape &shape) 
 bool has_costly_op(const ExprP &e) {
   bool costly = false;
   visit(e, [&](const Expr &x) {
+    if (is_math_function(x.op)) costly = true;
     switch (x.op) {
-      case EOp::Exp:
-      case EOp::Log:
-      case EOp::Tanh:
-      case EOp::Sigmoid:
-      case EOp::Erf:
-      case EOp::Sin:
-      case EOp::Cos:
-      case EOp::Tan:
-      case EOp::Atan:
-      case EOp::ExpNeg:
-      case EOp::Pow:
       case EOp::Sqrt:
       case EOp::Recip:
       case EOp::Reduce: costly = true; break;

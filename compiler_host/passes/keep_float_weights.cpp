@@ -79,7 +79,7 @@ void keep_float_weights(PassContext &c, const PackOptions &o) {
     l.kernels.push_back(ki);
     const int64_t flops = kernel_flops(k);
     // (pack_weights' tiles: depthwise_tile's pixels, or the GEMM's tile.)
-    const int mr = std::max(1, dw ? t.depthwise_tile(s.k_h * s.k_w) : float_gemm_tile(s, t).mr);
+    const int mr = std::max(1, dw ? t.depthwise_tile(s.k_h, s.k_w) : float_gemm_tile(s, t).mr);
     l.gain += flops > 0 ? (double)flops / 2 / t.f32_lanes() / mr : 0;
   }
   std::vector<std::pair<int, Layer *>> order;

@@ -441,8 +441,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
       int lanes = int8 ? c.target.depthwise_int8_channels() : L;
       pack_depthwise(
-          g, s,
-          int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w, s.out_w) : c.target.depthwise_tile(s.k_h * s.k_w),
+          g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w, s.out_w) : c.target.depthwise_tile(s.k_h, s.k_w),
           lanes, int8 && lanes != L, gemm_storage(k, o.weights));
       // keep_float_weights budgets float weights by this size.
       const Value &pw = g.v(s.packed);

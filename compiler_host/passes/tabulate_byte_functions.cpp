@@ -31,18 +31,8 @@ namespace {
 constexpr int kMinCost = 12;  // below this, computing is as cheap as a lookup
 
 int op_cost(EOp op) {
+  if (is_math_function(op)) return 20;
   switch (op) {
-    case EOp::Exp:
-    case EOp::Log:
-    case EOp::Tanh:
-    case EOp::Sigmoid:
-    case EOp::Erf:
-    case EOp::Pow:
-    case EOp::Sin:
-    case EOp::Cos:
-    case EOp::Tan:
-    case EOp::Atan:
-    case EOp::ExpNeg:
     case EOp::Sqrt: return 20;
     case EOp::Div:
     case EOp::Rem:

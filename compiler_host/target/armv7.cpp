@@ -23,6 +23,23 @@ Target armv7_target(const std::string &name) {
   t.vector_bytes = 16;
   t.vector_regs = 16;
   t.vector_imm_offsets = false;
+  // 16 q registers: a depthwise tile of 8 pixels (8 accumulators, the
+  // window row's inputs and the tap weights) spilled vectors to the stack.
+  // Executed instructions of every depthwise step of efficientnet_b0,
+  // mobilenet_v2, mobilenet_v3_small and shufflenet_v2_x0_5 at 3, 4, 5, 6
+  // and 8 pixels (tinyrt-perf --target armv7-neon --profile, 2026-12-05,
+  // with the opaque row pointers and looped math epilogues): 3x3 windows
+  // least at 4 (mobilenet_v2's 30.2 M at 8 -> 18.1 M; 5 pixels 0.99-1.42x
+  // of 4's per layer), 5x5 at 5 or 6 (5 pixels 0.71-0.85x of 4's on the
+  // 14-wide stride-1 layers; 5 and 6 within 1 % summed).
+  t.depthwise_mr_max[0] = 4;
+  t.depthwise_mr_max[1] = 5;
+  // A Sigmoid+Mul loop over 1x96x112x112: 59 -> 43 instructions a vector
+  // (11 constants); LSTM and GRU cells 0.99 (18); a Log loop over 13
+  // constants with more temporaries live spills them: 1.12x (vad_stft's
+  // front end; the model 1.005).
+  t.hoist_math_constants = true;
+  t.loop_math_epilogues = true;
   t.half_widen_neon = true;
   // Pixel-major GEMM tasks only where each does >= 32k multiply-adds:
   // with 8 blocks for every layer, resnet8_cifar took 3.2% more

@@ -61,6 +61,20 @@ struct Target {
   // (x86-64, AArch64; ARMv7 NEON's vld1/vst1 take a register only, and
   // walk constant strides by post-increment instead).
   bool vector_imm_offsets = true;
+  // The float depthwise kernel's pixels per tile at most (depthwise_tile),
+  // for windows up to 3 wide and wider ones.
+  int depthwise_mr_max[2] = {8, 8};
+  // Math constants (polynomial coefficients, clamps) that the vector
+  // instructions cannot take as immediates live in registers set once per
+  // kernel (math_emitter.cpp, hoisted_constant) instead of being loaded
+  // from the constant pool where they are used: ARMv7, where LLVM reloads
+  // each one (adr + vld1) in every loop trip.
+  bool hoist_math_constants = false;
+  // A tile's epilogues that call math functions (sigmoid, exp, tanh, ...)
+  // run one accumulator at a time in a rolled loop (looped_epilogue)
+  // instead of all of them interleaved: with 16 vector registers the
+  // interleaved chains spill.
+  bool loop_math_epilogues = false;
   int ptr_bytes = 8;
   // > 0: every kernel function's LLVM "min-legal-vector-width", so that
   // with "prefer-256-bit" wider vector types are split rather than held
@@ -306,9 +320,9 @@ struct Target {
   bool tile_fits(int mr, int nv) const { return tile_regs(mr, nv) <= vector_regs; }
   GemmTile gemm_tile(int64_t oc, int64_t row, bool linear, int64_t ic, TileKind kind = TileKind::Float,
                      double *score = nullptr, int max_nv = 0) const;
-  // Output pixels per register tile of the depthwise kernel with `taps`
-  // = kh*kw weights per channel vector.
-  int depthwise_tile(int64_t taps) const;
+  // Output pixels per register tile of the depthwise kernel with a
+  // k_h x k_w window.
+  int depthwise_tile(int64_t k_h, int64_t k_w) const;
   // The same for int8 input, whose kernel widens each input vector of a
   // window row once and keeps the row's (m - 1) * stride + k_w vectors in
   // registers; or, where depthwise_int8_mr is set, that many pixels at

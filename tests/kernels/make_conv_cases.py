@@ -236,12 +236,27 @@ def activation_cases(out_dir):
         def forward(self, x):
             return self.d(self.act(self.c(x)))
 
+    class Depthwise(torch.nn.Module):
+        # A depthwise convolution with the activation fused: 13 channels
+        # (a partial last vector everywhere), rows of 9 (a short last tile),
+        # a 3x3 window at stride 1 or a 5x5 one at stride 2.
+        def __init__(self, act, k, stride):
+            super().__init__()
+            self.c = torch.nn.Conv2d(13, 13, k, stride=stride, padding=k // 2, groups=13)
+            self.act, self.d = act, torch.nn.Conv2d(13, 5, 1)
+
+        def forward(self, x):
+            return self.d(self.act(self.c(x)))
+
     acts = [("gelu", torch.nn.GELU()), ("mish", torch.nn.Mish()), ("hardswish", torch.nn.Hardswish()),
             ("silu", torch.nn.SiLU())]
-    for name, act in acts:
+    cases = [(name, lambda a=act: Net(a), (1, 8, 11, 9)) for name, act in acts]
+    cases += [("depthwise_silu", lambda: Depthwise(torch.nn.SiLU(), 3, 1), (1, 13, 11, 9)),
+              ("depthwise_gelu_5x5_s2", lambda: Depthwise(torch.nn.GELU(), 5, 2), (1, 13, 15, 17))]
+    for name, make, shape in cases:
         torch.manual_seed(0)
-        net = Net(act).eval()
-        x = torch.randn(1, 8, 11, 9)
+        net = make().eval()
+        x = torch.randn(*shape)
         d = os.path.join(out_dir, "epilogue_" + name)
         os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
         torch.onnx.export(net, x, os.path.join(d, "model.onnx"), opset_version=13, input_names=["x"],
@@ -251,7 +266,7 @@ def activation_cases(out_dir):
         for fname, arr, tname in (("input_0.pb", x.numpy(), "x"), ("output_0.pb", y, "y")):
             with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
                 f.write(numpy_helper.from_array(arr, tname).SerializeToString())
-    return len(acts)
+    return len(cases)
 
 
 def pool_ref(x, k, strides, pads, dil, is_max, include_pad):
