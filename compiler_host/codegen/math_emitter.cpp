@@ -63,6 +63,20 @@ Value *MathEmitter::c(double v, Type *t) {
   return hoisted_constant(*b_.GetInsertBlock()->getParent(), k);
 }
 
+Value *MathEmitter::at_most(Value *x, double lim) {
+  Type *ft = x->getType();
+  if (t_.arch == TINYRT_ARCH_ARMV7 && ft->isVectorTy())
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, c(lim, ft));
+  return b_.CreateSelect(b_.CreateFCmpOGT(x, c(lim, ft)), c(lim, ft), x);  // NaN: the compare is false
+}
+
+Value *MathEmitter::at_least(Value *x, double lim) {
+  Type *ft = x->getType();
+  if (t_.arch == TINYRT_ARCH_ARMV7 && ft->isVectorTy())
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, c(lim, ft));
+  return b_.CreateSelect(b_.CreateFCmpOLT(x, c(lim, ft)), c(lim, ft), x);
+}
+
 Type *MathEmitter::int_type(Type *ft) {
   Type *i32 = b_.getInt32Ty();
   if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ft))
@@ -130,8 +144,7 @@ Value *MathEmitter::exp(Value *x) {
   Type *it = int_type(ft);
   Value *isnan = b_.CreateFCmpUNO(x, x);
   Value *xc = b_.CreateSelect(isnan, c(0, ft), x);
-  xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0, ft)), c(89.0, ft), xc);
-  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, c(-104.0, ft)), c(-104.0, ft), xc);
+  xc = at_least(at_most(xc, 89.0), -104.0);
   Value *t = b_.CreateFMul(xc, c(1.4426950408889634, ft));
   Value *nf = b_.CreateFSub(b_.CreateFAdd(t, c(12582912.0, ft)), c(12582912.0, ft));
   Value *r = b_.CreateFSub(xc, b_.CreateFMul(nf, c(0.693359375, ft)));
@@ -186,13 +199,10 @@ Value *MathEmitter::tanh(Value *x) {
   // quotient, about 20 instructions per vector where e^-2|x| with a series
   // for small |x| took 35 (two per LSTM cell, one per GRU cell). The
   // result is clamped to [-1, 1] (at |x| = 9 the quotient can round an ulp
-  // above 1). NaN passes the clamps (their compares are false) and every
-  // step after them.
+  // above 1). NaN passes the clamps (at_most, at_least) and every step
+  // after them.
   Type *ft = x->getType();
-  auto clamp = [&](Value *v, double lim) {
-    v = b_.CreateSelect(b_.CreateFCmpOGT(v, c(lim, ft)), c(lim, ft), v);
-    return b_.CreateSelect(b_.CreateFCmpOLT(v, c(-lim, ft)), c(-lim, ft), v);
-  };
+  auto clamp = [&](Value *v, double lim) { return at_least(at_most(v, lim), -lim); };
   Value *xc = clamp(x, 9.0);
   Value *x2 = b_.CreateFMul(xc, xc);
   Value *p = poly(x2, {1.3420899063682739e-08, 2.066203777746912e-05, 0.0034990430817290466, 0.13384019808977987, 1.0});
@@ -238,11 +248,11 @@ Value *MathEmitter::exp_neg(Value *a) {
   // and beyond round to 0 or a denormal anyway); r = -a - n ln2 in
   // [-ln2/2, ln2/2], e^r by a degree-6 minimax polynomial (relative error
   // 1.9e-9). 13 instructions where exp() takes 27: one clamp instead of
-  // two, no denormal results, no NaN select (NaN passes the clamp, whose
-  // compare is false, and every step after it).
+  // two, no denormal results, no NaN select (NaN passes the clamp and
+  // every step after it).
   Type *ft = a->getType();
   Type *it = int_type(ft);
-  a = b_.CreateSelect(b_.CreateFCmpOGT(a, c(88.0, ft)), c(88.0, ft), a);
+  a = at_most(a, 88.0);
   Value *magic = c(12582912.0 + 127.0, ft);
   auto fma = [&](Value *p, Value *q, Value *r) { return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft}, {p, q, r}); };
   Value *v = fma(a, c(-1.4426950408889634, ft), magic);
@@ -257,7 +267,7 @@ Value *MathEmitter::exp_neg(Value *a) {
 
 Value *MathEmitter::exp_neg_clamped(Value *a) {
   Type *ft = a->getType();
-  return exp_neg(b_.CreateSelect(b_.CreateFCmpOLT(a, c(0, ft)), c(0, ft), a));  // NaN: the compare is false
+  return exp_neg(at_least(a, 0));  // NaN passes
 }
 
 Value *MathEmitter::sigmoid(Value *x) {

@@ -52,6 +52,12 @@ class MathEmitter {
 
  private:
   llvm::Value *c(double v, llvm::Type *t);
+  // min(x, lim) and max(x, lim), NaN passing: a compare and a select, or
+  // on ARMv7's vectors one vmin/vmax (llvm.minimum/maximum: NaN in, NaN
+  // out; a denormal x becomes 0, as NEON's arithmetic flushes it anyway),
+  // where LLVM keeps vcgt + vbit for the select.
+  llvm::Value *at_most(llvm::Value *x, double lim);
+  llvm::Value *at_least(llvm::Value *x, double lim);
   // sin(r) and cos(r) for |r| <= pi/4 and the quadrant of x.
   void reduce_pi2(llvm::Value *x, llvm::Value **r, llvm::Value **quadrant);
   llvm::Value *sin_poly(llvm::Value *r);

@@ -151,9 +151,13 @@ int dot_i8_x_sign(DotI8 d) {
 int Target::depthwise_tile(int64_t k_h, int64_t k_w) const {
   // One accumulator per pixel, the tap weights held in registers when they
   // fit, one register for the input vector.
+  // Beyond that, the target's limit for windows whose weights do not stay
+  // in registers.
   const int64_t taps = k_h * k_w;
-  int64_t free_regs = vector_regs - 1 - (taps < vector_regs / 2 ? taps : 0);
-  return (int)std::max<int64_t>(2, std::min<int64_t>(depthwise_mr_max[k_w > 3], free_regs));
+  const bool weights_held = taps < vector_regs / 2;
+  int64_t free_regs = vector_regs - 1 - (weights_held ? taps : 0);
+  const int most = weights_held ? 8 : depthwise_mr_max[k_w > 3];
+  return (int)std::max<int64_t>(2, std::min<int64_t>(most, free_regs));
 }
 
 int Target::depthwise_tile_int8(int64_t k_w, int64_t stride_w, int64_t out_w) const {

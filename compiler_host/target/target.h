@@ -61,8 +61,9 @@ struct Target {
   // (x86-64, AArch64; ARMv7 NEON's vld1/vst1 take a register only, and
   // walk constant strides by post-increment instead).
   bool vector_imm_offsets = true;
-  // The float depthwise kernel's pixels per tile at most (depthwise_tile),
-  // for windows up to 3 wide and wider ones.
+  // The float depthwise kernel's pixels per tile at most (depthwise_tile)
+  // where its tap weights do not stay in registers, for windows up to 3
+  // wide and wider ones.
   int depthwise_mr_max[2] = {8, 8};
   // Math constants (polynomial coefficients, clamps) that the vector
   // instructions cannot take as immediates live in registers set once per
