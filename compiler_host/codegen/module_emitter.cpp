@@ -342,6 +342,13 @@ std::string codegen(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileT
 
 }  // namespace
 
+void optimize_for(llvm::Module &m, const Target &t) {
+  std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(t);
+  m.setDataLayout(tm->createDataLayout());
+  m.setTargetTriple(t.triple);
+  optimize(m, *tm);
+}
+
 uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n) {
   const uint8_t *b = static_cast<const uint8_t *>(data);
   for (size_t i = 0; i < n; ++i) {

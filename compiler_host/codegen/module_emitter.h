@@ -10,6 +10,10 @@
 #include "target/target.h"
 #include "ir/program.h"
 
+namespace llvm {
+class Module;
+}
+
 namespace tinyrt {
 
 struct ModuleOptions {
@@ -66,5 +70,10 @@ constexpr uint64_t kFnv1a64Offset = 0xcbf29ce484222325ull;
 uint64_t fnv1a64_update(uint64_t h, const void *data, size_t n);
 
 ModuleResult emit_module(const Program &p, const Target &t, const ModuleOptions &o);
+
+// m through the optimization pipeline emit_module runs, with t's machine
+// (data layout and triple set to t's): for tests of what LLVM makes of
+// emitted IR.
+void optimize_for(llvm::Module &m, const Target &t);
 
 }  // namespace tinyrt

@@ -7,15 +7,12 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Target/TargetMachine.h>
 
 #include "codegen/kernel_emitters.h"
 #include "codegen/loops.h"
 #include "codegen/vector_function.h"
 #include "codegen/math_emitter.h"
+#include "codegen/module_emitter.h"
 #include "ir/expr.h"
 #include "target/target.h"
 
@@ -24,35 +21,6 @@ using namespace tinyrt;
 namespace {
 
 using Fn = VectorFunction;
-
-// O3 as the module emitter runs it (codegen/module_emitter.cpp, optimize),
-// with the target's machine: ARMv7's cost model is what made GVN move the
-// next trip's loads into a new latch block (which drops the loop's
-// metadata) before looped_epilogue made them volatile.
-void optimize_o3(llvm::Module &m, const Target &t) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  std::string err;
-  const llvm::Target *lt = llvm::TargetRegistry::lookupTarget(t.triple, err);
-  ASSERT_TRUE(lt) << err;
-  std::unique_ptr<llvm::TargetMachine> tm(
-      lt->createTargetMachine(t.triple, t.cpu, t.features, llvm::TargetOptions(), llvm::Reloc::PIC_));
-  ASSERT_TRUE(tm);
-  m.setDataLayout(tm->createDataLayout());
-  m.setTargetTriple(t.triple);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm.get());
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-}
 
 int stores(llvm::Function *f) {
   int n = 0;
@@ -78,7 +46,10 @@ TEST(LoopedEpilogue, LoopedEpilogueStaysRolledThroughO3) {
                       k.at(k.b.CreateAdd(k.b.CreateMul(g, k.b.getInt32(2)), k.b.getInt32(j))));
   });
   k.b.CreateRetVoid();
-  optimize_o3(k.m, t);
+  // The module emitter's pipeline with ARMv7's machine, whose cost model
+  // is what made GVN move the next trip's loads into a new latch block
+  // (dropping the loop's metadata) before the loads were volatile.
+  optimize_for(k.m, t);
   EXPECT_EQ(stores(k.f), 6 + 2);
 }
 
