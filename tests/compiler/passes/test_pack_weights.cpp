@@ -240,7 +240,7 @@ TEST(PackWeights, Int8SlowerThanFloatIsSaid) {
 
 // So is an int8 depthwise convolution where the target runs those slower
 // than float ones (Target::depthwise_int8_over_float: every target's
-// measured figure is above 1 today; ARMv7's 2.336).
+// measured figure is above 1 today; ARMv7's 1.932).
 TEST(PackWeights, Int8DepthwiseSlowerThanFloatIsSaid) {
   const std::string dw = qdq_depthwise(24);
   for (double ratio : {1.4, 0.6, 0.0}) {
