@@ -514,12 +514,13 @@ bool ExprEmitter::rounded_int_cast(const ExprP &x, DType to, VVal *out) {
   // selected after the sum where it would not come out as 0 by itself
   // (INT_MIN + z saturates to an unsigned type's 0 when z >= 0).
   const double K = 1073741824.0;
-  Value *nan = dtype_is_signed(to) || z_negative ? b_.CreateFCmpUNO(f, f) : nullptr;
-  {
+  // (ARMv7 clamps tighter below, and always selects NaN's 0.)
+  Value *nan = !armv7 && (dtype_is_signed(to) || z_negative) ? b_.CreateFCmpUNO(f, f) : nullptr;
+  if (!armv7) {
     Value *k = llvm::ConstantFP::get(ft, K);
     f = b_.CreateSelect(b_.CreateFCmpOGT(f, k), k, f);
   }
-  if (z && z_negative) {
+  if (!armv7 && z && z_negative) {
     Value *k = llvm::ConstantFP::get(ft, -K);
     f = b_.CreateSelect(b_.CreateFCmpOLT(f, k), k, f);
   }
@@ -537,7 +538,7 @@ bool ExprEmitter::rounded_int_cast(const ExprP &x, DType to, VVal *out) {
     f = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, f, llvm::ConstantFP::get(ft, -M));
     Value *bits = b_.CreateBitCast(b_.CreateFAdd(f, llvm::ConstantFP::get(ft, 12582912.0)), it);
     r = b_.CreateSub(bits, llvm::ConstantInt::get(it, 0x4B400000));
-    if (!nan) nan = b_.CreateFCmpUNO(f, f);
+    nan = b_.CreateFCmpUNO(f, f);
   } else {
     const int w = (t_.vector_bytes == 64 && lanes_ % 16 == 0) ? 16 : lanes_ % 8 == 0 ? 8 : 4;
     r = per_part(b_, f, w, [&](Value *fc) -> Value * {
