@@ -201,7 +201,6 @@ Value *MathEmitter::tanh(Value *x) {
   // result is clamped to [-1, 1] (at |x| = 9 the quotient can round an ulp
   // above 1). NaN passes the clamps (at_most, at_least) and every step
   // after them.
-  Type *ft = x->getType();
   auto clamp = [&](Value *v, double lim) { return at_least(at_most(v, lim), -lim); };
   Value *xc = clamp(x, 9.0);
   Value *x2 = b_.CreateFMul(xc, xc);
@@ -266,7 +265,6 @@ Value *MathEmitter::exp_neg(Value *a) {
 }
 
 Value *MathEmitter::exp_neg_clamped(Value *a) {
-  Type *ft = a->getType();
   return exp_neg(at_least(a, 0));  // NaN passes
 }
 

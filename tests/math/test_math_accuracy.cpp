@@ -138,6 +138,11 @@ bool check_integer_casts(const std::string &target, const std::string &work, con
   auto f32 = [](float v) { return std::string(reinterpret_cast<const char *>(&v), 4); };
   scalar("s1", onnx::TensorProto::FLOAT, f32(1.0f));
   scalar("s2", onnx::TensorProto::FLOAT, f32(0.37f));
+  // Scales whose reciprocal x86 multiplies by (MathEmitter::divide_by_constant):
+  // a calibrated-looking one, one with a significand of all ones, a tiny one.
+  scalar("s3", onnx::TensorProto::FLOAT, f32(6.0f / 255.0f));
+  scalar("s4", onnx::TensorProto::FLOAT, f32(0x1.fffffep-5f));
+  scalar("s5", onnx::TensorProto::FLOAT, f32(3e-6f));
   scalar("zu", onnx::TensorProto::UINT8, std::string(1, (char)97));
   scalar("zu0", onnx::TensorProto::UINT8, std::string(1, (char)0));
   scalar("zi", onnx::TensorProto::INT8, std::string(1, (char)-3));
@@ -153,6 +158,9 @@ bool check_integer_casts(const std::string &target, const std::string &work, con
       {"q_u8", onnx::TensorProto::UINT8, 0, 255, quant(1.0f, 97)},
       {"q_i8", onnx::TensorProto::INT8, -128, 127, quant(0.37f, -3)},
       {"q_u8_z0", onnx::TensorProto::UINT8, 0, 255, quant(0.37f, 0)},
+      {"q_u8_s3", onnx::TensorProto::UINT8, 0, 255, quant(6.0f / 255.0f, 97)},
+      {"q_i8_s4", onnx::TensorProto::INT8, -128, 127, quant(0x1.fffffep-5f, -3)},
+      {"q_u8_s5", onnx::TensorProto::UINT8, 0, 255, quant(3e-6f, 0)},
       {"c_i8", onnx::TensorProto::INT8, -128, 127, trunc},
       {"c_u8", onnx::TensorProto::UINT8, 0, 255, trunc},
       {"c_i16", onnx::TensorProto::INT16, -32768, 32767, trunc},
@@ -161,7 +169,10 @@ bool check_integer_casts(const std::string &target, const std::string &work, con
   b.node("QuantizeLinear", {"x", "s1", "zu"}, {"q_u8"});
   b.node("QuantizeLinear", {"x", "s2", "zi"}, {"q_i8"});
   b.node("QuantizeLinear", {"x", "s2", "zu0"}, {"q_u8_z0"});
-  for (size_t k = 3; k < cases.size(); ++k)
+  b.node("QuantizeLinear", {"x", "s3", "zu"}, {"q_u8_s3"});
+  b.node("QuantizeLinear", {"x", "s4", "zi"}, {"q_i8_s4"});
+  b.node("QuantizeLinear", {"x", "s5", "zu0"}, {"q_u8_s5"});
+  for (size_t k = 6; k < cases.size(); ++k)
     test::OnnxBuilder::attr(b.node("Cast", {"x"}, {cases[k].out}), "to", (int64_t)cases[k].elem);
   for (const Case &c : cases) b.output(c.out, {n}, c.elem);
   std::string target_name;
@@ -232,6 +243,14 @@ int main(int argc, char **argv) {
     // Ties: every half-integer and quarter within the types' ranges.
     std::vector<float> xs_int = xs;
     for (int k = -140000; k <= 140000; ++k) xs_int.push_back((float)k * 0.25f);
+    // And the quotients' ties for each scale of check_integer_casts: the
+    // floats nearest (k + 1/2) * s, four on each side.
+    for (float s : {1.0f, 0.37f, 6.0f / 255.0f, 0x1.fffffep-5f, 3e-6f})
+      for (int k = -300; k < 300; ++k) {
+        float x = (float)((k + 0.5) * (double)s);
+        for (int j = 0; j < 4; ++j) x = std::nextafter(x, -INFINITY);
+        for (int j = 0; j < 9; ++j, x = std::nextafter(x, INFINITY)) xs_int.push_back(x);
+      }
     for (float s : {2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 1073741824.0f, 3e9f, -3e9f})
       xs_int.push_back(s);
     ok = check_integer_casts(target, work, xs_int) && ok;
