@@ -168,10 +168,11 @@ void keep_float_weights(PassContext &c, const PackOptions &o);
 // budget's accounting).
 int64_t weights_read(const Program &p, const Target &t, WeightStorage st, bool float_recurrent);
 void pack_weights(PassContext &c, const PackOptions &o);
-// Under --weights fp16 (after pack_weights): float copies of half GEMM
-// weights in the arena budget's room, widened once per run by a loop kernel
+// After pack_weights, in the arena budget's room: float copies of half GEMM
+// weights (--weights fp16), and int16 copies of the int8 weights of GEMMs
+// over int16 pairs (GemmSpec::w8), widened once per run by a loop kernel
 // before their GEMM (GemmSpec::arena_packed).
-void widen_half_weights(PassContext &c, const PackOptions &o);
+void widen_packed_weights(PassContext &c, const PackOptions &o);
 // The bytes pack_weights gives a float GEMM's weights: each group's output
 // channels padded to its register tile's channel columns (Target::gemm_tile),
 // at 4 or 2 bytes a weight.

@@ -52,9 +52,10 @@ const std::vector<Pass> &pipeline() {
        [](PassContext &c, const PassOptions &o) { keep_float_weights(c, o.pack); }},
       {"pack_weights", "choose register tiles and task splits, pack GEMM weights",
        [](PassContext &c, const PassOptions &o) { pack_weights(c, o.pack); }},
-      {"widen_half_weights",
-       "--weights fp16: the arena budget's room holds float copies of half GEMM weights, widened once per run",
-       [](PassContext &c, const PassOptions &o) { widen_half_weights(c, o.pack); }},
+      {"widen_packed_weights",
+       "the arena budget's room holds wider copies of packed weights (half as float; int8 of int16 pairs as int16), "
+       "widened once per run",
+       [](PassContext &c, const PassOptions &o) { widen_packed_weights(c, o.pack); }},
       {"split_recurrent", "large recurrent steps in parts of hidden units that threads share", plain<split_recurrent>},
       {"prove_bounds", "every load proved inside its tensor, scheduled kernels' geometry checked against their tensors",
        plain<prove_bounds>},

@@ -1,7 +1,9 @@
-// passes/widen_half_weights.cpp: under --weights fp16, float copies of
-// half GEMM weights in the arena budget's room, widened once per run by a
-// loop kernel before their GEMM.
+// passes/widen_packed_weights.cpp: in the arena budget's room, float
+// copies of half GEMM weights (--weights fp16) and int16 copies of the int8
+// weights of GEMMs over int16 pairs, widened once per run by a loop kernel
+// before their GEMM.
 #include "pass_test.h"
+#include "qdq_models.h"
 
 using namespace tinyrt;
 using namespace tinyrt::test;
@@ -39,7 +41,7 @@ PassOptions options(WeightStorage w, Precision pr = Precision::F32) {
 // room (the model's `oc` output channels).
 Program widened(const std::string &ir, const char *target, WeightStorage w, int64_t arena = 0,
                 Precision pr = Precision::F32, int oc = 32) {
-  return run_until_limited(ir, "widen_half_weights", resolve_target(target), options(w, pr), [&](Limits &l) {
+  return run_until_limited(ir, "widen_packed_weights", resolve_target(target), options(w, pr), [&](Limits &l) {
     if (arena > 0) l.max_arena_bytes = arena, l.arena_budget_given = true;
     if (arena < 0) l.max_arena_ratio = 1.0;
     l.model_weights_bytes = oc * 16 * 9 * 4;
@@ -63,7 +65,7 @@ const Kernel *only_gemm(const Program &p) {
 // before the GEMM widens its packed half weights into a float arena tensor
 // of the same layout, which the GEMM reads (arena_packed) and its
 // definition addresses; the flash keeps the half weights.
-TEST(WidenHalfWeights, ManyTilesReadAFloatCopyWidenedOncePerRun) {
+TEST(WidenPackedWeights, ManyTilesReadAFloatCopyWidenedOncePerRun) {
   for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon", "armv7-neon"}) {
     const Program p = widened(conv(64), target, WeightStorage::F16, 1 << 22);
     const Kernel *g = only_gemm(p);
@@ -106,7 +108,7 @@ TEST(WidenHalfWeights, ManyTilesReadAFloatCopyWidenedOncePerRun) {
 // No copy where the arena budget has no room for it (the trade says so),
 // over too few tiles, with float weights, or under --precision fp16 (its
 // GEMMs multiply the half weights themselves).
-TEST(WidenHalfWeights, NoCopyWithoutRoomTilesHalfWeightsOrTheTarget) {
+TEST(WidenPackedWeights, NoCopyWithoutRoomTilesHalfWeightsOrTheTarget) {
   // The convolution's step is the plan's peak (its 1 MB output): none at 1x.
   const Program lean = widened(conv(64, 1, 64, true), "x86-64-avx2", WeightStorage::F16, -1, Precision::F32, 64);
   ASSERT_NE(only_gemm(lean), nullptr);
@@ -128,4 +130,99 @@ TEST(WidenHalfWeights, NoCopyWithoutRoomTilesHalfWeightsOrTheTarget) {
   ASSERT_NE(only_gemm(h), nullptr);
   EXPECT_FALSE(only_gemm(h)->gemm.arena_packed);
   EXPECT_TRUE(h.trades.empty());
+}
+
+namespace {
+
+// A QDQ 1x1 convolution over 16 channels of a `size` x `size` image to 48,
+// its weights over the int8 range without -128 (not byte pairs: int16 pairs
+// over a widened copy of the input on x86 without VNNI).
+std::string pointwise_int8(int size) {
+  std::string w = "[";
+  for (int i = 0; i < 48 * 16; ++i) w += (i ? "," : "") + std::to_string((i * 37) % 255 - 127);
+  std::string ir = qdq_conv_graph(16, 48, 16, 1, w + "]", false, "", true);
+  const std::string sz = std::to_string(size) + "," + std::to_string(size);
+  ir.replace(ir.find("12,12"), 5, sz);
+  return ir;
+}
+
+Program widened_int8(const std::string &ir, const char *target, int64_t arena = 1 << 22) {
+  PassOptions o;
+  o.winograd.mode = WinogradMode::Off;
+  return run_until_limited(ir, "widen_packed_weights", resolve_target(target), o, [&](Limits &l) {
+    if (arena > 0) l.max_arena_bytes = arena, l.arena_budget_given = true;
+    if (arena < 0) l.max_arena_ratio = 1.0;
+  });
+}
+
+const Kernel *only_qgemm(const Program &p) {
+  const Kernel *g = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == KernelKind::QGemm) {
+      if (g) return nullptr;
+      g = &k;
+    }
+  return g;
+}
+
+}  // namespace
+
+// An int8 GEMM over int16 pairs (x86 without VNNI) of many pixel tiles
+// reads its weights from an int16 copy in the packed layout, which a loop
+// kernel just before it writes from the int8 bytes; the flash keeps them.
+TEST(WidenPackedWeights, Int8PairWeightsReadAnInt16CopyOverManyTiles) {
+  for (const char *target : {"x86-64-avx2", "x86-64-avx512"}) {
+    const Program p = widened_int8(pointwise_int8(48), target);  // 2304 pixels
+    const Kernel *g = only_qgemm(p);
+    ASSERT_NE(g, nullptr) << target << "\n" << describe(p);
+    const GemmSpec &s = g->gemm;
+    EXPECT_TRUE(s.i16) << target;
+    EXPECT_FALSE(s.w8) << target;  // int16 weights now
+    EXPECT_TRUE(s.arena_packed) << target;
+    const Value &bytes = p.graph.v(s.packed), &copy = p.graph.v(g->ins[1]);
+    EXPECT_EQ(bytes.dtype, DType::I8);
+    EXPECT_TRUE(bytes.is_const());
+    EXPECT_EQ(copy.dtype, DType::I16);
+    EXPECT_FALSE(copy.is_const());
+    EXPECT_EQ(copy.shape, bytes.shape);
+    EXPECT_EQ(copy.numel(), (48 + s.nr - 1) / s.nr * s.nr * 16) << target;
+    const size_t gi = (size_t)(g - p.kernels.data());
+    ASSERT_GE(gi, 1u);
+    const Kernel &w = p.kernels[gi - 1];
+    EXPECT_EQ(w.label, "WidenInt8Weights");
+    EXPECT_EQ(w.out, g->ins[1]);
+    EXPECT_EQ(w.ins, std::vector<int>{s.packed});
+    // The definition reads the copy at one index, as int8 values.
+    int loads = 0;
+    visit(g->expr, [&](const Expr &e) {
+      if (e.op != EOp::Load || e.id != 1) return;
+      ++loads;
+      EXPECT_EQ(e.a.size(), 1u);
+      EXPECT_EQ(e.type, DType::I16);
+    });
+    EXPECT_GE(loads, 1);
+    const MemoryTrade *t = nullptr;
+    for (const MemoryTrade &m : p.trades)
+      if (m.kind == "int16-copy") t = &m;
+    ASSERT_NE(t, nullptr) << target;
+    EXPECT_EQ(t->taken, "int16 copy");
+    EXPECT_EQ(t->arena_bytes, copy.numel() * 2);
+    EXPECT_GT(t->gain, 0);
+  }
+}
+
+// None over few tiles (a 12 x 12 image: 144 pixels), or on targets with
+// dot products (no int16 pairs). (The arena budget's refusal is the half
+// copies' code: WidenPackedWeights.NoCopyWithoutRoomTilesHalfWeightsOrTheTarget.)
+TEST(WidenPackedWeights, Int8PairWeightsStayBytesOverFewTilesOrWithDotProducts) {
+  const Program few = widened_int8(pointwise_int8(12), "x86-64-avx2");
+  ASSERT_NE(only_qgemm(few), nullptr);
+  EXPECT_TRUE(only_qgemm(few)->gemm.w8);
+  EXPECT_FALSE(only_qgemm(few)->gemm.arena_packed);
+  for (const MemoryTrade &m : few.trades) EXPECT_NE(m.kind, "int16-copy");
+  for (const char *target : {"x86-64-avx512-vnni", "x86-64-avx2-vnni", "aarch64-neon"}) {
+    const Program vnni = widened_int8(pointwise_int8(48), target);
+    ASSERT_NE(only_qgemm(vnni), nullptr) << target;
+    EXPECT_FALSE(only_qgemm(vnni)->gemm.arena_packed) << target;
+  }
 }
