@@ -16,7 +16,8 @@
 //   busy (llvm-mca of mobilenet_v2's 1x1 loop: 0.82x the cycles on Zen 3,
 //   0.78x on Skylake, unchanged on Zen 1-2 and Haswell, whose multiplies
 //   bound it; measured on Zen 4 0.93-0.95x per layer; bench/RESULTS.md,
-//   forty-first session). Only over kMinPairTiles tiles: the copy writes
+//   forty-first session). Only over Target::int16_weight_copy_min_tiles
+//   tiles (AVX2; not AVX-512, where it measured no gain): the copy writes
 //   twice the layer's int8 bytes every run.
 //
 // The copy lives from its kernel to the GEMM. Where the weights budget's
@@ -39,10 +40,6 @@ namespace {
 // Below this many pixel tiles per weight vector the copy's own pass (a
 // widening, a store and the float bytes read back) saves too little.
 constexpr int64_t kMinTiles = 8;
-// The same for int8 weights' int16 copies: mobilenet_v2 int8 on Zen 4
-// (AVX2 code, ab_bench, 10 alternated rounds against no copies) 8: 0.987,
-// 32: 0.982, 128: 0.992.
-constexpr int64_t kMinPairTiles = 32;
 
 // Float GEMM kernel k whose packed weights are stored as half: its pixel
 // tiles (each widens every weight vector once), or 0.
@@ -119,7 +116,8 @@ void widen_packed_weights(PassContext &c, const PackOptions &o) {
     int64_t tiles = half ? half_weight_tiles(p, k) : 0;
     if (tiles >= kMinTiles) cands.push_back({i, tiles, sat_mul(numel, (int64_t)4), false});
     tiles = byte_pair_weight_tiles(p, k);
-    if (tiles >= kMinPairTiles) cands.push_back({i, tiles, sat_mul(numel, (int64_t)2), true});
+    if (c.target.int16_weight_copy_min_tiles > 0 && tiles >= c.target.int16_weight_copy_min_tiles)
+      cands.push_back({i, tiles, sat_mul(numel, (int64_t)2), true});
   }
   if (cands.empty()) return;
   // Most tiles first: conversions saved per arena byte (tiles - 1 per

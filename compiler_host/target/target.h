@@ -133,6 +133,10 @@ struct Target {
   // channels whose weights are not byte pairs multiply int16 pairs over a
   // widened copy of their input (passes/widen_int8_inputs.cpp; 0: never).
   int64_t int16_inputs_min_out_c = 0;
+  // Such int16 pairs' int8 weights are read from an int16 copy widened
+  // once per run (passes/widen_packed_weights.cpp) in layers of at least
+  // this many pixel tiles, where the arena budget has room (0: never).
+  int64_t int16_weight_copy_min_tiles = 0;
   // Of them, a first layer over an image's few channels (k_run: each kernel
   // row one run of inputs) only from this many: its padded copy gains a
   // channel (RGB's 3 to 4, a third more products) and its short sums

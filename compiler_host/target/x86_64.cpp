@@ -135,6 +135,15 @@ Target x86_64_target(const std::string &name, bool avx512, X86Vnni vnni) {
   // rounds against 32: 16 mobilenet_v3_small 0.993, efficientnet_b0 0.999,
   // squeezenet1_1 1.002; 64 1.021 / 1.006 / 1.019.
   if (vnni == X86Vnni::None) t.int16_inputs_min_out_c = 16;
+  // Their int8 weights as an int16 copy over many pixel tiles: AVX2 code
+  // on Zen 4, ab_bench, 10 alternated rounds against no copies, int8
+  // mobilenet_v2 from 8 tiles 0.987, 32 0.982, 128 0.992; from 32,
+  // shufflenet_v2_x0_5 0.990-0.991, efficientnet_b0 0.980-0.999,
+  // squeezenet1_1 0.995-1.017 (llvm-mca: 0.82x the 1x1 loop's cycles on
+  // znver3, 0.78x on skylake, 1.00 on znver1/2 and haswell). AVX-512
+  // without VNNI (its 12x2 tiles, natively): 1.003-1.006 on mobilenet_v2,
+  // squeezenet1_1, efficientnet_b0, so not there.
+  if (vnni == X86Vnni::None && !avx512) t.int16_weight_copy_min_tiles = 32;
   // First layers (k_run), AVX2 on Zen 4, the convolution's step and its
   // padded copy's (ab_bench --steps, 5 rounds), int16 pairs / signed bytes:
   // mobilenet_v3_small's 16 channels 0.88 and +0.011 ms of copy (the
