@@ -286,8 +286,9 @@ Kernel &padded_copy(std::vector<Kernel> &placed, const Kernel &k) {
   fail_internal("a k_run convolution without its padded copy");
 }
 
-// The pass with each step's room in the arena budget cut by `cut` bytes.
-void choose_and_widen(PassContext &c, int64_t cut) {
+// The pass with each step's room in the arena budget cut by `cut` bytes;
+// the copies it made.
+int choose_and_widen(PassContext &c, int64_t cut) {
   Program &p = c.program;
   Graph &g = p.graph;
   const Target &t = c.target;
@@ -310,7 +311,7 @@ void choose_and_widen(PassContext &c, int64_t cut) {
       chosen.push_back({i, f, fl});
     }
   }
-  if (chosen.empty()) return;
+  if (chosen.empty()) return 0;
   const std::vector<int64_t> live = live_bytes(p);
   const int64_t peak = *std::max_element(live.begin(), live.end());
   // The budget the passes before set (Winograd's, over the plan before its
@@ -419,6 +420,7 @@ void choose_and_widen(PassContext &c, int64_t cut) {
            << (refused ? ", " + std::to_string(refused) + " keep their byte products: the arena budget has no room"
                        : std::string())
            << "\n";
+  return widened + in_floats;
 }
 
 }  // namespace
@@ -430,21 +432,23 @@ void widen_int8_inputs(PassContext &c) {
   // int8 on AVX2 placed 1.18x its plan without transforms, over its 1.1x
   // budget). Then the copies are chosen again with every step's room cut
   // by the excess, and at last with none.
+  // (Over the budget already without copies, it is held to that plan.)
   Program &p = c.program;
-  int64_t cut = 0;
-  const int64_t before = planned_arena(p);
+  int64_t cut = 0, before = -1;
   for (int attempt = 0;; ++attempt) {
     Program q = p;
     std::ostringstream lg;
     PassContext qc{q, c.target, c.log ? &lg : nullptr};
-    choose_and_widen(qc, cut);
-    const int64_t placed = planned_arena(q), budget = q.budgets.arena;
-    if (placed <= std::max(budget, before) || cut > budget) {
+    const int copies = choose_and_widen(qc, cut);
+    const int64_t placed = copies ? planned_arena(q) : 0, budget = q.budgets.arena;
+    if (placed > budget && before < 0) before = planned_arena(p);
+    const int64_t limit = std::max(budget, before);
+    if (placed <= limit || cut > budget) {
       if (c.log) *c.log << lg.str();
       p = std::move(q);
       return;
     }
-    cut = attempt < 3 ? cut + (placed - std::max(budget, before)) : budget + 1;
+    cut = attempt < 3 ? cut + (placed - limit) : budget + 1;
     if (c.log)
       *c.log << "  widen_int8_inputs: the arena placed with these copies takes " << placed
              << " bytes, over the budget of " << budget << "; choosing again with each step's room cut by "

@@ -74,6 +74,17 @@ inline int count_kernels(const Program &p, KernelKind kind) {
   return n;
 }
 
+// The program's only kernel of this kind; null when it has none or several.
+inline const Kernel *only(const Program &p, KernelKind kind) {
+  const Kernel *found = nullptr;
+  for (const Kernel &k : p.kernels)
+    if (k.kind == kind) {
+      if (found) return nullptr;
+      found = &k;
+    }
+  return found;
+}
+
 // Nodes of op `op` (domain::op outside ai.onnx).
 inline int count_nodes(const Graph &g, const std::string &op) {
   int n = 0;

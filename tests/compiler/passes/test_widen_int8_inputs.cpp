@@ -32,16 +32,6 @@ PassOptions mode_off() {
   return o;
 }
 
-const Kernel *only(const Program &p, KernelKind kind) {
-  const Kernel *found = nullptr;
-  for (const Kernel &k : p.kernels)
-    if (k.kind == kind) {
-      if (found) return nullptr;
-      found = &k;
-    }
-  return found;
-}
-
 TEST(WidenInt8Inputs, SignedBytesLayerMultipliesInt16PairsOverAWidenedCopy) {
   Program p = run_until(pointwise(15, 48, 2), "widen_int8_inputs");
   const Kernel *conv = only(p, KernelKind::QGemm);

@@ -49,14 +49,52 @@ Program widened(const std::string &ir, const char *target, WeightStorage w, int6
   });
 }
 
-const Kernel *only_gemm(const Program &p) {
-  const Kernel *g = nullptr;
-  for (const Kernel &k : p.kernels)
-    if (k.kind == KernelKind::Gemm) {
-      if (g) return nullptr;
-      g = &k;
+const Kernel *only_gemm(const Program &p) { return only(p, KernelKind::Gemm); }
+
+// GEMM g of p reads its packed weights (`narrow`, kept constant) from an
+// arena copy of `numel` elements of `wide` in the same layout (slot 1),
+// which `label`'s loop kernel right before it writes from them; its
+// definition reads the copy at one index, as `wide`; one trade of `kind`
+// taken with the copy's bytes.
+void expect_copy(const Program &p, const Kernel &g, DType narrow, DType wide, int64_t numel, const char *label,
+                 const char *kind) {
+  const GemmSpec &s = g.gemm;
+  EXPECT_TRUE(s.arena_packed);
+  EXPECT_EQ(s.group_pad_bytes, 0);
+  const Value &packed = p.graph.v(s.packed), &copy = p.graph.v(g.ins[1]);
+  EXPECT_EQ(packed.dtype, narrow);
+  EXPECT_TRUE(packed.is_const());
+  EXPECT_EQ(copy.dtype, wide);
+  EXPECT_FALSE(copy.is_const());
+  EXPECT_EQ(copy.shape, packed.shape);
+  EXPECT_EQ(copy.numel(), numel);
+  const size_t gi = (size_t)(&g - p.kernels.data());
+  ASSERT_GE(gi, 1u);
+  const Kernel &w = p.kernels[gi - 1];
+  EXPECT_EQ(w.label, label);
+  EXPECT_EQ(w.kind, KernelKind::Loop);
+  EXPECT_EQ(w.out, g.ins[1]);
+  EXPECT_EQ(w.ins, std::vector<int>{s.packed});
+  EXPECT_EQ(w.nodes, g.nodes);
+  int loads = 0;
+  visit(g.expr, [&](const Expr &e) {
+    if (e.op != EOp::Load || e.id != 1) return;
+    ++loads;
+    EXPECT_EQ(e.a.size(), 1u);
+    EXPECT_EQ(e.type, wide);
+  });
+  EXPECT_GE(loads, 1);
+  const MemoryTrade *t = nullptr;
+  for (const MemoryTrade &m : p.trades)
+    if (m.kind == kind) {
+      EXPECT_EQ(t, nullptr);
+      t = &m;
     }
-  return g;
+  ASSERT_NE(t, nullptr);
+  EXPECT_NE(t->taken, t->kind == std::string("int16-copy") ? "int8" : "half");
+  EXPECT_EQ(t->taken, t->wanted);
+  EXPECT_EQ(t->arena_bytes, numel * (int64_t)dtype_bytes(wide));
+  EXPECT_GT(t->gain, 0);
 }
 
 }  // namespace
@@ -67,41 +105,13 @@ const Kernel *only_gemm(const Program &p) {
 // definition addresses; the flash keeps the half weights.
 TEST(WidenPackedWeights, ManyTilesReadAFloatCopyWidenedOncePerRun) {
   for (const char *target : {"x86-64-avx2", "x86-64-avx512", "aarch64-neon", "armv7-neon"}) {
+    SCOPED_TRACE(target);
     const Program p = widened(conv(64), target, WeightStorage::F16, 1 << 22);
     const Kernel *g = only_gemm(p);
-    ASSERT_NE(g, nullptr) << target << "\n" << describe(p);
-    const GemmSpec &s = g->gemm;
-    EXPECT_TRUE(s.arena_packed) << target;
-    EXPECT_EQ(s.group_pad_bytes, 0);
-    const Value &half = p.graph.v(s.packed), &copy = p.graph.v(g->ins[1]);
-    EXPECT_EQ(half.dtype, DType::F16);
-    EXPECT_TRUE(half.is_const());
-    EXPECT_EQ(copy.dtype, DType::F32);
-    EXPECT_FALSE(copy.is_const());
-    EXPECT_EQ(copy.shape, half.shape);
-    EXPECT_EQ(copy.numel(), (32 + s.nr - 1) / s.nr * s.nr * 16 * 9) << target;
-    // Its producer: the kernel right before the GEMM, reading the half weights.
-    const size_t gi = (size_t)(g - p.kernels.data());
-    ASSERT_GE(gi, 1u);
-    const Kernel &w = p.kernels[gi - 1];
-    EXPECT_EQ(w.label, "WidenHalfWeights");
-    EXPECT_EQ(w.kind, KernelKind::Loop);
-    EXPECT_EQ(w.out, g->ins[1]);
-    EXPECT_EQ(w.ins, std::vector<int>{s.packed});
-    EXPECT_EQ(w.nodes, g->nodes);
-    // The GEMM's definition reads the copy: one index, into its packed layout.
-    int loads = 0;
-    visit(g->expr, [&](const Expr &e) {
-      if (e.op != EOp::Load || e.id != 1) return;
-      ++loads;
-      EXPECT_EQ(e.a.size(), 1u);
-    });
-    EXPECT_GE(loads, 1);
-    ASSERT_EQ(p.trades.size(), 1u) << target;
-    EXPECT_EQ(p.trades[0].kind, "float-copy");
-    EXPECT_EQ(p.trades[0].taken, "float copy");
-    EXPECT_EQ(p.trades[0].arena_bytes, copy.numel() * 4);
-    EXPECT_GT(p.trades[0].gain, 0);
+    ASSERT_NE(g, nullptr) << describe(p);
+    const int64_t nr = g->gemm.nr;
+    expect_copy(p, *g, DType::F16, DType::F32, (32 + nr - 1) / nr * nr * 16 * 9, "WidenHalfWeights", "float-copy");
+    EXPECT_EQ(p.trades.size(), 1u);
   }
 }
 
@@ -146,24 +156,17 @@ std::string pointwise_int8(int size) {
   return ir;
 }
 
-Program widened_int8(const std::string &ir, const char *target, int64_t arena = 1 << 22) {
+// With 4 MB of arena budget.
+Program widened_int8(const std::string &ir, const char *target) {
   PassOptions o;
   o.winograd.mode = WinogradMode::Off;
-  return run_until_limited(ir, "widen_packed_weights", resolve_target(target), o, [&](Limits &l) {
-    if (arena > 0) l.max_arena_bytes = arena, l.arena_budget_given = true;
-    if (arena < 0) l.max_arena_ratio = 1.0;
+  return run_until_limited(ir, "widen_packed_weights", resolve_target(target), o, [](Limits &l) {
+    l.max_arena_bytes = 1 << 22;
+    l.arena_budget_given = true;
   });
 }
 
-const Kernel *only_qgemm(const Program &p) {
-  const Kernel *g = nullptr;
-  for (const Kernel &k : p.kernels)
-    if (k.kind == KernelKind::QGemm) {
-      if (g) return nullptr;
-      g = &k;
-    }
-  return g;
-}
+const Kernel *only_qgemm(const Program &p) { return only(p, KernelKind::QGemm); }
 
 }  // namespace
 
@@ -171,44 +174,13 @@ const Kernel *only_qgemm(const Program &p) {
 // reads its weights from an int16 copy in the packed layout, which a loop
 // kernel just before it writes from the int8 bytes; the flash keeps them.
 TEST(WidenPackedWeights, Int8PairWeightsReadAnInt16CopyOverManyTiles) {
-  for (const char *target : {"x86-64-avx2"}) {
-    const Program p = widened_int8(pointwise_int8(48), target);  // 2304 pixels
-    const Kernel *g = only_qgemm(p);
-    ASSERT_NE(g, nullptr) << target << "\n" << describe(p);
-    const GemmSpec &s = g->gemm;
-    EXPECT_TRUE(s.i16) << target;
-    EXPECT_FALSE(s.w8) << target;  // int16 weights now
-    EXPECT_TRUE(s.arena_packed) << target;
-    const Value &bytes = p.graph.v(s.packed), &copy = p.graph.v(g->ins[1]);
-    EXPECT_EQ(bytes.dtype, DType::I8);
-    EXPECT_TRUE(bytes.is_const());
-    EXPECT_EQ(copy.dtype, DType::I16);
-    EXPECT_FALSE(copy.is_const());
-    EXPECT_EQ(copy.shape, bytes.shape);
-    EXPECT_EQ(copy.numel(), (48 + s.nr - 1) / s.nr * s.nr * 16) << target;
-    const size_t gi = (size_t)(g - p.kernels.data());
-    ASSERT_GE(gi, 1u);
-    const Kernel &w = p.kernels[gi - 1];
-    EXPECT_EQ(w.label, "WidenInt8Weights");
-    EXPECT_EQ(w.out, g->ins[1]);
-    EXPECT_EQ(w.ins, std::vector<int>{s.packed});
-    // The definition reads the copy at one index, as int8 values.
-    int loads = 0;
-    visit(g->expr, [&](const Expr &e) {
-      if (e.op != EOp::Load || e.id != 1) return;
-      ++loads;
-      EXPECT_EQ(e.a.size(), 1u);
-      EXPECT_EQ(e.type, DType::I16);
-    });
-    EXPECT_GE(loads, 1);
-    const MemoryTrade *t = nullptr;
-    for (const MemoryTrade &m : p.trades)
-      if (m.kind == "int16-copy") t = &m;
-    ASSERT_NE(t, nullptr) << target;
-    EXPECT_EQ(t->taken, "int16 copy");
-    EXPECT_EQ(t->arena_bytes, copy.numel() * 2);
-    EXPECT_GT(t->gain, 0);
-  }
+  const Program p = widened_int8(pointwise_int8(48), "x86-64-avx2");  // 2304 pixels
+  const Kernel *g = only_qgemm(p);
+  ASSERT_NE(g, nullptr) << describe(p);
+  EXPECT_TRUE(g->gemm.i16);
+  EXPECT_FALSE(g->gemm.w8);  // int16 weights now
+  const int64_t nr = g->gemm.nr;
+  expect_copy(p, *g, DType::I8, DType::I16, (48 + nr - 1) / nr * nr * 16, "WidenInt8Weights", "int16-copy");
 }
 
 // None over few tiles (a 12 x 12 image: 144 pixels), on targets with dot
