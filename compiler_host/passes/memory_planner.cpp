@@ -74,6 +74,10 @@ int64_t place_fit(const std::vector<Buffer *> &order, bool best_fit) {
   return arena;
 }
 
+// Plans of at most this many buffers also try kRandomOrders random orders.
+constexpr size_t kRandomOrdersMaxBuffers = 64;
+constexpr int kRandomOrders = 256;
+
 using Less = bool (*)(const Buffer *, const Buffer *);
 const Less kOrders[] = {
     [](const Buffer *a, const Buffer *b) {  // largest first
@@ -124,6 +128,27 @@ BufferPlan plan_buffers(const std::vector<BufferRequest> &requests, int64_t alig
       best_offsets.clear();
       for (auto &b : bufs) best_offsets.push_back(b.offset);
     }
+  // Few buffers: orders drawn at random too (a fixed seed: the same plan
+  // on every host), until one meets the lower bound.
+  if (bufs.size() <= std::min(kRandomOrdersMaxBuffers, max_tried)) {
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    auto next = [&seed]() {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      return seed;
+    };
+    std::vector<Buffer *> order;
+    for (auto &b : bufs) order.push_back(&b);
+    for (int k = 0; k < kRandomOrders && arena != round_up(plan.lower_bound); ++k) {
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next() % i]);
+      for (int policy : {0, 1}) {
+        int64_t a = place_fit(order, policy == 1);
+        if (arena >= 0 && a >= arena) continue;
+        arena = a;
+        best_offsets.clear();
+        for (auto &b : bufs) best_offsets.push_back(b.offset);
+      }
+    }
+  }
   plan.arena = std::max<int64_t>(arena, 0);
   plan.offsets = best_offsets;
   for (auto &b : bufs) plan.bytes.push_back(b.bytes);

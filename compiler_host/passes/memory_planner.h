@@ -32,9 +32,12 @@ inline int64_t align_up(int64_t x, int64_t align) { return (x + align - 1) / ali
 // buffer live at the same time — first fit, best fit, or where the bytes
 // were freed most recently (which keeps a chain of short-lived large
 // buffers, X -> Winograd's V -> M -> Y, alternating between two places) —
-// and the smallest arena kept. A plan that meets the lower bound ends the
-// search; more than `max_tried` buffers try the first order only (each
-// placement is quadratic in the buffers).
+// and the smallest arena kept; up to 64 buffers, then 256 orders drawn at
+// random (a fixed seed), first and best fit (the recurrent zoo models'
+// arenas 1.167x their bound with the fixed orders, 1.000x with these). A
+// plan that meets the lower bound ends the search; more than `max_tried`
+// buffers try the first order only (each placement is quadratic in the
+// buffers).
 BufferPlan plan_buffers(const std::vector<BufferRequest> &requests, int64_t align = 64, size_t max_tried = 300);
 
 }  // namespace tinyrt
