@@ -74,28 +74,20 @@ int64_t byte_pair_weight_tiles(const Program &p, const Kernel &k) {
   return (s.batch * s.out_h * s.out_w + s.mr - 1) / s.mr;
 }
 
-// Index of logical weight element `a` ([oc, ic, taps...]) in the layout
-// of byte_pair_weight_tiles' GEMMs, as pack_weights writes it.
-ExprP pair_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &a) {
-  const int64_t G = s.groups, OCg = s.out_c / G, ICk = s.in_c / G / 2, NR = s.nr, OCt = (OCg + NR - 1) / NR;
-  ExprP tap = cidx(0);
-  for (size_t r = 2; r < a.size(); ++r) tap = tap * cidx(w[r]) + a[r];
-  ExprP group = bin(EOp::Div, a[0], cidx(OCg)), oc = bin(EOp::Rem, a[0], cidx(OCg));
-  ExprP tile = bin(EOp::Div, oc, cidx(NR)), lane = bin(EOp::Rem, oc, cidx(NR));
-  ExprP pair = bin(EOp::Div, a[1], cidx(2)), half = bin(EOp::Rem, a[1], cidx(2));
-  return ((((group * OCt + tile) * (s.k_h * s.k_w) + tap) * ICk + pair) * NR + lane) * cidx(2) + half;
-}
-
 // Index of logical weight element `a` ([oc, ic, taps...] of a weight of
 // shape `w`) in GEMM s's packed layout, as pack_weights writes it (and
-// half_weight_tiles checks its size).
-ExprP packed_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &a) {
+// half_weight_tiles and byte_pair_weight_tiles check its size):
+// [group][oc tile][kh*kw][ic][nr], or with `pairs` [...][ic / 2][nr][2].
+ExprP packed_index(const GemmSpec &s, const Shape &w, const std::vector<ExprP> &a, bool pairs) {
   const int64_t G = s.groups, OCg = s.out_c / G, ICg = s.in_c / G, NR = s.nr, OCt = (OCg + NR - 1) / NR;
   ExprP tap = cidx(0);
   for (size_t r = 2; r < a.size(); ++r) tap = tap * cidx(w[r]) + a[r];
   ExprP group = bin(EOp::Div, a[0], cidx(OCg)), oc = bin(EOp::Rem, a[0], cidx(OCg));
   ExprP tile = bin(EOp::Div, oc, cidx(NR)), lane = bin(EOp::Rem, oc, cidx(NR));
-  return (((group * OCt + tile) * (s.k_h * s.k_w) + tap) * ICg + a[1]) * NR + lane;
+  ExprP base = (group * OCt + tile) * (s.k_h * s.k_w) + tap;
+  if (!pairs) return (base * ICg + a[1]) * NR + lane;
+  ExprP pair = bin(EOp::Div, a[1], cidx(2)), half = bin(EOp::Rem, a[1], cidx(2));
+  return ((base * (ICg / 2) + pair) * NR + lane) * cidx(2) + half;
 }
 
 }  // namespace
@@ -157,15 +149,12 @@ void widen_packed_weights(PassContext &c, const PackOptions &o) {
         wk.guard = k.guard;
         out.push_back(std::move(wk));
         // Slot 1 becomes the copy: the definition reads it in the packed
-        // layout.
+        // layout (int16 pairs: the int8 values, now held as int16).
         const Shape wshape = qg.v(s.weight).shape;
-        if (pairs)  // (the int8 values, now held as int16)
-          k.expr = replace_loads(k.expr, 1, [&](const Expr &e) {
-            return cast(load(1, DType::I16, {pair_index(s, wshape, e.a)}), e.type);
-          });
-        else
-          k.expr = replace_loads(k.expr, 1,
-                                 [&](const Expr &e) { return load(1, DType::F32, {packed_index(s, wshape, e.a)}); });
+        k.expr = replace_loads(k.expr, 1, [&](const Expr &e) {
+          ExprP w = load(1, to, {packed_index(s, wshape, e.a, pairs)});
+          return pairs ? cast(w, e.type) : w;
+        });
         k.ins[1] = copy;
         s.arena_packed = true;
         s.group_pad_bytes = 0;
