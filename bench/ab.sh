@@ -5,7 +5,7 @@
 # median latency per model, the B/A ratio, and the geomean of the ratios.
 #   bench/ab.sh [MODEL...]
 # MODEL: as bench/compare_ort.sh (the six torchvision models and the zoo by
-# default, v_* variants by name). Environment:
+# default, v_* variants by name), or a path ending in .onnx (a QDQ model). Environment:
 #   A_COMPILE, B_COMPILE  tinyrt-compile binaries (default build/tinyrt-compile
 #                         for both); e.g. a copy built at another commit
 #   A_FLAGS, B_FLAGS      compile options of each side, e.g. B_FLAGS="--winograd off"
@@ -33,11 +33,13 @@ echo "| model | A median ms | B median ms | B / A |"
 echo "|---|---|---|---|"
 for m in $MODELS; do
   p=$(model_path "$m")
+  # (a path's directory name: build/models/torchvision/resnet18/qdq.onnx -> torchvision_resnet18_qdq)
+  case "$m" in *.onnx) m=$(echo "$m" | sed 's|^build/models/||; s|\.onnx$||; s|/|_|g') ;; esac
   for side in a b; do
     if [ $side = a ]; then c=$A_COMPILE; f=$A_FLAGS; else c=$B_COMPILE; f=$B_FLAGS; fi
     mkdir -p "build/ab/$side"
     # shellcheck disable=SC2086
-    "$c" "$p" $f -o "build/ab/$side/$m" >/dev/null
+    "$c" "$p" $f --name model -o "build/ab/$side/$m" >/dev/null
   done
   out=$(build/ab_bench --threads "$THREADS" --rounds "$ROUNDS" --runs "$RUNS" $steps \
         "build/ab/a/$m/model.so" "build/ab/b/$m/model.so")

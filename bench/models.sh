@@ -6,7 +6,9 @@
 #   BENCH_FLAGS   extra tinyrt-perf options (compile options such as
 #                 "--winograd off"), so that two configurations can be compared
 # Sets TINYRT, FLAGS, MODELS (the arguments, or the six torchvision models and the
-# edge zoo; v_* names are bench/export_variants.py's) and model_path NAME.
+# edge zoo; v_* names are bench/export_variants.py's; an argument ending in
+# .onnx is that file, e.g. a QDQ model build/models/torchvision/resnet18/qdq.onnx)
+# and model_path NAME.
 TINYRT=${BENCH_TINYRT:-build}
 FLAGS=${BENCH_FLAGS:-}
 MODEL_ROOT=${BENCH_MODELS:-build/models}
@@ -22,12 +24,14 @@ is_tv() { case " $TV_MODELS " in *" $1 "*) return 0 ;; esac; return 1; }
 # Variants (bench/export_variants.py) are named v_*; not in the default set.
 is_variant() { case "$1" in v_*) return 0 ;; esac; return 1; }
 model_path() {
+  case "$1" in *.onnx) echo "$1"; return ;; esac  # a path as it is
   if is_tv "$1"; then echo "$MODEL_ROOT/torchvision/$1/model.onnx"
   elif is_variant "$1"; then echo "$MODEL_ROOT/variants/$1/model.onnx"
   else echo "$MODEL_ROOT/zoo/$1/model.onnx"; fi
 }
 tv=""; zoo=""; var=""
 for m in $MODELS; do
+  case "$m" in *.onnx) continue ;; esac
   if is_tv "$m"; then tv="$tv $m"; elif is_variant "$m"; then var="$var $m"; else zoo="$zoo $m"; fi
 done
 [ -z "$tv" ] || /usr/bin/python3 tests/models/export_torchvision.py "$MODEL_ROOT/torchvision" $tv >/dev/null

@@ -116,17 +116,20 @@ BufferPlan plan_buffers(const std::vector<BufferRequest> &requests, int64_t alig
   }
   int64_t arena = -1;
   std::vector<int64_t> best_offsets;
+  // The placement just made, if it is the smallest so far.
+  auto keep = [&](int64_t a) {
+    if (arena >= 0 && a >= arena) return;
+    arena = a;
+    best_offsets.clear();
+    for (auto &b : bufs) best_offsets.push_back(b.offset);
+  };
   for (int policy : {0, 1, 2})
     for (Less less : kOrders) {
       if (arena == round_up(plan.lower_bound) || (arena >= 0 && bufs.size() > max_tried)) break;
       std::vector<Buffer *> order;
       for (auto &b : bufs) order.push_back(&b);
       std::stable_sort(order.begin(), order.end(), less);
-      int64_t a = policy == 2 ? place_recent(order) : place_fit(order, policy == 1);
-      if (arena >= 0 && a >= arena) continue;
-      arena = a;
-      best_offsets.clear();
-      for (auto &b : bufs) best_offsets.push_back(b.offset);
+      keep(policy == 2 ? place_recent(order) : place_fit(order, policy == 1));
     }
   // Few buffers: orders drawn at random too (a fixed seed: the same plan
   // on every host), until one meets the lower bound.
@@ -140,13 +143,7 @@ BufferPlan plan_buffers(const std::vector<BufferRequest> &requests, int64_t alig
     for (auto &b : bufs) order.push_back(&b);
     for (int k = 0; k < kRandomOrders && arena != round_up(plan.lower_bound); ++k) {
       for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next() % i]);
-      for (int policy : {0, 1}) {
-        int64_t a = place_fit(order, policy == 1);
-        if (arena >= 0 && a >= arena) continue;
-        arena = a;
-        best_offsets.clear();
-        for (auto &b : bufs) best_offsets.push_back(b.offset);
-      }
+      for (bool best_fit : {false, true}) keep(place_fit(order, best_fit));
     }
   }
   plan.arena = std::max<int64_t>(arena, 0);
