@@ -224,6 +224,14 @@ std::vector<int64_t> live_bytes(const Program &p);
 // The arena plan_memory would place now for the buffers (without the
 // blocks it adds after them: custom-op status, run-time dimensions).
 int64_t planned_arena(const Program &p);
+// The arena budget held against the placed arena by a pass that spends
+// arena per step (Winograd's forms, widened int8 copies): `choose` makes
+// its choices with each step's room cut by `cut` bytes and says whether it
+// took any; where the placement's gaps put the arena over the budget (or
+// over the plan without them, if that already was), it chooses again with
+// the room cut by the excess (three times), and at last with none.
+void hold_placed_arena(PassContext &c, const char *pass, const char *what,
+                       const std::function<bool(PassContext &, int64_t)> &choose);
 void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);
 

@@ -9,6 +9,7 @@
 // the peak of simultaneously live bytes.
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 #include "passes/memory_planner.h"
 #include "passes/pass.h"
@@ -190,6 +191,31 @@ int64_t planned_arena(const Program &p) {
   int in_place = 0;
   buffer_requests(p, &owner, &values, &requests, &in_place);
   return plan_buffers(requests, kAlign).arena;
+}
+
+void hold_placed_arena(PassContext &c, const char *pass, const char *what,
+                       const std::function<bool(PassContext &, int64_t)> &choose) {
+  Program &p = c.program;
+  int64_t cut = 0, before = -1;
+  for (int attempt = 0;; ++attempt) {
+    Program q = p;
+    std::ostringstream lg;
+    PassContext qc{q, c.target, c.log ? &lg : nullptr};
+    const bool taken = choose(qc, cut);
+    const int64_t placed = taken ? planned_arena(q) : 0, budget = q.budgets.arena;
+    if (placed > budget && before < 0) before = planned_arena(p);
+    const int64_t limit = std::max(budget, before);
+    if (placed <= limit || cut > budget) {
+      if (c.log) *c.log << lg.str();
+      p = std::move(q);
+      return;
+    }
+    cut = attempt < 3 ? cut + (placed - limit) : budget + 1;
+    if (c.log)
+      *c.log << "  " << pass << ": the arena placed with these " << what << " takes " << placed
+             << " bytes, over the budget of " << budget << "; choosing again with each step's room cut by "
+             << std::min(cut, budget) << " bytes\n";
+  }
 }
 
 std::vector<int64_t> live_bytes(const Program &p) {

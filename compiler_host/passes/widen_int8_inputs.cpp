@@ -40,7 +40,6 @@
 // hold at each.
 #include <algorithm>
 #include <cstring>
-#include <sstream>
 
 #include "passes/pass.h"
 
@@ -427,33 +426,10 @@ int choose_and_widen(PassContext &c, int64_t cut) {
 
 void widen_int8_inputs(PassContext &c) {
   // The arena budget is held against the placed arena, as Winograd's
-  // forms are: each copy is taken where it fits beside what is live at its
-  // steps, and the placement may come out above that (its gaps: googlenet
-  // int8 on AVX2 placed 1.18x its plan without transforms, over its 1.1x
-  // budget). Then the copies are chosen again with every step's room cut
-  // by the excess, and at last with none.
-  // (Over the budget already without copies, it is held to that plan.)
-  Program &p = c.program;
-  int64_t cut = 0, before = -1;
-  for (int attempt = 0;; ++attempt) {
-    Program q = p;
-    std::ostringstream lg;
-    PassContext qc{q, c.target, c.log ? &lg : nullptr};
-    const int copies = choose_and_widen(qc, cut);
-    const int64_t placed = copies ? planned_arena(q) : 0, budget = q.budgets.arena;
-    if (placed > budget && before < 0) before = planned_arena(p);
-    const int64_t limit = std::max(budget, before);
-    if (placed <= limit || cut > budget) {
-      if (c.log) *c.log << lg.str();
-      p = std::move(q);
-      return;
-    }
-    cut = attempt < 3 ? cut + (placed - limit) : budget + 1;
-    if (c.log)
-      *c.log << "  widen_int8_inputs: the arena placed with these copies takes " << placed
-             << " bytes, over the budget of " << budget << "; choosing again with each step's room cut by "
-             << std::min(cut, budget) << " bytes\n";
-  }
+  // forms are (googlenet int8 on AVX2 had placed 1.18x its plan without
+  // transforms, over its 1.1x budget).
+  hold_placed_arena(c, "widen_int8_inputs", "copies",
+                    [](PassContext &qc, int64_t cut) { return choose_and_widen(qc, cut) > 0; });
 }
 
 }  // namespace tinyrt

@@ -1113,29 +1113,12 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   if (o.mode != WinogradMode::Auto) return choose_and_rewrite(c, o, 0);
   // The arena budget is held against the placed arena: the forms are
   // chosen with each layer's buffers beside what is live at its step, and
-  // the placement may come out above that peak (its gaps). Then the forms
-  // are chosen again with every layer's room cut by the excess, and at
-  // last with none (every layer direct: the plan without transforms).
-  Program &p = c.program;
-  int64_t cut = 0;
-  for (int attempt = 0;; ++attempt) {
-    Program q = p;
-    std::ostringstream lg;
-    PassContext qc{q, c.target, c.log ? &lg : nullptr};
+  // the placement may come out above that peak (its gaps).
+  hold_placed_arena(c, "winograd", "forms", [&](PassContext &qc, int64_t cut) {
     choose_and_rewrite(qc, o, cut);
-    const int64_t placed = planned_arena(q), budget = q.budgets.arena;
-    const bool taken =
-        std::any_of(q.kernels.begin(), q.kernels.end(), [](const Kernel &k) { return is_winograd(k.kind); });
-    if (placed <= budget || !taken || cut > budget) {
-      if (c.log) *c.log << lg.str();
-      p = std::move(q);
-      return;
-    }
-    cut = attempt < 3 ? cut + (placed - budget) : budget + 1;
-    if (c.log)
-      *c.log << "  winograd: the arena placed for these forms takes " << placed << " bytes, over the budget of "
-             << budget << "; choosing again with each layer's room cut by " << std::min(cut, budget) << " bytes\n";
-  }
+    const auto &ks = qc.program.kernels;
+    return std::any_of(ks.begin(), ks.end(), [](const Kernel &k) { return is_winograd(k.kind); });
+  });
 }
 
 }  // namespace tinyrt
