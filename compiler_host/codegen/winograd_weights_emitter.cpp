@@ -14,9 +14,12 @@
 //
 // int8 (the 3x3 weights int8, U int16: passes/winograd.cpp): U = (2G) g
 // (2G)^T in 16-bit lanes, exact integers, stored as the int16 GEMM's quads
-// [a*a][oc tile][input channel pair][nr][2]: the two input channels of a
-// pair transformed together and their vectors interleaved (an odd last
-// channel pairs with zeros). Tasks are blocks of input channel pairs.
+// [a*a][oc tile][input channel pair][nr][2]. The 3x3 bytes come with the
+// two input channels of a pair interleaved per output channel ([chunk]
+// [pair][9][per][2], an odd last channel's partner zeros), so each vector
+// holds half as many output channels' two input channels, transformed
+// together (the transform is linear) and stored as loaded: no shuffles.
+// Tasks are blocks of input channel pairs.
 #include "codegen/kernel_emitters.h"
 
 namespace tinyrt {
@@ -58,14 +61,16 @@ EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, c
   const WinogradMatrices &mx = winograd_matrices(k.wino.m);
   const int a = mx.a();
   const int64_t IC = s.in_c, OC = s.out_c, occ = k.wino.channels, NR = s.nr, pairs = (IC + 1) / 2;
-  // [chunk][IC][9][per]: this chunk's block (c0 a multiple of per).
+  // [chunk][pairs][9][per][2]: this chunk's block (c0 a multiple of per).
   const Shape &rs = env.program.graph.v(k.ins[0]).shape;
-  TINYRT_CHECK(rs.size() == 4 && rs[1] == IC && rs[2] == 9 && rs[3] >= occ && rs[0] * rs[3] >= OC &&
-                   R.strides == std::vector<int64_t>({IC * 9 * rs[3], 9 * rs[3], rs[3], 1}),
-               "int8 Winograd 3x3 weights not laid out [chunk, IC, 9, per]");
+  TINYRT_CHECK(rs.size() == 5 && rs[1] == pairs && rs[2] == 9 && rs[3] >= occ && rs[4] == 2 && rs[0] * rs[3] >= OC &&
+                   R.strides == std::vector<int64_t>({pairs * 9 * rs[3] * 2, 9 * rs[3] * 2, rs[3] * 2, 2, 1}),
+               "int8 Winograd 3x3 weights not laid out [chunk, IC / 2, 9, per, 2]");
   const int64_t per = rs[3];
-  llvm::Value *block = b.CreateMul(b.CreateUDiv(c0, b.getInt32((int32_t)per)), b.getInt32((int32_t)(IC * 9 * per)));
+  llvm::Value *block =
+      b.CreateMul(b.CreateUDiv(c0, b.getInt32((int32_t)per)), b.getInt32((int32_t)(pairs * 9 * per * 2)));
   L = NR % (2 * L) == 0 ? 2 * L : L;  // 16-bit lanes: a whole register where the tile allows
+  const int H = L / 2;                // output channels per vector (two input channels each)
   auto *v8 = llvm::FixedVectorType::get(b.getInt8Ty(), L);
   auto *v16 = llvm::FixedVectorType::get(b.getInt16Ty(), L);
   std::vector<double> g2 = mx.g;  // 2G: integers
@@ -73,16 +78,17 @@ EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, c
   llvm::Value *rbase = b.CreateBitCast(R.base, b.getInt8PtrTy());
   llvm::Value *ubase = b.CreateBitCast(U.base, b.getInt16Ty()->getPointerTo());
   auto i32 = [&](int64_t v) { return b.getInt32((int32_t)v); };
-  // (2G) g (2G)^T of input channel ic, output channels [ot * NR + r0, + lanes).
-  auto transform = [&](llvm::Value *ic, llvm::Value *ot, int64_t r0, int lanes) {
+  // (2G) g (2G)^T of pair pr, output channels [ot * NR + o0, + H) (`valid`
+  // of them; zeros past them), both input channels interleaved.
+  auto transform = [&](llvm::Value *pr, llvm::Value *ot, int64_t o0, int valid) {
     std::vector<llvm::Value *> u((size_t)(a * a), llvm::Constant::getNullValue(v16));
-    if (lanes <= 0) return u;
-    llvm::Value *at =
-        b.CreateAdd(b.CreateAdd(b.CreateMul(ic, i32(9 * per)), b.CreateAdd(block, i32(r0))), b.CreateMul(ot, i32(NR)));
+    if (valid <= 0) return u;
+    llvm::Value *at = b.CreateAdd(b.CreateAdd(b.CreateMul(pr, i32(9 * per * 2)), b.CreateAdd(block, i32(o0 * 2))),
+                                  b.CreateMul(ot, i32(NR * 2)));
     std::vector<llvm::Value *> g(9);
     for (int tap = 0; tap < 9; ++tap)
       g[(size_t)tap] = b.CreateSExt(
-          load_lanes(b, v8, b.CreateGEP(b.getInt8Ty(), rbase, b.CreateAdd(at, i32(tap * per))), lanes), v16);
+          load_lanes(b, v8, b.CreateGEP(b.getInt8Ty(), rbase, b.CreateAdd(at, i32(tap * per * 2))), 2 * valid), v16);
     std::vector<std::vector<llvm::Value *>> gg(3);
     for (int v = 0; v < 3; ++v) gg[(size_t)v] = linear_transform(b, v16, g2, a, {g[v], g[3 + v], g[6 + v]});
     for (int x = 0; x < a; ++x) {
@@ -91,27 +97,19 @@ EmittedKernel emit_int8(EmitEnv &env, llvm::IRBuilder<> &b, llvm::Function *f, c
     }
     return u;
   };
-  std::vector<int> zip;  // lanes i of the pair's first and second channel, interleaved
-  for (int i = 0; i < L; ++i) zip.push_back(i), zip.push_back(L + i);
+  // Output channels [r0, r0 + 2H) of pair pr (`lanes` of them valid), as
+  // two vectors of H channels.
   auto pair_of = [&](llvm::Value *pr, llvm::Value *ot, int64_t r0, int lanes) {
-    llvm::Value *ic0 = b.CreateMul(pr, i32(2));
-    std::vector<llvm::Value *> u0 = transform(ic0, ot, r0, lanes);
-    std::vector<llvm::Value *> u1(u0.size(), llvm::Constant::getNullValue(v16));
-    auto second = [&] { return transform(b.CreateAdd(ic0, i32(1)), ot, r0, lanes); };
-    if (IC % 2 == 0) {
-      u1 = second();
-    } else {  // the last pair of an odd count: its second channel is zeros
-      llvm::Value *has = b.CreateICmpULT(b.CreateAdd(ic0, i32(1)), i32(IC));
-      llvm::Value *ic1 = clamp_i32(b, b.CreateAdd(ic0, i32(1)), 0, IC - 1);
-      std::vector<llvm::Value *> t = transform(ic1, ot, r0, lanes);
-      for (size_t q = 0; q < t.size(); ++q) u1[q] = b.CreateSelect(has, t[q], llvm::Constant::getNullValue(v16));
-    }
-    for (int q = 0; q < a * a; ++q) {
-      llvm::Value *off =
-          b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(ot, i32(pairs)), pr), i32(NR * 2)), i32(q * plane + r0 * 2));
-      llvm::Value *v = b.CreateShuffleVector(u0[(size_t)q], u1[(size_t)q], zip);
-      b.CreateAlignedStore(v, b.CreateBitCast(b.CreateGEP(b.getInt16Ty(), ubase, off), v->getType()->getPointerTo()),
-                           llvm::Align(4));
+    for (int h = 0; h < 2; ++h) {
+      const int64_t o0 = r0 + (int64_t)h * H;
+      std::vector<llvm::Value *> u = transform(pr, ot, o0, std::max(0, std::min(H, lanes - h * H)));
+      for (int q = 0; q < a * a; ++q) {
+        llvm::Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(ot, i32(pairs)), pr), i32(NR * 2)),
+                                       i32(q * plane + o0 * 2));
+        b.CreateAlignedStore(u[(size_t)q],
+                             b.CreateBitCast(b.CreateGEP(b.getInt16Ty(), ubase, off), v16->getPointerTo()),
+                             llvm::Align(4));
+      }
     }
   };
   int64_t tasks = chunk_tasks(b, f, pairs, occ, NR, L, pair_of, "pair");

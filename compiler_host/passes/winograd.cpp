@@ -33,7 +33,7 @@
 // Where the weights budget leaves no room for a layer's transformed
 // weights, the layer can still take its form with the weights transformed
 // at run time (F(m,3)/rt, adding no bytes): the 3x3 weights stay (as
-// [IC, 9, OC]), and per chunk of output channels a WinogradWeights kernel
+// [IC, 9, OC]; int8 [chunk][IC / 2][9][per][2], below), and per chunk of output channels a WinogradWeights kernel
 // computes U_c = G g G^T into the arena, packed as the chunk's grouped
 // GEMM reads it, then that GEMM and the output transform of those channels
 // run; the input transform runs once. The cost model adds the transform's
@@ -571,14 +571,14 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     }
     // The bytes form i adds to the convolution's weights stored as `st`,
     // as packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
-    // OC] for the run-time transform) replace the convolution's (< 0: packs
+    // OC] for the run-time transform; int8: IC rounded up to pairs) replace the convolution's (< 0: packs
     // smaller than direct, its padding).
     auto added_bytes = [&](int i, WeightStorage st) {
       if (q8) {  // F(2,3)'s int16 weights (or, /rt, the 3x3 bytes) for the packed int8 ones
         if (kForm[i].m != 2) return (int64_t)0;
         const GemmSpec gs = grouped_gemm(s, 2, 0, true);
         const int64_t per = cand.chunk[i] > 0 ? cand.chunk[i] : s.out_c;  // (rt: whole chunks, zero padded)
-        const int64_t stored = kForm[i].rt ? 9 * s.in_c * ceil_div(s.out_c, per) * per
+        const int64_t stored = kForm[i].rt ? 9 * ceil_div(s.in_c, 2) * 2 * ceil_div(s.out_c, per) * per
                                            : packed_qgemm_bytes(gs, t, Target::TileKind::Int16);
         return stored - packed_qgemm_bytes(s, t, direct_kind);
       }
@@ -924,20 +924,25 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       const Value &wv = g.v(s.weight);
       int R;
       if (q8) {
-        // int8: chunk-major, [chunk][IC][9][per] (the last chunk's
-        // channels past OC zero), so that a chunk's transform reads one
-        // contiguous block: a deep layer's weights outgrow the caches,
-        // and a chunk's slice of [IC][9][OC] touches a line per tap and
-        // input channel.
+        // int8: chunk-major, [chunk][IC / 2][9][per][2] (the last chunk's
+        // channels past OC zero, and an odd IC's last pair's second
+        // channel), so that a chunk's transform reads one contiguous
+        // block — a deep layer's weights outgrow the caches, and a chunk's
+        // slice of [IC][9][OC] touches a line per tap and input channel —
+        // with the two input channels of a pair interleaved per output
+        // channel, as the int16 GEMM's packed quads [pair][nr][2] are:
+        // the transform is linear, so it runs on the interleaved lanes
+        // and stores them as they are.
         const int8_t *src = wv.data->as<int8_t>();
-        const int64_t per = chunk[ki], parts = ceil_div(OC, per);
-        Bytes raw((size_t)(parts * IC * 9 * per), 0);
+        const int64_t per = chunk[ki], parts = ceil_div(OC, per), pairs = ceil_div(IC, 2);
+        Bytes raw((size_t)(parts * pairs * 9 * per * 2), 0);
         for (int64_t oc = 0; oc < OC; ++oc)
           for (int64_t ic = 0; ic < IC; ++ic)
             for (int64_t tap = 0; tap < 9; ++tap)
-              raw[(size_t)((((oc / per) * IC + ic) * 9 + tap) * per + oc % per)] =
+              raw[(size_t)(((((oc / per) * pairs + ic / 2) * 9 + tap) * per + oc % per) * 2 + ic % 2)] =
                   (uint8_t)src[(oc * IC + ic) * 9 + tap];
-        R = g.add_const(g.fresh_name(wv.name + "_3x3"), make_const(DType::I8, {parts, IC, 9, per}, std::move(raw)));
+        R = g.add_const(g.fresh_name(wv.name + "_3x3"),
+                        make_const(DType::I8, {parts, pairs, 9, per, 2}, std::move(raw)));
       } else {
         const float *src = wv.data->as<float>();
         std::vector<float> raw((size_t)(IC * 9 * OC));
