@@ -38,73 +38,65 @@ static double now(void) {
 
 static double ghz;
 
-/* One K loop of a MR x NV tile per rep; products per rep: MR * NV * 8 * 2K. */
-#define PAIRS(name, MR, NV, LOADW)                                                                          \
-  static void name(int reps) {                                                                              \
-    for (int r = 0; r < reps; r++) {                                                                        \
-      __m256i acc[MR][NV];                                                                                  \
-      for (int i = 0; i < MR; i++)                                                                          \
-        for (int j = 0; j < NV; j++) acc[i][j] = _mm256_setzero_si256();                                    \
-      for (int k = 0; k < K; k++) {                                                                         \
-        __m256i w[NV];                                                                                      \
-        for (int j = 0; j < NV; j++) w[j] = LOADW;                                                          \
-        for (int i = 0; i < MR; i++) {                                                                      \
-          __m256i a = _mm256_set1_epi32(*(const int32_t *)&x16[i][2 * k]);                                  \
-          for (int j = 0; j < NV; j++) acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(a, w[j])); \
-        }                                                                                                   \
-      }                                                                                                     \
-      int s = 0;                                                                                            \
-      for (int i = 0; i < MR; i++)                                                                          \
-        for (int j = 0; j < NV; j++) s += _mm256_extract_epi32(acc[i][j], 0);                               \
-      sink = s;                                                                                             \
-    }                                                                                                       \
+/* One K loop of a MR x NV tile per rep, STEPS steps (k pairs or quads):
+ * per step NV weight vectors (LOADW), and per row its input broadcast (X),
+ * its magnitude (M: |x| for signed bytes) and NV products (P) added into
+ * the row's int32 lanes. Products per rep: MR * NV * 8 * 2K. */
+#define TILE(name, MR, NV, STEPS, LOADW, X, M, P)                                  \
+  static void name(int reps) {                                                     \
+    const __m256i one = _mm256_set1_epi16(1);                                      \
+    (void)one;                                                                     \
+    for (int r = 0; r < reps; r++) {                                               \
+      __m256i acc[MR][NV];                                                         \
+      for (int i = 0; i < MR; i++)                                                 \
+        for (int j = 0; j < NV; j++) acc[i][j] = _mm256_setzero_si256();           \
+      for (int k = 0; k < (STEPS); k++) {                                          \
+        __m256i w[NV];                                                             \
+        for (int j = 0; j < NV; j++) w[j] = LOADW;                                 \
+        for (int i = 0; i < MR; i++) {                                             \
+          __m256i a = X, m = M;                                                    \
+          (void)m;                                                                 \
+          for (int j = 0; j < NV; j++) acc[i][j] = _mm256_add_epi32(acc[i][j], P); \
+        }                                                                          \
+      }                                                                            \
+      int s = 0;                                                                   \
+      for (int i = 0; i < MR; i++)                                                 \
+        for (int j = 0; j < NV; j++) s += _mm256_extract_epi32(acc[i][j], 0);      \
+      sink = s;                                                                    \
+    }                                                                              \
   }
-#define W8(j) _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i *)&w8[k][16 * (j)]))
-#define W16(j) _mm256_load_si256((const __m256i *)&w16[k][16 * (j)])
-PAIRS(pairs_w8_6x2, 6, 2, W8(j))
-PAIRS(pairs_w16_6x2, 6, 2, W16(j))
+/* int16 pairs: k pairs of x16 times int16 weights (widened from bytes, or not). */
+#define X16 _mm256_set1_epi32(*(const int32_t *)&x16[i][2 * k])
+#define W8 _mm256_cvtepi8_epi16(_mm_load_si128((const __m128i *)&w8[k][16 * j]))
+#define W16 _mm256_load_si256((const __m256i *)&w16[k][16 * j])
+#define PAIR _mm256_madd_epi16(a, w[j])
+TILE(pairs_w8_6x2, 6, 2, K, W8, X16, a, PAIR)
+TILE(pairs_w16_6x2, 6, 2, K, W16, X16, a, PAIR)
+/* Bytes and signed bytes: k quads of x8 times weight bytes. */
+#define X8 _mm256_set1_epi32(*(const int32_t *)&x8[i][4 * k])
+#define WB _mm256_load_si256((const __m256i *)&w8[k][32 * j])
+#define BYTES _mm256_madd_epi16(_mm256_maddubs_epi16(a, w[j]), one)
+#define SIGNED _mm256_madd_epi16(_mm256_maddubs_epi16(m, _mm256_sign_epi8(w[j], a)), one)
+TILE(bytes_6x2, 6, 2, K / 2, WB, X8, a, BYTES)
+TILE(signed_6x2, 6, 2, K / 2, WB, X8, _mm256_abs_epi8(a), SIGNED)
+TILE(signed_4x3, 4, 3, K / 2, WB, X8, _mm256_abs_epi8(a), SIGNED)
 
-/* Quads: K / 2 steps of 4 products per lane. SIGNED: vpsignb form. */
-#define QUADS(name, MR, NV, SIGNED)                                                                       \
-  static void name(int reps) {                                                                            \
-    const __m256i one = _mm256_set1_epi16(1);                                                             \
-    for (int r = 0; r < reps; r++) {                                                                      \
-      __m256i acc[MR][NV];                                                                                \
-      for (int i = 0; i < MR; i++)                                                                        \
-        for (int j = 0; j < NV; j++) acc[i][j] = _mm256_setzero_si256();                                  \
-      for (int k = 0; k < K / 2; k++) {                                                                   \
-        __m256i w[NV];                                                                                    \
-        for (int j = 0; j < NV; j++) w[j] = _mm256_load_si256((const __m256i *)&w8[k][32 * j]);           \
-        for (int i = 0; i < MR; i++) {                                                                    \
-          __m256i a = _mm256_set1_epi32(*(const int32_t *)&x8[i][4 * k]), m = a;                          \
-          if (SIGNED) m = _mm256_abs_epi8(a);                                                             \
-          for (int j = 0; j < NV; j++) {                                                                  \
-            __m256i wj = SIGNED ? _mm256_sign_epi8(w[j], a) : w[j];                                       \
-            acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(_mm256_maddubs_epi16(m, wj), one)); \
-          }                                                                                               \
-        }                                                                                                 \
-      }                                                                                                   \
-      int s = 0;                                                                                          \
-      for (int i = 0; i < MR; i++)                                                                        \
-        for (int j = 0; j < NV; j++) s += _mm256_extract_epi32(acc[i][j], 0);                             \
-      sink = s;                                                                                           \
-    }                                                                                                     \
-  }
-QUADS(bytes_6x2, 6, 2, 0)
-QUADS(signed_6x2, 6, 2, 1)
-QUADS(signed_4x3, 4, 3, 1)
-
-static void run(const char *name, void (*f)(int), double products_per_rep) {
-  int reps = 20000;
+/* Seconds of f(reps), the best of 7 after a warm-up. */
+static double best_seconds(void (*f)(int), int reps) {
   double best = 1e30;
-  f(100);
+  f(reps / 100 + 1);
   for (int t = 0; t < 7; t++) {
     double a = now();
     f(reps);
     double b = now() - a;
     if (b < best) best = b;
   }
-  double per_s = products_per_rep * reps / best;
+  return best;
+}
+
+static void run(const char *name, void (*f)(int), double products_per_rep) {
+  const int reps = 20000;
+  double per_s = products_per_rep * reps / best_seconds(f, reps);
   printf("%-16s %7.1f G products/s  %5.1f per cycle\n", name, per_s * 1e-9, per_s / (ghz * 1e9));
 }
 
@@ -159,15 +151,8 @@ int main(void) {
   run("signed 4x3", signed_4x3, 4 * 3 * 8 * 2.0 * K);
   run("bytes 6x2", bytes_6x2, 6 * 2 * 8 * 2.0 * K);
   {
-    int reps = 2000;
-    double best = 1e30;
-    recurrent(10);
-    for (int t = 0; t < 7; t++) {
-      double a = now();
-      recurrent(reps);
-      double b = (now() - a) / reps;
-      if (b < best) best = b;
-    }
+    const int reps = 2000;
+    double best = best_seconds(recurrent, reps) / reps;
     printf("recurrent        %7.2f us a step, %.1f GB/s of weights, %.1f products per cycle\n", best * 1e6,
            sizeof R / best * 1e-9, (double)H * 4 * H / best / (ghz * 1e9));
   }
