@@ -276,9 +276,10 @@ const WinogradMatrices &winograd_matrices(int m);
 // convolution's geometry and, for WinogradOut, its epilogue): no element
 // expression either, their definition is the matrices. WinogradWeights
 // transforms a chunk of a convolution's 3x3 weights (slot 0, a constant
-// [IC, 9, OC]; int8: [chunks, IC / 2, 9, per, 2]) at run time, U = G g G^T, into its output in the grouped
-// GEMM's packed layout [a*a, oc tiles, IC, gemm.nr] (WinogradSpec::c0 and
-// channels: the chunk's output channels).
+// [IC, 9, OC]; int8: [chunks, IC / 2, 9, per, 2]) at run time,
+// U = G g G^T, into its output in the grouped GEMM's packed layout
+// [a*a, oc tiles, IC, gemm.nr] (WinogradSpec::c0 and channels: the
+// chunk's output channels).
 // Fail is no computation: the step that stops the run when the inputs
 // take a branch that could not be compiled (Kernel::message says why; its
 // guard is that branch's).

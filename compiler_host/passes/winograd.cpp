@@ -33,10 +33,11 @@
 // Where the weights budget leaves no room for a layer's transformed
 // weights, the layer can still take its form with the weights transformed
 // at run time (F(m,3)/rt, adding no bytes): the 3x3 weights stay (as
-// [IC, 9, OC]; int8 [chunk][IC / 2][9][per][2], below), and per chunk of output channels a WinogradWeights kernel
-// computes U_c = G g G^T into the arena, packed as the chunk's grouped
-// GEMM reads it, then that GEMM and the output transform of those channels
-// run; the input transform runs once. The cost model adds the transform's
+// [IC, 9, OC]; int8 [chunk][IC / 2][9][per][2], below), and per chunk
+// of output channels a WinogradWeights kernel computes U_c = G g G^T
+// into the arena, packed as the chunk's grouped GEMM reads it, then that
+// GEMM and the output transform of those channels run; the input
+// transform runs once. The cost model adds the transform's
 // vector operations per weight and the extra arena traffic
 // (runtime_weights_cost), which layers over many tiles repay; the arena
 // holds V, one chunk's U_c and M_c (the largest chunk, a multiple of 16
@@ -571,8 +572,9 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     }
     // The bytes form i adds to the convolution's weights stored as `st`,
     // as packed: the grouped GEMM's weights (or the 3x3 weights, [IC, 9,
-    // OC] for the run-time transform; int8: IC rounded up to pairs) replace the convolution's (< 0: packs
-    // smaller than direct, its padding).
+    // OC] for the run-time transform; int8: IC rounded up to pairs)
+    // replace the convolution's (< 0: packs smaller than direct, its
+    // padding).
     auto added_bytes = [&](int i, WeightStorage st) {
       if (q8) {  // F(2,3)'s int16 weights (or, /rt, the 3x3 bytes) for the packed int8 ones
         if (kForm[i].m != 2) return (int64_t)0;
