@@ -8,9 +8,9 @@ by ONNX node name, and prints where the time differs most.
 Called by bench/layers_ort.sh, which runs both. A tinyrt kernel and an ORT
 node (its name after ORT's fusions, minus the suffix "_token_N" of its QDQ
 fusion or "_output_N_nchwc" of its NCHWc layout, which names a float
-convolution after its output) are joined when the kernel computes part of the node: one of
-its nodes is the node or a node tinyrt's QDQ lowering derived from it
-(NAME_int__0, NAME_float__0, ...). Each connected group is one row (a pad
+convolution after its output) are joined when the kernel computes part of
+the node: one of its nodes is the node or a node tinyrt's QDQ lowering
+derived from it (NAME_int__0, NAME_float__0, ...). Each connected group is one row (a pad
 loop and its convolution's GEMM against ORT's QLinearConv; a GEMM with a
 fused residual add against QLinearConv + QLinearAdd). Kernels no ORT node
 maps to are summed as "tinyrt only", ORT nodes no kernel computes as "ORT
@@ -71,12 +71,12 @@ def main():
     for i in range(len(kernels)):
         groups[find(("k", i))][0].append(i)
     ort_only = 0.0
-    for base in ort:
+    for base in ort:  # an ORT node no kernel joined is a root of its own, with no kernels
         r = find(("o", base))
-        if ("o", base) not in parent or r not in groups:
-            ort_only += ort[base][0]
-        else:
+        if r in groups:
             groups[r][1].append(base)
+        else:
+            ort_only += ort[base][0]
     tinyrt_only = sum(kernels[i]["median_ms"] * 1000 for ks, os in groups.values() if not os for i in ks)
     table = []
     for ks, names in groups.values():
@@ -101,7 +101,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for gap, i, fam, shape, ops, name, tus, ous in table[:top]:
         ratio = tus / ous if ous > 0 else float("inf")
-        print("| %s | %s | %s | %s | %s | %.1f | %.1f | %.2f | %+.1f |" % (i, fam, shape, ops, name[-48:], tus, ous, ratio, gap))
+        print("| %s | %s | %s | %s | %s | %.1f | %.1f | %.2f | %+.1f |"
+              % (i, fam, shape, ops, name[-48:], tus, ous, ratio, gap))
     by_family = collections.defaultdict(lambda: [0.0, 0.0])
     for gap, i, fam, shape, ops, name, tus, ous in table:
         fam = fam.split("+")[0]
