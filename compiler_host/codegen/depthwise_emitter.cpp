@@ -37,6 +37,13 @@
 // widened multiply widened the inputs to 32 bits and multiplied with
 // mla / vmla (the int8 depthwise steps 1.34x / 2.34x the float ones'
 // instructions on AArch64 / ARMv7; 1.10x / 1.56x with smlal, vmlal.s16).
+//
+// Half (GemmSpec::half, --precision fp16: passes/half_inputs.cpp): X
+// is stored as half and the weights are half; columns are 8 channels
+// (fmla .8h), the sums run in half over the window (over each window row
+// when the window has more than Target::half_chunk taps, each row's sum
+// then added into float accumulators), and the epilogue runs on the sums
+// widened to float.
 #include "codegen/address_proof.h"
 #include "codegen/kernel_emitters.h"
 #include "tinyrt_artifact.h"
@@ -66,8 +73,11 @@ struct DepthwiseEmitter {
   Value *start = nullptr;     // int8: the sums' start per channel, or null
   llvm::Type *wel = nullptr;  // weight element: float, half (--weights fp16), or int16 (qi)
   llvm::Type *f32, *vf32, *vi32 = nullptr, *vi16 = nullptr;
-  bool q = false;   // int8 input
-  bool qi = false;  // int8 summed in int32 (NEON), else in float
+  bool q = false;                       // int8 input
+  bool h = false;                       // half input, weights and products
+  bool row_sums = false;                // h: each window row's half sums added into float accumulators
+  llvm::FixedVectorType *vh = nullptr;  // h: a column of half channels
+  bool qi = false;                      // int8 summed in int32 (NEON), else in float
   // The input and output sizes of this run: constants, or run-time image
   // sizes (gemm_runtime_spatial: rt_ then points at them).
   RunSizes run_;
@@ -99,6 +109,12 @@ struct DepthwiseEmitter {
         return nullptr;
       });
     }
+    h = s.half;
+    if (h) {
+      L = T.half_lanes();
+      vh = llvm::FixedVectorType::get(b.getHalfTy(), L);
+      row_sums = s.k_h * s.k_w > T.half_chunk;
+    }
     mr = std::max(1, s.mr);
     C = s.out_c;
     Cp = (C + L - 1) / L * L;
@@ -113,6 +129,7 @@ struct DepthwiseEmitter {
   // An input vector as floats (int8: minus the zero point), or for int32
   // sums as int16.
   Value *load_x(Value *p, int lanes) {
+    if (h) return load_lanes(b, vh, p, lanes);
     if (!q) return load_vec(p, lanes);
     Value *v = load_lanes(b, llvm::FixedVectorType::get(b.getInt8Ty(), L), p, lanes);
     if (qi) return X.type == DType::I8 ? b.CreateSExt(v, vi16) : b.CreateZExt(v, vi16);
@@ -124,6 +141,7 @@ struct DepthwiseEmitter {
   // acc + x * w: a float FMA, or (qi) 16-bit x and w widened into int32
   // (smlal/smlal2, vmlal.s16).
   Value *mac(Value *acc, Value *x, Value *w) {
+    if (h) return b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {x, w, acc});
     if (!qi) return b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {x, w, acc});
     if (T.arch != TINYRT_ARCH_X86_64 && L % 4 == 0) {
       // NEON: the widening product of each half as smull (vmull.s16),
@@ -149,6 +167,7 @@ struct DepthwiseEmitter {
   // load of 16-bit lanes is scalarized on x86).
   Value *load_w(Value *p, int lanes) {
     if (qi) return load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi16), p, lanes);
+    if (h) return load_lanes(b, vh, p, L);
     return load_float_weights(b, T, wel, p, L, wel->isHalfTy() ? L : lanes);
   }
 
@@ -218,9 +237,10 @@ struct DepthwiseEmitter {
     Value *origin = b.CreateAdd(b.CreateMul(n, i32(xs[0])), c0);
     Value *zero_c = b.CreateGEP(xel, zeros, c0);
     Value *init =
-        !start ? llvm::Constant::getNullValue(vf32)
-        : qi   ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
-               : load_vec(b.CreateGEP(f32, start, c0), lanes);
+        h && !row_sums ? llvm::Constant::getNullValue(vh)
+        : !start       ? llvm::Constant::getNullValue(vf32)
+        : qi ? load_lanes(b, llvm::cast<llvm::FixedVectorType>(vi32), b.CreateGEP(b.getInt32Ty(), start, c0), lanes)
+             : load_vec(b.CreateGEP(f32, start, c0), lanes);
     Values acc(m, init);
     BorderColumns cols;
     if (!inside && s.k_w <= kBorderColumns) {
@@ -233,13 +253,22 @@ struct DepthwiseEmitter {
     }
     acc = carried_loop(
         b, 0, s.k_h, 1, acc,
-        [&](Value *kh, const Values &a0) {
+        [&](Value *kh, const Values &acc0) {
+          // row_sums: this row's taps summed in half from zero, then added
+          // into the float accumulators.
+          const Values a0 = row_sums ? Values(m, llvm::Constant::getNullValue(vh)) : acc0;
+          auto done = [&](Values a) {
+            if (row_sums)
+              for (int i = 0; i < m; ++i)
+                a[(size_t)i] = b.CreateFAdd(acc0[(size_t)i], b.CreateFPExt(a[(size_t)i], vf32));
+            return a;
+          };
           Value *ih = b.CreateAdd(ih0, b.CreateMul(kh, i32(s.dil_h)));
           Value *row_ok = inside ? nullptr : b.CreateICmpULT(ih, run_.in_h);
           Value *row = b.CreateAdd(origin, b.CreateMul(inside ? ih : clamp_i32(b, ih, 0, s.in_h - 1), i32(xs[2])));
           if (q || !cols.offset.empty() || (inside && !T.vector_imm_offsets))
-            return window_row(a0, row, row_ok, iw0, cols, kh, zero_c, inside, m, c0, lanes);
-          return carried_loop(
+            return done(window_row(a0, row, row_ok, iw0, cols, kh, zero_c, inside, m, c0, lanes));
+          return done(carried_loop(
               b, 0, s.k_w, 1, a0,
               [&](Value *kw, const Values &a1) {
                 Value *tap = b.CreateAdd(b.CreateMul(kh, i32(s.k_w)), kw);
@@ -251,13 +280,15 @@ struct DepthwiseEmitter {
                 for (int i = 0; i < m; ++i) {
                   Value *p = inside ? b.CreateGEP(xel, base, i32(i * s.stride_w * xs[3]))
                                     : border_pixel(row, row_ok, b.CreateAdd(iwk, i32(i * s.stride_w)), zero_c);
-                  a[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vf32}, {load_x(p, lanes), w, a[i]});
+                  a[i] = mac(a[i], load_x(p, lanes), w);
                 }
                 return a;
               },
-              "kw");
+              "kw"));
         },
         "kh");
+    if (h && !row_sums)
+      for (Value *&a : acc) a = b.CreateFPExt(a, vf32);
     ExprEmitter em(b, T, L);
     em.set_slots(slots);
     if (loops_epilogue(T, epi, m)) {
@@ -287,13 +318,16 @@ struct DepthwiseEmitter {
     for (int rl = 0; rl < 4; ++rl) xs[rl] = s.in_axis[rl] >= 0 ? X.strides[s.in_axis[rl]] : 0;
     TINYRT_CHECK(xs[1] == 1 && out.strides[s.out_axis[1]] == 1, "depthwise channels must be contiguous");
     q = X.type == DType::U8 || X.type == DType::I8;
-    xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
+    TINYRT_CHECK(h == (X.type == DType::F16), "a depthwise convolution's half input and half products go together");
+    xel = q ? (llvm::Type *)b.getInt8Ty() : h ? b.getHalfTy() : f32;
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     wel = qi ? (llvm::Type *)b.getInt16Ty() : float_weight_type(b, env.program, s.packed);
+    TINYRT_CHECK(!h || wel->isHalfTy(), "a depthwise convolution in half over float weights");
     weights = b.CreateBitCast(env.const_data(s.packed), wel->getPointerTo());
     if (q && s.packed_bias >= 0)
       start = b.CreateBitCast(env.const_data(s.packed_bias), (qi ? (llvm::Type *)b.getInt32Ty() : f32)->getPointerTo());
     zeros = q ? fill_bytes(env, b, Cp, (uint8_t)s.x_zero, name) : zero_floats(env, b, Cp, name);
+    zeros = b.CreateBitCast(zeros, xel->getPointerTo());  // (h: Cp floats of zero bits hold Cp halves)
 
     // Run-time image sizes: whole rows, shared by the run's rows.
     run_ = {i32(s.in_h), i32(s.in_w), i32(s.out_h), i32(s.out_w)};

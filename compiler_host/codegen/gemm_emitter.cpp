@@ -121,7 +121,8 @@ struct GemmEmitter {
     ICp = s.k_run ? s.k_w * ICg : ICg;
     KK = s.k_h * KW;
     ICk = q ? (ICp + 3) / 4 : ICp;
-    xel = q ? (llvm::Type *)b.getInt8Ty() : f32;
+    // (--precision fp16: X stored as half, read by the half products only.)
+    xel = q ? (llvm::Type *)b.getInt8Ty() : e.program.graph.v(kk.ins[0]).dtype == DType::F16 ? b.getHalfTy() : f32;
     wel = q || s.arena_weights || s.arena_packed ? xel : float_weight_type(b, e.program, s.packed);
     accv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt32Ty(), L) : vf32;
     wv = q ? (llvm::Type *)llvm::FixedVectorType::get(b.getInt8Ty(), 4 * L) : vf32;
@@ -479,7 +480,8 @@ struct GemmEmitter {
     const size_t H = (size_t)(m * nvv);
     llvm::FixedVectorType *vh = vhalf();
     llvm::Type *half = b.getHalfTy();
-    const bool octs = xs[1] == 1;  // contiguous channels (`valid` is only for strided ones)
+    const bool octs = xs[1] == 1;     // contiguous channels (`valid` is only for strided ones)
+    const bool xh = xel->isHalfTy();  // X stored as half (half_inputs): loaded as it is
     // The nvh weight vectors of channel ic + u: from the channel's row at
     // ic (one address), constant offsets after it (load immediates).
     auto weights_of = [&](Value *ic, int u) {
@@ -496,9 +498,9 @@ struct GemmEmitter {
       Values w = weights_of(ic, 0);
       Value *icoff = xs[1] == 1 ? ic : b.CreateMul(ic, i32(xs[1]));
       for (int i = 0; i < m; ++i) {
-        Value *x = b.CreateAlignedLoad(f32, b.CreateGEP(f32, row[(size_t)i], icoff), llvm::Align(4));
-        if (!valid.empty()) x = b.CreateSelect(valid[(size_t)i], x, llvm::ConstantFP::get(f32, 0.0));
-        Value *xv = b.CreateVectorSplat(HL, b.CreateFPTrunc(x, half));
+        Value *x = b.CreateAlignedLoad(xel, b.CreateGEP(xel, row[(size_t)i], icoff), llvm::Align(xh ? 2 : 4));
+        if (!valid.empty()) x = b.CreateSelect(valid[(size_t)i], x, llvm::ConstantFP::get(xel, 0.0));
+        Value *xv = b.CreateVectorSplat(HL, xh ? x : b.CreateFPTrunc(x, half));
         for (int jh = 0; jh < nvh; ++jh) {
           Value *&h = r[H + (size_t)(i * nvh + jh)];
           h = b.CreateIntrinsic(llvm::Intrinsic::fma, {vh}, {xv, w[(size_t)jh], h});
@@ -508,13 +510,13 @@ struct GemmEmitter {
     };
     auto oct = [&](Value *ic, const Values &av) {  // HL contiguous channels
       Values r = av;
-      auto *vx = llvm::FixedVectorType::get(f32, HL);
+      auto *vx = llvm::FixedVectorType::get(xel, HL);
       Values xq;
-      for (int i = 0; i < m; ++i)
-        xq.push_back(b.CreateFPTrunc(
-            b.CreateAlignedLoad(vx, b.CreateBitCast(b.CreateGEP(f32, row[(size_t)i], ic), vx->getPointerTo()),
-                                llvm::Align(4)),
-            vh));
+      for (int i = 0; i < m; ++i) {
+        Value *x = b.CreateAlignedLoad(vx, b.CreateBitCast(b.CreateGEP(xel, row[(size_t)i], ic), vx->getPointerTo()),
+                                       llvm::Align(xh ? 2 : 4));
+        xq.push_back(xh ? x : b.CreateFPTrunc(x, vh));
+      }
       for (int u = 0; u < HL; ++u) {
         Values w = weights_of(ic, u);
         for (int i = 0; i < m; ++i) {
@@ -716,6 +718,7 @@ struct GemmEmitter {
                               (s.out_w - 1) * s.stride_w + s.k_w <= s.in_w &&
                               (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1 <= s.in_h),
                  "k_run GEMM without a dense padded input");
+    TINYRT_CHECK(!xel->isHalfTy() || s.half, "a GEMM over a half input that does not compute in half");
     xbase = b.CreateBitCast(X.base, xel->getPointerTo());
     if (s.arena_weights) {
       const SlotRef &w = slots.at(1);
@@ -741,7 +744,7 @@ struct GemmEmitter {
       if (!s.i16) qbias = b.CreateBitCast(env.const_data(s.packed_bias), b.getInt32Ty()->getPointerTo());
       if (xs[1] == 1) zero_row = fill_bytes(env, b, ICk * 4, (uint8_t)s.x_zero, name);
     } else if (xs[1] == 1) {
-      zero_row = zero_floats(env, b, ICg, name);
+      zero_row = b.CreateBitCast(zero_floats(env, b, ICg, name), xel->getPointerTo());  // (zero bits: halves too)
     }
     bool channel_only = true;
     visit(s.epilogue,

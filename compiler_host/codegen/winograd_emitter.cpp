@@ -77,6 +77,9 @@ struct WinogradEmitter {
   SlotRef X, out;
   int64_t xs[4] = {0, 0, 0, 0};
   Value *xbase = nullptr, *zeros = nullptr, *buf = nullptr;  // buf: V (written) or M (read), float*
+  // buf's element: el, or half for a V stored as half (--precision fp16:
+  // passes/half_inputs.cpp; its half GEMM rounds V's values so anyway).
+  llvm::Type *bel = nullptr;
   // This run's sizes: the input's (WinogradIn), the output's and the
   // tiles per side; constants when fixed.
   bool dyn = false;
@@ -131,7 +134,7 @@ struct WinogradEmitter {
   // The a*a vectors of buf for tile t, channels [c0, c0 + lanes).
   Value *plane_ptr(Value *t, int q, Value *c0) {
     Value *off = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(t, i32((int64_t)a * a)), i32(q)), i32(C)), c0);
-    return b.CreateGEP(el, buf, off);
+    return b.CreateGEP(bel, buf, off);
   }
 
   // An input pixel's channels [c0, c0 + lanes) at p: floats, or (qi) its
@@ -206,7 +209,11 @@ struct WinogradEmitter {
       std::vector<Value *> col((size_t)a);
       for (int i = 0; i < a; ++i) col[(size_t)i] = row_result(tmp, t, i, nu, c0, lanes);
       std::vector<Value *> v = transform(mx.bt, a, col);
-      for (int xi = 0; xi < a; ++xi) store_lanes(b, v[(size_t)xi], plane_ptr(t, xi * a + nu, c0), lanes);
+      for (int xi = 0; xi < a; ++xi)
+        store_lanes(
+            b,
+            bel == el ? v[(size_t)xi] : b.CreateFPTrunc(v[(size_t)xi], llvm::FixedVectorType::get(bel, (unsigned)VL)),
+            plane_ptr(t, xi * a + nu, c0), lanes);
     }
   }
 
@@ -365,9 +372,13 @@ struct WinogradEmitter {
       xbase = b.CreateBitCast(opaque_pointer(b, X.base), xel->getPointerTo());
       zeros = qi ? fill_bytes(env, b, (C + VL - 1) / VL * VL, (uint8_t)s.x_zero, name)
                  : zero_floats(env, b, (C + L - 1) / L * L, name);
-      buf = b.CreateBitCast(slot_for(env, b, arena, k.out).base, el->getPointerTo());
+      const SlotRef v = slot_for(env, b, arena, k.out);
+      bel = v.type == DType::F16 ? b.getHalfTy() : el;
+      TINYRT_CHECK(bel == el || (!qi && !frugal), "a Winograd input transform storing half V that it reads back");
+      buf = b.CreateBitCast(v.base, bel->getPointerTo());
       buf = opaque_pointer(b, buf);
     } else {
+      bel = el;
       slots = scheduled_slots(env, b, arena, k);
       out = slot_for(env, b, arena, k.out);
       TINYRT_CHECK(out.strides[(size_t)s.out_axis[1]] == 1, "Winograd output channels must be contiguous");

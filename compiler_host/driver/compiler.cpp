@@ -378,9 +378,22 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
   j["weights_half_bytes"] = half_bytes;
   // Of the float GEMMs, those computing their products in half (--precision
   // fp16: fusion_groups[].half).
-  int half_gemms = 0;
-  for (const Kernel &k : p.kernels) half_gemms += k.kind == KernelKind::Gemm && k.gemm.half;
+  int half_gemms = 0, half_depthwise = 0;
+  for (const Kernel &k : p.kernels) {
+    half_gemms += k.kind == KernelKind::Gemm && k.gemm.half;
+    half_depthwise += k.kind == KernelKind::Depthwise && k.gemm.half;
+  }
   j["half_gemms"] = half_gemms;
+  // ... the depthwise convolutions doing so, and the intermediate tensors
+  // stored as half for them (half_inputs).
+  j["half_depthwise"] = half_depthwise;
+  int64_t half_tensor_bytes = 0;
+  std::set<int> half_inputs;
+  for (const Kernel &k : p.kernels)
+    if (is_scheduled(k.kind) && k.gemm.half && p.graph.v(k.ins[0]).dtype == DType::F16 &&
+        half_inputs.insert(k.ins[0]).second)
+      half_tensor_bytes += p.graph.v(k.ins[0]).numel() * 2;
+  j["half_tensor_bytes"] = half_tensor_bytes;
   j["code_bytes"] = a.code_bytes;
   // 64-bit hashes as "0x..." strings (JSON numbers lose bits past 2^53).
   j["model_hash"] = hex64(a.model_hash);
@@ -469,7 +482,7 @@ std::string make_json(const Artifact &a, const Program &p, const ModuleResult &m
       const double r = a.target.depthwise_int8_over_float;
       gj["int8_over_float"] = r > 0 ? json(r) : json(nullptr);
     }
-    if (k.kind == KernelKind::Gemm) gj["half"] = k.gemm.half;
+    if (k.kind == KernelKind::Gemm || k.kind == KernelKind::Depthwise) gj["half"] = k.gemm.half;
     if (k.kind == KernelKind::Gemm || k.kind == KernelKind::QGemm) {
       GemmTileShape ts = gemm_tile_shape(k.gemm);
       const Target::TileClass tc = gemm_tile_class(k);

@@ -380,7 +380,7 @@ int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStor
 }
 
 int64_t packed_depthwise_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w) {
-  const int64_t L = t.f32_lanes(), Cp = (s.out_c + L - 1) / L * L;
+  const int64_t L = s.half ? t.half_lanes() : t.f32_lanes(), Cp = (s.out_c + L - 1) / L * L;
   return s.k_h * s.k_w * Cp * (w == WeightStorage::F16 ? 2 : 4);
 }
 
@@ -439,7 +439,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     }
     if (k.kind == KernelKind::Depthwise) {
       bool int8 = !dtype_is_float(g.v(s.weight).dtype);
-      int lanes = int8 ? c.target.depthwise_int8_channels() : L;
+      int lanes = int8 ? c.target.depthwise_int8_channels() : s.half ? c.target.half_lanes() : L;
       pack_depthwise(
           g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w, s.out_w) : c.target.depthwise_tile(s.k_h, s.k_w),
           lanes, int8 && lanes != L, gemm_storage(k, o.weights));
@@ -480,6 +480,8 @@ void pack_weights(PassContext &c, const PackOptions &o) {
                      "kernels sharing a weight with different geometries");
         s.mr = f.mr, s.nr = f.nr, s.unroll = f.unroll, s.packed = f.packed;
         s.half = computes_in_half(p, k, c.target, o);
+        TINYRT_CHECK(s.half || g.v(k.ins[0]).dtype != DType::F16,
+                     "a GEMM over an input stored as half (half_inputs) does not compute in half");
         continue;
       }
     }
@@ -533,6 +535,8 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     TINYRT_CHECK((int64_t)g.v(s.packed).data->bytes.size() == packed_float_weight_bytes(s, c.target, stored),
                  "packed float weights differ from their estimate");
     s.half = computes_in_half(p, k, c.target, o);
+    TINYRT_CHECK(s.half || g.v(k.ins[0]).dtype != DType::F16,
+                 "a GEMM over an input stored as half (half_inputs) does not compute in half");
   }
   // Each GEMM's task split for its tile's geometry: measured (--tuning),
   // forced (--task-split) or the emitter's rule.

@@ -161,6 +161,9 @@ void winograd(PassContext &c, const WinogradOptions &o);
 // fewer channel columns, padding less, until the weights fit.
 void narrow_tiles(PassContext &c, const PackOptions &o);
 void keep_float_weights(PassContext &c, const PackOptions &o);
+// --precision fp16: the tensors that only half products read stored as
+// half; depthwise convolutions over them multiply in half (GemmSpec::half).
+void half_inputs(PassContext &c, const PackOptions &o);
 // The bytes of the constants p's kernels read, float GEMM and depthwise
 // weights as pack_weights packs them with storage st (their padding
 // counts), recurrent float weights at st's bytes (float with

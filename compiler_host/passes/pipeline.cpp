@@ -50,6 +50,10 @@ const std::vector<Pass> &pipeline() {
       {"keep_float_weights",
        "--weights fp16: the weights budget's room keeps float the GEMM weights whose widening costs most per byte",
        [](PassContext &c, const PassOptions &o) { keep_float_weights(c, o.pack); }},
+      {"half_inputs",
+       "--precision fp16: tensors that only half products read stored as half; depthwise convolutions over them "
+       "multiply in half",
+       [](PassContext &c, const PassOptions &o) { half_inputs(c, o.pack); }},
       {"pack_weights", "choose register tiles and task splits, pack GEMM weights",
        [](PassContext &c, const PassOptions &o) { pack_weights(c, o.pack); }},
       {"widen_packed_weights",

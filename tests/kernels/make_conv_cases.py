@@ -343,6 +343,76 @@ def pool_cases(out_dir, rng):
     return len(POOL_CASES)
 
 
+# Depthwise convolutions after the layer that writes their input, so that
+# under --precision fp16 (passes/half_depthwise.cpp) the writer stores it
+# as half and the depthwise multiplies in half: (name, N, C_in, C, spatial,
+# kernel, strides, pads, dilations, writer, extra), writer "pw" a 1x1
+# convolution + Relu (a GEMM), "mul" x * 0.5 (a loop kernel; C_in = C);
+# extra "dw": a second depthwise 3x3 after the first (its input written by
+# a half depthwise), "residual": the output plus the depthwise's input
+# (the depthwise's epilogue reads it, as half), "pool": plus a max pool of
+# it (another kernel reads it: it stays float, the depthwise too), "pw": a
+# 1x1 convolution to 13 channels after it (a half GEMM over the half
+# output of the depthwise; 37 input channels: 4 vectors of 8 and 5 more).
+HALF_DEPTHWISE_CASES = [
+    ("pw_3x3", 1, 5, 24, (13, 11), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), "pw", None),
+    ("pw_odd_channels_s2", 2, 7, 37, (9, 7), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), "pw", None),
+    ("mul_5x5_s2", 1, 20, 20, (15, 15), (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), "mul", None),
+    ("pw_7x7_row_sums", 1, 6, 16, (12, 10), (7, 7), (1, 1), (3, 3, 3, 3), (1, 1), "pw", None),
+    ("pw_dil2_three_channels", 1, 4, 3, (6, 5), (3, 3), (1, 1), (4, 3, 2, 4), (2, 2), "pw", None),
+    ("pw_1d", 1, 9, 33, (41,), (7,), (1,), (3, 3), (1,), "pw", None),
+    ("pw_stride3_nonsquare", 1, 8, 17, (19, 8), (3, 1), (3, 1), (1, 0, 1, 0), (1, 1), "pw", None),
+    ("pw_two_depthwise", 1, 6, 40, (10, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), "pw", "dw"),
+    ("pw_residual", 1, 6, 24, (8, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), "pw", "residual"),
+    ("pw_second_reader", 1, 6, 24, (8, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), "pw", "pool"),
+    ("pw_dw_pw_odd", 1, 9, 37, (7, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), "pw", "pw"),
+]
+
+
+def half_depthwise_cases(out_dir, rng):
+    for name, n, cin, c, sp, k, s, pads, dil, writer, extra in HALF_DEPTHWISE_CASES:
+        nsp = len(sp)
+        x = rng.standard_normal((n, cin) + sp).astype(np.float32)
+        if writer == "pw":
+            wp = (rng.standard_normal((c, cin) + (1,) * nsp) / np.sqrt(cin)).astype(np.float32)
+            bp = rng.standard_normal(c).astype(np.float32)
+            h = np.maximum(conv_ref(x, wp, bp, (1,) * nsp, (0,) * (2 * nsp), (1,) * nsp, 1), 0).astype(np.float32)
+            nodes = [helper.make_node("Conv", ["x", "wp", "bp"], ["p"], kernel_shape=[1] * nsp),
+                     helper.make_node("Relu", ["p"], ["h"])]
+            inits = [numpy_helper.from_array(wp, "wp"), numpy_helper.from_array(bp, "bp")]
+        else:
+            h = x * np.float32(0.5)
+            nodes = [helper.make_node("Mul", ["x", "half"], ["h"])]
+            inits = [numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+        w = (rng.standard_normal((c, 1) + k) / np.sqrt(np.prod(k))).astype(np.float32)
+        b = rng.standard_normal(c).astype(np.float32)
+        y = conv_ref(h, w, b, s, pads, dil, c).astype(np.float32)
+        attrs = dict(kernel_shape=list(k), strides=list(s), pads=list(pads), dilations=list(dil), group=c)
+        nodes.append(helper.make_node("Conv", ["h", "w", "b"], ["d"], **attrs))
+        inits += [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+        if extra == "dw":
+            w2 = (rng.standard_normal((c, 1, 3, 3)) / 3).astype(np.float32)
+            y = conv_ref(y, w2, None, (1, 1), (1, 1, 1, 1), (1, 1), c).astype(np.float32)
+            nodes.append(helper.make_node("Conv", ["d", "w2"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c))
+            inits.append(numpy_helper.from_array(w2, "w2"))
+        elif extra == "residual":
+            y = (y + h).astype(np.float32)
+            nodes.append(helper.make_node("Add", ["d", "h"], ["y"]))
+        elif extra == "pw":
+            w2 = (rng.standard_normal((13, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+            y = conv_ref(y, w2, None, (1, 1), (0, 0, 0, 0), (1, 1), 1).astype(np.float32)
+            nodes.append(helper.make_node("Conv", ["d", "w2"], ["y"], kernel_shape=[1, 1]))
+            inits.append(numpy_helper.from_array(w2, "w2"))
+        elif extra == "pool":
+            y = (y + pool_ref(h, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), True, False)).astype(np.float32)
+            nodes += [helper.make_node("MaxPool", ["h"], ["m"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                      helper.make_node("Add", ["d", "m"], ["y"])]
+        else:
+            nodes[-1].output[0] = "y"
+        save_graph(out_dir, "half_depthwise_" + name, nodes, inits, x, y)
+    return len(HALF_DEPTHWISE_CASES)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -364,6 +434,7 @@ def main():
                      output_padding=list(opad), group=group)
         save(out_dir, "convtranspose_" + name, attrs, x, w, b, y, op="ConvTranspose")
     n = activation_cases(out_dir) + pool_cases(out_dir, rng)
+    n += half_depthwise_cases(out_dir, np.random.default_rng(13))
     print(f"wrote {len(CASES) + len(TRANSPOSE_CASES) + n} cases to {out_dir}")
     if len(sys.argv) == 3:
         n = winograd_cases(sys.argv[2], np.random.default_rng(11))

@@ -50,6 +50,14 @@ inline Program run_until_limited(const std::string &ir, const std::string &last,
   return p;
 }
 
+// The target as tinyrt-compile --precision fp16 resolves it (driver:
+// compile_target): its half tiles where it has half arithmetic.
+inline Target half_target(const std::string &name) {
+  Target t = resolve_target(name);
+  if (t.half_arith) t.use_half_tiles();
+  return t;
+}
+
 // The kernels' labels, in program order.
 inline std::vector<std::string> labels(const Program &p) {
   std::vector<std::string> r;

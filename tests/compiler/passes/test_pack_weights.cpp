@@ -67,14 +67,6 @@ TEST(PackWeights, PackedOrderIsTileChannelTapInput) {
 // weights computes in half on a target with half arithmetic, with a tile
 // of whole half vectors; fewer channels, another target or F(4,3) (whose
 // transformed weights stay float) compute in float.
-// The target as tinyrt-compile --precision fp16 resolves it (driver:
-// compile_target): its half tiles where it has half arithmetic.
-Target half_target(const std::string &name) {
-  Target t = resolve_target(name);
-  if (t.half_arith) t.use_half_tiles();
-  return t;
-}
-
 TEST(PackWeights, HalfPrecisionWhereHalfArithmeticAndChannelsAllow) {
   const char *kTwo = R"(
     graph opset 17
