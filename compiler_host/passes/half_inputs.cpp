@@ -53,12 +53,12 @@ bool weights_fit_half(const Graph &g, int w) {
 bool half_reader(const Program &p, const Kernel &k, const Target &t) {
   const Graph &g = p.graph;
   const GemmSpec &s = k.gemm;
-  if ((k.kind != KernelKind::Gemm && k.kind != KernelKind::Depthwise) || g.v(k.ins[0]).is_dynamic() ||
-      g.v(k.out).is_dynamic() || !weights_fit_half(g, s.weight))
-    return false;
   if (k.kind == KernelKind::Gemm)  // pack_weights' computes_in_half, its tile aside
-    return t.tile_nv_step == 2 && !s.arena_weights && !s.arena_packed && k.wino.m != 4 &&
+    return half_gemm_kind(p, k, t, Precision::F16) && weights_fit_half(g, s.weight) && t.tile_nv_step == 2 &&
            (s.nr == 0 || s.nr % t.half_lanes() == 0) && s.in_c / s.groups >= t.half_lanes();
+  if (k.kind != KernelKind::Depthwise || g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic() ||
+      !weights_fit_half(g, s.weight))
+    return false;
   // Depthwise: channels-last and dense, as pack_weights keeps it.
   return s.k_w <= t.half_chunk && p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 &&
          p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;

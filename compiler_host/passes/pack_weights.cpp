@@ -400,20 +400,21 @@ int add_float_weights(Graph &g, const std::string &name, const std::vector<float
 }
 const char *precision_name(Precision p) { return p == Precision::F16 ? "fp16" : "fp32"; }
 
-// --precision fp16: whether a packed float GEMM computes in half. Its
-// weights stored as half, its tile whole half vectors (8 channels), at
-// least one vector of 8 input channels per tap to convert at once, and
-// fixed sizes (the run-time paths stay float); not F(4,3)'s GEMM (--winograd
-// f4: its transforms scale the rounding of half by up to 5 and 8).
+bool half_gemm_kind(const Program &p, const Kernel &k, const Target &t, Precision pr) {
+  const GemmSpec &s = k.gemm;
+  return pr == Precision::F16 && t.half_arith && k.kind == KernelKind::Gemm && !s.arena_weights && !s.arena_packed &&
+         k.wino.m != 4 && !p.graph.v(k.out).is_dynamic() && !p.graph.v(k.ins[0]).is_dynamic();
+}
+
+// --precision fp16: whether a packed float GEMM computes in half: of the
+// kind (half_gemm_kind), its weights stored as half, its tile whole half
+// vectors (8 channels), and at least one vector of 8 input channels per tap
+// to convert at once.
 static bool computes_in_half(const Program &p, const Kernel &k, const Target &t, const PackOptions &o) {
   const GemmSpec &s = k.gemm;
-  if (o.precision != Precision::F16 || !t.half_arith || k.kind != KernelKind::Gemm || s.arena_weights ||
-      s.arena_packed || s.packed < 0 || s.nr % t.half_lanes() != 0 || k.wino.m == 4)
-    return false;
-  const Graph &g = p.graph;
+  if (!half_gemm_kind(p, k, t, o.precision) || s.packed < 0 || s.nr % t.half_lanes() != 0) return false;
   int64_t icp = s.k_run ? s.k_w * (s.in_c / s.groups) : s.in_c / s.groups;
-  return g.v(s.packed).dtype == DType::F16 && icp >= t.half_lanes() && !g.v(k.out).is_dynamic() &&
-         !g.v(k.ins[0]).is_dynamic();
+  return p.graph.v(s.packed).dtype == DType::F16 && icp >= t.half_lanes();
 }
 
 void pack_weights(PassContext &c, const PackOptions &o) {

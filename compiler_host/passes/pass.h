@@ -87,6 +87,13 @@ int add_float_weights(Graph &g, const std::string &name, const std::vector<float
 // products (GemmSpec::half).
 enum class Precision { F32, F16 };
 const char *precision_name(Precision p);  // "fp32", "fp16"
+// Whether GEMM kernel k is of a kind that computes in half under
+// precision `pr` on target t (pack_weights then also asks for half
+// weights, whole half-vector tiles and 8 input channels a tap): fp16 on a
+// target with half arithmetic, constant weights, fixed sizes (the run-time
+// paths stay float), not F(4,3)'s GEMM (its transforms scale the rounding
+// of half by up to 5 and 8).
+bool half_gemm_kind(const Program &p, const Kernel &k, const Target &t, Precision pr);
 struct WinogradOptions {
   WinogradMode mode = WinogradMode::Auto;
   WeightStorage weights = WeightStorage::F32;  // the bytes the weights budget counts
