@@ -57,11 +57,8 @@ struct WinogradEmitter {
   const Target &T;
   llvm::IRBuilder<> b;
   int L, m, a;
-  // The a*a intermediate vectors of a tile exceed the vector registers by
-  // more than half: the transforms go in two passes through memory (rows,
-  // then columns) instead of spilling most of them. (Measured under
-  // qemu: F(4,3)'s 36 vectors take 1.9x fewer instructions through memory
-  // on ARMv7's 16 registers; on AArch64's 32, spilling a few is cheaper.)
+  // The transforms go in two passes through the buffer
+  // (Target::winograd_two_pass).
   bool frugal;
   int64_t C;  // channels of the transform
   llvm::Type *f32;
@@ -98,7 +95,7 @@ struct WinogradEmitter {
     L = T.f32_lanes();
     m = w.m;
     a = mx.a();
-    frugal = 2 * a * a > 3 * T.vector_regs;
+    frugal = T.winograd_two_pass(m);
     C = w.channels;
     f32 = b.getFloatTy();
     vf32 = llvm::FixedVectorType::get(f32, L);

@@ -32,7 +32,7 @@
 // which this pass then marks half. Every store narrows to its value's type,
 // so the producer's definition stays as it is.
 #include <algorithm>
-#include <cmath>
+#include <map>
 
 #include "passes/pass.h"
 
@@ -40,38 +40,41 @@ namespace tinyrt {
 
 namespace {
 
-bool weights_fit_half(const Graph &g, int w) {
-  if (w < 0) return false;  // (run-time weights)
-  const Value &v = g.v(w);
-  if (!v.is_const() || !dtype_is_float(v.dtype)) return false;
-  for (int64_t i = 0; i < v.numel(); ++i)
-    if (!(std::fabs(v.data->get_f(i)) <= 65504.0)) return false;
-  return true;
-}
+// Whether constant float weight w packs as half (add_float_weights), once
+// per weight (a Winograd layer's bands share theirs).
+struct HalfWeights {
+  const Graph &g;
+  std::map<int, bool> known;
+  bool operator()(int w) {
+    if (w < 0) return false;  // (run-time weights)
+    auto it = known.find(w);
+    if (it != known.end()) return it->second;
+    const Value &v = g.v(w);
+    bool fits = v.is_const() && dtype_is_float(v.dtype);
+    for (int64_t i = 0; fits && i < v.numel(); ++i) fits = in_half_range(v.data->get_f(i));
+    return known[w] = fits;
+  }
+};
 
 // Kernel k multiplies its input in half once X is stored as half.
-bool half_reader(const Program &p, const Kernel &k, const Target &t) {
-  const Graph &g = p.graph;
+bool half_reader(const Program &p, const Kernel &k, const Target &t, HalfWeights &half_weights) {
   const GemmSpec &s = k.gemm;
   if (k.kind == KernelKind::Gemm)  // pack_weights' computes_in_half, its tile aside
-    return half_gemm_kind(p, k, t, Precision::F16) && weights_fit_half(g, s.weight) && t.tile_nv_step == 2 &&
-           (s.nr == 0 || s.nr % t.half_lanes() == 0) && s.in_c / s.groups >= t.half_lanes();
-  if (k.kind != KernelKind::Depthwise || g.v(k.ins[0]).is_dynamic() || g.v(k.out).is_dynamic() ||
-      !weights_fit_half(g, s.weight))
+    return half_gemm_kind(p, k, t, Precision::F16) && t.tile_nv_step == 2 &&
+           (s.nr == 0 || s.nr % t.half_lanes() == 0) && s.in_c / s.groups >= t.half_lanes() && half_weights(s.weight);
+  if (k.kind != KernelKind::Depthwise || p.graph.v(k.ins[0]).is_dynamic() || p.graph.v(k.out).is_dynamic())
     return false;
   // Depthwise: channels-last and dense, as pack_weights keeps it.
   return s.k_w <= t.half_chunk && p.layout_strides(k.ins[0])[(size_t)s.in_axis[1]] == 1 &&
-         p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1;
+         p.layout_strides(k.out)[(size_t)s.out_axis[1]] == 1 && half_weights(s.weight);
 }
 
 // Kernel k's stores narrow to its output's type: an expression store, or
 // a float Winograd input transform that does not read back what it stores
-// (2 a^2 vectors within 3 x the registers: F(2,3)).
+// (one pass: Target::winograd_two_pass).
 bool narrows_its_stores(const Program &p, const Kernel &k, const Target &t) {
-  if (k.kind == KernelKind::WinogradIn) {
-    const int a = k.wino.m + 2;
-    return p.graph.v(k.ins[0]).dtype == DType::F32 && 2 * a * a <= 3 * t.vector_regs;
-  }
+  if (k.kind == KernelKind::WinogradIn)
+    return p.graph.v(k.ins[0]).dtype == DType::F32 && !t.winograd_two_pass(k.wino.m);
   return k.kind == KernelKind::Gemm || k.kind == KernelKind::Loop || k.kind == KernelKind::Depthwise ||
          k.kind == KernelKind::WinogradOut;
 }
@@ -89,6 +92,7 @@ void half_inputs(PassContext &c, const PackOptions &o) {
   // as half (their input, slot 0), or otherwise.
   std::vector<std::vector<size_t>> writers(nv), readers(nv);
   std::vector<bool> other(nv, false);
+  HalfWeights half_weights{g, {}};
   for (int v : g.inputs) other[(size_t)v] = true;
   for (int v : g.outputs) other[(size_t)p.root(v)] = true;
   for (size_t j = 0; j < p.kernels.size(); ++j) {
@@ -96,7 +100,7 @@ void half_inputs(PassContext &c, const PackOptions &o) {
     writers[(size_t)k.out].push_back(j);
     for (int o2 : k.call.outs) other[(size_t)o2] = true;
     if (k.guard >= 0) other[(size_t)g.guards.at(k.guard).eff] = true;
-    const bool takes = !k.ins.empty() && half_reader(p, k, c.target);
+    const bool takes = !k.ins.empty() && half_reader(p, k, c.target, half_weights);
     for (size_t s = 0; s < k.ins.size(); ++s) {
       const size_t v = (size_t)k.ins[s];
       if (s == 0 && takes)

@@ -17,11 +17,7 @@ namespace tinyrt {
 
 namespace {
 
-// Whether every value keeps its magnitude in half: finite, within
-// [-65504, 65504] (a larger one would become infinity).
-bool fits_half(const std::vector<float> &w) {
-  return std::all_of(w.begin(), w.end(), [](float v) { return std::fabs(v) <= 65504.0f; });
-}
+bool fits_half(const std::vector<float> &w) { return std::all_of(w.begin(), w.end(), in_half_range); }
 
 // Depthwise: [kh*kw][channels rounded up to whole vectors], so one vector
 // load gives a tap's weights for `lanes` consecutive channels.
@@ -390,6 +386,8 @@ int packed_weights_of(const Kernel &k) {
 
 const char *weight_storage_name(WeightStorage w) { return w == WeightStorage::F16 ? "fp16" : "fp32"; }
 
+bool in_half_range(double v) { return std::fabs(v) <= 65504.0; }
+
 int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st, Shape shape) {
   if (shape.empty()) shape = {(int64_t)w.size()};
   if (st == WeightStorage::F32 || !fits_half(w)) return g.add_const(g.fresh_name(name), make_const_f32(shape, w));
@@ -423,6 +421,13 @@ void pack_weights(PassContext &c, const PackOptions &o) {
   int L = c.target.f32_lanes();
   int packed = 0, forms[3] = {0, 0, 0};  // QGemm layers per MaddForm (x86 without VNNI)
   std::map<int, size_t> packed_for;      // a float weight -> the kernel that packed it
+  // Whether packed GEMM k computes in half; one over an input stored as half
+  // (half_inputs predicted it) must.
+  auto set_half = [&](Kernel &k) {
+    k.gemm.half = computes_in_half(p, k, c.target, o);
+    TINYRT_CHECK(k.gemm.half || g.v(k.ins[0]).dtype != DType::F16,
+                 "a GEMM over an input stored as half (half_inputs) does not compute in half");
+  };
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     Kernel &k = p.kernels[ki];
     if (k.kind == KernelKind::Recurrent) {
@@ -480,9 +485,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
                          f.k_w == s.k_w && f.k_run == s.k_run,
                      "kernels sharing a weight with different geometries");
         s.mr = f.mr, s.nr = f.nr, s.unroll = f.unroll, s.packed = f.packed;
-        s.half = computes_in_half(p, k, c.target, o);
-        TINYRT_CHECK(s.half || g.v(k.ins[0]).dtype != DType::F16,
-                     "a GEMM over an input stored as half (half_inputs) does not compute in half");
+        set_half(k);
         continue;
       }
     }
@@ -535,9 +538,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
     const WeightStorage stored = g.v(s.packed).dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
     TINYRT_CHECK((int64_t)g.v(s.packed).data->bytes.size() == packed_float_weight_bytes(s, c.target, stored),
                  "packed float weights differ from their estimate");
-    s.half = computes_in_half(p, k, c.target, o);
-    TINYRT_CHECK(s.half || g.v(k.ins[0]).dtype != DType::F16,
-                 "a GEMM over an input stored as half (half_inputs) does not compute in half");
+    set_half(k);
   }
   // Each GEMM's task split for its tile's geometry: measured (--tuning),
   // forced (--task-split) or the emitter's rule.

@@ -79,6 +79,10 @@ std::string ratio_text(double r);
 // half rounded to nearest even, unless a value lies beyond half's range
 // (the tensor then stays float: the kernels read either; pack_weights
 // counts such tensors). Returns its value id.
+// Whether v keeps its magnitude in half: finite, within [-65504, 65504]
+// (a larger one would become infinity; add_float_weights keeps a tensor
+// with one float).
+bool in_half_range(double v);
 int add_float_weights(Graph &g, const std::string &name, const std::vector<float> &w, WeightStorage st,
                       Shape shape = {});
 // How float GEMMs compute (--precision): in single precision, or (fp16,

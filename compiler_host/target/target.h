@@ -100,6 +100,14 @@ struct Target {
   // Zen 4 (bench/RESULTS.md); ARM: not measured on a core (qemu counts
   // show no cache), so not padded.
   bool winograd_plane_pad = false;
+  // Whether a Winograd F(m,3) transform's a*a intermediate vectors (a =
+  // m + 2) exceed the vector registers by more than half, so that it goes
+  // in two passes through memory (rows into the transform buffer, then
+  // columns read back) instead of spilling most of them (codegen/
+  // winograd_emitter.cpp; measured under qemu: F(4,3)'s 36 vectors take
+  // 1.9x fewer instructions through memory on ARMv7's 16 registers; on
+  // AArch64's 32, spilling a few is cheaper).
+  bool winograd_two_pass(int m) const { return 2 * (m + 2) * (m + 2) > 3 * vector_regs; }
   // A model whose layers do fewer arithmetic operations on average
   // (ir/program.h kernel_ops; a layer's steps counted once) runs each
   // step on the calling thread alone,
