@@ -79,8 +79,8 @@ struct GemmSpec {
   // accumulators; the epilogue in float.
   bool half = false;
   // --weights fp16: this float GEMM's or depthwise convolution's weights
-  // stay float (keep_float_weights: the weights budget's room spent where
-  // widening half weights costs the most per byte).
+  // stay float (the weights budget's plan, passes/weights_plan.h: its
+  // room spent where widening half weights saves the most per byte).
   bool float_weights = false;
   // QGemm over int16 operands: a Winograd convolution's grouped product
   // (passes/winograd.cpp). X and the weight (logical [OC, IC/groups, 1, 1])
@@ -386,7 +386,10 @@ struct PlanStats {
 // A choice that spends memory for speed (a Winograd form per layer), as
 // the budgets decided it: -v and the JSON's "memory_trades" list them.
 struct MemoryTrade {
-  std::string kind;   // "winograd", or "tile" (narrow_tiles: wanted and taken are tiles, MRxNR)
+  // "winograd"; "tile" (wanted and taken are tiles, MRxNR) or "storage"
+  // (float weights under --weights fp16): the weights plan; "float-copy",
+  // "int16-copy", "int16-input": the arena's.
+  std::string kind;
   std::string label;  // the kernel's label (its first node's name in `node`)
   std::string node;
   std::string wanted;  // the fastest form by the cost model ("F(4,3)", ...)

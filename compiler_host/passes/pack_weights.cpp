@@ -355,10 +355,10 @@ GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind ki
   return t.gemm_tile(c.oc, c.row, c.linear, c.ic, kind, score, max_nv);
 }
 
-// A GEMM's register tile: the one narrow_tiles chose (GemmSpec mr, nr),
+// A GEMM's register tile: the one the weights plan chose (GemmSpec mr, nr),
 // else the target's for the layer's shape.
 static GemmTile gemm_tile_of(const GemmSpec &s, const Target &t, Target::TileKind kind) {
-  // (set: narrow_tiles' float tiles; the int16 tile of an int8 Winograd
+  // (set: the weights plan's float tiles; the int16 tile of an int8 Winograd
   // layer's run-time weights, which all its bands' GEMMs read)
   if ((kind == Target::TileKind::Float || s.i16) && s.mr > 0 && s.nr > 0)
     return {s.mr, s.nr / t.f32_lanes(), t.gemm_unroll};
@@ -449,7 +449,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       pack_depthwise(
           g, s, int8 ? c.target.depthwise_tile_int8(s.k_w, s.stride_w, s.out_w) : c.target.depthwise_tile(s.k_h, s.k_w),
           lanes, int8 && lanes != L, gemm_storage(k, o.weights));
-      // keep_float_weights budgets float weights by this size.
+      // the weights plan budgets float weights by this size.
       const Value &pw = g.v(s.packed);
       const WeightStorage stored = pw.dtype == DType::F16 ? WeightStorage::F16 : WeightStorage::F32;
       TINYRT_CHECK(int8 || (int64_t)pw.data->bytes.size() == packed_depthwise_weight_bytes(s, c.target, stored),
@@ -555,7 +555,7 @@ void pack_weights(PassContext &c, const PackOptions &o) {
       *c.log << "  task splits: " << tuned_splits << " GEMMs take a " << (c.target.split_forced ? "forced" : "tuned")
              << " split\n";
     if (o.weights == WeightStorage::F16) {
-      // Float weights stored as half, kept float by keep_float_weights
+      // Float weights stored as half, kept float by the weights plan
       // (GemmSpec::float_weights), or kept float for a value beyond half's
       // range; F(4,3)'s transformed weights are float by design.
       int half = 0, budgeted = 0, single = 0;

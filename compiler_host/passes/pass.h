@@ -68,8 +68,8 @@ const char *weight_storage_name(WeightStorage w);  // "fp32", "fp16"
 // scales their error to 0.5 % of the output's magnitude.
 inline WeightStorage packed_storage(int m, WeightStorage w) { return m == 4 ? WeightStorage::F32 : w; }
 // How pack_weights stores the float weights of GEMM or depthwise kernel k
-// under --weights w: packed_storage, or float where keep_float_weights
-// kept them so.
+// under --weights w: packed_storage, or float where the weights budget's
+// plan kept them so (weights_plan.h).
 inline WeightStorage gemm_storage(const Kernel &k, WeightStorage w) {
   return k.gemm.float_weights ? WeightStorage::F32 : packed_storage(k.wino.m, w);
 }
@@ -168,10 +168,6 @@ void choose_layouts(PassContext &c);
 // target asks for it (GemmSpec::span).
 void span_rows(PassContext &c);
 void winograd(PassContext &c, const WinogradOptions &o);
-// The weights budget's last resort (after winograd): GEMM tiles with
-// fewer channel columns, padding less, until the weights fit.
-void narrow_tiles(PassContext &c, const PackOptions &o);
-void keep_float_weights(PassContext &c, const PackOptions &o);
 // --precision fp16: the tensors that only half products read stored as
 // half; depthwise convolutions over them multiply in half (GemmSpec::half).
 void half_inputs(PassContext &c, const PackOptions &o);
@@ -196,10 +192,10 @@ int64_t packed_float_weight_bytes(const GemmSpec &s, const Target &t, WeightStor
 int64_t packed_depthwise_weight_bytes(const GemmSpec &s, const Target &t, WeightStorage w);
 // The register tile Target::gemm_tile gives GEMM s by its shape (of at
 // most `max_nv` channel vectors when > 0; `score`: its figure of merit),
-// whatever tile narrow_tiles may have set.
+// whatever tile the weights budget's plan may have set.
 GemmTile gemm_table_tile(const GemmSpec &s, const Target &t, Target::TileKind kind = Target::TileKind::Float,
                          int max_nv = 0, double *score = nullptr);
-// A float GEMM's register tile as pack_weights packs it: narrow_tiles'
+// A float GEMM's register tile as pack_weights packs it: the weights plan's
 // (GemmSpec mr, nr) if set, else gemm_table_tile's; and its output
 // channels (the packed nr).
 GemmTile float_gemm_tile(const GemmSpec &s, const Target &t);

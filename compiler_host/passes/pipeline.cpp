@@ -39,17 +39,14 @@ const std::vector<Pass> &pipeline() {
       {"choose_layouts", "channels-last for convolutions, physical order of constants", plain<choose_layouts>},
       {"span_rows", "convolution GEMM tiles run across output rows (no short tile at each row's end)",
        plain<span_rows>},
-      {"winograd", "3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it pays",
+      {"winograd",
+       "the weights budget's plan, one knapsack over every weight's options (Winograd form, GEMM tile, half or "
+       "float storage); 3x3 stride-1 convolutions as Winograd transforms around a grouped GEMM where it chose",
        [](PassContext &c, const PassOptions &o) { winograd(c, o.winograd); }},
       {"widen_int8_inputs",
        "x86 without VNNI: int8 convolutions whose weights vpmaddubsw cannot take as bytes multiply int16 pairs "
        "over a widened copy of their input where the arena budget has room; narrow first layers exactly in float",
        plain<widen_int8_inputs>},
-      {"narrow_tiles", "GEMM tiles of fewer channel columns (less padding) where the weights are over their budget",
-       [](PassContext &c, const PassOptions &o) { narrow_tiles(c, o.pack); }},
-      {"keep_float_weights",
-       "--weights fp16: the weights budget's room keeps float the GEMM weights whose widening costs most per byte",
-       [](PassContext &c, const PassOptions &o) { keep_float_weights(c, o.pack); }},
       {"half_inputs",
        "--precision fp16: tensors that only half products read stored as half; depthwise convolutions over them "
        "multiply in half",

@@ -7,7 +7,7 @@
 //
 // * Half weights (--weights fp16, float products) as float. A GEMM over
 //   half weights widens each weight vector as it loads it
-//   (keep_float_weights.cpp says what that costs by core: nothing
+//   (weights_plan.cpp says what that costs by core: nothing
 //   measurable on Zen 4, 1.2-1.4x a compute-bound layer's time on Intel's
 //   AVX-512 cores, an instruction per float vector on NEON).
 // * The int8 weights of a GEMM over int16 pairs (GemmSpec::w8: x86 without
@@ -21,7 +21,7 @@
 //   twice the layer's int8 bytes every run.
 //
 // The copy lives from its kernel to the GEMM. Where the weights budget's
-// room (keep_float_weights) kept no float weights, the arena budget's may:
+// room (the weights plan) kept no float weights, the arena budget's may:
 // the layers whose weights serve the most pixel tiles first (conversions
 // saved per arena byte: the tiles less the copy's own pass), each taken
 // where its copy fits the arena budget beside what is live at its step;
@@ -32,14 +32,16 @@
 #include <algorithm>
 
 #include "passes/pass.h"
+#include "passes/weights_plan.h"
 
 namespace tinyrt {
 
 namespace {
 
 // Below this many pixel tiles per weight vector the copy's own pass (a
-// widening, a store and the float bytes read back) saves too little.
-constexpr int64_t kMinTiles = 8;
+// widening, a store and the float bytes read back) saves too little
+// (kMinCopyTiles, which the weights plan counts on).
+constexpr int64_t kMinTiles = kMinCopyTiles;
 
 // Float GEMM kernel k whose packed weights are stored as half: its pixel
 // tiles (each widens every weight vector once), or 0.

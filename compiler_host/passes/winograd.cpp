@@ -18,12 +18,13 @@
 // own tile efficiency (Target::gemm_tile), plus the weight bytes each form
 // streams: F(4,3) over few tiles reads 4x the weights for little reuse.
 // The transformed weights are the memory this trade spends: the forms the
-// cost model wants are then chosen together under the weights budget
+// cost model wants are then chosen under the weights budget
 // (Limits::weights_budget: --max-weights-bytes, else 1.1x the model's own
-// weights; with --weights fp16 1.1x the float plan's weights, the forms
-// the float default would take, as half), the fastest set
-// that fits by estimated gain per added byte (fit_budget), F(2,3) standing
-// in for F(4,3) where only it fits.
+// weights; with --weights fp16 1.1x the float plan's weights, the options
+// the float default would take, as half) together with every other
+// weight's options, narrower GEMM tiles and, under --weights fp16, float
+// storage: one knapsack by estimated gain per added byte
+// (weights_plan.h), F(2,3) standing in for F(4,3) where only it fits.
 // V and M are the arena it spends: a form's V and M with what is live at
 // the layer must fit the arena budget (--max-arena-bytes, else 1.1x the
 // plan's peak without transforms). Where they do not, the layer runs in
@@ -72,6 +73,7 @@
 #include <tuple>
 
 #include "passes/pass.h"
+#include "passes/weights_plan.h"
 
 namespace tinyrt {
 
@@ -276,72 +278,6 @@ struct Candidate {
   std::string log;
 };
 
-// The forms the weights budget allows: a multiple-choice knapsack over the
-// candidates' forms, by estimated gain per byte. A form that adds no bytes
-// (run-time weights) is each candidate's base, the best of them taken
-// outright; the forms that add bytes, from the base up, are reduced to
-// their upper hull (each step adds bytes for a smaller gain per byte than
-// the one before); the steps of all candidates are taken in order of gain
-// per byte while they fit in `room`, a candidate's step only after its
-// previous one.
-void fit_budget(std::vector<Candidate> &cands, int64_t room) {
-  struct Step {
-    size_t cand;
-    int level, form;
-    double gain;
-    int64_t bytes;
-  };
-  std::vector<Step> steps;
-  int64_t used = 0;  // the bases' bytes (<= 0: a form that packs smaller than direct gives them back)
-  for (size_t ci = 0; ci < cands.size(); ++ci) {
-    Candidate &c = cands[ci];
-    // (bytes, gain, form): the base, then the allowed forms by bytes.
-    std::tuple<int64_t, double, int> base = {0, 0.0, -1};
-    std::vector<std::tuple<int64_t, double, int>> pts;
-    for (int i = 0; i < kForms; ++i) {
-      if (!c.allowed[i] || c.gain[i] <= 0) continue;
-      if (c.bytes[i] <= 0) {
-        if (c.gain[i] > std::get<1>(base)) base = {c.bytes[i], c.gain[i], i};
-      } else {
-        pts.push_back({c.bytes[i], c.gain[i], i});
-      }
-    }
-    c.form = std::get<2>(base);
-    used += std::get<0>(base);
-    std::sort(pts.begin(), pts.end(), [](const auto &x, const auto &y) {
-      return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y) : std::get<1>(x) > std::get<1>(y);
-    });
-    std::vector<std::tuple<int64_t, double, int>> hull = {base};
-    for (const auto &pt : pts) {
-      auto [bytes, gain, form] = pt;
-      if (gain <= std::get<1>(hull.back())) continue;
-      // A form that gains more per added byte than the last kept one
-      // replaces it (the hull's steps must slow down).
-      while (hull.size() > 1) {
-        auto [b1, g1, f1] = hull[hull.size() - 2];
-        auto [b2, g2, f2] = hull.back();
-        (void)f1, (void)f2;
-        if ((g2 - g1) * (double)(bytes - b2) > (gain - g2) * (double)(b2 - b1)) break;
-        hull.pop_back();
-      }
-      hull.push_back(pt);
-    }
-    for (size_t l = 1; l < hull.size(); ++l)
-      steps.push_back({ci, (int)l, std::get<2>(hull[l]), std::get<1>(hull[l]) - std::get<1>(hull[l - 1]),
-                       std::get<0>(hull[l]) - std::get<0>(hull[l - 1])});
-  }
-  std::stable_sort(steps.begin(), steps.end(), [](const Step &x, const Step &y) {
-    return x.gain * (double)std::max<int64_t>(1, y.bytes) > y.gain * (double)std::max<int64_t>(1, x.bytes);
-  });
-  std::vector<int> level(cands.size(), 0);
-  for (const Step &st : steps) {
-    if (level[st.cand] != st.level - 1 || st.bytes > room - used) continue;
-    level[st.cand] = st.level;
-    cands[st.cand].form = st.form;
-    used += st.bytes;
-  }
-}
-
 }  // namespace
 
 // Bytes of the constants the kernels read, float GEMM and depthwise
@@ -499,20 +435,23 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   }
   p.budgets.weights = lim.weights_budget(stored_ratio);
   p.budgets.base_weights = weights_read(p, t, o.weights, o.float_recurrent);
-  // (--max-arena-bytes Rx is a ratio of the plan without transforms:
-  // measured here even when no form is wanted, plan_memory holds the
-  // placed arena against it.)
-  if (o.mode == WinogradMode::Off && lim.max_arena_ratio <= 0) return;
   // The arena budget the forms keep within, each on its own (the arena is
   // a peak, not a sum): the bytes live at the layer's step plus its
   // buffers within --max-arena-bytes if given (bytes, or a ratio of the
   // plan's lower bound without transforms), else within 1.1x that lower
-  // bound (plan_memory's live bytes).
-  const std::vector<int64_t> live = live_bytes(p);
-  const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
-  p.budgets.base_arena = peak;
-  p.budgets.arena = lim.arena_budget(peak);
-  if (o.mode == WinogradMode::Off) return;
+  // bound (plan_memory's live bytes). (--max-arena-bytes Rx is a ratio of
+  // the plan without transforms: measured here even when no form is
+  // wanted, plan_memory holds the placed arena against it; and under
+  // --weights fp16, where the weights plan weighs float storage against a
+  // float copy in the arena.)
+  const bool storage_choice = o.weights == WeightStorage::F16 && o.precision == Precision::F32;
+  std::vector<int64_t> live;
+  if (o.mode != WinogradMode::Off || lim.max_arena_ratio > 0 || storage_choice) {
+    live = live_bytes(p);
+    const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+    p.budgets.base_arena = peak;
+    p.budgets.arena = lim.arena_budget(peak);
+  }
   // A forced form (tests, experiments): its index in kForm.
   const int forced = o.mode == WinogradMode::F2     ? 0
                      : o.mode == WinogradMode::F4   ? 1
@@ -522,7 +461,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   std::vector<Candidate> cands;
   for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
     const Kernel &k = p.kernels[ki];
-    if (!winograd_eligible(p, k)) continue;
+    if (o.mode == WinogradMode::Off || !winograd_eligible(p, k)) continue;
     const GemmSpec &s = k.gemm;
     Candidate cand;
     cand.kernel = ki;
@@ -750,28 +689,83 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     cands.push_back(std::move(cand));
   }
 
-  // The weights budget (Limits::weights_budget): the forms chosen
-  // together, the fastest set that fits. Forced forms (tests and
-  // experiments) are not budgeted; a given budget still refuses them once
-  // the weights are emitted (driver, check_weights_budget).
+  // The weights budget (Limits::weights_budget): one plan over every
+  // weight (weights_plan.h), the fastest set of options that fits: each
+  // candidate's forms the cost model allows (forced forms and layers the
+  // code budget dropped: the one form), each with its GEMM's tiles and,
+  // under --weights fp16 with float products, its storage; the other GEMM
+  // and depthwise weights' tiles and storage. A given budget still refuses
+  // forced forms once the weights are emitted (driver,
+  // check_weights_budget).
   const bool budgeted = o.mode == WinogradMode::Auto;
-  // --weights fp16 without a budget: the float plan's weights (its forms
+  auto plan = [&](WeightStorage st, bool choice) {
+    std::set<int> skip;
+    for (const Candidate &cd : cands) skip.insert(p.kernels[cd.kernel].gemm.weight);
+    std::vector<WeightChoice> choices = weight_choices(
+        p, t, st, choice, skip, [&](size_t ki, int64_t bytes) { return sat_add(live[ki], bytes) <= p.budgets.arena; });
+    for (size_t ci = 0; ci < cands.size(); ++ci) {
+      const Candidate &cd = cands[ci];
+      const Kernel &k = p.kernels[cd.kernel];
+      const GemmSpec &s = k.gemm;
+      WeightChoice wc;
+      wc.kernels = {cd.kernel};
+      wc.candidate = (int)ci;
+      std::vector<int> forms = {budgeted ? -1 : cd.form};
+      for (int i = 0; i < kForms && budgeted; ++i)
+        if (cd.allowed[i] && cd.gain[i] > 0) forms.push_back(i);
+      for (int f : forms) {
+        WeightOption base;
+        base.form = f;
+        if (f >= 0)
+          base.form_bytes = st == WeightStorage::F32 ? cd.bytes32[f] : cd.bytes[f], base.form_gain = cd.gain[f];
+        // int8 layers and run-time weights: the form alone (neither packs
+        // a float GEMM weight of its own).
+        if (k.kind == KernelKind::QGemm || (f >= 0 && kForm[f].rt)) {
+          base.bytes = base.form_bytes, base.gain = base.form_gain;
+          wc.options.push_back(base);
+          continue;
+        }
+        const int m = f >= 0 ? kForm[f].m : 0;
+        const double macs = m ? (double)tiles(s, m) * (m + 2) * (m + 2) * (double)s.in_c * (double)s.out_c
+                              : (double)kernel_flops(k) / 2;
+        add_gemm_options(wc, base, m ? grouped_gemm(s, m) : s, macs, t, packed_storage(m, st), choice);
+      }
+      choices.push_back(std::move(wc));
+    }
+    return choices;
+  };
+  // --weights fp16 without a budget: the float plan's weights (its options
   // chosen within the float default) as stored, by the same ratio.
   int64_t float_plan = 0;
-  if (budgeted && o.weights == WeightStorage::F16 && !lim.weights_budget_given() && lim.model_weights_bytes > 0) {
-    std::vector<Candidate> as_float = cands;
-    for (Candidate &cd : as_float) std::copy(cd.bytes32, cd.bytes32 + kForms, cd.bytes);
+  if (o.weights == WeightStorage::F16 && !lim.weights_budget_given() && lim.model_weights_bytes > 0) {
+    std::vector<WeightChoice> as_float = plan(WeightStorage::F32, false);
     const int64_t base32 = weights_read(p, t, WeightStorage::F32, false);
-    fit_budget(as_float, lim.weights_budget() - base32);
+    choose_options(as_float, lim.weights_budget() - base32);
     float_plan = base32;
-    for (const Candidate &cd : as_float)
-      if (cd.form >= 0) float_plan = sat_add(float_plan, cd.bytes[cd.form]);
+    for (const WeightChoice &wc : as_float) float_plan = sat_add(float_plan, wc.chosen().bytes);
     p.budgets.weights = (int64_t)(Limits::kDefaultWeightsRatio * stored_ratio * (double)float_plan);
     p.budgets.float_plan = float_plan;
   }
   // (The room may be negative: the plan without transforms is over the
-  // budget, its packing's padding; forms that pack smaller give bytes back.)
-  if (budgeted) fit_budget(cands, p.budgets.weights - p.budgets.base_weights);
+  // budget, its packing's padding; narrower tiles and forms that pack
+  // smaller give bytes back.)
+  std::vector<WeightChoice> choices = plan(o.weights, storage_choice);
+  choose_options(choices, p.budgets.weights - p.budgets.base_weights);
+  std::vector<const WeightOption *> planned(p.kernels.size(), nullptr);
+  int narrowed = 0, kept_float = 0;
+  for (const WeightChoice &wc : choices) {
+    const WeightOption &ch = wc.chosen();
+    p.budgets.traded_weights += ch.bytes;
+    narrowed += ch.tile.nv > 0;
+    kept_float += ch.keep_float;
+    if (wc.candidate >= 0) {
+      cands[(size_t)wc.candidate].form = ch.form;
+      planned[wc.kernels.front()] = &ch;
+      continue;
+    }
+    for (size_t ki : wc.kernels) apply_option(ch, t, p.kernels[ki].gemm);
+    report_option(c, p.kernels[wc.kernels.front()], ch);
+  }
   std::vector<int> form(p.kernels.size(), -1);
   std::vector<int64_t> bands(p.kernels.size(), 1), chunk(p.kernels.size(), 0), rt_bands(p.kernels.size(), 1);
   for (const Candidate &cd : cands) {
@@ -794,8 +788,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
       if (o.bands > 0 && !g.v(k.out).is_dynamic() && !g.v(k.ins[0]).is_dynamic())
         bands[cd.kernel] = std::min(o.bands, cs.batch * ceil_div(cs.out_h, kForm[f].m));
     }
-    const int64_t bytes = f >= 0 ? cd.bytes[f] : 0;
-    p.budgets.traded_weights += bytes;
+    const int64_t bytes = planned[cd.kernel] ? planned[cd.kernel]->form_bytes : 0;
     std::string why = !budgeted               ? " (--winograd)"
                       : f == w                ? ""
                       : f >= 0 && kForm[f].rt ? " (" + form_name(w) + "'s transformed weights over the weights budget)"
@@ -821,20 +814,29 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
                           bytes, w >= 0 ? cd.bytes[w] : 0, f >= 0 ? cd.gain[f] : 0, w >= 0 ? cd.gain[w] : 0,
                           (int)(f >= 0 && kForm[f].rt ? rt_bands[cd.kernel] : bands[cd.kernel]), 0,
                           chunk[cd.kernel] < cs.out_c ? chunk[cd.kernel] : 0});
+    if (planned[cd.kernel]) report_option(c, k, *planned[cd.kernel]);
   }
   if (c.log && budgeted && !cands.empty())
     *c.log << "  arena budget " << p.budgets.arena << " bytes ("
            << (lim.max_arena_ratio > 0  ? "--max-arena-bytes " + ratio_text(lim.max_arena_ratio) + "x"
                : lim.arena_budget_given ? std::string("--max-arena-bytes")
                                         : std::string("default: 1.1x"))
-           << "; " << p.budgets.base_arena << " bytes live at the peak without transforms)\n"
-           << "  weights budget " << p.budgets.weights << " bytes ("
+           << "; " << p.budgets.base_arena << " bytes live at the peak without transforms)\n";
+  if (c.log && !choices.empty()) {
+    int forms = 0;
+    for (const Candidate &cd : cands) forms += cd.form >= 0;
+    *c.log << "  weights budget " << p.budgets.weights << " bytes ("
            << (lim.weights_budget_given() ? "--max-weights-bytes"
                : float_plan > 0 ? "default: 1.1x the float plan's " + std::to_string(float_plan) + " bytes as half"
                : o.weights == WeightStorage::F16 ? "default: 1.1x the model's weights as half"
                                                  : "default: 1.1x the model's weights")
-           << "): " << p.budgets.base_weights << " before Winograd, its transformed weights add "
-           << p.budgets.traded_weights << "\n";
+           << "): " << p.budgets.base_weights << " before the trades; " << choices.size()
+           << " weights' options chosen together (weights_plan): " << forms << " Winograd, " << narrowed
+           << " tiles narrowed, " << kept_float << " kept float, adding " << p.budgets.traded_weights << " bytes"
+           << (p.budgets.base_weights + p.budgets.traded_weights > p.budgets.weights ? " (over: no option saves more)"
+                                                                                     : "")
+           << "\n";
+  }
 
   std::vector<Kernel> out;
   out.reserve(p.kernels.size());
@@ -844,6 +846,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
     Kernel &k = p.kernels[ki];
     const int f = form[ki];
     if (f < 0) {
+      if (planned[ki]) apply_option(*planned[ki], t, k.gemm);
       out.push_back(std::move(k));
       continue;
     }
@@ -1097,6 +1100,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
 
       // U[q*OC + oc, ic], transformed at compile time.
       GemmSpec gs = grouped_gemm(s, m, Tb, q8);
+      if (planned[ki]) apply_option(*planned[ki], t, gs);
       gs.weight = U;
       Kernel mm = product(V, U, M, gs, OC, tag, [&](ExprP col, ExprP, ExprP ic) {
         return load(1, q8 ? DType::I16 : DType::F32, {col, ic, cidx(0), cidx(0)});

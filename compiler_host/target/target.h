@@ -187,7 +187,7 @@ struct Target {
   // runs (codegen/gemm_emitter.cpp).
   int64_t prefetch_panel_layer_bytes = 0, prefetch_panel_model_bytes = 0;
   // --gemm-tile (experiments, tinyrt-tune): every GEMM takes that one
-  // tile; the weights budget does not narrow it (passes/narrow_tiles.cpp).
+  // tile; the weights budget does not narrow it (passes/weights_plan.cpp).
   bool tiles_forced = false;
   double gemm_broadcast_cost = 1;  // instructions per broadcast input (0: folded into the FMA)
   DotI8 dot_i8 = DotI8::X86Madd;
@@ -261,7 +261,7 @@ struct Target {
   // (passes/winograd.cpp compares forms of a convolution with it).
   // `max_nv` > 0: tiles of at most that many channel vectors only (the
   // weights budget narrows tiles that pad many channels: passes/
-  // narrow_tiles.cpp), the best of them by the same rules.
+  // weights_plan.cpp), the best of them by the same rules.
   static int tile_ic_class(int64_t ic) { return ic >= 4 ? 4 : ic == 1 ? 1 : 3; }
   enum class TileKind { Float, Int8, Int8Bytes, Int16, Int8SignedBytes, Int16Bytes };
   // "float", "int8", "int8-bytes", "int16", "int8-signed-bytes", "int16-bytes": the kind's name in the JSON

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""narrow_tiles (issue 28): a weights budget the target's own tiles miss by
-their channel padding is met with narrower tiles (the JSON lists each as a
-"tile" trade, the weights as emitted within the budget), and the model so
+"""Narrower tiles (the weights plan, issue 28): a weights budget the
+target's own tiles miss by their channel padding is met with narrower
+tiles (the JSON lists each as a "tile" trade, the weights as emitted
+within the budget), and the model so
 compiled still matches its reference (tinyrt-onnx-test on the model's
 test data).
 

@@ -138,7 +138,7 @@ TEST(PackWeights, HalfWeightsAreTheRoundedFloats) {
     PassOptions o;
     o.winograd.mode = WinogradMode::Off;
     o.pack.weights = o.winograd.weights = WeightStorage::F16;
-    // A budget that leaves keep_float_weights no room: every weight half.
+    // A budget that leaves the weights plan no room for float storage: every weight half.
     const Target t = resolve_target(target);
     Program p;
     p.graph = parse_graph(kConvDw);

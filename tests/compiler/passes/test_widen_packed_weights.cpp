@@ -37,8 +37,8 @@ PassOptions options(WeightStorage w, Precision pr = Precision::F32) {
 
 // arena > 0: an arena budget of that many bytes; < 0: of the plan's lower
 // bound itself (--max-arena-bytes 1x); 0: the default (1.1x it). The
-// weights budget, 0.55x the float weights, leaves keep_float_weights no
-// room (the model's `oc` output channels).
+// weights budget, 0.55x the float weights, leaves no room for float
+// storage (the model's `oc` output channels).
 Program widened(const std::string &ir, const char *target, WeightStorage w, int64_t arena = 0,
                 Precision pr = Precision::F32, int oc = 32) {
   return run_until_limited(ir, "widen_packed_weights", resolve_target(target), options(w, pr), [&](Limits &l) {

@@ -1,4 +1,4 @@
-// passes/narrow_tiles.cpp: where the packed weights are over their
+// passes/weights_plan.cpp, tiles: where the packed weights are over their
 // budget, GEMM tiles of fewer channel columns (less padding), until they
 // fit or no narrower tile saves bytes.
 #include "pass_test.h"

@@ -1,4 +1,4 @@
-// passes/keep_float_weights.cpp: under --weights fp16, the weights
+// passes/weights_plan.cpp, storage: under --weights fp16, the weights
 // budget's room keeps float the GEMM and depthwise weights that widen most
 // per byte.
 #include "pass_test.h"
