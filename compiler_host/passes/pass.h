@@ -240,8 +240,12 @@ int64_t planned_arena(const Program &p);
 // took any; where the placement's gaps put the arena over the budget (or
 // over the plan without them, if that already was), it chooses again with
 // the room cut by the excess (three times), and at last with none.
+// `placed_of`: the placed arena of a program as it will run (default
+// planned_arena; winograd under --precision fp16: with the half tensors
+// of the later pass half_inputs).
 void hold_placed_arena(PassContext &c, const char *pass, const char *what,
-                       const std::function<bool(PassContext &, int64_t)> &choose);
+                       const std::function<bool(PassContext &, int64_t)> &choose,
+                       const std::function<int64_t(const Program &)> &placed_of = {});
 void prove_bounds(PassContext &c);
 void plan_memory(PassContext &c);
 

@@ -194,7 +194,9 @@ int64_t planned_arena(const Program &p) {
 }
 
 void hold_placed_arena(PassContext &c, const char *pass, const char *what,
-                       const std::function<bool(PassContext &, int64_t)> &choose) {
+                       const std::function<bool(PassContext &, int64_t)> &choose,
+                       const std::function<int64_t(const Program &)> &placed_of) {
+  auto arena_of = [&](const Program &q) { return placed_of ? placed_of(q) : planned_arena(q); };
   Program &p = c.program;
   int64_t cut = 0, before = -1;
   for (int attempt = 0;; ++attempt) {
@@ -202,8 +204,8 @@ void hold_placed_arena(PassContext &c, const char *pass, const char *what,
     std::ostringstream lg;
     PassContext qc{q, c.target, c.log ? &lg : nullptr};
     const bool taken = choose(qc, cut);
-    const int64_t placed = taken ? planned_arena(q) : 0, budget = q.budgets.arena;
-    if (placed > budget && before < 0) before = planned_arena(p);
+    const int64_t placed = taken ? arena_of(q) : 0, budget = q.budgets.arena;
+    if (placed > budget && before < 0) before = arena_of(p);
     const int64_t limit = std::max(budget, before);
     if (placed <= limit || cut > budget) {
       if (c.log) *c.log << lg.str();

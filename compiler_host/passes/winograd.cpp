@@ -413,6 +413,23 @@ const char *winograd_mode_name(WinogradMode m) {
 
 namespace {
 
+// Program q as the arena will hold it: under --precision fp16 on a target
+// with half arithmetic, with the tensors that only half products read
+// stored as half (half_inputs, which runs after this pass and adds no
+// kernels).
+Program as_run(const Program &q, const Target &t, const WinogradOptions &o) {
+  Program h = q;
+  if (o.precision != Precision::F16 || !t.half_arith) return h;
+  PassContext hc{h, t, nullptr};
+  PackOptions po;
+  po.weights = o.weights;
+  po.precision = o.precision;
+  po.float_recurrent = o.float_recurrent;
+  half_inputs(hc, po);
+  TINYRT_CHECK(h.kernels.size() == q.kernels.size(), "half_inputs changed the kernels");
+  return h;
+}
+
 // The decisions and the rewrite, the arena room of every layer cut by
 // `arena_cut` bytes (winograd: what an earlier choice's placed arena came
 // out over the budget).
@@ -445,9 +462,17 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
   // --weights fp16, where the weights plan weighs float storage against a
   // float copy in the arena.)
   const bool storage_choice = o.weights == WeightStorage::F16 && o.precision == Precision::F32;
+  // Under --precision fp16 the plan without transforms stores as half the
+  // tensors that only half products read (half_inputs, a later pass): its
+  // live bytes are measured as it will run (as_run).
   std::vector<int64_t> live;
+  std::vector<char> half_input;  // per kernel: its input stored as half (as_run)
   if (o.mode != WinogradMode::Off || lim.max_arena_ratio > 0 || storage_choice) {
-    live = live_bytes(p);
+    const Program run = as_run(p, t, o);
+    live = live_bytes(run);
+    half_input.resize(p.kernels.size());
+    for (size_t ki = 0; ki < p.kernels.size(); ++ki)
+      half_input[ki] = !run.kernels[ki].ins.empty() && run.graph.v(run.kernels[ki].ins[0]).dtype == DType::F16;
     const int64_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
     p.budgets.base_arena = peak;
     p.budgets.arena = lim.arena_budget(peak);
@@ -528,7 +553,10 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
                       : packed_float_weight_bytes(grouped_gemm(s, kForm[i].m), t, packed_storage(kForm[i].m, st));
       return stored - packed_float_weight_bytes(s, t, st);
     };
-    const int64_t room = p.budgets.arena - live[ki] - arena_cut;
+    // (A convolution's input stored as half stays float for a Winograd
+    // form: its input transform reads float.)
+    const int64_t x_float = half_input[ki] ? 2 * g.v(k.ins[0]).numel() : 0;
+    const int64_t room = p.budgets.arena - live[ki] - arena_cut - x_float;
     for (int i = 0; i < kForms; ++i) {
       const int m = kForm[i].m;
       const int64_t a = m + 2, T = tiles(s, m);
@@ -537,9 +565,15 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         // form whose V and M do not fit runs over bands of tile rows
         // (fixed sizes only), the fewest whose one band fits; none fits
         // when even a tile row's do not.
+        // Under --precision fp16, F(2,3)'s V is stored as half where its
+        // grouped GEMM multiplies in half (half_inputs: fixed sizes, 8 or
+        // more input channels, an input transform in one pass).
+        const bool half_v = o.precision == Precision::F16 && t.half_arith && !q8 && m == 2 && fixed &&
+                            s.in_c >= t.half_lanes() && !t.winograd_two_pass(m);
         const int64_t rows = s.batch * ceil_div(s.out_h, m);
-        const int64_t row_bytes = sat_mul(sat_mul(ceil_div(s.out_w, m), a * a),
-                                          q8 ? 2 * s.in_c + 4 * s.out_c : sat_mul(s.in_c + s.out_c, (int64_t)4));
+        const int64_t row_bytes =
+            sat_mul(sat_mul(ceil_div(s.out_w, m), a * a),
+                    q8 ? 2 * s.in_c + 4 * s.out_c : sat_add(sat_mul(s.in_c, (int64_t)(half_v ? 2 : 4)), 4 * s.out_c));
         cand.arena_fits[i] = sat_mul(row_bytes, rows) <= room;
         if (!cand.arena_fits[i] && fixed && row_bytes <= room && ceil_div(rows, room / row_bytes) <= kMaxParts) {
           cand.bands[i] = ceil_div(rows, room / row_bytes);
@@ -1125,11 +1159,14 @@ void winograd(PassContext &c, const WinogradOptions &o) {
   // The arena budget is held against the placed arena: the forms are
   // chosen with each layer's buffers beside what is live at its step, and
   // the placement may come out above that peak (its gaps).
-  hold_placed_arena(c, "winograd", "forms", [&](PassContext &qc, int64_t cut) {
-    choose_and_rewrite(qc, o, cut);
-    const auto &ks = qc.program.kernels;
-    return std::any_of(ks.begin(), ks.end(), [](const Kernel &k) { return is_winograd(k.kind); });
-  });
+  hold_placed_arena(
+      c, "winograd", "forms",
+      [&](PassContext &qc, int64_t cut) {
+        choose_and_rewrite(qc, o, cut);
+        const auto &ks = qc.program.kernels;
+        return std::any_of(ks.begin(), ks.end(), [](const Kernel &k) { return is_winograd(k.kind); });
+      },
+      [&](const Program &q) { return planned_arena(as_run(q, c.target, o)); });
 }
 
 }  // namespace tinyrt

@@ -394,6 +394,46 @@ TEST(Winograd, PlacedArenaWithinTheArenaBudget) {
       }
 }
 
+// Under --precision fp16 the arena budget is the plan's as half_inputs
+// will leave it without transforms (the tensors only half products read
+// stored as half), and the forms keep the placed arena within a ratio of
+// that plan, not of the larger float one.
+TEST(Winograd, HalfPrecisionKeepsTheArenaOfItsHalfPlan) {
+  const char *ir = R"(
+  graph opset 17
+  input x: f32[1,8,32,32]
+  const w1: f32[32,8,3,3] = random(1)
+  const w2: f32[32,32,3,3] = random(2)
+  const w3: f32[8,32,3,3] = random(3)
+  a = Conv(x, w1) {pads=[1,1,1,1]}
+  b = Conv(a, w2) {pads=[1,1,1,1]}
+  c = Conv(b, w3) {pads=[1,1,1,1]}
+  output c
+)";
+  const Target t = half_target("aarch64-neon-fp16");
+  auto compiled = [&](WinogradMode m, double ratio, Precision pr = Precision::F16) {
+    Program p;
+    p.graph = parse_graph(ir);
+    p.graph.limits.max_weights_bytes = int64_t(1) << 30;
+    if (ratio > 0) p.graph.limits.max_arena_ratio = ratio;
+    PassOptions o = mode(m);
+    o.winograd.precision = o.pack.precision = pr;
+    o.winograd.weights = o.pack.weights = WeightStorage::F16;
+    PassContext c{p, t, nullptr};
+    run_pipeline(c, o, "plan_memory");
+    return p;
+  };
+  const Program off = compiled(WinogradMode::Off, 0);
+  ASSERT_LT(off.stats.lower_bound_bytes, compiled(WinogradMode::Off, 0, Precision::F32).stats.lower_bound_bytes)
+      << "the test wants half tensors";
+  for (double ratio : {1.0, 1.1, 1.5}) {
+    const Program p = compiled(WinogradMode::Auto, ratio);
+    EXPECT_EQ(p.budgets.base_arena, off.stats.lower_bound_bytes) << ratio;
+    EXPECT_LE(p.stats.arena_bytes, (int64_t)(ratio * (double)off.stats.lower_bound_bytes)) << ratio;
+  }
+  EXPECT_GT(count_kernels(compiled(WinogradMode::Auto, 1.5), KernelKind::WinogradIn), 0) << "the test wants forms";
+}
+
 TEST(Winograd, ForcedFormsPastTheWeightsCapAreRefused) {
   static const Target t = resolve_target("x86-64-avx2");
   Program p;
