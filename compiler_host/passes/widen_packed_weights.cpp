@@ -38,11 +38,6 @@ namespace tinyrt {
 
 namespace {
 
-// Below this many pixel tiles per weight vector the copy's own pass (a
-// widening, a store and the float bytes read back) saves too little
-// (kMinCopyTiles, which the weights plan counts on).
-constexpr int64_t kMinTiles = kMinCopyTiles;
-
 // Float GEMM kernel k whose packed weights are stored as half: its pixel
 // tiles (each widens every weight vector once), or 0.
 int64_t half_weight_tiles(const Program &p, const Kernel &k) {
@@ -108,7 +103,7 @@ void widen_packed_weights(PassContext &c, const PackOptions &o) {
     const Kernel &k = p.kernels[i];
     const int64_t numel = k.gemm.packed >= 0 ? g.v(k.gemm.packed).numel() : 0;
     int64_t tiles = half ? half_weight_tiles(p, k) : 0;
-    if (tiles >= kMinTiles) cands.push_back({i, tiles, sat_mul(numel, (int64_t)4), false});
+    if (tiles >= kMinCopyTiles) cands.push_back({i, tiles, sat_mul(numel, (int64_t)4), false});
     tiles = byte_pair_weight_tiles(p, k);
     if (c.target.int16_weight_copy_min_tiles > 0 && tiles >= c.target.int16_weight_copy_min_tiles)
       cands.push_back({i, tiles, sat_mul(numel, (int64_t)2), true});
