@@ -5,7 +5,9 @@
 // multiply-adds over L float lanes):
 //   * a tile: macs / L / score, where score is Target::gemm_tile's figure
 //     of merit for the tile (its FMAs per instruction of the inner loop);
-//     a narrower tile's loss is the difference from the target's own;
+//     a narrower tile's loss is the difference from the target's own, at
+//     least kMinTileLoss of it (the target's tile is measured, the score
+//     is not);
 //   * float storage: the widenings saved, one per weight vector per
 //     register tile of mr pixels, macs / L / mr (a depthwise convolution:
 //     per tap vector and tile of Target::depthwise_tile pixels); where the
@@ -22,7 +24,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <tuple>
 
 namespace tinyrt {
 
@@ -95,14 +96,13 @@ void choose_options(std::vector<WeightChoice> &choices, int64_t room) {
   }
 }
 
-namespace {
-
-// The option's totals from its parts.
 WeightOption summed(WeightOption o) {
   o.bytes = o.form_bytes + o.tile_bytes + o.float_bytes;
   o.gain = o.form_gain + o.tile_gain + o.float_gain;
   return o;
 }
+
+namespace {
 
 constexpr double kMinTileLoss = 0.05;
 

@@ -45,6 +45,9 @@ struct WeightOption {
   double form_gain = 0, tile_gain = 0, float_gain = 0;
 };
 
+// o with its totals (bytes, gain) from its parts.
+WeightOption summed(WeightOption o);
+
 struct WeightChoice {
   std::vector<size_t> kernels;  // the kernels that multiply by the weight
   int candidate = -1;           // the caller's (winograd: its candidate's index; -1 none)

@@ -70,7 +70,6 @@
 #include <cmath>
 #include <map>
 #include <sstream>
-#include <tuple>
 
 #include "passes/pass.h"
 #include "passes/weights_plan.h"
@@ -755,8 +754,7 @@ void choose_and_rewrite(PassContext &c, const WinogradOptions &o, int64_t arena_
         // int8 layers and run-time weights: the form alone (neither packs
         // a float GEMM weight of its own).
         if (k.kind == KernelKind::QGemm || (f >= 0 && kForm[f].rt)) {
-          base.bytes = base.form_bytes, base.gain = base.form_gain;
-          wc.options.push_back(base);
+          wc.options.push_back(summed(base));
           continue;
         }
         const int m = f >= 0 ? kForm[f].m : 0;

@@ -412,16 +412,13 @@ TEST(Winograd, HalfPrecisionKeepsTheArenaOfItsHalfPlan) {
 )";
   const Target t = half_target("aarch64-neon-fp16");
   auto compiled = [&](WinogradMode m, double ratio, Precision pr = Precision::F16) {
-    Program p;
-    p.graph = parse_graph(ir);
-    p.graph.limits.max_weights_bytes = int64_t(1) << 30;
-    if (ratio > 0) p.graph.limits.max_arena_ratio = ratio;
     PassOptions o = mode(m);
     o.winograd.precision = o.pack.precision = pr;
     o.winograd.weights = o.pack.weights = WeightStorage::F16;
-    PassContext c{p, t, nullptr};
-    run_pipeline(c, o, "plan_memory");
-    return p;
+    return run_until_limited(ir, "plan_memory", t, o, [&](Limits &l) {
+      l.max_weights_bytes = int64_t(1) << 30;
+      if (ratio > 0) l.max_arena_ratio = ratio;
+    });
   };
   const Program off = compiled(WinogradMode::Off, 0);
   ASSERT_LT(off.stats.lower_bound_bytes, compiled(WinogradMode::Off, 0, Precision::F32).stats.lower_bound_bytes)
